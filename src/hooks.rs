@@ -1,0 +1,387 @@
+//! The hook bus: typed events ([`HookEvent`]), their results ([`HookResult`]) and
+//! [`HookBus::emit`], which runs the subscribed handlers in order and applies the chaining
+//! rules of the design doc: handlers run in load order then registration order, each sees the
+//! event as rewritten by the ones before it, the first `block` stops the chain, a failing
+//! handler is reported and skipped, except for `tool_call`, where it blocks the call.
+//!
+//! The bus knows no script engine: a handler is anything implementing [`HookHandler`].
+//! An event nobody subscribed to costs one atomic load ([`HookBus::has`]).
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, OnceLock, RwLock, Weak};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::owner::{next_id, Handle, Owner, Unregister};
+use crate::protocol::Message;
+use crate::providers::BoxFuture;
+
+mod result;
+pub use result::HookResult;
+
+/// Names of the events, as scripts write them in `api.on`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    SessionStart,
+    SessionShutdown,
+    Input,
+    BeforeAgentStart,
+    TurnStart,
+    Context,
+    BeforeProviderRequest,
+    MessageUpdate,
+    MessageEnd,
+    ToolCall,
+    ToolResult,
+    TurnEnd,
+    AgentEnd,
+    ExtensionLoaded,
+}
+
+impl EventKind {
+    pub const ALL: [EventKind; 14] = [
+        EventKind::SessionStart,
+        EventKind::SessionShutdown,
+        EventKind::Input,
+        EventKind::BeforeAgentStart,
+        EventKind::TurnStart,
+        EventKind::Context,
+        EventKind::BeforeProviderRequest,
+        EventKind::MessageUpdate,
+        EventKind::MessageEnd,
+        EventKind::ToolCall,
+        EventKind::ToolResult,
+        EventKind::TurnEnd,
+        EventKind::AgentEnd,
+        EventKind::ExtensionLoaded,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            EventKind::SessionStart => "session_start",
+            EventKind::SessionShutdown => "session_shutdown",
+            EventKind::Input => "input",
+            EventKind::BeforeAgentStart => "before_agent_start",
+            EventKind::TurnStart => "turn_start",
+            EventKind::Context => "context",
+            EventKind::BeforeProviderRequest => "before_provider_request",
+            EventKind::MessageUpdate => "message_update",
+            EventKind::MessageEnd => "message_end",
+            EventKind::ToolCall => "tool_call",
+            EventKind::ToolResult => "tool_result",
+            EventKind::TurnEnd => "turn_end",
+            EventKind::AgentEnd => "agent_end",
+            EventKind::ExtensionLoaded => "extension_loaded",
+        }
+    }
+
+    /// Parses an event name; `None` for an unknown one.
+    pub fn parse(name: &str) -> Option<EventKind> {
+        EventKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    fn bit(self) -> u32 {
+        1 << (self as u32)
+    }
+}
+
+/// Why a session started or stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    Startup,
+    Reload,
+    New,
+    Resume,
+    Quit,
+}
+
+/// Where an input line came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InputSource {
+    User,
+    Extension,
+}
+
+/// An event with its payload. Serialized, it is what a script handler receives (plus `type`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum HookEvent {
+    SessionStart {
+        reason: Reason,
+    },
+    SessionShutdown {
+        reason: Reason,
+    },
+    Input {
+        text: String,
+        source: InputSource,
+    },
+    BeforeAgentStart {
+        prompt: String,
+        system_prompt: String,
+    },
+    TurnStart {
+        turn: u32,
+    },
+    Context {
+        messages: Vec<Message>,
+    },
+    BeforeProviderRequest {
+        provider: String,
+        payload: Value,
+    },
+    MessageUpdate {
+        delta: String,
+        text: String,
+    },
+    MessageEnd {
+        message: Message,
+    },
+    ToolCall {
+        id: String,
+        name: String,
+        args: Value,
+    },
+    ToolResult {
+        id: String,
+        name: String,
+        args: Value,
+        result: String,
+        is_error: bool,
+    },
+    TurnEnd {
+        turn: u32,
+        message: Message,
+        tool_results: Vec<Message>,
+    },
+    AgentEnd {
+        messages: Vec<Message>,
+    },
+    ExtensionLoaded {
+        name: String,
+        path: String,
+        reason: Reason,
+    },
+}
+
+impl HookEvent {
+    pub fn kind(&self) -> EventKind {
+        match self {
+            HookEvent::SessionStart { .. } => EventKind::SessionStart,
+            HookEvent::SessionShutdown { .. } => EventKind::SessionShutdown,
+            HookEvent::Input { .. } => EventKind::Input,
+            HookEvent::BeforeAgentStart { .. } => EventKind::BeforeAgentStart,
+            HookEvent::TurnStart { .. } => EventKind::TurnStart,
+            HookEvent::Context { .. } => EventKind::Context,
+            HookEvent::BeforeProviderRequest { .. } => EventKind::BeforeProviderRequest,
+            HookEvent::MessageUpdate { .. } => EventKind::MessageUpdate,
+            HookEvent::MessageEnd { .. } => EventKind::MessageEnd,
+            HookEvent::ToolCall { .. } => EventKind::ToolCall,
+            HookEvent::ToolResult { .. } => EventKind::ToolResult,
+            HookEvent::TurnEnd { .. } => EventKind::TurnEnd,
+            HookEvent::AgentEnd { .. } => EventKind::AgentEnd,
+            HookEvent::ExtensionLoaded { .. } => EventKind::ExtensionLoaded,
+        }
+    }
+
+    /// The payload as JSON, the way scripts see it.
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+/// A handler failed. `message` is what the user reads, with the script's file and line
+/// when there is one.
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+#[error("{message}")]
+pub struct HookError {
+    pub message: String,
+}
+
+impl HookError {
+    pub fn new(message: impl Into<String>) -> Self {
+        HookError {
+            message: message.into(),
+        }
+    }
+}
+
+/// Something that handles an event. Returns `None` to only observe, or a result object
+/// (a JSON object with the result fields of the design doc).
+pub trait HookHandler: Send + Sync {
+    fn call(&self, event: &HookEvent) -> BoxFuture<'static, Result<Option<Value>, HookError>>;
+}
+
+impl<F> HookHandler for F
+where
+    F: Fn(&HookEvent) -> Result<Option<Value>, HookError> + Send + Sync,
+{
+    fn call(&self, event: &HookEvent) -> BoxFuture<'static, Result<Option<Value>, HookError>> {
+        let out = self(event);
+        Box::pin(async move { out })
+    }
+}
+
+/// Receives the bus's reports (handler failures, ignored result fields).
+pub type NoticeFn = Arc<dyn Fn(String) + Send + Sync>;
+
+struct Entry {
+    id: u64,
+    owner: Owner,
+    handler: Arc<dyn HookHandler>,
+}
+
+/// The outcome of [`HookBus::emit`]: the event as the last handler left it, and the block
+/// reason when a handler blocked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Emitted {
+    pub event: HookEvent,
+    pub blocked: Option<String>,
+}
+
+/// Subscriptions per event kind.
+pub struct HookBus {
+    lists: [RwLock<Arc<Vec<Arc<Entry>>>>; 14],
+    mask: AtomicU32,
+    notice: NoticeFn,
+    weak_self: OnceLock<Weak<HookBus>>,
+}
+
+impl HookBus {
+    pub fn new(notice: NoticeFn) -> Arc<Self> {
+        let bus = Arc::new(HookBus {
+            lists: std::array::from_fn(|_| RwLock::new(Arc::new(Vec::new()))),
+            mask: AtomicU32::new(0),
+            notice,
+            weak_self: OnceLock::new(),
+        });
+        let _ = bus.weak_self.set(Arc::downgrade(&bus));
+        bus
+    }
+
+    /// Whether anybody listens to `kind`; callers skip building the event when not.
+    #[inline]
+    pub fn has(&self, kind: EventKind) -> bool {
+        self.mask.load(Ordering::Acquire) & kind.bit() != 0
+    }
+
+    /// Subscribes `handler` to `kind` for `owner`.
+    pub fn on(&self, kind: EventKind, owner: Owner, handler: Arc<dyn HookHandler>) -> Handle {
+        let id = next_id();
+        self.edit(kind, |list| {
+            list.push(Arc::new(Entry { id, owner, handler }));
+            list.sort_by_key(|e| (e.owner.order, e.id));
+        });
+        let target: Weak<dyn Unregister> = match self.weak_self.get() {
+            Some(w) => w.clone(),
+            None => Weak::<HookBus>::new(),
+        };
+        Handle::new(id, target)
+    }
+
+    /// Removes every handler `owner` registered; returns how many went.
+    pub fn remove_owner(&self, owner: &Owner) -> usize {
+        let mut removed = 0;
+        for kind in EventKind::ALL {
+            self.edit(kind, |list| {
+                let before = list.len();
+                list.retain(|e| &e.owner != owner);
+                removed += before - list.len();
+            });
+        }
+        removed
+    }
+
+    /// How many handlers `owner` has, per event kind (for listings).
+    pub fn count_owner(&self, owner: &Owner) -> usize {
+        EventKind::ALL
+            .iter()
+            .map(|k| {
+                self.snapshot(*k)
+                    .iter()
+                    .filter(|e| &e.owner == owner)
+                    .count()
+            })
+            .sum()
+    }
+
+    fn snapshot(&self, kind: EventKind) -> Arc<Vec<Arc<Entry>>> {
+        self.lists[kind as usize]
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn edit(&self, kind: EventKind, f: impl FnOnce(&mut Vec<Arc<Entry>>)) {
+        let mut guard = self.lists[kind as usize]
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
+        let mut list: Vec<Arc<Entry>> = guard.as_ref().clone();
+        f(&mut list);
+        let empty = list.is_empty();
+        *guard = Arc::new(list);
+        if empty {
+            self.mask.fetch_and(!kind.bit(), Ordering::AcqRel);
+        } else {
+            self.mask.fetch_or(kind.bit(), Ordering::AcqRel);
+        }
+    }
+
+    /// Runs the handlers of the event's kind in order and applies their results.
+    pub async fn emit(&self, event: HookEvent) -> Emitted {
+        let kind = event.kind();
+        let mut out = Emitted {
+            event,
+            blocked: None,
+        };
+        if !self.has(kind) {
+            return out;
+        }
+        for entry in self.snapshot(kind).iter() {
+            match entry.handler.call(&out.event).await {
+                Ok(None) => {}
+                Ok(Some(value)) => {
+                    let (result, problems) = HookResult::from_value(&value, kind);
+                    for p in problems {
+                        (self.notice)(format!("{} ({}): {p}", entry.owner, kind.name()));
+                    }
+                    if let Some(reason) = result.apply(&mut out.event, &entry.owner) {
+                        out.blocked = Some(reason);
+                        return out;
+                    }
+                }
+                Err(err) => {
+                    (self.notice)(format!("{} failed in {}: {err}", entry.owner, kind.name()));
+                    if kind == EventKind::ToolCall {
+                        out.blocked = Some(format!(
+                            "the guard {} failed ({err}); the call was not run",
+                            entry.owner
+                        ));
+                        return out;
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+impl Unregister for HookBus {
+    fn unregister(&self, id: u64) -> bool {
+        let mut found = false;
+        for kind in EventKind::ALL {
+            if self.snapshot(kind).iter().any(|e| e.id == id) {
+                self.edit(kind, |list| list.retain(|e| e.id != id));
+                found = true;
+            }
+        }
+        found
+    }
+}
+
+#[cfg(test)]
+mod tests;

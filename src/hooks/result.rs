@@ -1,0 +1,183 @@
+//! [`HookResult`]: the result fields a handler may return, parsed leniently from JSON (a field
+//! of the wrong type is reported and ignored, never fatal) and applied to the event.
+
+use serde_json::Value;
+
+use super::{EventKind, HookEvent};
+use crate::owner::Owner;
+use crate::protocol::Message;
+
+/// The result fields of the design doc. Each is honoured only by the events that list it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HookResult {
+    pub block: bool,
+    pub reason: Option<String>,
+    pub updated_input: Option<String>,
+    pub updated_system_prompt: Option<String>,
+    pub updated_messages: Option<Vec<Message>>,
+    pub updated_payload: Option<Value>,
+    pub updated_args: Option<Value>,
+    pub updated_result: Option<String>,
+}
+
+/// The result fields each event honours.
+fn honoured(kind: EventKind) -> &'static [&'static str] {
+    match kind {
+        EventKind::Input => &["block", "reason", "updated_input"],
+        EventKind::BeforeAgentStart => &["updated_system_prompt"],
+        EventKind::Context => &["updated_messages"],
+        EventKind::BeforeProviderRequest => &["updated_payload"],
+        EventKind::MessageUpdate => &["block", "reason"],
+        EventKind::ToolCall => &["block", "reason", "updated_args"],
+        EventKind::ToolResult => &["updated_result"],
+        _ => &[],
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "nil",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "table",
+    }
+}
+
+impl HookResult {
+    /// Parses a handler's return value for an event of `kind`. Returns the fields that
+    /// could be used and one message per field that could not.
+    pub fn from_value(value: &Value, kind: EventKind) -> (HookResult, Vec<String>) {
+        let mut result = HookResult::default();
+        let mut problems = Vec::new();
+        let Some(map) = value.as_object() else {
+            problems.push(format!(
+                "the handler returned a {}, expected a table of result fields or nothing; ignored",
+                type_name(value)
+            ));
+            return (result, problems);
+        };
+        let allowed = honoured(kind);
+        for (key, v) in map {
+            if v.is_null() {
+                continue;
+            }
+            if !allowed.contains(&key.as_str()) {
+                let hint = if allowed.is_empty() {
+                    "this event takes no result fields".to_string()
+                } else {
+                    format!("it takes {}", allowed.join(", "))
+                };
+                problems.push(format!(
+                    "result field '{key}' is not used by {}: {hint}; ignored",
+                    kind.name()
+                ));
+                continue;
+            }
+            let mut wrong = |expected: &str| {
+                problems.push(format!(
+                    "result field '{key}' must be {expected}, got a {}; ignored",
+                    type_name(v)
+                ))
+            };
+            match key.as_str() {
+                "block" => match v.as_bool() {
+                    Some(b) => result.block = b,
+                    None => wrong("a boolean"),
+                },
+                "reason" => match v.as_str() {
+                    Some(s) => result.reason = Some(s.to_string()),
+                    None => wrong("a string"),
+                },
+                "updated_input" => match v.as_str() {
+                    Some(s) => result.updated_input = Some(s.to_string()),
+                    None => wrong("a string"),
+                },
+                "updated_system_prompt" => match v.as_str() {
+                    Some(s) => result.updated_system_prompt = Some(s.to_string()),
+                    None => wrong("a string"),
+                },
+                "updated_result" => match v.as_str() {
+                    Some(s) => result.updated_result = Some(s.to_string()),
+                    None => wrong("a string"),
+                },
+                "updated_args" => match v {
+                    Value::Object(_) => result.updated_args = Some(v.clone()),
+                    _ => wrong("a table"),
+                },
+                "updated_payload" => match v {
+                    Value::Object(_) => result.updated_payload = Some(v.clone()),
+                    _ => wrong("a table"),
+                },
+                "updated_messages" => match parse_messages(v) {
+                    Ok(m) => result.updated_messages = Some(m),
+                    Err(e) => {
+                        problems.push(format!("result field 'updated_messages': {e}; ignored"))
+                    }
+                },
+                _ => {}
+            }
+        }
+        (result, problems)
+    }
+
+    /// Rewrites the event with this result. Returns the block reason when it blocks.
+    pub fn apply(self, event: &mut HookEvent, owner: &Owner) -> Option<String> {
+        match event {
+            HookEvent::Input { text, .. } => {
+                if let Some(t) = self.updated_input {
+                    *text = t;
+                }
+            }
+            HookEvent::BeforeAgentStart { system_prompt, .. } => {
+                if let Some(s) = self.updated_system_prompt {
+                    *system_prompt = s;
+                }
+            }
+            HookEvent::Context { messages } => {
+                if let Some(m) = self.updated_messages {
+                    *messages = m;
+                }
+            }
+            HookEvent::BeforeProviderRequest { payload, .. } => {
+                if let Some(p) = self.updated_payload {
+                    *payload = p;
+                }
+            }
+            HookEvent::ToolCall { args, .. } => {
+                if let Some(a) = self.updated_args {
+                    *args = a;
+                }
+            }
+            HookEvent::ToolResult { result, .. } => {
+                if let Some(r) = self.updated_result {
+                    *result = r;
+                }
+            }
+            _ => {}
+        }
+        if self.block {
+            Some(self.reason.unwrap_or_else(|| format!("blocked by {owner}")))
+        } else {
+            None
+        }
+    }
+}
+
+fn parse_messages(v: &Value) -> Result<Vec<Message>, String> {
+    let Some(items) = v.as_array() else {
+        return Err(format!(
+            "must be an array of messages, got a {}",
+            type_name(v)
+        ));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            serde_json::from_value::<Message>(m.clone())
+                .map_err(|e| format!("message {} is not a message ({e})", i + 1))
+        })
+        .collect()
+}

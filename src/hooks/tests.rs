@@ -1,0 +1,233 @@
+//! Chaining rules of the hook bus.
+
+use super::*;
+use serde_json::json;
+use std::sync::Mutex;
+
+fn bus() -> (Arc<HookBus>, Arc<Mutex<Vec<String>>>) {
+    let notices = Arc::new(Mutex::new(Vec::new()));
+    let n = notices.clone();
+    (
+        HookBus::new(Arc::new(move |m| n.lock().unwrap().push(m))),
+        notices,
+    )
+}
+
+fn handler(
+    f: impl Fn(&HookEvent) -> Result<Option<Value>, HookError> + Send + Sync + 'static,
+) -> Arc<dyn HookHandler> {
+    Arc::new(f)
+}
+
+fn input(text: &str) -> HookEvent {
+    HookEvent::Input {
+        text: text.into(),
+        source: InputSource::User,
+    }
+}
+
+#[tokio::test]
+async fn no_subscribers_means_no_dispatch() {
+    let (bus, _) = bus();
+    assert!(!bus.has(EventKind::MessageUpdate));
+    let h = bus.on(
+        EventKind::MessageUpdate,
+        Owner::core(),
+        handler(|_| Ok(None)),
+    );
+    assert!(bus.has(EventKind::MessageUpdate));
+    assert!(h.remove());
+    assert!(!bus.has(EventKind::MessageUpdate));
+}
+
+#[tokio::test]
+async fn rewrites_chain_in_load_then_registration_order() {
+    let (bus, _) = bus();
+    let late = Owner::new("late", 2);
+    let early = Owner::new("early", 1);
+    bus.on(
+        EventKind::Input,
+        late,
+        handler(|e| match e {
+            HookEvent::Input { text, .. } => {
+                Ok(Some(json!({"updated_input": format!("{text}+late")})))
+            }
+            _ => Ok(None),
+        }),
+    );
+    for tag in ["a", "b"] {
+        bus.on(
+            EventKind::Input,
+            early.clone(),
+            handler(move |e| match e {
+                HookEvent::Input { text, .. } => {
+                    Ok(Some(json!({"updated_input": format!("{text}+{tag}")})))
+                }
+                _ => Ok(None),
+            }),
+        );
+    }
+    let out = bus.emit(input("x")).await;
+    assert_eq!(out.event, input("x+a+b+late"));
+    assert_eq!(out.blocked, None);
+}
+
+#[tokio::test]
+async fn first_block_wins_and_stops_the_chain() {
+    let (bus, _) = bus();
+    let calls = Arc::new(Mutex::new(0));
+    bus.on(
+        EventKind::ToolCall,
+        Owner::new("g1", 1),
+        handler(|_| Ok(Some(json!({"block": true, "reason": "no rm"})))),
+    );
+    let c = calls.clone();
+    bus.on(
+        EventKind::ToolCall,
+        Owner::new("g2", 2),
+        handler(move |_| {
+            *c.lock().unwrap() += 1;
+            Ok(Some(json!({"block": true, "reason": "second"})))
+        }),
+    );
+    let out = bus
+        .emit(HookEvent::ToolCall {
+            id: "1".into(),
+            name: "bash".into(),
+            args: json!({"command": "rm -rf /"}),
+        })
+        .await;
+    assert_eq!(out.blocked.as_deref(), Some("no rm"));
+    assert_eq!(*calls.lock().unwrap(), 0);
+}
+
+#[tokio::test]
+async fn failing_handler_is_reported_and_skipped_but_fails_closed_for_tool_call() {
+    let (bus, notices) = bus();
+    let owner = Owner::new("broken", 1);
+    let fail = || handler(|_| Err(HookError::new("guard.lua:3: boom")));
+    bus.on(EventKind::Input, owner.clone(), fail());
+    bus.on(
+        EventKind::Input,
+        Owner::new("ok", 2),
+        handler(|_| Ok(Some(json!({"updated_input": "rewritten"})))),
+    );
+    let out = bus.emit(input("x")).await;
+    assert_eq!(out.event, input("rewritten"));
+    assert!(notices.lock().unwrap()[0].contains("guard.lua:3: boom"));
+
+    bus.on(EventKind::ToolCall, owner, fail());
+    let out = bus
+        .emit(HookEvent::ToolCall {
+            id: "1".into(),
+            name: "read".into(),
+            args: json!({}),
+        })
+        .await;
+    assert!(out.blocked.unwrap().contains("guard.lua:3: boom"));
+}
+
+#[tokio::test]
+async fn wrong_result_types_are_reported_and_ignored() {
+    let (bus, notices) = bus();
+    bus.on(
+        EventKind::ToolCall,
+        Owner::new("x", 1),
+        handler(|_| {
+            Ok(Some(
+                json!({"updated_args": "not a table", "block": "yes", "updated_input": "x"}),
+            ))
+        }),
+    );
+    let ev = HookEvent::ToolCall {
+        id: "1".into(),
+        name: "read".into(),
+        args: json!({"path": "a"}),
+    };
+    let out = bus.emit(ev.clone()).await;
+    assert_eq!(out.event, ev);
+    assert_eq!(out.blocked, None);
+    let n = notices.lock().unwrap();
+    assert_eq!(n.len(), 3, "{n:?}");
+    assert!(n
+        .iter()
+        .any(|m| m.contains("'updated_args' must be a table")));
+    assert!(n
+        .iter()
+        .any(|m| m.contains("'updated_input' is not used by tool_call")));
+}
+
+#[tokio::test]
+async fn remove_owner_removes_exactly_its_handlers() {
+    let (bus, _) = bus();
+    let a = Owner::new("a", 1);
+    bus.on(EventKind::Input, a.clone(), handler(|_| Ok(None)));
+    bus.on(EventKind::ToolCall, a.clone(), handler(|_| Ok(None)));
+    bus.on(EventKind::Input, Owner::new("b", 2), handler(|_| Ok(None)));
+    assert_eq!(bus.count_owner(&a), 2);
+    assert_eq!(bus.remove_owner(&a), 2);
+    assert!(bus.has(EventKind::Input));
+    assert!(!bus.has(EventKind::ToolCall));
+}
+
+#[test]
+fn event_payload_shapes_are_pinned() {
+    let cases = [
+        (
+            HookEvent::SessionStart {
+                reason: Reason::Reload,
+            },
+            json!({"type":"session_start","reason":"reload"}),
+        ),
+        (
+            input("hi"),
+            json!({"type":"input","text":"hi","source":"user"}),
+        ),
+        (
+            HookEvent::BeforeAgentStart {
+                prompt: "p".into(),
+                system_prompt: "s".into(),
+            },
+            json!({"type":"before_agent_start","prompt":"p","system_prompt":"s"}),
+        ),
+        (
+            HookEvent::Context {
+                messages: vec![Message::user("u")],
+            },
+            json!({"type":"context","messages":[{"role":"user","content":"u"}]}),
+        ),
+        (
+            HookEvent::MessageUpdate {
+                delta: "b".into(),
+                text: "ab".into(),
+            },
+            json!({"type":"message_update","delta":"b","text":"ab"}),
+        ),
+        (
+            HookEvent::ToolResult {
+                id: "1".into(),
+                name: "bash".into(),
+                args: json!({"command":"ls"}),
+                result: "out".into(),
+                is_error: false,
+            },
+            json!({"type":"tool_result","id":"1","name":"bash","args":{"command":"ls"},
+                   "result":"out","is_error":false}),
+        ),
+        (
+            HookEvent::ExtensionLoaded {
+                name: "git/guard".into(),
+                path: "/x/git/guard.lua".into(),
+                reason: Reason::Startup,
+            },
+            json!({"type":"extension_loaded","name":"git/guard","path":"/x/git/guard.lua",
+                   "reason":"startup"}),
+        ),
+    ];
+    for (event, shape) in cases {
+        assert_eq!(event.to_value(), shape);
+    }
+    for kind in EventKind::ALL {
+        assert_eq!(EventKind::parse(kind.name()), Some(kind));
+    }
+}

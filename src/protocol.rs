@@ -1,0 +1,300 @@
+//! The vocabulary every other module speaks: messages, tool calls, tool specs and outputs,
+//! usage, and the agent events a front end renders. No I/O happens here.
+//!
+//! The JSON shapes of these types are part of the contract (session files, `--json` output,
+//! hook payloads) and are pinned by the tests at the bottom of this file.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Who said a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+/// One tool call requested by the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// The parsed arguments (an object for a well-formed call).
+    #[serde(default)]
+    pub arguments: Value,
+    /// Set when the model sent arguments that are not valid JSON: the raw text it sent. The
+    /// call is then answered with an error result and never executed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invalid_arguments: Option<String>,
+}
+
+impl ToolCall {
+    /// Builds a call from the raw argument text a model streamed.
+    pub fn from_raw(id: String, name: String, raw: &str) -> Self {
+        let trimmed = raw.trim();
+        if trimmed.is_empty() {
+            return ToolCall {
+                id,
+                name,
+                arguments: Value::Object(Default::default()),
+                invalid_arguments: None,
+            };
+        }
+        match serde_json::from_str::<Value>(trimmed) {
+            Ok(arguments) => ToolCall {
+                id,
+                name,
+                arguments,
+                invalid_arguments: None,
+            },
+            Err(_) => ToolCall {
+                id,
+                name,
+                arguments: Value::Null,
+                invalid_arguments: Some(raw.to_string()),
+            },
+        }
+    }
+
+    /// The argument text to send back to a model API that wants a string.
+    pub fn arguments_text(&self) -> String {
+        match &self.invalid_arguments {
+            Some(raw) => raw.clone(),
+            None => self.arguments.to_string(),
+        }
+    }
+}
+
+/// A message of the conversation, as stored in the session and sent to providers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    #[serde(default)]
+    pub content: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// For tool results: the name of the tool that produced it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// For tool results: whether the tool failed.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub is_error: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+impl Message {
+    pub fn user(text: impl Into<String>) -> Self {
+        Self::plain(Role::User, text)
+    }
+
+    pub fn system(text: impl Into<String>) -> Self {
+        Self::plain(Role::System, text)
+    }
+
+    pub fn assistant(text: impl Into<String>, tool_calls: Vec<ToolCall>) -> Self {
+        Message {
+            tool_calls,
+            ..Self::plain(Role::Assistant, text)
+        }
+    }
+
+    pub fn tool_result(call: &ToolCall, output: &ToolOutput) -> Self {
+        Message {
+            tool_call_id: Some(call.id.clone()),
+            name: Some(call.name.clone()),
+            is_error: output.is_error,
+            ..Self::plain(Role::Tool, output.content.clone())
+        }
+    }
+
+    fn plain(role: Role, text: impl Into<String>) -> Self {
+        Message {
+            role,
+            content: text.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            name: None,
+            is_error: false,
+        }
+    }
+}
+
+/// What a tool offers the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// A JSON Schema object describing the arguments.
+    pub parameters: Value,
+}
+
+/// What a tool returns: text for the model, and whether it is an error.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolOutput {
+    pub content: String,
+    #[serde(default)]
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    pub fn ok(content: impl Into<String>) -> Self {
+        ToolOutput {
+            content: content.into(),
+            is_error: false,
+        }
+    }
+
+    pub fn error(content: impl Into<String>) -> Self {
+        ToolOutput {
+            content: content.into(),
+            is_error: true,
+        }
+    }
+}
+
+/// Token counts reported by a provider.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+impl Usage {
+    pub fn add(&mut self, other: Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+    }
+}
+
+/// Everything the agent reports while it works. `--json` prints each as one line; the human
+/// renderer prints text deltas as they arrive and a line per tool call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AgentEvent {
+    /// A run started for this prompt.
+    AgentStart { prompt: String },
+    /// A model request is about to be made.
+    TurnStart { turn: u32 },
+    /// A piece of assistant text.
+    TextDelta { delta: String },
+    /// The model's message for this turn is complete.
+    MessageEnd { message: Message },
+    /// A tool is about to run (after `tool_call` hooks).
+    ToolCall {
+        id: String,
+        name: String,
+        arguments: Value,
+    },
+    /// A tool finished (after `tool_result` hooks).
+    ToolResult {
+        id: String,
+        name: String,
+        content: String,
+        is_error: bool,
+    },
+    /// The turn's tool results are stored.
+    TurnEnd { turn: u32 },
+    /// A notice for the user (retries, blocked streams, extension messages).
+    Notice { message: String },
+    /// The run finished: the final assistant text and the usage of the whole run.
+    Final {
+        text: String,
+        turns: u32,
+        usage: Usage,
+    },
+    /// The run failed.
+    Error { message: String },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn message_json_shape_is_pinned() {
+        let call = ToolCall::from_raw("c1".into(), "read".into(), r#"{"path":"a"}"#);
+        let m = Message::assistant("hi", vec![call.clone()]);
+        assert_eq!(
+            serde_json::to_value(&m).unwrap(),
+            json!({"role":"assistant","content":"hi","tool_calls":[
+                {"id":"c1","name":"read","arguments":{"path":"a"}}]})
+        );
+        let r = Message::tool_result(&call, &ToolOutput::error("nope"));
+        assert_eq!(
+            serde_json::to_value(&r).unwrap(),
+            json!({"role":"tool","content":"nope","tool_call_id":"c1","name":"read","is_error":true})
+        );
+        assert_eq!(
+            serde_json::to_value(Message::user("q")).unwrap(),
+            json!({"role":"user","content":"q"})
+        );
+    }
+
+    #[test]
+    fn malformed_arguments_are_kept_raw() {
+        let c = ToolCall::from_raw("c".into(), "bash".into(), "{\"command\": ");
+        assert_eq!(c.invalid_arguments.as_deref(), Some("{\"command\": "));
+        assert_eq!(c.arguments_text(), "{\"command\": ");
+        let empty = ToolCall::from_raw("c".into(), "x".into(), "");
+        assert_eq!(empty.arguments, json!({}));
+    }
+
+    #[test]
+    fn agent_event_json_shape_is_pinned() {
+        let cases = [
+            (
+                AgentEvent::TurnStart { turn: 1 },
+                json!({"type":"turn_start","turn":1}),
+            ),
+            (
+                AgentEvent::TextDelta { delta: "x".into() },
+                json!({"type":"text_delta","delta":"x"}),
+            ),
+            (
+                AgentEvent::ToolCall {
+                    id: "a".into(),
+                    name: "bash".into(),
+                    arguments: json!({"command":"ls"}),
+                },
+                json!({"type":"tool_call","id":"a","name":"bash","arguments":{"command":"ls"}}),
+            ),
+            (
+                AgentEvent::ToolResult {
+                    id: "a".into(),
+                    name: "bash".into(),
+                    content: "ok".into(),
+                    is_error: false,
+                },
+                json!({"type":"tool_result","id":"a","name":"bash","content":"ok","is_error":false}),
+            ),
+            (
+                AgentEvent::TurnEnd { turn: 2 },
+                json!({"type":"turn_end","turn":2}),
+            ),
+            (
+                AgentEvent::Final {
+                    text: "done".into(),
+                    turns: 2,
+                    usage: Usage {
+                        input_tokens: 3,
+                        output_tokens: 4,
+                    },
+                },
+                json!({"type":"final","text":"done","turns":2,
+                       "usage":{"input_tokens":3,"output_tokens":4}}),
+            ),
+        ];
+        for (event, shape) in cases {
+            assert_eq!(serde_json::to_value(&event).unwrap(), shape);
+        }
+    }
+}

@@ -1,0 +1,323 @@
+//! Model providers: the [`Provider`] trait every backend implements, the normalized
+//! [`StreamEvent`]s they produce, the [`Accumulator`] that turns a stream into a message, and
+//! the retry policy for failures before any output arrived.
+//!
+//! A provider builds its request body from a [`ModelRequest`] (so the
+//! `before_provider_request` hook can rewrite it), then `stream`s the reply as events. The
+//! agent pulls events one at a time, so cutting a stream is just dropping it.
+
+pub mod anthropic;
+pub mod faux;
+pub mod openai;
+pub mod sse;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::protocol::{Message, ToolCall, ToolSpec, Usage};
+
+/// A boxed, sendable future (the crate avoids a dependency on `futures` for this alone).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Everything a provider needs for one request.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModelRequest {
+    pub model: String,
+    pub system_prompt: String,
+    pub messages: Vec<Message>,
+    pub tools: Vec<ToolSpec>,
+}
+
+/// One normalized piece of a streamed reply.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    /// Assistant text.
+    TextDelta(String),
+    /// A tool call begins at `index` (the provider's numbering within this reply).
+    ToolCallStart {
+        index: usize,
+        id: String,
+        name: String,
+    },
+    /// More argument text for the tool call at `index`.
+    ToolCallDelta { index: usize, arguments: String },
+    /// Token usage (may come more than once; later values replace earlier ones per field
+    /// when non-zero).
+    Usage(Usage),
+    /// The reply is complete.
+    Done { stop_reason: Option<String> },
+}
+
+/// Why a model request failed.
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+pub enum ProviderError {
+    /// The server answered with an error status.
+    #[error("{provider} returned HTTP {status}: {message}")]
+    Http {
+        provider: String,
+        status: u16,
+        message: String,
+    },
+    /// The server could not be reached or the connection broke.
+    #[error("could not reach {provider} at {url}: {message}")]
+    Connect {
+        provider: String,
+        url: String,
+        message: String,
+    },
+    /// The server sent something that is not a valid stream.
+    #[error("{provider} sent a malformed stream: {message}")]
+    Malformed { provider: String, message: String },
+    /// The provider cannot be used as configured.
+    #[error("{0}")]
+    Config(String),
+}
+
+impl ProviderError {
+    /// Whether trying again may help: rate limits, server errors and broken connections.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            ProviderError::Http { status, .. } => *status == 429 || *status >= 500,
+            ProviderError::Connect { .. } => true,
+            ProviderError::Malformed { .. } | ProviderError::Config(_) => false,
+        }
+    }
+}
+
+/// A reply being streamed. `next` yields events until `None` (end of stream).
+pub trait EventStream: Send {
+    fn next(&mut self) -> BoxFuture<'_, Option<Result<StreamEvent, ProviderError>>>;
+}
+
+/// A model backend.
+pub trait Provider: Send + Sync {
+    /// `openai`, `anthropic` or `faux`.
+    fn name(&self) -> &str;
+
+    /// The model id requests use.
+    fn model(&self) -> &str;
+
+    /// The JSON body for this request. The default is the request itself, which suits
+    /// providers without a wire format (faux).
+    fn payload(&self, request: &ModelRequest) -> Value {
+        serde_json::to_value(request).unwrap_or(Value::Null)
+    }
+
+    /// Sends the (possibly rewritten) body and returns the reply as a stream.
+    fn stream(&self, payload: Value) -> BoxFuture<'_, Result<Box<dyn EventStream>, ProviderError>>;
+}
+
+/// Builds the assistant message from stream events.
+#[derive(Debug, Default)]
+pub struct Accumulator {
+    pub text: String,
+    calls: Vec<(usize, String, String, String)>,
+    pub usage: Usage,
+    pub stop_reason: Option<String>,
+    pub done: bool,
+}
+
+impl Accumulator {
+    pub fn push(&mut self, event: &StreamEvent) {
+        match event {
+            StreamEvent::TextDelta(t) => self.text.push_str(t),
+            StreamEvent::ToolCallStart { index, id, name } => {
+                match self.calls.iter_mut().find(|c| c.0 == *index) {
+                    Some(c) => {
+                        if !id.is_empty() {
+                            c.1 = id.clone();
+                        }
+                        c.2.push_str(name);
+                    }
+                    None => self
+                        .calls
+                        .push((*index, id.clone(), name.clone(), String::new())),
+                }
+            }
+            StreamEvent::ToolCallDelta { index, arguments } => {
+                match self.calls.iter_mut().find(|c| c.0 == *index) {
+                    Some(c) => c.3.push_str(arguments),
+                    None => {
+                        self.calls
+                            .push((*index, String::new(), String::new(), arguments.clone()))
+                    }
+                }
+            }
+            StreamEvent::Usage(u) => {
+                if u.input_tokens > 0 {
+                    self.usage.input_tokens = u.input_tokens;
+                }
+                if u.output_tokens > 0 {
+                    self.usage.output_tokens = u.output_tokens;
+                }
+            }
+            StreamEvent::Done { stop_reason } => {
+                self.stop_reason = stop_reason.clone();
+                self.done = true;
+            }
+        }
+    }
+
+    /// The tool calls in the order the model started them; calls without an id get one.
+    pub fn tool_calls(&self) -> Vec<ToolCall> {
+        self.calls
+            .iter()
+            .enumerate()
+            .map(|(n, (_, id, name, args))| {
+                let id = if id.is_empty() {
+                    format!("call_{n}")
+                } else {
+                    id.clone()
+                };
+                ToolCall::from_raw(id, name.clone(), args)
+            })
+            .collect()
+    }
+
+    /// The finished assistant message.
+    pub fn message(&self) -> Message {
+        Message::assistant(self.text.clone(), self.tool_calls())
+    }
+}
+
+/// How often and how patiently to retry.
+#[derive(Debug, Clone, Copy)]
+pub struct RetryPolicy {
+    pub max_retries: u32,
+    pub base_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_retries: 3,
+            base_delay: Duration::from_millis(500),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The delay before retry number `attempt` (1-based): exponential, capped at 30 s.
+    pub fn delay(&self, attempt: u32) -> Duration {
+        let factor = 1u32 << attempt.saturating_sub(1).min(6);
+        (self.base_delay * factor).min(Duration::from_secs(30))
+    }
+}
+
+/// Shared HTTP client for the network providers, built on first use so start-up never pays
+/// for TLS set-up in offline runs.
+pub(crate) fn http_client() -> Result<reqwest::Client, ProviderError> {
+    use std::sync::OnceLock;
+    static CLIENT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            reqwest::Client::builder()
+                .connect_timeout(Duration::from_secs(20))
+                .build()
+                .map_err(|e| format!("could not set up the HTTP client: {e}"))
+        })
+        .clone()
+        .map_err(ProviderError::Config)
+}
+
+/// Extracts a readable message from an error body (`{"error":{"message":..}}` and the like),
+/// falling back to the body text itself, shortened.
+pub(crate) fn error_message_from_body(body: &str) -> String {
+    if let Ok(v) = serde_json::from_str::<Value>(body) {
+        let candidates = [
+            v.pointer("/error/message"),
+            v.pointer("/message"),
+            v.pointer("/error"),
+            v.pointer("/detail"),
+        ];
+        for c in candidates.into_iter().flatten() {
+            if let Some(s) = c.as_str() {
+                return s.to_string();
+            }
+        }
+    }
+    let text = body.trim();
+    if text.is_empty() {
+        return "(empty response body)".to_string();
+    }
+    crate::text::truncate_middle(text, 500)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn accumulator_joins_split_tool_calls_in_order() {
+        let mut acc = Accumulator::default();
+        for e in [
+            StreamEvent::TextDelta("Hel".into()),
+            StreamEvent::TextDelta("lo".into()),
+            StreamEvent::ToolCallStart {
+                index: 0,
+                id: "a".into(),
+                name: "read".into(),
+            },
+            StreamEvent::ToolCallDelta {
+                index: 0,
+                arguments: "{\"pa".into(),
+            },
+            StreamEvent::ToolCallStart {
+                index: 1,
+                id: "b".into(),
+                name: "bash".into(),
+            },
+            StreamEvent::ToolCallDelta {
+                index: 0,
+                arguments: "th\":\"x\"}".into(),
+            },
+            StreamEvent::ToolCallDelta {
+                index: 1,
+                arguments: "{\"command\":".into(),
+            },
+            StreamEvent::Done { stop_reason: None },
+        ] {
+            acc.push(&e);
+        }
+        let m = acc.message();
+        assert_eq!(m.content, "Hello");
+        assert_eq!(m.tool_calls.len(), 2);
+        assert_eq!(m.tool_calls[0].arguments, json!({"path":"x"}));
+        assert_eq!(
+            m.tool_calls[1].invalid_arguments.as_deref(),
+            Some("{\"command\":")
+        );
+    }
+
+    #[test]
+    fn retryable_statuses() {
+        let http = |status| ProviderError::Http {
+            provider: "p".into(),
+            status,
+            message: String::new(),
+        };
+        assert!(http(429).is_retryable());
+        assert!(http(503).is_retryable());
+        assert!(!http(401).is_retryable());
+        assert!(!http(400).is_retryable());
+    }
+
+    #[test]
+    fn error_body_messages() {
+        assert_eq!(
+            error_message_from_body(r#"{"error":{"message":"bad key","type":"x"}}"#),
+            "bad key"
+        );
+        assert_eq!(
+            error_message_from_body(r#"{"type":"error","error":{"type":"x","message":"over"}}"#),
+            "over"
+        );
+        assert_eq!(error_message_from_body("plain"), "plain");
+    }
+}

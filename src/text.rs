@@ -1,0 +1,62 @@
+//! Small text helpers shared by tools, providers and renderers: cutting long text in the
+//! middle with a note, on character boundaries.
+
+/// Keeps the first and last part of `text` so that the result has at most about `max` bytes,
+/// with a note in the middle saying how much was left out. Text within the limit is returned
+/// unchanged.
+pub fn truncate_middle(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let keep = max / 2;
+    let head_end = floor_char_boundary(text, keep);
+    let tail_start = ceil_char_boundary(text, text.len() - keep);
+    let omitted = tail_start - head_end;
+    let omitted_lines = text[head_end..tail_start].matches('\n').count();
+    format!(
+        "{}\n[... {omitted} bytes ({omitted_lines} lines) omitted ...]\n{}",
+        &text[..head_end],
+        &text[tail_start..]
+    )
+}
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn ceil_char_boundary(s: &str, mut i: usize) -> usize {
+    while i < s.len() && !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_text_is_unchanged() {
+        assert_eq!(truncate_middle("abc", 10), "abc");
+    }
+
+    #[test]
+    fn long_text_keeps_both_ends_with_a_note() {
+        let text = format!("{}{}", "a\n".repeat(100), "z".repeat(100));
+        let out = truncate_middle(&text, 40);
+        assert!(out.starts_with("a\na\n"));
+        assert!(out.ends_with("zzzz"));
+        assert!(out.contains("bytes ("), "{out}");
+        assert!(out.len() < 120);
+    }
+
+    #[test]
+    fn multibyte_text_is_cut_on_boundaries() {
+        let text = "é".repeat(100);
+        let out = truncate_middle(&text, 21);
+        assert!(out.contains("omitted"));
+    }
+}

@@ -1,0 +1,273 @@
+//! Tools the model can call: the [`Tool`] trait, the [`ToolRegistry`] (owned registrations
+//! with handles, later registrations override earlier ones of the same name) and argument
+//! validation against each tool's JSON Schema. One built-in tool per file.
+
+pub mod bash;
+pub mod edit;
+pub mod read;
+pub mod write;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock, RwLock, Weak};
+
+use serde_json::Value;
+
+use crate::cancel::CancelToken;
+use crate::owner::{next_id, Handle, Owner, Unregister};
+use crate::protocol::{ToolOutput, ToolSpec};
+use crate::providers::BoxFuture;
+
+/// Most bytes of tool output the model receives; more is cut in the middle with a note.
+pub const MAX_OUTPUT_BYTES: usize = 50 * 1024;
+
+/// What a running tool may use.
+#[derive(Clone, Debug)]
+pub struct ToolContext {
+    pub cwd: PathBuf,
+    pub cancel: CancelToken,
+}
+
+impl ToolContext {
+    /// Resolves a path argument against the working folder.
+    pub fn resolve(&self, path: &str) -> PathBuf {
+        let p = Path::new(path);
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.cwd.join(p)
+        }
+    }
+}
+
+/// A tool. `call` gets arguments already validated against `spec().parameters`.
+pub trait Tool: Send + Sync {
+    fn spec(&self) -> &ToolSpec;
+
+    /// Whether calls of this tool may run at the same time as other parallel-safe calls.
+    fn parallel_safe(&self) -> bool {
+        false
+    }
+
+    /// Runs the tool. Failures are returned as error outputs, never panics.
+    fn call(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput>;
+}
+
+/// A registered tool with its owner and compiled argument validator.
+pub struct ToolEntry {
+    pub id: u64,
+    pub owner: Owner,
+    pub tool: Arc<dyn Tool>,
+    validator: OnceLock<Result<jsonschema::Validator, String>>,
+}
+
+impl ToolEntry {
+    pub fn spec(&self) -> &ToolSpec {
+        self.tool.spec()
+    }
+
+    /// Checks arguments against the tool's schema; the error lists every problem found.
+    pub fn validate(&self, args: &Value) -> Result<(), String> {
+        let validator = self
+            .validator
+            .get_or_init(|| {
+                jsonschema::validator_for(&self.tool.spec().parameters)
+                    .map_err(|e| format!("the tool's parameter schema is invalid: {e}"))
+            })
+            .as_ref()?;
+        let problems: Vec<String> = validator
+            .iter_errors(args)
+            .map(|e| {
+                let at = e.instance_path().to_string();
+                if at.is_empty() {
+                    e.to_string()
+                } else {
+                    format!("{at}: {e}")
+                }
+            })
+            .collect();
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("; "))
+        }
+    }
+}
+
+/// What registering a tool did: its handle, and a notice when it overrides another.
+pub struct Registered {
+    pub handle: Handle,
+    pub notice: Option<String>,
+}
+
+/// All tools, by name. Several registrations of one name stack up: the newest is offered,
+/// and removing it brings back the one it overrode.
+#[derive(Default)]
+pub struct ToolRegistry {
+    entries: RwLock<Vec<Arc<ToolEntry>>>,
+    weak_self: OnceLock<Weak<ToolRegistry>>,
+}
+
+impl ToolRegistry {
+    pub fn new() -> Arc<Self> {
+        let reg = Arc::new(ToolRegistry::default());
+        let _ = reg.weak_self.set(Arc::downgrade(&reg));
+        reg
+    }
+
+    /// Registers a tool for `owner`.
+    pub fn register(&self, owner: Owner, tool: Arc<dyn Tool>) -> Registered {
+        let id = next_id();
+        let name = tool.spec().name.clone();
+        let mut entries = self.write();
+        let notice = entries
+            .iter()
+            .rev()
+            .find(|e| e.spec().name == name)
+            .map(|prev| {
+                format!(
+                    "tool '{name}' from {owner} overrides the one from {}",
+                    prev.owner
+                )
+            });
+        entries.push(Arc::new(ToolEntry {
+            id,
+            owner,
+            tool,
+            validator: OnceLock::new(),
+        }));
+        drop(entries);
+        let target: Weak<dyn Unregister> = match self.weak_self.get() {
+            Some(w) => w.clone(),
+            None => Weak::<ToolRegistry>::new(),
+        };
+        Registered {
+            handle: Handle::new(id, target),
+            notice,
+        }
+    }
+
+    /// The tool offered under `name` (the newest registration).
+    pub fn get(&self, name: &str) -> Option<Arc<ToolEntry>> {
+        self.read()
+            .iter()
+            .rev()
+            .find(|e| e.spec().name == name)
+            .cloned()
+    }
+
+    /// The tools offered to the model, one per name, sorted by name.
+    pub fn active(&self) -> Vec<Arc<ToolEntry>> {
+        let entries = self.read();
+        let mut seen: HashMap<&str, Arc<ToolEntry>> = HashMap::new();
+        for e in entries.iter() {
+            seen.insert(e.spec().name.as_str(), e.clone());
+        }
+        let mut out: Vec<_> = seen.into_values().collect();
+        out.sort_by(|a, b| a.spec().name.cmp(&b.spec().name));
+        out
+    }
+
+    /// Specs of the active tools, for a model request.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.active().iter().map(|e| e.spec().clone()).collect()
+    }
+
+    /// Removes everything `owner` registered; returns how many registrations went.
+    pub fn remove_owner(&self, owner: &Owner) -> usize {
+        let mut entries = self.write();
+        let before = entries.len();
+        entries.retain(|e| &e.owner != owner);
+        before - entries.len()
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Vec<Arc<ToolEntry>>> {
+        self.entries.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Vec<Arc<ToolEntry>>> {
+        self.entries.write().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Unregister for ToolRegistry {
+    fn unregister(&self, id: u64) -> bool {
+        let mut entries = self.write();
+        let before = entries.len();
+        entries.retain(|e| e.id != id);
+        before != entries.len()
+    }
+}
+
+/// Registers the four built-in tools for the core.
+pub fn register_builtins(registry: &ToolRegistry) {
+    let core = Owner::core();
+    let tools: [Arc<dyn Tool>; 4] = [
+        Arc::new(read::ReadTool::new()),
+        Arc::new(write::WriteTool::new()),
+        Arc::new(edit::EditTool::new()),
+        Arc::new(bash::BashTool::new()),
+    ];
+    for tool in tools {
+        registry.register(core.clone(), tool);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    struct Fixed(ToolSpec, &'static str);
+
+    impl Tool for Fixed {
+        fn spec(&self) -> &ToolSpec {
+            &self.0
+        }
+        fn call(&self, _args: Value, _ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
+            let s = self.1;
+            Box::pin(async move { ToolOutput::ok(s) })
+        }
+    }
+
+    fn fixed(name: &str, out: &'static str) -> Arc<dyn Tool> {
+        Arc::new(Fixed(
+            ToolSpec {
+                name: name.into(),
+                description: String::new(),
+                parameters: json!({"type":"object","properties":{"n":{"type":"integer"}},
+                                   "required":["n"]}),
+            },
+            out,
+        ))
+    }
+
+    #[test]
+    fn override_and_handle_removal_restore_previous() {
+        let reg = ToolRegistry::new();
+        let a = reg.register(Owner::core(), fixed("t", "core"));
+        assert!(a.notice.is_none());
+        let b = reg.register(Owner::new("ext", 1), fixed("t", "ext"));
+        assert!(b.notice.as_deref().unwrap().contains("overrides"));
+        assert_eq!(reg.get("t").unwrap().owner.name.as_ref(), "ext");
+        assert_eq!(reg.active().len(), 1);
+        assert!(b.handle.remove());
+        assert!(!b.handle.remove());
+        assert_eq!(reg.get("t").unwrap().owner.name.as_ref(), "core");
+        reg.register(Owner::new("ext", 1), fixed("u", "ext"));
+        assert_eq!(reg.remove_owner(&Owner::new("ext", 1)), 1);
+        assert!(reg.get("u").is_none());
+    }
+
+    #[test]
+    fn validation_reports_every_problem() {
+        let reg = ToolRegistry::new();
+        reg.register(Owner::core(), fixed("t", "x"));
+        let e = reg.get("t").unwrap();
+        assert!(e.validate(&json!({"n": 3})).is_ok());
+        let err = e.validate(&json!({"n": "three"})).unwrap_err();
+        assert!(err.contains("/n"), "{err}");
+        let err = e.validate(&json!({})).unwrap_err();
+        assert!(err.contains("\"n\" is a required property"), "{err}");
+    }
+}
