@@ -1,5 +1,6 @@
 //! mypi: a line-mode coding agent whose behaviour is customised by Lua and Rhai scripts.
 
+pub mod agent;
 pub mod cancel;
 pub mod hooks;
 pub mod owner;

@@ -1,0 +1,207 @@
+//! The agent: the conversation, its session file, and the loop that turns a prompt into model
+//! requests and tool calls. [`Agent::prompt`] runs one prompt (after the `input` hook) and then
+//! any follow-ups queued while it ran. The loop itself is in `turn.rs`, tool batches in
+//! `exec.rs`, the queues in `queue.rs`, the transcript in `session.rs`.
+//!
+//! The agent knows hooks, tools and providers only through their registries and traits; it
+//! never sees scripts, MCP or the terminal.
+
+mod exec;
+pub mod prompt;
+pub mod queue;
+pub mod session;
+mod turn;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::cancel::CancelToken;
+use crate::hooks::{HookBus, HookEvent, InputSource};
+use crate::protocol::{AgentEvent, Message, Usage};
+use crate::providers::{Provider, ProviderError, RetryPolicy};
+use crate::tools::ToolRegistry;
+use queue::Queues;
+use session::{SessionError, SessionWriter};
+
+/// Where the agent reports what it does (`--json` lines, the terminal, a test's list).
+pub trait EventSink: Send + Sync {
+    fn emit(&self, event: AgentEvent);
+}
+
+/// Why a prompt failed.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    #[error("cancelled")]
+    Cancelled,
+    #[error("stopped after {0} turns without a final answer (the model kept calling tools)")]
+    TooManyTurns(u32),
+}
+
+/// How a prompt ended.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunOutcome {
+    /// The final assistant text, or the block reason when a hook answered instead.
+    pub text: String,
+    pub turns: u32,
+    pub usage: Usage,
+    /// Set when an `input` or `message_update` handler blocked: its reason.
+    pub blocked: Option<String>,
+}
+
+/// What the agent is built from.
+pub struct AgentParts {
+    pub provider: Arc<dyn Provider>,
+    pub tools: Arc<ToolRegistry>,
+    pub hooks: Arc<HookBus>,
+    pub queues: Arc<Queues>,
+    pub cwd: PathBuf,
+    pub system_prompt: String,
+    pub session: Option<SessionWriter>,
+    pub messages: Vec<Message>,
+}
+
+/// The running agent.
+pub struct Agent {
+    provider: Arc<dyn Provider>,
+    tools: Arc<ToolRegistry>,
+    hooks: Arc<HookBus>,
+    queues: Arc<Queues>,
+    cwd: PathBuf,
+    system_prompt: String,
+    session: Option<SessionWriter>,
+    messages: Vec<Message>,
+    usage: Usage,
+    pub retry: RetryPolicy,
+    pub max_turns: u32,
+}
+
+impl Agent {
+    pub fn new(parts: AgentParts) -> Self {
+        Agent {
+            provider: parts.provider,
+            tools: parts.tools,
+            hooks: parts.hooks,
+            queues: parts.queues,
+            cwd: parts.cwd,
+            system_prompt: parts.system_prompt,
+            session: parts.session,
+            messages: parts.messages,
+            usage: Usage::default(),
+            retry: RetryPolicy::default(),
+            max_turns: 50,
+        }
+    }
+
+    pub fn provider(&self) -> &Arc<dyn Provider> {
+        &self.provider
+    }
+
+    pub fn set_provider(&mut self, provider: Arc<dyn Provider>) {
+        self.provider = provider;
+    }
+
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    pub fn session(&self) -> Option<&SessionWriter> {
+        self.session.as_ref()
+    }
+
+    pub fn usage(&self) -> Usage {
+        self.usage
+    }
+
+    pub fn tools(&self) -> &Arc<ToolRegistry> {
+        &self.tools
+    }
+
+    pub fn cwd(&self) -> &PathBuf {
+        &self.cwd
+    }
+
+    /// Starts over: a new session file (when sessions are on) and an empty conversation.
+    pub fn reset(&mut self, session: Option<SessionWriter>) {
+        self.session = session;
+        self.messages.clear();
+        self.usage = Usage::default();
+    }
+
+    /// Runs one prompt through the `input` hook and the loop, then every follow-up queued
+    /// meanwhile. The outcome is the last run's.
+    pub async fn prompt(
+        &mut self,
+        text: &str,
+        source: InputSource,
+        sink: &dyn EventSink,
+        cancel: &CancelToken,
+    ) -> Result<RunOutcome, AgentError> {
+        let mut outcome = self.prompt_once(text, source, sink, cancel).await?;
+        while let Some(next) = self.queues.next_idle_prompt() {
+            if cancel.is_cancelled() {
+                return Err(AgentError::Cancelled);
+            }
+            outcome = self
+                .prompt_once(&next, InputSource::Extension, sink, cancel)
+                .await?;
+        }
+        Ok(outcome)
+    }
+
+    async fn prompt_once(
+        &mut self,
+        text: &str,
+        source: InputSource,
+        sink: &dyn EventSink,
+        cancel: &CancelToken,
+    ) -> Result<RunOutcome, AgentError> {
+        let mut text = text.to_string();
+        if self.hooks.has(crate::hooks::EventKind::Input) {
+            let out = self.hooks.emit(HookEvent::Input { text, source }).await;
+            if let Some(reason) = out.blocked {
+                sink.emit(AgentEvent::Final {
+                    text: reason.clone(),
+                    turns: 0,
+                    usage: Usage::default(),
+                });
+                return Ok(RunOutcome {
+                    text: reason.clone(),
+                    blocked: Some(reason),
+                    ..RunOutcome::default()
+                });
+            }
+            text = match out.event {
+                HookEvent::Input { text, .. } => text,
+                _ => String::new(),
+            };
+        }
+        let outcome = self.run(text, sink, cancel).await;
+        match &outcome {
+            Ok(o) => sink.emit(AgentEvent::Final {
+                text: o.text.clone(),
+                turns: o.turns,
+                usage: o.usage,
+            }),
+            Err(e) => sink.emit(AgentEvent::Error {
+                message: e.to_string(),
+            }),
+        }
+        outcome
+    }
+
+    /// Appends a message to the conversation and the session file.
+    fn record(&mut self, message: Message) -> Result<(), AgentError> {
+        if let Some(session) = &mut self.session {
+            session.append(&message)?;
+        }
+        self.messages.push(message);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,275 @@
+//! One run of the loop: model -> tools -> model until the model answers without tool calls.
+//! Hooks fire at each step (only when someone subscribed), the reply streams delta by delta,
+//! failed requests are retried while nothing was streamed yet, and steer messages join
+//! before the next request.
+
+use std::collections::HashSet;
+
+use super::{Agent, AgentError, EventSink, RunOutcome};
+use crate::cancel::CancelToken;
+use crate::hooks::{EventKind, HookEvent};
+use crate::protocol::{AgentEvent, Message, Role, ToolOutput, Usage};
+use crate::providers::{Accumulator, EventStream, ModelRequest, ProviderError, StreamEvent};
+
+/// What streaming one reply produced.
+enum Reply {
+    Message(Message, Usage),
+    /// A `message_update` handler cut the stream: its reason.
+    Blocked(String),
+}
+
+/// A failed attempt, and whether anything had been streamed before it failed.
+struct Failed {
+    error: AgentError,
+    streamed: bool,
+}
+
+impl Agent {
+    pub(super) async fn run(
+        &mut self,
+        prompt: String,
+        sink: &dyn EventSink,
+        cancel: &CancelToken,
+    ) -> Result<RunOutcome, AgentError> {
+        sink.emit(AgentEvent::AgentStart {
+            prompt: prompt.clone(),
+        });
+        let mut system_prompt = self.system_prompt.clone();
+        if self.hooks.has(EventKind::BeforeAgentStart) {
+            let out = self
+                .hooks
+                .emit(HookEvent::BeforeAgentStart {
+                    prompt: prompt.clone(),
+                    system_prompt,
+                })
+                .await;
+            system_prompt = match out.event {
+                HookEvent::BeforeAgentStart { system_prompt, .. } => system_prompt,
+                _ => self.system_prompt.clone(),
+            };
+        }
+        self.record(Message::user(prompt))?;
+        let mut outcome = RunOutcome::default();
+        let result = self.turns(&system_prompt, &mut outcome, sink, cancel).await;
+        self.usage.add(outcome.usage);
+        if self.hooks.has(EventKind::AgentEnd) {
+            self.hooks
+                .emit(HookEvent::AgentEnd {
+                    messages: self.messages.clone(),
+                })
+                .await;
+        }
+        result.map(|_| outcome)
+    }
+
+    async fn turns(
+        &mut self,
+        system_prompt: &str,
+        outcome: &mut RunOutcome,
+        sink: &dyn EventSink,
+        cancel: &CancelToken,
+    ) -> Result<(), AgentError> {
+        loop {
+            if outcome.turns >= self.max_turns {
+                return Err(AgentError::TooManyTurns(self.max_turns));
+            }
+            outcome.turns += 1;
+            let turn = outcome.turns;
+            sink.emit(AgentEvent::TurnStart { turn });
+            if self.hooks.has(EventKind::TurnStart) {
+                self.hooks.emit(HookEvent::TurnStart { turn }).await;
+            }
+            let payload = self.payload(system_prompt).await;
+            let message = match self.stream_with_retry(payload, sink, cancel).await? {
+                Reply::Message(message, usage) => {
+                    outcome.usage.add(usage);
+                    message
+                }
+                Reply::Blocked(reason) => {
+                    sink.emit(AgentEvent::Notice {
+                        message: format!("the reply was cut: {reason}"),
+                    });
+                    outcome.text = reason.clone();
+                    outcome.blocked = Some(reason);
+                    return Ok(());
+                }
+            };
+            sink.emit(AgentEvent::MessageEnd {
+                message: message.clone(),
+            });
+            if self.hooks.has(EventKind::MessageEnd) {
+                let event = HookEvent::MessageEnd {
+                    message: message.clone(),
+                };
+                self.hooks.emit(event).await;
+            }
+            let calls = message.tool_calls.clone();
+            outcome.text = message.content.clone();
+            self.record(message.clone())?;
+            if calls.is_empty() {
+                return Ok(());
+            }
+            let results = self.run_tools(&calls, sink, cancel).await;
+            for result in &results {
+                self.record(result.clone())?;
+            }
+            if cancel.is_cancelled() {
+                return Err(AgentError::Cancelled);
+            }
+            for steer in self.queues.take_steer() {
+                self.record(Message::user(steer))?;
+            }
+            sink.emit(AgentEvent::TurnEnd { turn });
+            if self.hooks.has(EventKind::TurnEnd) {
+                let event = HookEvent::TurnEnd {
+                    turn,
+                    message,
+                    tool_results: results,
+                };
+                self.hooks.emit(event).await;
+            }
+        }
+    }
+
+    /// The request body for the next model call, after the `context` and
+    /// `before_provider_request` hooks.
+    async fn payload(&self, system_prompt: &str) -> serde_json::Value {
+        let mut messages = repair_transcript(&self.messages);
+        if self.hooks.has(EventKind::Context) {
+            let out = self.hooks.emit(HookEvent::Context { messages }).await;
+            messages = match out.event {
+                HookEvent::Context { messages } => messages,
+                _ => repair_transcript(&self.messages),
+            };
+        }
+        let request = ModelRequest {
+            model: self.provider.model().to_string(),
+            system_prompt: system_prompt.to_string(),
+            messages,
+            tools: self.tools.specs(),
+        };
+        let payload = self.provider.payload(&request);
+        if !self.hooks.has(EventKind::BeforeProviderRequest) {
+            return payload;
+        }
+        let event = HookEvent::BeforeProviderRequest {
+            provider: self.provider.name().to_string(),
+            payload,
+        };
+        match self.hooks.emit(event).await.event {
+            HookEvent::BeforeProviderRequest { payload, .. } => payload,
+            _ => serde_json::Value::Null,
+        }
+    }
+
+    async fn stream_with_retry(
+        &self,
+        payload: serde_json::Value,
+        sink: &dyn EventSink,
+        cancel: &CancelToken,
+    ) -> Result<Reply, AgentError> {
+        let mut attempt = 0;
+        loop {
+            let failed = match self.stream_once(payload.clone(), sink, cancel).await {
+                Ok(reply) => return Ok(reply),
+                Err(failed) => failed,
+            };
+            let retryable = matches!(&failed.error, AgentError::Provider(e) if e.is_retryable());
+            if failed.streamed || !retryable || attempt >= self.retry.max_retries {
+                return Err(failed.error);
+            }
+            attempt += 1;
+            let delay = self.retry.delay(attempt);
+            sink.emit(AgentEvent::Notice {
+                message: format!(
+                    "{}; retrying in {:.1} s ({attempt}/{})",
+                    failed.error,
+                    delay.as_secs_f64(),
+                    self.retry.max_retries
+                ),
+            });
+            tokio::select! {
+                _ = tokio::time::sleep(delay) => {}
+                _ = cancel.cancelled() => return Err(AgentError::Cancelled),
+            }
+        }
+    }
+
+    async fn stream_once(
+        &self,
+        payload: serde_json::Value,
+        sink: &dyn EventSink,
+        cancel: &CancelToken,
+    ) -> Result<Reply, Failed> {
+        let fail = |error: AgentError, streamed| Failed { error, streamed };
+        let mut stream: Box<dyn EventStream> = tokio::select! {
+            s = self.provider.stream(payload) => s.map_err(|e| fail(e.into(), false))?,
+            _ = cancel.cancelled() => return Err(fail(AgentError::Cancelled, false)),
+        };
+        let mut acc = Accumulator::default();
+        let mut streamed = false;
+        let watch_updates = self.hooks.has(EventKind::MessageUpdate);
+        loop {
+            let next = tokio::select! {
+                n = stream.next() => n,
+                _ = cancel.cancelled() => return Err(fail(AgentError::Cancelled, streamed)),
+            };
+            let event = match next {
+                None => break,
+                Some(Ok(event)) => event,
+                Some(Err(e)) => return Err(fail(e.into(), streamed)),
+            };
+            streamed = true;
+            if let StreamEvent::TextDelta(delta) = &event {
+                acc.text.push_str(delta);
+                if watch_updates {
+                    let update = HookEvent::MessageUpdate {
+                        delta: delta.clone(),
+                        text: acc.text.clone(),
+                    };
+                    if let Some(reason) = self.hooks.emit(update).await.blocked {
+                        return Ok(Reply::Blocked(reason));
+                    }
+                }
+                sink.emit(crate::protocol::AgentEvent::TextDelta {
+                    delta: delta.clone(),
+                });
+                continue;
+            }
+            acc.push(&event);
+            if acc.done {
+                break;
+            }
+        }
+        if !acc.done && acc.text.is_empty() && acc.tool_calls().is_empty() {
+            let error = ProviderError::Malformed {
+                provider: self.provider.name().to_string(),
+                message: "the reply ended before any content arrived".into(),
+            };
+            return Err(fail(error.into(), streamed));
+        }
+        Ok(Reply::Message(acc.message(), acc.usage))
+    }
+}
+
+/// The conversation as a provider may receive it: an assistant tool call whose result is
+/// missing (the process was stopped mid-batch) gets an error result, so strict APIs accept
+/// the transcript.
+pub(super) fn repair_transcript(messages: &[Message]) -> Vec<Message> {
+    let answered: HashSet<&str> = messages
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .filter_map(|m| m.tool_call_id.as_deref())
+        .collect();
+    let mut out = Vec::with_capacity(messages.len());
+    for m in messages {
+        out.push(m.clone());
+        for call in m.tool_calls.iter() {
+            if !answered.contains(call.id.as_str()) {
+                let output = ToolOutput::error("no result: the session was interrupted");
+                out.push(Message::tool_result(call, &output));
+            }
+        }
+    }
+    out
+}
