@@ -1,1 +1,478 @@
-//! placeholder
+//! The Anthropic Messages provider: the request body built from a [`ModelRequest`] (system
+//! prompt apart, tool results folded into user turns so roles alternate), and the decoder of
+//! its streamed events.
+
+use serde_json::{json, Value};
+
+use super::sse::{parse_data, post_json, stream_error, SseDecoder, SseEvent, SseEventStream};
+use super::{BoxFuture, EventStream, ModelRequest, Provider, ProviderError, StreamEvent};
+use crate::protocol::{Message, Role, Usage};
+
+/// Where requests go when no base URL is configured.
+pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+
+/// The API version header every request carries.
+pub const API_VERSION: &str = "2023-06-01";
+
+/// The reply length limit sent with each request.
+pub const MAX_TOKENS: u64 = 8192;
+
+const NAME: &str = "anthropic";
+
+/// A Messages API endpoint.
+#[derive(Debug, Clone)]
+pub struct AnthropicProvider {
+    model: String,
+    base_url: String,
+    api_key: Option<String>,
+}
+
+impl AnthropicProvider {
+    /// `base_url` defaults to [`DEFAULT_BASE_URL`]; without an API key no `x-api-key` header
+    /// is sent (for proxies that add it). Empty strings count as unset.
+    pub fn new(
+        model: impl Into<String>,
+        base_url: Option<String>,
+        api_key: Option<String>,
+    ) -> Self {
+        let base_url = base_url
+            .filter(|u| !u.trim().is_empty())
+            .unwrap_or_else(|| DEFAULT_BASE_URL.to_string());
+        AnthropicProvider {
+            model: model.into(),
+            base_url: base_url.trim().trim_end_matches('/').to_string(),
+            api_key: api_key.filter(|k| !k.is_empty()),
+        }
+    }
+
+    /// The endpoint requests are POSTed to.
+    pub fn url(&self) -> String {
+        format!("{}/v1/messages", self.base_url)
+    }
+}
+
+impl Provider for AnthropicProvider {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn payload(&self, request: &ModelRequest) -> Value {
+        // System messages inside the conversation join the system prompt: the API has no
+        // system role.
+        let system: Vec<&str> = std::iter::once(request.system_prompt.as_str())
+            .chain(
+                request
+                    .messages
+                    .iter()
+                    .filter(|m| m.role == Role::System)
+                    .map(|m| m.content.as_str()),
+            )
+            .filter(|s| !s.is_empty())
+            .collect();
+        let mut body = json!({
+            "model": request.model,
+            "max_tokens": MAX_TOKENS,
+            "stream": true,
+            "messages": wire_messages(&request.messages),
+        });
+        if !system.is_empty() {
+            body["system"] = Value::String(system.join("\n\n"));
+        }
+        if !request.tools.is_empty() {
+            let tools: Vec<Value> = request
+                .tools
+                .iter()
+                .map(|t| {
+                    json!({"name": t.name, "description": t.description,
+                           "input_schema": t.parameters})
+                })
+                .collect();
+            body["tools"] = Value::Array(tools);
+        }
+        body
+    }
+
+    fn stream(&self, payload: Value) -> BoxFuture<'_, Result<Box<dyn EventStream>, ProviderError>> {
+        Box::pin(async move {
+            let url = self.url();
+            let mut headers = vec![("anthropic-version", API_VERSION.to_string())];
+            if let Some(key) = &self.api_key {
+                headers.push(("x-api-key", key.clone()));
+            }
+            let response = post_json(NAME, &url, &headers, &payload).await?;
+            let stream = SseEventStream::new(response, AnthropicDecoder::default(), NAME, &url);
+            Ok(Box::new(stream) as Box<dyn EventStream>)
+        })
+    }
+}
+
+/// The conversation as Messages API turns. Consecutive messages that land on the same role
+/// (tool results, then a user message) are merged into one turn, since roles must alternate.
+fn wire_messages(messages: &[Message]) -> Vec<Value> {
+    let mut turns: Vec<(&str, Vec<Value>)> = Vec::new();
+    for m in messages {
+        let (role, blocks) = match m.role {
+            Role::System => continue,
+            Role::User => ("user", vec![json!({"type": "text", "text": m.content})]),
+            Role::Tool => (
+                "user",
+                vec![json!({
+                    "type": "tool_result",
+                    "tool_use_id": m.tool_call_id.clone().unwrap_or_default(),
+                    "content": m.content,
+                    "is_error": m.is_error,
+                })],
+            ),
+            Role::Assistant => ("assistant", assistant_blocks(m)),
+        };
+        if blocks.is_empty() {
+            continue;
+        }
+        match turns.last_mut() {
+            Some((last, existing)) if *last == role => existing.extend(blocks),
+            _ => turns.push((role, blocks)),
+        }
+    }
+    turns
+        .into_iter()
+        .map(|(role, mut blocks)| {
+            // A lone text block is sent as plain string content.
+            let lone_text = blocks.len() == 1 && blocks[0]["type"] == "text" && role == "user";
+            let content = if lone_text {
+                blocks.swap_remove(0)["text"].take()
+            } else {
+                Value::Array(blocks)
+            };
+            json!({"role": role, "content": content})
+        })
+        .collect()
+}
+
+fn assistant_blocks(m: &Message) -> Vec<Value> {
+    let mut blocks = Vec::with_capacity(m.tool_calls.len() + 1);
+    if !m.content.is_empty() {
+        blocks.push(json!({"type": "text", "text": m.content}));
+    }
+    for call in &m.tool_calls {
+        let input = match (&call.invalid_arguments, &call.arguments) {
+            (None, args @ Value::Object(_)) => args.clone(),
+            _ => json!({}),
+        };
+        blocks.push(json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input}));
+    }
+    blocks
+}
+
+/// Decodes Messages API stream events.
+#[derive(Debug, Default)]
+pub(crate) struct AnthropicDecoder {
+    stop_reason: Option<String>,
+}
+
+impl SseDecoder for AnthropicDecoder {
+    fn event(&mut self, event: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+        if event.data.trim().is_empty() {
+            return Ok(());
+        }
+        let v = parse_data(NAME, &event.data)?;
+        let kind = v
+            .get("type")
+            .and_then(Value::as_str)
+            .or(event.event.as_deref())
+            .unwrap_or("");
+        let index = v.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
+        match kind {
+            "message_start" => {
+                if let Some(usage) = v.pointer("/message/usage") {
+                    out.push(StreamEvent::Usage(usage_from(usage)));
+                }
+            }
+            "content_block_start" => block_start(index, &v["content_block"], out),
+            "content_block_delta" => block_delta(index, &v["delta"], out),
+            "message_delta" => {
+                if let Some(reason) = v.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    self.stop_reason = Some(reason.to_string());
+                }
+                if let Some(usage) = v.get("usage") {
+                    out.push(StreamEvent::Usage(usage_from(usage)));
+                }
+            }
+            "message_stop" => out.push(StreamEvent::Done {
+                stop_reason: self.stop_reason.take(),
+            }),
+            "error" => return Err(stream_error(NAME, &v)),
+            // ping, content_block_stop and event types added later carry nothing we need.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+        match self.stop_reason.take() {
+            Some(reason) => {
+                out.push(StreamEvent::Done {
+                    stop_reason: Some(reason),
+                });
+                Ok(())
+            }
+            None => Err(ProviderError::Malformed {
+                provider: NAME.to_string(),
+                message: "stream ended early (no message_stop)".to_string(),
+            }),
+        }
+    }
+}
+
+/// Input tokens include cached ones, so the count reflects the whole prompt.
+fn usage_from(usage: &Value) -> Usage {
+    let count = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
+    Usage {
+        input_tokens: count("input_tokens")
+            + count("cache_read_input_tokens")
+            + count("cache_creation_input_tokens"),
+        output_tokens: count("output_tokens"),
+    }
+}
+
+fn block_start(index: usize, block: &Value, out: &mut Vec<StreamEvent>) {
+    match block.get("type").and_then(Value::as_str) {
+        Some("text") => {
+            if let Some(text) = block.get("text").and_then(Value::as_str) {
+                if !text.is_empty() {
+                    out.push(StreamEvent::TextDelta(text.to_string()));
+                }
+            }
+        }
+        Some("tool_use") => {
+            let field = |k: &str| {
+                block
+                    .get(k)
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string()
+            };
+            out.push(StreamEvent::ToolCallStart {
+                index,
+                id: field("id"),
+                name: field("name"),
+            });
+            // The input normally streams as deltas; a non-empty one given up front counts.
+            if let Some(input) = block.get("input").and_then(Value::as_object) {
+                if !input.is_empty() {
+                    out.push(StreamEvent::ToolCallDelta {
+                        index,
+                        arguments: Value::Object(input.clone()).to_string(),
+                    });
+                }
+            }
+        }
+        // thinking and other block types are not shown.
+        _ => {}
+    }
+}
+
+fn block_delta(index: usize, delta: &Value, out: &mut Vec<StreamEvent>) {
+    let text = |k: &str| {
+        delta
+            .get(k)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    match delta.get("type").and_then(Value::as_str) {
+        Some("text_delta") => {
+            let t = text("text");
+            if !t.is_empty() {
+                out.push(StreamEvent::TextDelta(t));
+            }
+        }
+        Some("input_json_delta") => {
+            let arguments = text("partial_json");
+            if !arguments.is_empty() {
+                out.push(StreamEvent::ToolCallDelta { index, arguments });
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{ToolCall, ToolOutput, ToolSpec};
+    use crate::providers::sse::{decode_chunks, serve_once};
+    use crate::providers::Accumulator;
+
+    #[test]
+    fn payload_shape_merges_tool_results_and_following_user_text() {
+        let a = ToolCall::from_raw("t1".into(), "read".into(), r#"{"path":"a"}"#);
+        let b = ToolCall::from_raw("t2".into(), "bash".into(), "{\"command\": ");
+        let request = ModelRequest {
+            model: "claude-x".into(),
+            system_prompt: "be brief".into(),
+            messages: vec![
+                Message::user("hi"),
+                Message::assistant("Looking.", vec![a.clone(), b.clone()]),
+                Message::tool_result(&a, &ToolOutput::ok("A")),
+                Message::tool_result(&b, &ToolOutput::error("bad args")),
+                Message::user("also this"),
+                Message::assistant("ok", vec![]),
+            ],
+            tools: vec![ToolSpec {
+                name: "read".into(),
+                description: "Read a file".into(),
+                parameters: json!({"type": "object"}),
+            }],
+        };
+        let p = AnthropicProvider::new("claude-x", None, Some("k".into()));
+        assert_eq!(
+            p.payload(&request),
+            json!({
+                "model": "claude-x", "max_tokens": 8192, "stream": true, "system": "be brief",
+                "messages": [
+                    {"role": "user", "content": "hi"},
+                    {"role": "assistant", "content": [
+                        {"type": "text", "text": "Looking."},
+                        {"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "a"}},
+                        {"type": "tool_use", "id": "t2", "name": "bash", "input": {}}]},
+                    {"role": "user", "content": [
+                        {"type": "tool_result", "tool_use_id": "t1", "content": "A",
+                         "is_error": false},
+                        {"type": "tool_result", "tool_use_id": "t2", "content": "bad args",
+                         "is_error": true},
+                        {"type": "text", "text": "also this"}]},
+                    {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+                ],
+                "tools": [{"name": "read", "description": "Read a file",
+                           "input_schema": {"type": "object"}}],
+            })
+        );
+        assert_eq!(p.url(), "https://api.anthropic.com/v1/messages");
+    }
+
+    #[test]
+    fn empty_system_and_tools_are_omitted() {
+        let request = ModelRequest {
+            model: "m".into(),
+            system_prompt: String::new(),
+            messages: vec![Message::user("q")],
+            tools: vec![],
+        };
+        let body = AnthropicProvider::new("m", None, None).payload(&request);
+        assert!(body.get("system").is_none() && body.get("tools").is_none());
+    }
+
+    const STREAM: &str = concat!(
+        "event: message_start\n",
+        "data: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"usage\":",
+        "{\"input_tokens\":25,\"output_tokens\":1}}}\n\n",
+        "event: content_block_start\n",
+        "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":",
+        "{\"type\":\"text\",\"text\":\"\"}}\n\n",
+        "event: ping\ndata: {\"type\": \"ping\"}\n\n",
+        "event: content_block_delta\n",
+        "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":",
+        "{\"type\":\"text_delta\",\"text\":\"Let me löök\"}}\n\n",
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+        "event: content_block_start\n",
+        "data: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":",
+        "{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"read\",\"input\":{}}}\n\n",
+        "event: content_block_delta\n",
+        "data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":",
+        "{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"path\\\": \"}}\n\n",
+        "event: content_block_delta\n",
+        "data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":",
+        "{\"type\":\"input_json_delta\",\"partial_json\":\"\\\"a.txt\\\"}\"}}\n\n",
+        "event: message_delta\n",
+        "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},",
+        "\"usage\":{\"output_tokens\":40}}\n\n",
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+    );
+
+    fn check_reply(items: &[Result<StreamEvent, ProviderError>]) {
+        let mut acc = Accumulator::default();
+        for item in items {
+            acc.push(item.as_ref().unwrap());
+        }
+        assert!(acc.done);
+        assert_eq!(acc.text, "Let me löök");
+        assert_eq!(acc.stop_reason.as_deref(), Some("tool_use"));
+        assert_eq!((acc.usage.input_tokens, acc.usage.output_tokens), (25, 40));
+        let calls = acc.tool_calls();
+        assert_eq!(calls.len(), 1);
+        assert_eq!(
+            (calls[0].id.as_str(), calls[0].name.as_str()),
+            ("toolu_1", "read")
+        );
+        assert_eq!(calls[0].arguments, json!({"path": "a.txt"}));
+    }
+
+    #[test]
+    fn stream_decodes_and_splits_anywhere() {
+        let bytes = STREAM.as_bytes();
+        let whole = decode_chunks(AnthropicDecoder::default(), &[bytes]);
+        check_reply(&whole);
+        for i in (0..bytes.len()).step_by(5) {
+            let split = decode_chunks(AnthropicDecoder::default(), &[&bytes[..i], &bytes[i..]]);
+            assert_eq!(split, whole, "split at {i}");
+        }
+    }
+
+    #[test]
+    fn stream_failures() {
+        let run = |s: &str| decode_chunks(AnthropicDecoder::default(), &[s.as_bytes()]);
+        let err = run(concat!(
+            "event: error\ndata: {\"type\":\"error\",\"error\":",
+            "{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"
+        ));
+        assert_eq!(
+            err,
+            vec![Err(ProviderError::Http {
+                provider: "anthropic".into(),
+                status: 529,
+                message: "Overloaded".into()
+            })]
+        );
+        let err =
+            run("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{}}\n\n");
+        assert!(
+            matches!(&err[0], Err(ProviderError::Malformed { message, .. })
+            if message.contains("ended early"))
+        );
+        let err = run("event: ping\ndata: {not json\n\n");
+        assert!(
+            matches!(&err[0], Err(ProviderError::Malformed { message, .. })
+            if message.contains("{not json"))
+        );
+    }
+
+    #[tokio::test]
+    async fn http_stream_sends_the_headers() {
+        let response = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n{STREAM}"
+        );
+        let (url, server) = serve_once(response).await;
+        let p = AnthropicProvider::new("m", Some(url), Some("sk-ant".into()));
+        let mut stream = p.stream(json!({"model": "m"})).await.unwrap();
+        let mut items = Vec::new();
+        while let Some(item) = stream.next().await {
+            items.push(item);
+        }
+        check_reply(&items);
+        let request = server.await.unwrap().to_ascii_lowercase();
+        assert!(request.starts_with("post /v1/messages "), "{request}");
+        assert!(request.contains("x-api-key: sk-ant"), "{request}");
+        assert!(
+            request.contains("anthropic-version: 2023-06-01"),
+            "{request}"
+        );
+        assert!(
+            request.contains("content-type: application/json"),
+            "{request}"
+        );
+    }
+}

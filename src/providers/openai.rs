@@ -1,1 +1,466 @@
-//! placeholder
+//! The OpenAI-compatible Chat Completions provider (OpenAI, Ollama, llama.cpp, vLLM, ...):
+//! the request body built from a [`ModelRequest`], and the decoder of its streamed chunks.
+
+use serde_json::{json, Map, Value};
+
+use super::sse::{parse_data, post_json, stream_error, SseDecoder, SseEvent, SseEventStream};
+use super::{BoxFuture, EventStream, ModelRequest, Provider, ProviderError, StreamEvent};
+use crate::protocol::{Message, Role, Usage};
+
+/// Where requests go when no base URL is configured.
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+
+const NAME: &str = "openai";
+
+/// A Chat Completions endpoint.
+#[derive(Debug, Clone)]
+pub struct OpenAiProvider {
+    model: String,
+    base_url: String,
+    api_key: Option<String>,
+}
+
+impl OpenAiProvider {
+    /// `base_url` defaults to [`DEFAULT_BASE_URL`]; without an API key no `Authorization`
+    /// header is sent (local servers need none). Empty strings count as unset.
+    pub fn new(
+        model: impl Into<String>,
+        base_url: Option<String>,
+        api_key: Option<String>,
+    ) -> Self {
+        let base_url = base_url
+            .filter(|u| !u.trim().is_empty())
+            .unwrap_or_else(|| DEFAULT_BASE_URL.to_string());
+        OpenAiProvider {
+            model: model.into(),
+            base_url: base_url.trim().trim_end_matches('/').to_string(),
+            api_key: api_key.filter(|k| !k.is_empty()),
+        }
+    }
+
+    /// The endpoint requests are POSTed to.
+    pub fn url(&self) -> String {
+        format!("{}/chat/completions", self.base_url)
+    }
+}
+
+impl Provider for OpenAiProvider {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn payload(&self, request: &ModelRequest) -> Value {
+        let mut messages = Vec::with_capacity(request.messages.len() + 1);
+        if !request.system_prompt.is_empty() {
+            messages.push(json!({"role": "system", "content": request.system_prompt}));
+        }
+        messages.extend(request.messages.iter().map(wire_message));
+        let mut body = json!({
+            "model": request.model,
+            "stream": true,
+            "stream_options": {"include_usage": true},
+            "messages": messages,
+        });
+        if !request.tools.is_empty() {
+            let tools: Vec<Value> = request
+                .tools
+                .iter()
+                .map(|t| {
+                    json!({"type": "function", "function": {
+                        "name": t.name, "description": t.description, "parameters": t.parameters,
+                    }})
+                })
+                .collect();
+            body["tools"] = Value::Array(tools);
+        }
+        body
+    }
+
+    fn stream(&self, payload: Value) -> BoxFuture<'_, Result<Box<dyn EventStream>, ProviderError>> {
+        Box::pin(async move {
+            let url = self.url();
+            let mut headers = Vec::new();
+            if let Some(key) = &self.api_key {
+                headers.push(("authorization", format!("Bearer {key}")));
+            }
+            let response = post_json(NAME, &url, &headers, &payload).await?;
+            let stream = SseEventStream::new(response, OpenAiDecoder::default(), NAME, &url);
+            Ok(Box::new(stream) as Box<dyn EventStream>)
+        })
+    }
+}
+
+/// One conversation message in the Chat Completions shape.
+fn wire_message(m: &Message) -> Value {
+    match m.role {
+        Role::System => json!({"role": "system", "content": m.content}),
+        Role::User => json!({"role": "user", "content": m.content}),
+        Role::Tool => json!({
+            "role": "tool",
+            "tool_call_id": m.tool_call_id.clone().unwrap_or_default(),
+            "content": m.content,
+        }),
+        Role::Assistant if m.tool_calls.is_empty() => {
+            json!({"role": "assistant", "content": m.content})
+        }
+        Role::Assistant => {
+            let calls: Vec<Value> = m
+                .tool_calls
+                .iter()
+                .map(|c| {
+                    json!({"id": c.id, "type": "function", "function": {
+                        "name": c.name, "arguments": c.arguments_text(),
+                    }})
+                })
+                .collect();
+            let content = if m.content.is_empty() {
+                Value::Null
+            } else {
+                Value::String(m.content.clone())
+            };
+            json!({"role": "assistant", "content": content, "tool_calls": calls})
+        }
+    }
+}
+
+/// Decodes `chat.completion.chunk` data lines.
+#[derive(Debug, Default)]
+pub(crate) struct OpenAiDecoder {
+    finish_reason: Option<String>,
+}
+
+impl SseDecoder for OpenAiDecoder {
+    fn event(&mut self, event: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+        let data = event.data.trim();
+        if data.is_empty() {
+            return Ok(());
+        }
+        if data == "[DONE]" {
+            out.push(StreamEvent::Done {
+                stop_reason: self.finish_reason.take(),
+            });
+            return Ok(());
+        }
+        let chunk = parse_data(NAME, data)?;
+        if chunk.get("error").is_some_and(|e| !e.is_null()) {
+            return Err(stream_error(NAME, &chunk));
+        }
+        if let Some(usage) = chunk.get("usage").and_then(Value::as_object) {
+            out.push(StreamEvent::Usage(usage_from(usage)));
+        }
+        let Some(choice) = chunk.pointer("/choices/0") else {
+            return Ok(());
+        };
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.finish_reason = Some(reason.to_string());
+        }
+        let Some(delta) = choice.get("delta") else {
+            return Ok(());
+        };
+        // `reasoning_content` (thinking models) is deliberately not shown.
+        if let Some(text) = delta.get("content").and_then(Value::as_str) {
+            if !text.is_empty() {
+                out.push(StreamEvent::TextDelta(text.to_string()));
+            }
+        }
+        if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+            for (position, call) in calls.iter().enumerate() {
+                tool_call_events(position, call, out);
+            }
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+        match self.finish_reason.take() {
+            Some(reason) => {
+                out.push(StreamEvent::Done {
+                    stop_reason: Some(reason),
+                });
+                Ok(())
+            }
+            None => Err(ProviderError::Malformed {
+                provider: NAME.to_string(),
+                message: "stream ended early (no [DONE] and no finish_reason)".to_string(),
+            }),
+        }
+    }
+}
+
+fn usage_from(usage: &Map<String, Value>) -> Usage {
+    let count = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
+    Usage {
+        input_tokens: count("prompt_tokens"),
+        output_tokens: count("completion_tokens"),
+    }
+}
+
+/// One entry of `delta.tool_calls`: a start when it carries an id or name, then its
+/// argument text.
+fn tool_call_events(position: usize, call: &Value, out: &mut Vec<StreamEvent>) {
+    let index = call
+        .get("index")
+        .and_then(Value::as_u64)
+        .map_or(position, |i| i as usize);
+    let id = call.get("id").and_then(Value::as_str).unwrap_or("");
+    let function = call.get("function");
+    let name = function
+        .and_then(|f| f.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if !id.is_empty() || !name.is_empty() {
+        out.push(StreamEvent::ToolCallStart {
+            index,
+            id: id.to_string(),
+            name: name.to_string(),
+        });
+    }
+    let arguments = function.and_then(|f| f.get("arguments"));
+    let arguments = match arguments {
+        Some(Value::String(s)) => s.clone(),
+        // Some servers send the arguments as an object instead of JSON text.
+        Some(v @ Value::Object(_)) => v.to_string(),
+        _ => String::new(),
+    };
+    if !arguments.is_empty() {
+        out.push(StreamEvent::ToolCallDelta { index, arguments });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{ToolCall, ToolOutput, ToolSpec};
+    use crate::providers::sse::{decode_chunks, serve_once};
+    use crate::providers::Accumulator;
+
+    fn request() -> ModelRequest {
+        let good = ToolCall::from_raw("c1".into(), "read".into(), r#"{"path":"a"}"#);
+        let bad = ToolCall::from_raw("c2".into(), "bash".into(), "{\"command\": ");
+        ModelRequest {
+            model: "gpt-x".into(),
+            system_prompt: "be brief".into(),
+            messages: vec![
+                Message::user("hi"),
+                Message::assistant("", vec![good.clone(), bad]),
+                Message::tool_result(&good, &ToolOutput::ok("text")),
+                Message::assistant("done", vec![]),
+            ],
+            tools: vec![ToolSpec {
+                name: "read".into(),
+                description: "Read a file".into(),
+                parameters: json!({"type": "object"}),
+            }],
+        }
+    }
+
+    #[test]
+    fn payload_shape_is_pinned() {
+        let p = OpenAiProvider::new("gpt-x", None, None);
+        assert_eq!(
+            p.payload(&request()),
+            json!({
+                "model": "gpt-x", "stream": true, "stream_options": {"include_usage": true},
+                "messages": [
+                    {"role": "system", "content": "be brief"},
+                    {"role": "user", "content": "hi"},
+                    {"role": "assistant", "content": null, "tool_calls": [
+                        {"id": "c1", "type": "function",
+                         "function": {"name": "read", "arguments": "{\"path\":\"a\"}"}},
+                        {"id": "c2", "type": "function",
+                         "function": {"name": "bash", "arguments": "{\"command\": "}}]},
+                    {"role": "tool", "tool_call_id": "c1", "content": "text"},
+                    {"role": "assistant", "content": "done"},
+                ],
+                "tools": [{"type": "function", "function": {
+                    "name": "read", "description": "Read a file",
+                    "parameters": {"type": "object"}}}],
+            })
+        );
+        let mut bare = request();
+        bare.tools.clear();
+        bare.system_prompt.clear();
+        let body = p.payload(&bare);
+        assert!(body.get("tools").is_none());
+        assert_eq!(body["messages"][0]["role"], "user");
+    }
+
+    #[test]
+    fn base_url_default_and_trailing_slash() {
+        let p = OpenAiProvider::new("m", None, None);
+        assert_eq!(p.url(), "https://api.openai.com/v1/chat/completions");
+        let p = OpenAiProvider::new("m", Some("http://localhost:11434/v1/".into()), None);
+        assert_eq!(p.url(), "http://localhost:11434/v1/chat/completions");
+    }
+
+    const STREAM: &str = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"hmm\"}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Héllo\"}}]}\n\n",
+        ": comment\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",",
+        "\"type\":\"function\",\"function\":{\"name\":\"read\",\"arguments\":\"\"}}]}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,",
+        "\"function\":{\"arguments\":\"{\\\"path\\\":\"}}]}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,",
+        "\"function\":{\"arguments\":\"\\\"a.txt\\\"}\"}}]}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+        "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":7}}\n\n",
+        "data: [DONE]\n\n",
+        "data: {\"ignored\": \"after done\"}\n\n",
+    );
+
+    fn accumulate(items: &[Result<StreamEvent, ProviderError>]) -> Accumulator {
+        let mut acc = Accumulator::default();
+        for item in items {
+            acc.push(item.as_ref().unwrap());
+        }
+        acc
+    }
+
+    #[test]
+    fn stream_decodes_text_tools_usage_and_done() {
+        let items = decode_chunks(OpenAiDecoder::default(), &[STREAM.as_bytes()]);
+        let acc = accumulate(&items);
+        assert_eq!(acc.text, "Héllo");
+        assert_eq!(acc.usage.input_tokens, 12);
+        assert_eq!(acc.usage.output_tokens, 7);
+        assert_eq!(acc.stop_reason.as_deref(), Some("tool_calls"));
+        let calls = acc.tool_calls();
+        assert_eq!(calls.len(), 1);
+        assert_eq!(
+            (calls[0].id.as_str(), calls[0].name.as_str()),
+            ("call_1", "read")
+        );
+        assert_eq!(calls[0].arguments, json!({"path": "a.txt"}));
+        assert!(matches!(items.last(), Some(Ok(StreamEvent::Done { .. }))));
+    }
+
+    #[test]
+    fn stream_split_anywhere_gives_the_same_events() {
+        let bytes = STREAM.as_bytes();
+        let whole = decode_chunks(OpenAiDecoder::default(), &[bytes]);
+        for i in (0..bytes.len()).step_by(7) {
+            let split = decode_chunks(OpenAiDecoder::default(), &[&bytes[..i], &bytes[i..]]);
+            assert_eq!(split, whole, "split at {i}");
+        }
+    }
+
+    #[test]
+    fn stream_failures() {
+        let run = |s: &str| decode_chunks(OpenAiDecoder::default(), &[s.as_bytes()]);
+        let err = run("data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n");
+        assert_eq!(err[0], Ok(StreamEvent::TextDelta("a".into())));
+        assert!(
+            matches!(&err[1], Err(ProviderError::Malformed { message, .. })
+            if message.contains("ended early"))
+        );
+        let err = run("data: {\"choices\": [\n\n");
+        assert!(
+            matches!(&err[0], Err(ProviderError::Malformed { message, .. })
+            if message.contains("{\"choices\": ["))
+        );
+        let err =
+            run("data: {\"error\":{\"message\":\"overloaded\",\"type\":\"server_error\"}}\n\n");
+        assert!(
+            matches!(&err[0], Err(ProviderError::Http { status: 500, message, .. })
+            if message == "overloaded")
+        );
+        // A finish_reason without [DONE] still completes the reply.
+        let ok = run("data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}");
+        assert_eq!(
+            ok,
+            vec![Ok(StreamEvent::Done {
+                stop_reason: Some("stop".into())
+            })]
+        );
+    }
+
+    #[tokio::test]
+    async fn http_error_status_reads_the_body() {
+        let body =
+            r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error"}}"#;
+        let response = format!(
+            "HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let (url, server) = serve_once(response).await;
+        let p = OpenAiProvider::new("m", Some(url), Some("sk-test".into()));
+        let err = p.stream(json!({"model": "m"})).await.err().unwrap();
+        assert_eq!(
+            err,
+            ProviderError::Http {
+                provider: "openai".into(),
+                status: 401,
+                message: "Incorrect API key provided".into()
+            }
+        );
+        let request = server.await.unwrap().to_ascii_lowercase();
+        assert!(request.starts_with("post /chat/completions "), "{request}");
+        assert!(
+            request.contains("authorization: bearer sk-test"),
+            "{request}"
+        );
+    }
+
+    #[tokio::test]
+    async fn http_stream_is_decoded_and_no_key_means_no_header() {
+        let response = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n{STREAM}"
+        );
+        let (url, server) = serve_once(response).await;
+        let p = OpenAiProvider::new("m", Some(format!("{url}/")), None);
+        let mut stream = p.stream(json!({"model": "m"})).await.unwrap();
+        let mut acc = Accumulator::default();
+        while let Some(item) = stream.next().await {
+            acc.push(&item.unwrap());
+        }
+        assert!(acc.done);
+        assert_eq!(acc.text, "Héllo");
+        let request = server.await.unwrap().to_ascii_lowercase();
+        assert!(!request.contains("authorization"), "{request}");
+    }
+
+    #[tokio::test]
+    async fn body_cut_mid_stream_is_a_connection_error_after_the_text() {
+        let body = "data: {\"choices\":[{\"delta\":{\"content\":\"par\"}}]}\n\n";
+        let response = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: 500\r\n\r\n{body}"
+        );
+        let (url, _server) = serve_once(response).await;
+        let p = OpenAiProvider::new("m", Some(url), None);
+        let mut stream = p.stream(json!({})).await.unwrap();
+        let first = stream.next().await.unwrap();
+        assert_eq!(first, Ok(StreamEvent::TextDelta("par".into())));
+        let second = stream.next().await.unwrap();
+        assert!(
+            matches!(&second, Err(ProviderError::Connect { .. })),
+            "{second:?}"
+        );
+        assert!(stream.next().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn refused_connection_names_the_cause() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        drop(listener);
+        let p = OpenAiProvider::new("m", Some(url.clone()), None);
+        match p.stream(json!({})).await.err().unwrap() {
+            ProviderError::Connect {
+                provider,
+                url: u,
+                message,
+            } => {
+                assert_eq!(provider, "openai");
+                assert_eq!(u, format!("{url}/chat/completions"));
+                assert!(message.to_lowercase().contains("refused"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
