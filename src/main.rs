@@ -1,1 +1,74 @@
-fn main() {}
+//! The `mypi` binary: parse the command line, resolve the configuration, build the app, run
+//! the REPL or print mode, and map the outcome to an exit code (0 ok, 1 the prompt failed,
+//! 2 bad usage or configuration).
+
+use std::sync::Arc;
+
+use clap::Parser;
+use mypi::app::App;
+use mypi::cli::Cli;
+use mypi::config::{Config, Mode};
+use mypi::hooks::NoticeFn;
+use mypi::protocol::AgentEvent;
+use mypi::repl::{self, render::Printer};
+
+fn main() {
+    let cli = Cli::parse();
+    std::process::exit(run(cli));
+}
+
+fn run(cli: Cli) -> i32 {
+    let cwd = match std::env::current_dir() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("mypi: cannot read the current folder: {e}");
+            return 1;
+        }
+    };
+    let config = match Config::resolve(&cli, &|k| std::env::var(k).ok(), cwd) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("mypi: {e}");
+            return 2;
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("mypi: cannot start the async runtime: {e}");
+            return 1;
+        }
+    };
+    runtime.block_on(async move {
+        let printer = Printer::new();
+        let notice: NoticeFn = match &config.mode {
+            Mode::Print { json: true, .. } => Arc::new(|message| {
+                if let Ok(line) = serde_json::to_string(&AgentEvent::Notice { message }) {
+                    println!("{line}");
+                }
+            }),
+            Mode::Print { .. } => Arc::new(|message| eprintln!("mypi: {message}")),
+            Mode::Repl => {
+                let p = printer.clone();
+                Arc::new(move |message| p.line(&format!("! {message}")))
+            }
+        };
+        let repl_mode = config.mode == Mode::Repl;
+        let app = match App::build(config, notice) {
+            Ok(app) => app,
+            Err(e) => {
+                eprintln!("mypi: {e}");
+                return e.exit_code();
+            }
+        };
+        if repl_mode {
+            repl::run_repl(app, printer).await
+        } else {
+            repl::run_print(app).await
+        }
+    })
+}

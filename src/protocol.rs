@@ -212,6 +212,8 @@ pub enum AgentEvent {
     },
     /// The run failed.
     Error { message: String },
+    /// A slash command answered (no model involved).
+    Command { name: String, output: String },
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use crate::protocol::{AgentEvent, Message, Usage};
 use crate::providers::{Provider, ProviderError, RetryPolicy};
 use crate::tools::ToolRegistry;
 use queue::Queues;
-use session::{SessionError, SessionWriter};
+use session::{SessionError, SessionSlot, SessionWriter};
 
 /// Where the agent reports what it does (`--json` lines, the terminal, a test's list).
 pub trait EventSink: Send + Sync {
@@ -60,7 +60,7 @@ pub struct AgentParts {
     pub queues: Arc<Queues>,
     pub cwd: PathBuf,
     pub system_prompt: String,
-    pub session: Option<SessionWriter>,
+    pub session: SessionSlot,
     pub messages: Vec<Message>,
 }
 
@@ -72,7 +72,7 @@ pub struct Agent {
     queues: Arc<Queues>,
     cwd: PathBuf,
     system_prompt: String,
-    session: Option<SessionWriter>,
+    session: SessionSlot,
     messages: Vec<Message>,
     usage: Usage,
     pub retry: RetryPolicy,
@@ -108,8 +108,9 @@ impl Agent {
         &self.messages
     }
 
+    /// The open session file (none before the first message or with `--no-session`).
     pub fn session(&self) -> Option<&SessionWriter> {
-        self.session.as_ref()
+        self.session.writer()
     }
 
     pub fn usage(&self) -> Usage {
@@ -125,7 +126,7 @@ impl Agent {
     }
 
     /// Starts over: a new session file (when sessions are on) and an empty conversation.
-    pub fn reset(&mut self, session: Option<SessionWriter>) {
+    pub fn reset(&mut self, session: SessionSlot) {
         self.session = session;
         self.messages.clear();
         self.usage = Usage::default();
@@ -195,9 +196,7 @@ impl Agent {
 
     /// Appends a message to the conversation and the session file.
     fn record(&mut self, message: Message) -> Result<(), AgentError> {
-        if let Some(session) = &mut self.session {
-            session.append(&message)?;
-        }
+        self.session.append(&message)?;
         self.messages.push(message);
         Ok(())
     }

@@ -38,6 +38,37 @@ pub enum SessionError {
     NoneToContinue(PathBuf),
 }
 
+/// Where the agent writes its transcript: nowhere (`--no-session`), a file created on the
+/// first message (so a run that only answers commands leaves no empty session), or an open
+/// file.
+#[derive(Debug)]
+pub enum SessionSlot {
+    Off,
+    Pending { dir: PathBuf, cwd: PathBuf },
+    Open(SessionWriter),
+}
+
+impl SessionSlot {
+    /// Appends a message, creating the file first when it is pending.
+    pub fn append(&mut self, message: &Message) -> Result<(), SessionError> {
+        if let SessionSlot::Pending { dir, cwd } = self {
+            *self = SessionSlot::Open(SessionWriter::create(dir, cwd)?);
+        }
+        match self {
+            SessionSlot::Open(writer) => writer.append(message),
+            _ => Ok(()),
+        }
+    }
+
+    /// The open file, if any.
+    pub fn writer(&self) -> Option<&SessionWriter> {
+        match self {
+            SessionSlot::Open(w) => Some(w),
+            _ => None,
+        }
+    }
+}
+
 /// An open session file.
 #[derive(Debug)]
 pub struct SessionWriter {

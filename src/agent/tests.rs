@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::queue::{Delivery, Queues};
+use super::session::SessionSlot;
 use super::*;
 use crate::hooks::{EventKind, HookError, HookHandler};
 use crate::owner::Owner;
@@ -147,7 +148,7 @@ fn rig(tag: &str, replies: Vec<Vec<StreamEvent>>) -> Rig {
         queues: queues.clone(),
         cwd: dir.clone(),
         system_prompt: "SYS".into(),
-        session: Some(session),
+        session: SessionSlot::Open(session),
         messages: Vec::new(),
     });
     Rig {

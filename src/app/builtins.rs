@@ -1,0 +1,112 @@
+//! What the built-in slash commands do (the table in `commands.rs` only names them), and the
+//! session lifecycle events around them (`session_start`, `session_shutdown`).
+
+use super::{provider_for, App, AppError, LineOutcome};
+use crate::commands::Builtin;
+use crate::hooks::{EventKind, HookEvent, Reason};
+
+impl App {
+    pub(super) async fn builtin(
+        &mut self,
+        b: Builtin,
+        args: &str,
+    ) -> Result<LineOutcome, AppError> {
+        let text = match b {
+            Builtin::Help => self.commands.help(),
+            Builtin::Tools => self.tools_text(),
+            Builtin::Model => self.model(args)?,
+            Builtin::New => {
+                self.emit_session(Reason::New, true).await;
+                self.agent.reset(Self::pending_session(&self.config));
+                self.emit_session(Reason::New, false).await;
+                "Started a new session.".to_string()
+            }
+            Builtin::Session => self.session_text(),
+            Builtin::Quit => return Ok(LineOutcome::Quit),
+        };
+        Ok(LineOutcome::Output(text))
+    }
+
+    fn tools_text(&self) -> String {
+        let mut out = String::from("Tools:\n");
+        let active = self.tools.active();
+        let width = active
+            .iter()
+            .map(|e| e.spec().name.len())
+            .max()
+            .unwrap_or(0);
+        for entry in active {
+            let spec = entry.spec();
+            let first = spec.description.lines().next().unwrap_or("");
+            out.push_str(&format!("  {:<width$}  {first}", spec.name));
+            if entry.owner.name.as_ref() != "core" {
+                out.push_str(&format!(" [{}]", entry.owner));
+            }
+            out.push('\n');
+        }
+        out.trim_end().to_string()
+    }
+
+    fn model(&mut self, args: &str) -> Result<String, AppError> {
+        let name = args.trim();
+        if name.is_empty() {
+            let p = self.agent.provider();
+            return Ok(format!(
+                "Model: {} ({}). Switch with /model NAME.",
+                p.model(),
+                p.name()
+            ));
+        }
+        let provider = provider_for(&self.config, name)?;
+        self.agent.set_provider(provider);
+        Ok(format!(
+            "Model set to {name} ({}).",
+            self.config.provider.name()
+        ))
+    }
+
+    fn session_text(&self) -> String {
+        let usage = self.agent.usage();
+        let file = match self.agent.session() {
+            Some(w) => format!("{} ({})", w.path().display(), w.id()),
+            None if self.config.no_session => "none (--no-session)".to_string(),
+            None => "not created yet (nothing said so far)".to_string(),
+        };
+        format!(
+            "Session: {file}\nMessages: {}\nTokens this session: {} in, {} out",
+            self.agent.messages().len(),
+            usage.input_tokens,
+            usage.output_tokens
+        )
+    }
+
+    /// Emits `session_start` (or `session_shutdown` when `shutdown`) with `reason`.
+    pub async fn emit_session(&self, reason: Reason, shutdown: bool) {
+        let (kind, event) = if shutdown {
+            (
+                EventKind::SessionShutdown,
+                HookEvent::SessionShutdown { reason },
+            )
+        } else {
+            (EventKind::SessionStart, HookEvent::SessionStart { reason })
+        };
+        if self.hooks.has(kind) {
+            self.hooks.emit(event).await;
+        }
+    }
+
+    /// Emits the `session_start` of start-up (`startup`, or `resume` with --continue).
+    pub async fn start(&self) {
+        let reason = if self.config.continue_session {
+            Reason::Resume
+        } else {
+            Reason::Startup
+        };
+        self.emit_session(reason, false).await;
+    }
+
+    /// Emits `session_shutdown{quit}`.
+    pub async fn shutdown(&self) {
+        self.emit_session(Reason::Quit, true).await;
+    }
+}

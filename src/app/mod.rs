@@ -1,0 +1,182 @@
+//! Wiring: turns a [`Config`] into the registries, the provider and the agent, and handles one
+//! input line for any front end (slash command or prompt). Start-up does as little as it can:
+//! no network, no files beyond a resumed session, the session file created on first use.
+
+mod builtins;
+
+use std::sync::Arc;
+
+use crate::agent::queue::Queues;
+use crate::agent::session::{SessionError, SessionSlot, SessionWriter};
+use crate::agent::{prompt, Agent, AgentError, AgentParts, EventSink, RunOutcome};
+use crate::cancel::CancelToken;
+use crate::commands::{self, Action, CommandTable};
+use crate::config::{Config, ConfigError, ProviderKind};
+use crate::hooks::{HookBus, InputSource, NoticeFn};
+use crate::protocol::AgentEvent;
+use crate::providers::anthropic::AnthropicProvider;
+use crate::providers::faux::FauxProvider;
+use crate::providers::openai::OpenAiProvider;
+use crate::providers::Provider;
+use crate::tools::{self, ToolRegistry};
+
+/// Why mypi could not start or a line failed. The Display is what the user reads.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("{0}")]
+    FauxScript(String),
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+    #[error("{0}")]
+    Command(String),
+}
+
+impl AppError {
+    /// The exit code for this error: 2 for usage and configuration, 1 otherwise.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            AppError::Config(_) | AppError::FauxScript(_) => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// What handling a line did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LineOutcome {
+    /// A command answered with this text.
+    Output(String),
+    /// The model ran.
+    Ran(RunOutcome),
+    /// `/quit`.
+    Quit,
+}
+
+/// Everything a front end drives.
+pub struct App {
+    pub config: Config,
+    pub agent: Agent,
+    pub commands: Arc<CommandTable>,
+    pub hooks: Arc<HookBus>,
+    pub tools: Arc<ToolRegistry>,
+    pub queues: Arc<Queues>,
+}
+
+/// Builds the provider the configuration names.
+pub fn provider_for(config: &Config, model: &str) -> Result<Arc<dyn Provider>, AppError> {
+    Ok(match config.provider {
+        ProviderKind::OpenAi => Arc::new(OpenAiProvider::new(
+            model.to_string(),
+            config.base_url.clone(),
+            config.api_key.clone(),
+        )),
+        ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(
+            model.to_string(),
+            config.base_url.clone(),
+            config.api_key.clone(),
+        )),
+        ProviderKind::Faux => match &config.faux_script {
+            Some(path) => Arc::new(FauxProvider::from_file(path).map_err(AppError::FauxScript)?),
+            None => Arc::new(FauxProvider::new(None)),
+        },
+    })
+}
+
+impl App {
+    /// Builds the app. `notice` receives reports from hooks and start-up warnings.
+    pub fn build(config: Config, notice: NoticeFn) -> Result<App, AppError> {
+        let provider = provider_for(&config, &config.model)?;
+        let tools = ToolRegistry::new();
+        tools::register_builtins(&tools);
+        let hooks = HookBus::new(notice.clone());
+        let queues = Arc::new(Queues::new());
+        let (session, messages) = if config.no_session {
+            (SessionSlot::Off, Vec::new())
+        } else if config.continue_session {
+            let resumed = SessionWriter::resume_latest(&config.sessions_dir())?;
+            for w in resumed.warnings {
+                notice(w);
+            }
+            (SessionSlot::Open(resumed.writer), resumed.messages)
+        } else {
+            (Self::pending_session(&config), Vec::new())
+        };
+        let mut agent = Agent::new(AgentParts {
+            provider,
+            tools: tools.clone(),
+            hooks: hooks.clone(),
+            queues: queues.clone(),
+            cwd: config.cwd.clone(),
+            system_prompt: prompt::system_prompt(&config.cwd),
+            session,
+            messages,
+        });
+        agent.retry = config.retry;
+        Ok(App {
+            config,
+            agent,
+            commands: CommandTable::with_builtins(),
+            hooks,
+            tools,
+            queues,
+        })
+    }
+
+    fn pending_session(config: &Config) -> SessionSlot {
+        if config.no_session {
+            SessionSlot::Off
+        } else {
+            SessionSlot::Pending {
+                dir: config.sessions_dir(),
+                cwd: config.cwd.clone(),
+            }
+        }
+    }
+
+    /// The one line shown when mypi fell back to the offline model.
+    pub fn faux_hint(&self) -> Option<&'static str> {
+        self.config.fell_back_to_faux.then_some(
+            "No model configured: using the offline faux model (it echoes). Set OPENAI_API_KEY \
+             or ANTHROPIC_API_KEY, or pass --provider openai --base-url URL for a local server.",
+        )
+    }
+
+    /// Handles one line: a slash command, or a prompt for the model.
+    pub async fn handle_line(
+        &mut self,
+        line: &str,
+        sink: &dyn EventSink,
+        cancel: &CancelToken,
+    ) -> Result<LineOutcome, AppError> {
+        let Some((name, args)) = commands::parse_line(line) else {
+            let outcome = self
+                .agent
+                .prompt(line, InputSource::User, sink, cancel)
+                .await?;
+            return Ok(LineOutcome::Ran(outcome));
+        };
+        let command = self
+            .commands
+            .resolve(name)
+            .map_err(|unknown| AppError::Command(unknown.to_string()))?;
+        let outcome = match &command.action {
+            Action::Builtin(b) => self.builtin(*b, args).await?,
+            Action::Handler(h) => LineOutcome::Output(
+                h.call(args)
+                    .await
+                    .map_err(|e| AppError::Command(format!("/{}: {e}", command.name)))?,
+            ),
+        };
+        if let LineOutcome::Output(text) = &outcome {
+            sink.emit(AgentEvent::Command {
+                name: command.name.clone(),
+                output: text.clone(),
+            });
+        }
+        Ok(outcome)
+    }
+}

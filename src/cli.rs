@@ -1,0 +1,54 @@
+//! The command line (section 6 of the design doc), as a clap derive. Parsing only: turning it
+//! into a configuration is `config.rs`'s job.
+
+use std::path::PathBuf;
+
+use clap::{Parser, ValueEnum};
+
+/// Which model API to talk to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProviderArg {
+    Openai,
+    Anthropic,
+    Faux,
+}
+
+/// mypi: a coding agent customised by Lua and Rhai scripts.
+#[derive(Debug, Parser)]
+#[command(name = "mypi", version, about, long_about = None)]
+pub struct Cli {
+    /// Run one prompt (or /command), print the final answer and exit. Without PROMPT, the
+    /// prompt is read from standard input.
+    #[arg(short = 'p', long = "print", value_name = "PROMPT", num_args = 0..=1, default_missing_value = "")]
+    pub print: Option<String>,
+
+    /// With -p: print every agent event as one JSON object per line.
+    #[arg(long, requires = "print")]
+    pub json: bool,
+
+    /// Model API: openai (any Chat Completions server), anthropic, or faux (offline).
+    /// Default: openai when OPENAI_API_KEY or OPENAI_BASE_URL is set, else anthropic when
+    /// ANTHROPIC_API_KEY is set, else faux.
+    #[arg(long, value_enum)]
+    pub provider: Option<ProviderArg>,
+
+    /// Model id (default: MYPI_MODEL, else the provider's default).
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+
+    /// API endpoint (default: OPENAI_BASE_URL / ANTHROPIC_BASE_URL, else the official one).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+
+    /// Replies for the faux model: a JSONL file, one reply per line.
+    #[arg(long, value_name = "FILE")]
+    pub faux_script: Option<PathBuf>,
+
+    /// Resume the latest session in this folder.
+    #[arg(long = "continue", short = 'c')]
+    pub continue_session: bool,
+
+    /// Write no session file.
+    #[arg(long, conflicts_with = "continue_session")]
+    pub no_session: bool,
+}

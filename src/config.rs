@@ -1,0 +1,227 @@
+//! Resolves the configuration from the command line and the environment: which provider and
+//! model, the endpoint and key, the mode (REPL, print, JSON), and where sessions live.
+//! Problems are [`ConfigError`]s, which the binary reports with exit code 2.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::cli::{Cli, ProviderArg};
+use crate::providers::RetryPolicy;
+
+/// The provider to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderKind {
+    OpenAi,
+    Anthropic,
+    Faux,
+}
+
+impl ProviderKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "openai",
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Faux => "faux",
+        }
+    }
+
+    fn default_model(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "gpt-4.1-mini",
+            ProviderKind::Anthropic => "claude-sonnet-4-5",
+            ProviderKind::Faux => "faux",
+        }
+    }
+}
+
+/// How mypi talks to the user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mode {
+    Repl,
+    /// One prompt; `None` means read it from standard input.
+    Print {
+        prompt: Option<String>,
+        json: bool,
+    },
+}
+
+/// The configuration could not be resolved.
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+pub enum ConfigError {
+    #[error("--provider openai needs an API key: set OPENAI_API_KEY, or pass --base-url for a local server (Ollama, llama.cpp, vLLM) that needs none")]
+    MissingOpenAiKey,
+    #[error("--provider anthropic needs an API key: set ANTHROPIC_API_KEY")]
+    MissingAnthropicKey,
+    #[error("{name}={value:?} is not a number of milliseconds")]
+    BadNumber { name: &'static str, value: String },
+}
+
+/// Everything resolved.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub provider: ProviderKind,
+    pub model: String,
+    pub base_url: Option<String>,
+    pub api_key: Option<String>,
+    pub faux_script: Option<PathBuf>,
+    /// True when no provider was configured and mypi fell back to faux.
+    pub fell_back_to_faux: bool,
+    pub mode: Mode,
+    pub continue_session: bool,
+    pub no_session: bool,
+    pub cwd: PathBuf,
+    pub home: Option<PathBuf>,
+    pub retry: RetryPolicy,
+}
+
+impl Config {
+    /// Resolves `cli` against environment lookups from `env`.
+    pub fn resolve(
+        cli: &Cli,
+        env: &dyn Fn(&str) -> Option<String>,
+        cwd: PathBuf,
+    ) -> Result<Config, ConfigError> {
+        let var = |k: &str| env(k).filter(|v| !v.trim().is_empty());
+        let (provider, fell_back_to_faux) = match cli.provider {
+            Some(ProviderArg::Openai) => (ProviderKind::OpenAi, false),
+            Some(ProviderArg::Anthropic) => (ProviderKind::Anthropic, false),
+            Some(ProviderArg::Faux) => (ProviderKind::Faux, false),
+            None if var("OPENAI_API_KEY").is_some() || var("OPENAI_BASE_URL").is_some() => {
+                (ProviderKind::OpenAi, false)
+            }
+            None if var("ANTHROPIC_API_KEY").is_some() => (ProviderKind::Anthropic, false),
+            None => (ProviderKind::Faux, cli.faux_script.is_none()),
+        };
+        let (key_var, url_var) = match provider {
+            ProviderKind::OpenAi => ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+            ProviderKind::Anthropic => ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+            ProviderKind::Faux => ("", ""),
+        };
+        let api_key = var(key_var);
+        let base_url = cli.base_url.clone().or_else(|| var(url_var));
+        match provider {
+            ProviderKind::OpenAi if api_key.is_none() && base_url.is_none() => {
+                return Err(ConfigError::MissingOpenAiKey)
+            }
+            ProviderKind::Anthropic if api_key.is_none() => {
+                return Err(ConfigError::MissingAnthropicKey)
+            }
+            _ => {}
+        }
+        let model = cli
+            .model
+            .clone()
+            .or_else(|| var("MYPI_MODEL"))
+            .unwrap_or_else(|| provider.default_model().to_string());
+        let mode = match &cli.print {
+            None => Mode::Repl,
+            Some(p) if p.is_empty() => Mode::Print {
+                prompt: None,
+                json: cli.json,
+            },
+            Some(p) => Mode::Print {
+                prompt: Some(p.clone()),
+                json: cli.json,
+            },
+        };
+        let mut retry = RetryPolicy::default();
+        if let Some(ms) = var("MYPI_RETRY_BASE_MS") {
+            let n: u64 = ms.trim().parse().map_err(|_| ConfigError::BadNumber {
+                name: "MYPI_RETRY_BASE_MS",
+                value: ms.clone(),
+            })?;
+            retry.base_delay = Duration::from_millis(n);
+        }
+        Ok(Config {
+            provider,
+            model,
+            base_url,
+            api_key,
+            faux_script: cli.faux_script.clone(),
+            fell_back_to_faux,
+            mode,
+            continue_session: cli.continue_session,
+            no_session: cli.no_session,
+            home: var("HOME").map(PathBuf::from),
+            cwd,
+            retry,
+        })
+    }
+
+    /// Where session files go.
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.cwd.join(".agents").join("sessions")
+    }
+
+    /// The REPL's history file.
+    pub fn history_file(&self) -> Option<PathBuf> {
+        self.home
+            .as_ref()
+            .map(|h| h.join(".agents").join("mypi_history"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn resolve(args: &[&str], vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let cli = Cli::try_parse_from(std::iter::once("mypi").chain(args.iter().copied())).unwrap();
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let env = move |k: &str| vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+        Config::resolve(&cli, &env, PathBuf::from("/w"))
+    }
+
+    #[test]
+    fn provider_comes_from_flags_then_environment_then_faux() {
+        let c = resolve(&[], &[]).unwrap();
+        assert_eq!(
+            (c.provider, c.fell_back_to_faux),
+            (ProviderKind::Faux, true)
+        );
+        let c = resolve(&[], &[("ANTHROPIC_API_KEY", "k")]).unwrap();
+        assert_eq!(c.provider, ProviderKind::Anthropic);
+        let c = resolve(&[], &[("OPENAI_API_KEY", "k"), ("ANTHROPIC_API_KEY", "k")]).unwrap();
+        assert_eq!(c.provider, ProviderKind::OpenAi);
+        let c = resolve(
+            &[
+                "--provider",
+                "openai",
+                "--base-url",
+                "http://localhost:11434/v1",
+            ],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(c.api_key, None);
+        assert_eq!(
+            resolve(&["--provider", "openai"], &[]).unwrap_err(),
+            ConfigError::MissingOpenAiKey
+        );
+    }
+
+    #[test]
+    fn print_mode_reads_stdin_when_prompt_is_omitted() {
+        let c = resolve(&["-p"], &[]).unwrap();
+        assert_eq!(
+            c.mode,
+            Mode::Print {
+                prompt: None,
+                json: false
+            }
+        );
+        let c = resolve(&["-p", "hi", "--json"], &[]).unwrap();
+        assert_eq!(
+            c.mode,
+            Mode::Print {
+                prompt: Some("hi".into()),
+                json: true
+            }
+        );
+        assert!(Cli::try_parse_from(["mypi", "--json"]).is_err());
+    }
+}

@@ -1,0 +1,155 @@
+//! Line input on its own thread: rustyline with a history file and tab completion of slash
+//! commands. The async side asks for a line and awaits the answer, so the runtime stays free
+//! while the user types.
+
+use std::path::PathBuf;
+use std::sync::mpsc as std_mpsc;
+use std::sync::Arc;
+
+use rustyline::completion::{Completer, Pair};
+use rustyline::error::ReadlineError;
+use rustyline::highlight::Highlighter;
+use rustyline::hint::Hinter;
+use rustyline::history::DefaultHistory;
+use rustyline::validate::Validator;
+use rustyline::{Context, Editor, Helper};
+use tokio::sync::mpsc;
+
+use super::render::Printer;
+use crate::commands::CommandTable;
+
+/// What reading a line gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadResult {
+    Line(String),
+    /// Ctrl-C at the prompt.
+    Interrupted,
+    /// Ctrl-D or end of input.
+    Eof,
+}
+
+/// Completes `/name` from the command table.
+struct SlashHelper {
+    commands: Arc<CommandTable>,
+}
+
+impl Completer for SlashHelper {
+    type Candidate = Pair;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _ctx: &Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<Pair>)> {
+        let head = &line[..pos];
+        let Some(prefix) = head.strip_prefix('/') else {
+            return Ok((0, Vec::new()));
+        };
+        if prefix.contains(char::is_whitespace) {
+            return Ok((0, Vec::new()));
+        }
+        let pairs = self
+            .commands
+            .complete(prefix)
+            .into_iter()
+            .map(|name| Pair {
+                display: format!("/{name}"),
+                replacement: format!("/{name} "),
+            })
+            .collect();
+        Ok((0, pairs))
+    }
+}
+
+impl Hinter for SlashHelper {
+    type Hint = String;
+}
+impl Highlighter for SlashHelper {}
+impl Validator for SlashHelper {}
+impl Helper for SlashHelper {}
+
+/// The input thread's handle.
+pub struct Input {
+    requests: std_mpsc::Sender<String>,
+    results: mpsc::UnboundedReceiver<ReadResult>,
+    outstanding: bool,
+}
+
+impl Input {
+    /// Starts the thread. The printer gets rustyline's external printer when the terminal
+    /// supports one.
+    pub fn start(
+        commands: Arc<CommandTable>,
+        history: Option<PathBuf>,
+        printer: Arc<Printer>,
+    ) -> Result<Input, String> {
+        let mut editor: Editor<SlashHelper, DefaultHistory> =
+            Editor::new().map_err(|e| format!("cannot start line editing: {e}"))?;
+        editor.set_helper(Some(SlashHelper { commands }));
+        if let Some(path) = &history {
+            let _ = editor.load_history(path);
+        }
+        if let Ok(ext) = editor.create_external_printer() {
+            printer.set_external(Box::new(ext));
+        }
+        let (req_tx, req_rx) = std_mpsc::channel::<String>();
+        let (res_tx, res_rx) = mpsc::unbounded_channel();
+        std::thread::Builder::new()
+            .name("mypi-input".into())
+            .spawn(move || read_loop(editor, history, printer, req_rx, res_tx))
+            .map_err(|e| format!("cannot start the input thread: {e}"))?;
+        Ok(Input {
+            requests: req_tx,
+            results: res_rx,
+            outstanding: false,
+        })
+    }
+
+    /// The next line. Cancel-safe: a request stays outstanding until its answer is taken.
+    pub async fn read(&mut self, prompt: &str) -> ReadResult {
+        if !self.outstanding {
+            if self.requests.send(prompt.to_string()).is_err() {
+                return ReadResult::Eof;
+            }
+            self.outstanding = true;
+        }
+        let result = self.results.recv().await.unwrap_or(ReadResult::Eof);
+        self.outstanding = false;
+        result
+    }
+}
+
+fn read_loop(
+    mut editor: Editor<SlashHelper, DefaultHistory>,
+    history: Option<PathBuf>,
+    printer: Arc<Printer>,
+    requests: std_mpsc::Receiver<String>,
+    results: mpsc::UnboundedSender<ReadResult>,
+) {
+    while let Ok(prompt) = requests.recv() {
+        printer.set_reading(true);
+        let line = editor.readline(&prompt);
+        printer.set_reading(false);
+        let result = match line {
+            Ok(line) => {
+                if !line.trim().is_empty() {
+                    let _ = editor.add_history_entry(line.as_str());
+                    if let Some(path) = &history {
+                        if let Some(dir) = path.parent() {
+                            let _ = std::fs::create_dir_all(dir);
+                        }
+                        let _ = editor.append_history(path);
+                    }
+                }
+                ReadResult::Line(line)
+            }
+            Err(ReadlineError::Interrupted) => ReadResult::Interrupted,
+            Err(_) => ReadResult::Eof,
+        };
+        let eof = result == ReadResult::Eof;
+        if results.send(result).is_err() || eof {
+            return;
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! Rendering agent events: [`JsonSink`] (`--json`: one JSON object per line), [`PrintSink`]
+//! (`-p`: notices on stderr, the answer printed by the caller) and [`HumanSink`] (the REPL:
+//! text as it streams, a line per tool call). The REPL prints through a [`Printer`], which
+//! goes through rustyline's external printer while a prompt is being edited, so lines from
+//! reloads, MCP servers or follow-up runs never garble what the user is typing.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use rustyline::ExternalPrinter;
+
+use crate::agent::EventSink;
+use crate::protocol::AgentEvent;
+use crate::text::truncate_middle;
+
+/// `--json`: every event as one line on stdout.
+pub struct JsonSink;
+
+impl EventSink for JsonSink {
+    fn emit(&self, event: AgentEvent) {
+        if let Ok(line) = serde_json::to_string(&event) {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{line}");
+            let _ = out.flush();
+        }
+    }
+}
+
+/// `-p`: notices go to stderr; the final text is printed by the caller.
+pub struct PrintSink;
+
+impl EventSink for PrintSink {
+    fn emit(&self, event: AgentEvent) {
+        if let AgentEvent::Notice { message } = event {
+            eprintln!("mypi: {message}");
+        }
+    }
+}
+
+/// Writes to the terminal, through the external printer while a line is being edited.
+#[derive(Default)]
+pub struct Printer {
+    reading: AtomicBool,
+    external: Mutex<Option<Box<dyn ExternalPrinter + Send>>>,
+    state: Mutex<Partial>,
+}
+
+#[derive(Default)]
+struct Partial {
+    /// Text of an unfinished line (only kept while reading; printed directly otherwise).
+    pending: String,
+    /// Whether the cursor is mid-line after streamed text.
+    mid_line: bool,
+}
+
+impl Printer {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Printer::default())
+    }
+
+    pub fn set_external(&self, printer: Box<dyn ExternalPrinter + Send>) {
+        *self.external.lock().unwrap_or_else(|p| p.into_inner()) = Some(printer);
+    }
+
+    /// Whether rustyline is editing a line right now.
+    pub fn set_reading(&self, reading: bool) {
+        self.reading.store(reading, Ordering::SeqCst);
+    }
+
+    fn emit_external(&self, text: String) -> Result<(), String> {
+        let mut ext = self.external.lock().unwrap_or_else(|p| p.into_inner());
+        match ext.as_mut() {
+            Some(p) if self.reading.load(Ordering::SeqCst) => {
+                p.print(text).map_err(|e| e.to_string())
+            }
+            _ => Err(text),
+        }
+    }
+
+    /// Prints whole lines.
+    pub fn line(&self, text: &str) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let mut text = text.to_string();
+        if state.mid_line {
+            text.insert(0, '\n');
+            state.mid_line = false;
+        }
+        if let Err(text) = self.emit_external(text) {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{text}");
+            let _ = out.flush();
+        }
+    }
+
+    /// Prints streamed text as it arrives (line by line while the user is typing).
+    pub fn partial(&self, text: &str) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if self.reading.load(Ordering::SeqCst) {
+            state.pending.push_str(text);
+            while let Some(i) = state.pending.find('\n') {
+                let line: String = state.pending.drain(..=i).collect();
+                let _ = self.emit_external(line.trim_end_matches('\n').to_string());
+            }
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        let _ = write!(out, "{text}");
+        let _ = out.flush();
+        state.mid_line = !text.ends_with('\n');
+    }
+
+    /// Ends streamed text with a newline if it did not end with one.
+    pub fn end_partial(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if !state.pending.is_empty() {
+            let rest = std::mem::take(&mut state.pending);
+            drop(state);
+            self.line(&rest);
+            return;
+        }
+        if state.mid_line {
+            state.mid_line = false;
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out);
+            let _ = out.flush();
+        }
+    }
+}
+
+/// The REPL's renderer.
+pub struct HumanSink {
+    pub printer: Arc<Printer>,
+}
+
+impl EventSink for HumanSink {
+    fn emit(&self, event: AgentEvent) {
+        let p = &self.printer;
+        match event {
+            AgentEvent::TextDelta { delta } => p.partial(&delta),
+            AgentEvent::MessageEnd { .. } | AgentEvent::Final { .. } => p.end_partial(),
+            AgentEvent::ToolCall {
+                name, arguments, ..
+            } => {
+                let args = truncate_middle(&arguments.to_string(), 160);
+                p.line(&format!("→ {name} {args}"));
+            }
+            AgentEvent::ToolResult {
+                content, is_error, ..
+            } => {
+                let first = content.lines().next().unwrap_or("");
+                let lines = content.lines().count();
+                if is_error {
+                    p.line(&format!("  ✗ {}", truncate_middle(first, 200)));
+                } else {
+                    p.line(&format!(
+                        "  ✓ {lines} line{}",
+                        if lines == 1 { "" } else { "s" }
+                    ));
+                }
+            }
+            AgentEvent::Notice { message } => p.line(&format!("! {message}")),
+            AgentEvent::Error { message } => p.line(&format!("error: {message}")),
+            AgentEvent::Command { output, .. } => p.line(&output),
+            AgentEvent::AgentStart { .. }
+            | AgentEvent::TurnStart { .. }
+            | AgentEvent::TurnEnd { .. } => {}
+        }
+    }
+}
