@@ -1,10 +1,47 @@
-//! The built-in `bash` tool (placeholder until implemented).
+//! The built-in `bash` tool: runs `bash -c COMMAND` in the working folder, in its own process
+//! group, with stdin closed and stdout and stderr captured together in arrival order. The whole
+//! group is killed when the command ends (so no background job outlives it), times out, or the
+//! prompt is cancelled. The result is the output, cut in the middle when long, and a last line
+//! with the exit code (or why it was killed).
+
+use std::collections::VecDeque;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde_json::{json, Value};
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::{ChildStderr, ChildStdout, Command};
 
-use super::{Tool, ToolContext};
+use super::{Tool, ToolContext, MAX_OUTPUT_BYTES};
 use crate::protocol::{ToolOutput, ToolSpec};
 use crate::providers::BoxFuture;
+use crate::text::truncate_middle;
+
+const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+const MAX_TIMEOUT_MS: u64 = 600_000;
+/// Output kept from each end of very long output before the final cut.
+const KEEP_BYTES: usize = 1024 * 1024;
+/// How long to wait for the output pipes to close once the process group is gone.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long to wait for a killed shell to be reaped.
+const REAP_TIMEOUT: Duration = Duration::from_secs(5);
+
+const DESCRIPTION: &str = "\
+Run a shell command with `bash -c` in the working folder and return its output.
+
+- stdout and stderr are returned together, in the order they were written, followed by a last \
+line `exit code: N`. A non-zero exit code marks the result as an error.
+- stdin is closed: interactive programs cannot be used. Pass flags that avoid prompts and pagers \
+(e.g. `git --no-pager`, `-y`); PAGER and GIT_PAGER are set to cat.
+- The command is killed after `timeout_ms` (default 120000, at most 600000). Processes still \
+running in the background when the command finishes are killed too; this tool is not for \
+starting servers that must keep running.
+- Long output is cut in the middle (at most 50 KiB is returned): filter it with grep, head, \
+tail or wc rather than printing huge files or logs.
+- Each call starts a new shell in the working folder; `cd` and variables do not carry over \
+between calls. Chain dependent steps in one command (`cd sub && make`).
+- Prefer the read, write and edit tools to view and change files, rather than cat, sed or echo.";
 
 pub struct BashTool {
     spec: ToolSpec,
@@ -15,8 +52,25 @@ impl BashTool {
         BashTool {
             spec: ToolSpec {
                 name: "bash".into(),
-                description: String::new(),
-                parameters: json!({"type": "object"}),
+                description: DESCRIPTION.into(),
+                parameters: json!({
+                    "type": "object",
+                    "properties": {
+                        "command": {
+                            "type": "string",
+                            "minLength": 1,
+                            "description": "The bash command(s) to run"
+                        },
+                        "timeout_ms": {
+                            "type": "integer",
+                            "minimum": 1,
+                            "maximum": MAX_TIMEOUT_MS,
+                            "description": "Milliseconds before the command is killed (default 120000, max 600000)"
+                        }
+                    },
+                    "required": ["command"],
+                    "additionalProperties": false
+                }),
             },
         }
     }
@@ -33,7 +87,445 @@ impl Tool for BashTool {
         &self.spec
     }
 
-    fn call(&self, _args: Value, _ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
-        Box::pin(async { ToolOutput::error("not implemented") })
+    fn call(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
+        Box::pin(async move {
+            let Some(command) = args.get("command").and_then(Value::as_str) else {
+                return ToolOutput::error("missing string argument `command`");
+            };
+            let timeout_ms = args
+                .get("timeout_ms")
+                .and_then(Value::as_u64)
+                .unwrap_or(DEFAULT_TIMEOUT_MS)
+                .clamp(1, MAX_TIMEOUT_MS);
+            run(command, Duration::from_millis(timeout_ms), &ctx).await
+        })
+    }
+}
+
+/// How the command ended.
+enum End {
+    Exited(std::io::Result<ExitStatus>),
+    TimedOut,
+    Cancelled,
+}
+
+/// Runs the command to completion, timeout or cancellation, and formats the result.
+async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> ToolOutput {
+    if ctx.cancel.is_cancelled() {
+        return ToolOutput::error("cancelled");
+    }
+    let mut child = match Command::new("bash")
+        .arg("-c")
+        .arg(command)
+        .current_dir(&ctx.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env("TERM", "dumb")
+        .env("PAGER", "cat")
+        .env("GIT_PAGER", "cat")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(e) => {
+            return ToolOutput::error(format!(
+                "could not start bash in {}: {e}",
+                ctx.cwd.display()
+            ))
+        }
+    };
+    // The shell leads its own group, so the group id is its pid.
+    let mut group = GroupKiller(child.id().and_then(|id| i32::try_from(id).ok()));
+    let sink = Arc::new(Mutex::new(Collector::default()));
+    let mut reader = tokio::spawn(collect(
+        child.stdout.take(),
+        child.stderr.take(),
+        sink.clone(),
+    ));
+
+    let end = tokio::select! {
+        status = child.wait() => End::Exited(status),
+        _ = tokio::time::sleep(timeout) => End::TimedOut,
+        _ = ctx.cancel.cancelled() => End::Cancelled,
+    };
+    group.kill();
+    if !matches!(end, End::Exited(_)) {
+        let _ = tokio::time::timeout(REAP_TIMEOUT, child.wait()).await;
+    }
+    if tokio::time::timeout(DRAIN_TIMEOUT, &mut reader)
+        .await
+        .is_err()
+    {
+        // Something outside the group still holds the pipes open; keep what arrived.
+        reader.abort();
+    }
+    let collected = std::mem::take(&mut *sink.lock().unwrap_or_else(|p| p.into_inner()));
+    finish(collected, end, timeout)
+}
+
+/// Kills a process group (once) when asked or when dropped, e.g. if the call is abandoned.
+struct GroupKiller(Option<i32>);
+
+impl GroupKiller {
+    fn kill(&mut self) {
+        if let Some(pgid) = self.0.take().filter(|&p| p > 0) {
+            // SAFETY: kill(2) takes plain integers and touches no memory of ours; a negative
+            // pid addresses the process group the spawned shell leads.
+            unsafe {
+                libc::kill(-pgid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+impl Drop for GroupKiller {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Reads stdout and stderr until both close, appending chunks to `sink` as they arrive.
+async fn collect(
+    mut out: Option<ChildStdout>,
+    mut err: Option<ChildStderr>,
+    sink: Arc<Mutex<Collector>>,
+) {
+    let mut out_buf = vec![0u8; 8192];
+    let mut err_buf = vec![0u8; 8192];
+    while out.is_some() || err.is_some() {
+        let (is_out, result) = tokio::select! {
+            r = read_some(&mut out, &mut out_buf) => (true, r),
+            r = read_some(&mut err, &mut err_buf) => (false, r),
+        };
+        match result {
+            Ok(n) if n > 0 => {
+                let buf = if is_out { &out_buf } else { &err_buf };
+                sink.lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(&buf[..n]);
+            }
+            // End of file or a read error: this pipe is done.
+            _ if is_out => out = None,
+            _ => err = None,
+        }
+    }
+}
+
+/// Reads from the pipe if it is still open; never resolves for a closed one.
+async fn read_some<R: AsyncRead + Unpin>(
+    pipe: &mut Option<R>,
+    buf: &mut [u8],
+) -> std::io::Result<usize> {
+    match pipe {
+        Some(r) => r.read(buf).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Output in arrival order, bounded: the first and last [`KEEP_BYTES`] are kept.
+#[derive(Default)]
+struct Collector {
+    head: Vec<u8>,
+    tail: VecDeque<u8>,
+    total: usize,
+}
+
+impl Collector {
+    fn push(&mut self, mut bytes: &[u8]) {
+        self.total += bytes.len();
+        let room = KEEP_BYTES.saturating_sub(self.head.len());
+        let (to_head, rest) = bytes.split_at(room.min(bytes.len()));
+        self.head.extend_from_slice(to_head);
+        bytes = rest;
+        if bytes.len() >= KEEP_BYTES {
+            self.tail.clear();
+            bytes = &bytes[bytes.len() - KEEP_BYTES..];
+        }
+        let overflow = (self.tail.len() + bytes.len()).saturating_sub(KEEP_BYTES);
+        self.tail.drain(..overflow);
+        self.tail.extend(bytes);
+    }
+
+    /// Bytes that were dropped from the middle because output was very long.
+    fn dropped(&self) -> usize {
+        self.total - self.head.len() - self.tail.len()
+    }
+
+    fn into_text(mut self) -> String {
+        let dropped = self.dropped();
+        let total = self.total;
+        self.head.extend(self.tail);
+        let text = String::from_utf8_lossy(&self.head);
+        let mut text = truncate_middle(&text, MAX_OUTPUT_BYTES);
+        if dropped > 0 {
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&format!(
+                "[the command printed {total} bytes in all; the count above leaves out {dropped} \
+                 more bytes dropped from the middle]"
+            ));
+        }
+        text
+    }
+}
+
+/// The output followed by the status line.
+fn finish(collected: Collector, end: End, timeout: Duration) -> ToolOutput {
+    let mut text = collected.into_text();
+    let (status, is_error) = match end {
+        End::Exited(Ok(status)) => match status.code() {
+            Some(code) => (format!("exit code: {code}"), code != 0),
+            None => {
+                use std::os::unix::process::ExitStatusExt;
+                let signal = status.signal().unwrap_or(0);
+                (format!("killed by signal {signal}"), true)
+            }
+        },
+        End::Exited(Err(e)) => (format!("could not wait for bash: {e}"), true),
+        End::TimedOut => (
+            format!("killed after {} s (timeout)", timeout.as_secs_f64()),
+            true,
+        ),
+        End::Cancelled => ("cancelled".to_string(), true),
+    };
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&status);
+    ToolOutput {
+        content: text,
+        is_error,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cancel::CancelToken;
+    use std::path::PathBuf;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::Instant;
+
+    struct TempDir(PathBuf);
+
+    impl TempDir {
+        fn new(tag: &str) -> Self {
+            static N: AtomicU64 = AtomicU64::new(0);
+            let n = N.fetch_add(1, Ordering::Relaxed);
+            let dir = std::env::temp_dir()
+                .join(format!("mypi-bash-test-{}-{tag}-{n}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            TempDir(dir)
+        }
+
+        fn ctx(&self) -> ToolContext {
+            ToolContext {
+                cwd: self.0.clone(),
+                cancel: CancelToken::new(),
+            }
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    async fn bash(dir: &TempDir, args: Value) -> ToolOutput {
+        BashTool::new().call(args, dir.ctx()).await
+    }
+
+    /// Processes of group `pgid` that are alive (zombies waiting for a reaper do not count).
+    fn live_in_group(pgid: i32) -> Vec<String> {
+        let mut live = Vec::new();
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                continue;
+            };
+            // Fields after the parenthesised command name: state ppid pgrp ...
+            let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+                continue;
+            };
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            if fields.get(2) == Some(&pgid.to_string().as_str()) && fields[0] != "Z" {
+                live.push(stat);
+            }
+        }
+        live
+    }
+
+    #[tokio::test]
+    async fn runs_in_cwd_and_reports_exit_code() {
+        let dir = TempDir::new("cwd");
+        std::fs::write(dir.0.join("marker.txt"), "").unwrap();
+        let out = bash(&dir, json!({"command": "ls; echo \"$PAGER $TERM\""})).await;
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(out.content, "marker.txt\ncat dumb\nexit code: 0");
+    }
+
+    #[tokio::test]
+    async fn nonzero_exit_is_an_error() {
+        let dir = TempDir::new("fail");
+        let out = bash(&dir, json!({"command": "echo oops >&2; exit 3"})).await;
+        assert!(out.is_error);
+        assert_eq!(out.content, "oops\nexit code: 3");
+        let out = bash(&dir, json!({"command": "true"})).await;
+        assert_eq!(out.content, "exit code: 0");
+    }
+
+    #[tokio::test]
+    async fn stdout_and_stderr_interleave_in_arrival_order() {
+        let dir = TempDir::new("order");
+        let cmd = "echo a; sleep 0.1; echo b >&2; sleep 0.1; echo c; sleep 0.1; echo d >&2";
+        let out = bash(&dir, json!({"command": cmd})).await;
+        assert_eq!(out.content, "a\nb\nc\nd\nexit code: 0");
+    }
+
+    #[tokio::test]
+    async fn stdin_is_closed() {
+        let dir = TempDir::new("stdin");
+        let out = bash(&dir, json!({"command": "cat; echo done"})).await;
+        assert_eq!(out.content, "done\nexit code: 0");
+    }
+
+    #[tokio::test]
+    async fn invalid_utf8_is_converted_lossily() {
+        let dir = TempDir::new("lossy");
+        let out = bash(&dir, json!({"command": "printf 'ok\\377\\376!'"})).await;
+        assert_eq!(out.content, "ok\u{fffd}\u{fffd}!\nexit code: 0");
+    }
+
+    #[tokio::test]
+    async fn long_output_is_cut_in_the_middle() {
+        let dir = TempDir::new("long");
+        let out = bash(&dir, json!({"command": "seq 1 100000"})).await;
+        assert!(!out.is_error);
+        assert!(out.content.starts_with("1\n2\n3\n"));
+        assert!(out.content.contains("omitted"));
+        assert!(out.content.ends_with("99999\n100000\nexit code: 0"));
+        assert!(out.content.len() < MAX_OUTPUT_BYTES + 200);
+    }
+
+    #[tokio::test]
+    async fn huge_output_is_bounded_in_memory_and_says_so() {
+        let dir = TempDir::new("huge");
+        let cmd = "head -c 3000000 /dev/zero | tr '\\0' a; echo; echo end";
+        let out = bash(&dir, json!({"command": cmd})).await;
+        assert!(
+            out.content.contains("printed 3000005 bytes in all"),
+            "{}",
+            &out.content[out.content.len() - 300..]
+        );
+        assert!(out.content.contains("end\n"));
+        assert!(out.content.len() < MAX_OUTPUT_BYTES + 400);
+    }
+
+    #[tokio::test]
+    async fn timeout_kills_the_whole_group() {
+        let dir = TempDir::new("timeout");
+        let started = Instant::now();
+        let out = bash(
+            &dir,
+            json!({"command": "echo $$; sleep 30 & sleep 30", "timeout_ms": 300}),
+        )
+        .await;
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(out.is_error);
+        assert!(
+            out.content.ends_with("\nkilled after 0.3 s (timeout)"),
+            "{}",
+            out.content
+        );
+        let pgid: i32 = out.content.lines().next().unwrap().parse().unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(live_in_group(pgid).is_empty(), "{:?}", live_in_group(pgid));
+    }
+
+    #[tokio::test]
+    async fn background_jobs_do_not_outlive_the_command() {
+        let dir = TempDir::new("background");
+        let started = Instant::now();
+        let out = bash(&dir, json!({"command": "echo $$; sleep 30 &"})).await;
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert!(out.content.ends_with("exit code: 0"), "{}", out.content);
+        let pgid: i32 = out.content.lines().next().unwrap().parse().unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(live_in_group(pgid).is_empty());
+    }
+
+    #[tokio::test]
+    async fn cancel_kills_the_command() {
+        let dir = TempDir::new("cancel");
+        let ctx = dir.ctx();
+        let cancel = ctx.cancel.clone();
+        let started = Instant::now();
+        let call = BashTool::new().call(json!({"command": "echo $$; sleep 30"}), ctx);
+        let task = tokio::spawn(call);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        cancel.cancel();
+        let out = task.await.unwrap();
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert!(out.is_error);
+        assert!(out.content.ends_with("\ncancelled"), "{}", out.content);
+        let pgid: i32 = out.content.lines().next().unwrap().parse().unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(live_in_group(pgid).is_empty());
+        let again = bash(&dir, json!({"command": "echo hi"})).await;
+        assert_eq!(again.content, "hi\nexit code: 0");
+        let out = BashTool::new()
+            .call(json!({"command": "echo never"}), {
+                let c = dir.ctx();
+                c.cancel.cancel();
+                c
+            })
+            .await;
+        assert_eq!(out.content, "cancelled");
+    }
+
+    #[tokio::test]
+    async fn missing_cwd_is_an_error() {
+        let ctx = ToolContext {
+            cwd: std::env::temp_dir().join("mypi-bash-test-no-such-folder-xyz"),
+            cancel: CancelToken::new(),
+        };
+        let out = BashTool::new().call(json!({"command": "true"}), ctx).await;
+        assert!(out.is_error);
+        assert!(
+            out.content.starts_with("could not start bash"),
+            "{}",
+            out.content
+        );
+    }
+
+    #[test]
+    fn collector_keeps_both_ends() {
+        let mut c = Collector::default();
+        c.push(&vec![b'a'; KEEP_BYTES + 10]);
+        c.push(&vec![b'b'; KEEP_BYTES * 2]);
+        c.push(b"end");
+        assert_eq!(c.head.len(), KEEP_BYTES);
+        assert_eq!(c.tail.len(), KEEP_BYTES);
+        assert_eq!(c.total, KEEP_BYTES * 3 + 13);
+        assert_eq!(c.dropped(), KEEP_BYTES + 13);
+        assert!(c.into_text().contains("bbbend\n[the command printed"));
+    }
+
+    #[test]
+    fn schema_is_complete() {
+        let v = jsonschema::validator_for(&BashTool::new().spec().parameters).unwrap();
+        assert!(v.is_valid(&json!({"command": "ls", "timeout_ms": 1000})));
+        assert!(!v.is_valid(&json!({"command": "ls", "timeout_ms": 600_001})));
+        assert!(!v.is_valid(&json!({"timeout_ms": 5})));
+        assert!(!v.is_valid(&json!({"command": "ls", "cwd": "/"})));
+        assert!(!BashTool::new().parallel_safe());
     }
 }

@@ -1,10 +1,37 @@
-//! The built-in `edit` tool (placeholder until implemented).
+//! The built-in `edit` tool: exact-string replacement in a text file. The text to replace must
+//! occur exactly once unless `replace_all` is set; failures say why (with the line numbers of
+//! the occurrences, or of a near match that differs only in whitespace or line endings). Files
+//! with CRLF line endings keep them. The file is replaced atomically.
+
+use std::fs;
+use std::io;
+use std::path::Path;
 
 use serde_json::{json, Value};
 
+use super::write::write_atomic;
 use super::{Tool, ToolContext};
 use crate::protocol::{ToolOutput, ToolSpec};
 use crate::providers::BoxFuture;
+
+/// Lines of context shown around an edit.
+const CONTEXT_LINES: usize = 3;
+/// Most lines shown in a snippet.
+const SNIPPET_MAX_LINES: usize = 20;
+/// Most line numbers listed for repeated occurrences.
+const MAX_LISTED_LINES: usize = 20;
+
+const DESCRIPTION: &str = "\
+Edit a file by replacing exact text.
+
+- `old_text` must match the file exactly, character for character, including indentation and \
+whitespace. Read the file first and copy the text from it.
+- `old_text` must occur exactly once: include enough surrounding lines to make it unique. To \
+change every occurrence (e.g. renaming a variable), set `replace_all` to true.
+- `new_text` replaces it; it may be empty to delete text.
+- Line endings are handled for you: a file with CRLF line endings keeps them.
+- To create a new file or rewrite one completely, use `write` instead.
+- On success the result shows the edited region with line numbers.";
 
 pub struct EditTool {
     spec: ToolSpec,
@@ -15,8 +42,31 @@ impl EditTool {
         EditTool {
             spec: ToolSpec {
                 name: "edit".into(),
-                description: String::new(),
-                parameters: json!({"type": "object"}),
+                description: DESCRIPTION.into(),
+                parameters: json!({
+                    "type": "object",
+                    "properties": {
+                        "path": {
+                            "type": "string",
+                            "minLength": 1,
+                            "description": "File to edit, relative to the working folder or absolute"
+                        },
+                        "old_text": {
+                            "type": "string",
+                            "description": "Exact text to replace; must occur once unless replace_all is true"
+                        },
+                        "new_text": {
+                            "type": "string",
+                            "description": "Text to put in its place (may be empty)"
+                        },
+                        "replace_all": {
+                            "type": "boolean",
+                            "description": "Replace every occurrence of old_text (default false)"
+                        }
+                    },
+                    "required": ["path", "old_text", "new_text"],
+                    "additionalProperties": false
+                }),
             },
         }
     }
@@ -33,7 +83,476 @@ impl Tool for EditTool {
         &self.spec
     }
 
-    fn call(&self, _args: Value, _ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
-        Box::pin(async { ToolOutput::error("not implemented") })
+    fn call(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
+        Box::pin(async move {
+            let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_string);
+            let (Some(path), Some(old), Some(new)) =
+                (text("path"), text("old_text"), text("new_text"))
+            else {
+                return ToolOutput::error(
+                    "edit needs string arguments `path`, `old_text` and `new_text`",
+                );
+            };
+            let replace_all = args
+                .get("replace_all")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            let target = ctx.resolve(&path);
+            let edit = Edit {
+                display: path,
+                old,
+                new,
+                replace_all,
+            };
+            tokio::task::spawn_blocking(move || edit_file(&target, &edit))
+                .await
+                .unwrap_or_else(|e| ToolOutput::error(format!("edit failed: {e}")))
+        })
+    }
+}
+
+/// One requested edit.
+struct Edit {
+    display: String,
+    old: String,
+    new: String,
+    replace_all: bool,
+}
+
+/// Reads, edits and atomically rewrites the file.
+fn edit_file(target: &Path, edit: &Edit) -> ToolOutput {
+    let display = &edit.display;
+    if edit.old.is_empty() {
+        return ToolOutput::error(
+            "old_text is empty; give the exact text to replace (to create or rewrite a whole \
+             file, use write)",
+        );
+    }
+    let bytes = match fs::read(target) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return ToolOutput::error(format!(
+                "no such file: {display} (to create a file, use write)"
+            ))
+        }
+        Err(_) if target.is_dir() => {
+            return ToolOutput::error(format!("{display} is a directory, not a file"))
+        }
+        Err(e) => return ToolOutput::error(format!("could not read {display}: {e}")),
+    };
+    let Ok(content) = String::from_utf8(bytes) else {
+        return ToolOutput::error(format!(
+            "{display} is not valid UTF-8 text; edit only changes text files (use write to \
+             replace it whole)"
+        ));
+    };
+    let (updated, message) = match apply(&content, edit) {
+        Ok(done) => done,
+        Err(msg) => return ToolOutput::error(msg),
+    };
+    match write_atomic(target, updated.as_bytes()) {
+        Ok(()) => ToolOutput::ok(message),
+        Err(e) => ToolOutput::error(format!("could not write {display}: {e}")),
+    }
+}
+
+/// Whether every line break in `text` is CRLF (and there is at least one).
+fn uses_crlf(text: &str) -> bool {
+    let crlf = text.matches("\r\n").count();
+    crlf > 0 && crlf == text.matches('\n').count()
+}
+
+/// Performs the replacement in memory: the new content and the success message, or the error.
+fn apply(content: &str, edit: &Edit) -> Result<(String, String), String> {
+    let display = &edit.display;
+    let crlf = uses_crlf(content);
+    let lf = |s: &str| {
+        if crlf {
+            s.replace("\r\n", "\n")
+        } else {
+            s.to_string()
+        }
+    };
+    let (work, old, new) = (lf(content), lf(&edit.old), lf(&edit.new));
+    if old == new {
+        return Err("old_text and new_text are the same; there is nothing to change".into());
+    }
+    let starts: Vec<usize> = work.match_indices(old.as_str()).map(|(i, _)| i).collect();
+    if starts.is_empty() {
+        return Err(not_found(&work, &old, display));
+    }
+    let lines = line_numbers(&work, &starts);
+    if starts.len() > 1 && !edit.replace_all {
+        return Err(format!(
+            "old_text occurs {} times in {display} (lines {}); add surrounding lines to make it \
+             unique, or set replace_all",
+            starts.len(),
+            list_lines(&lines)
+        ));
+    }
+    let updated = if edit.replace_all {
+        work.replace(old.as_str(), &new)
+    } else {
+        work.replacen(old.as_str(), &new, 1)
+    };
+    let first = lines.first().copied().unwrap_or(1);
+    let what = if lines.len() == 1 {
+        format!("replaced 1 occurrence at line {first}")
+    } else {
+        format!(
+            "replaced {} occurrences at lines {}",
+            lines.len(),
+            list_lines(&lines)
+        )
+    };
+    let snippet = snippet(&updated, first, new.matches('\n').count() + 1);
+    let message = format!("edited {display}: {what}\n\n{snippet}");
+    let out = if crlf {
+        updated.replace('\n', "\r\n")
+    } else {
+        updated
+    };
+    Ok((out, message))
+}
+
+/// 1-based line numbers of sorted byte offsets.
+fn line_numbers(text: &str, starts: &[usize]) -> Vec<usize> {
+    let mut line = 1;
+    let mut pos = 0;
+    starts
+        .iter()
+        .map(|&s| {
+            line += text.get(pos..s).map_or(0, |t| t.matches('\n').count());
+            pos = s;
+            line
+        })
+        .collect()
+}
+
+/// "a, b, c", shortened when there are very many.
+fn list_lines(lines: &[usize]) -> String {
+    let mut s: Vec<String> = lines
+        .iter()
+        .take(MAX_LISTED_LINES)
+        .map(usize::to_string)
+        .collect();
+    if lines.len() > MAX_LISTED_LINES {
+        s.push(format!("and {} more", lines.len() - MAX_LISTED_LINES));
+    }
+    s.join(", ")
+}
+
+/// Lines `first..first+count` of `text` with context, numbered, at most [`SNIPPET_MAX_LINES`].
+fn snippet(text: &str, first: usize, count: usize) -> String {
+    let from = first.saturating_sub(CONTEXT_LINES).max(1);
+    let to = first + count - 1 + CONTEXT_LINES;
+    let mut out: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l))
+        .filter(|(n, _)| (from..=to).contains(n))
+        .take(SNIPPET_MAX_LINES + 1)
+        .map(|(n, l)| format!("{n:>6}\t{l}"))
+        .collect();
+    if out.len() > SNIPPET_MAX_LINES {
+        out.truncate(SNIPPET_MAX_LINES);
+        out.push("   ...".into());
+    }
+    out.join("\n")
+}
+
+/// The error for text that does not occur, with a hint when it does once whitespace is ignored.
+fn not_found(work: &str, old: &str, display: &str) -> String {
+    let base = format!("old_text not found in {display}");
+    let (hay, map) = normalize(work);
+    let (needle, _) = normalize(old);
+    let needle = needle.trim();
+    let near = match needle.is_empty() {
+        true => None,
+        false => hay.find(needle),
+    };
+    let (Some(at), Some(&start)) = (near, near.and_then(|i| map.get(i))) else {
+        return format!(
+            "{base}; read the file again and copy the text to replace exactly, including \
+             whitespace and indentation"
+        );
+    };
+    let end = map
+        .get(at + needle.len().saturating_sub(1))
+        .copied()
+        .unwrap_or(start);
+    let lines = line_numbers(work, &[start, end]);
+    let (l1, l2) = (lines[0], lines[1]);
+    let span = if l1 == l2 {
+        format!("line {l1}")
+    } else {
+        format!("lines {l1}-{l2}")
+    };
+    format!(
+        "{base}. Hint: it matches {span} if whitespace and line endings are ignored, so the \
+         indentation, spacing or line breaks differ. The file has there:\n{}\nCopy the text \
+         exactly as shown (without the line numbers) and try again.",
+        snippet_exact(work, l1, l2)
+    )
+}
+
+/// Lines `l1..=l2` of `text`, numbered, at most [`SNIPPET_MAX_LINES`].
+fn snippet_exact(text: &str, l1: usize, l2: usize) -> String {
+    let mut out: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l))
+        .filter(|(n, _)| (l1..=l2).contains(n))
+        .take(SNIPPET_MAX_LINES)
+        .map(|(n, l)| format!("{n:>6}\t{l}"))
+        .collect();
+    if l2 + 1 - l1 > SNIPPET_MAX_LINES {
+        out.push("   ...".into());
+    }
+    out.join("\n")
+}
+
+/// `text` with every run of whitespace collapsed to one space, and for each byte of the result
+/// the byte offset in `text` it came from.
+fn normalize(text: &str) -> (String, Vec<usize>) {
+    let mut out = String::with_capacity(text.len());
+    let mut map = Vec::with_capacity(text.len());
+    let mut in_space = false;
+    for (i, c) in text.char_indices() {
+        if c.is_whitespace() {
+            if !in_space {
+                out.push(' ');
+                map.push(i);
+            }
+            in_space = true;
+        } else {
+            out.push(c);
+            map.extend(std::iter::repeat_n(i, c.len_utf8()));
+            in_space = false;
+        }
+    }
+    (out, map)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cancel::CancelToken;
+    use std::path::PathBuf;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    struct TempDir(PathBuf);
+
+    impl TempDir {
+        fn new(tag: &str) -> Self {
+            static N: AtomicU64 = AtomicU64::new(0);
+            let n = N.fetch_add(1, Ordering::Relaxed);
+            let dir = std::env::temp_dir()
+                .join(format!("mypi-edit-test-{}-{tag}-{n}", std::process::id()));
+            fs::create_dir_all(&dir).unwrap();
+            TempDir(dir)
+        }
+
+        fn file(&self, name: &str, content: &str) -> PathBuf {
+            let p = self.0.join(name);
+            fs::write(&p, content).unwrap();
+            p
+        }
+
+        async fn edit(&self, args: Value) -> ToolOutput {
+            let ctx = ToolContext {
+                cwd: self.0.clone(),
+                cancel: CancelToken::new(),
+            };
+            EditTool::new().call(args, ctx).await
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn args(path: &str, old: &str, new: &str) -> Value {
+        json!({"path": path, "old_text": old, "new_text": new})
+    }
+
+    #[tokio::test]
+    async fn replaces_unique_text_and_shows_snippet() {
+        let dir = TempDir::new("ok");
+        let p = dir.file("a.rs", "fn a() {}\nfn b() {\n    1\n}\nfn c() {}\n");
+        let out = dir.edit(args("a.rs", "    1\n", "    2\n    3\n")).await;
+        assert!(!out.is_error, "{}", out.content);
+        assert!(
+            out.content
+                .starts_with("edited a.rs: replaced 1 occurrence at line 3\n"),
+            "{}",
+            out.content
+        );
+        assert!(
+            out.content.contains("     3\t    2\n     4\t    3"),
+            "{}",
+            out.content
+        );
+        assert_eq!(
+            fs::read_to_string(p).unwrap(),
+            "fn a() {}\nfn b() {\n    2\n    3\n}\nfn c() {}\n"
+        );
+        let leftovers = fs::read_dir(&dir.0).unwrap().count();
+        assert_eq!(leftovers, 1, "temporary file left behind");
+    }
+
+    #[tokio::test]
+    async fn multiple_occurrences_need_replace_all() {
+        let dir = TempDir::new("multi");
+        let p = dir.file("m.txt", "x = 1\ny = 2\nx = 1\n\nx = 1\n");
+        let out = dir.edit(args("m.txt", "x = 1", "x = 9")).await;
+        assert!(out.is_error);
+        assert_eq!(
+            out.content,
+            "old_text occurs 3 times in m.txt (lines 1, 3, 5); add surrounding lines to make \
+             it unique, or set replace_all"
+        );
+        assert_eq!(
+            fs::read_to_string(&p).unwrap(),
+            "x = 1\ny = 2\nx = 1\n\nx = 1\n"
+        );
+        let mut a = args("m.txt", "x = 1", "x = 9");
+        a["replace_all"] = json!(true);
+        let out = dir.edit(a).await;
+        assert!(!out.is_error, "{}", out.content);
+        assert!(out
+            .content
+            .starts_with("edited m.txt: replaced 3 occurrences at lines 1, 3, 5"));
+        assert_eq!(
+            fs::read_to_string(&p).unwrap(),
+            "x = 9\ny = 2\nx = 9\n\nx = 9\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn crlf_files_keep_crlf() {
+        let dir = TempDir::new("crlf");
+        let p = dir.file("w.txt", "one\r\ntwo\r\nthree\r\n");
+        let out = dir.edit(args("w.txt", "one\ntwo\n", "uno\ndos\n")).await;
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(fs::read_to_string(&p).unwrap(), "uno\r\ndos\r\nthree\r\n");
+        let out = dir.edit(args("w.txt", "dos\r\nthree", "tres")).await;
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(fs::read_to_string(&p).unwrap(), "uno\r\ntres\r\n");
+    }
+
+    #[tokio::test]
+    async fn missing_file_is_an_error() {
+        let dir = TempDir::new("missing");
+        let out = dir.edit(args("none.txt", "a", "b")).await;
+        assert!(out.is_error);
+        assert!(
+            out.content.starts_with("no such file: none.txt"),
+            "{}",
+            out.content
+        );
+    }
+
+    #[tokio::test]
+    async fn empty_old_text_is_an_error() {
+        let dir = TempDir::new("empty");
+        dir.file("e.txt", "abc");
+        let out = dir.edit(args("e.txt", "", "x")).await;
+        assert!(out.is_error);
+        assert!(
+            out.content.starts_with("old_text is empty"),
+            "{}",
+            out.content
+        );
+    }
+
+    #[tokio::test]
+    async fn not_found_without_near_match() {
+        let dir = TempDir::new("notfound");
+        dir.file("n.txt", "alpha\nbeta\n");
+        let out = dir.edit(args("n.txt", "gamma", "delta")).await;
+        assert!(out.is_error);
+        assert!(out
+            .content
+            .starts_with("old_text not found in n.txt; read the file again"));
+        assert!(!out.content.contains("Hint"));
+    }
+
+    #[tokio::test]
+    async fn not_found_hints_at_whitespace_near_match() {
+        let dir = TempDir::new("near");
+        let p = dir.file("h.py", "def f():\n\tif x:\n\t\treturn 1\n");
+        let out = dir.edit(args("h.py", "if x:\n    return 1", "pass")).await;
+        assert!(out.is_error);
+        assert!(out.content.contains("matches lines 2-3"), "{}", out.content);
+        assert!(
+            out.content.contains("     3\t\t\treturn 1"),
+            "{}",
+            out.content
+        );
+        assert_eq!(
+            fs::read_to_string(p).unwrap(),
+            "def f():\n\tif x:\n\t\treturn 1\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn not_found_hints_at_line_ending_difference_in_mixed_file() {
+        let dir = TempDir::new("mixed");
+        dir.file("x.txt", "a\nb\r\nc\n");
+        let out = dir.edit(args("x.txt", "b\nc", "z")).await;
+        assert!(out.is_error);
+        assert!(out.content.contains("matches lines 2-3"), "{}", out.content);
+    }
+
+    #[tokio::test]
+    async fn directory_and_binary_are_errors() {
+        let dir = TempDir::new("dirbin");
+        fs::create_dir(dir.0.join("d")).unwrap();
+        let out = dir.edit(args("d", "a", "b")).await;
+        assert!(out.is_error);
+        assert!(out.content.contains("is a directory"), "{}", out.content);
+        fs::write(dir.0.join("b.bin"), b"a\xffb").unwrap();
+        let out = dir.edit(args("b.bin", "a", "b")).await;
+        assert!(out.is_error);
+        assert!(out.content.contains("not valid UTF-8"), "{}", out.content);
+    }
+
+    #[tokio::test]
+    async fn identical_texts_and_odd_arguments_are_errors() {
+        let dir = TempDir::new("odd");
+        dir.file("s.txt", "same");
+        let out = dir.edit(args("s.txt", "same", "same")).await;
+        assert!(out.is_error);
+        assert!(out.content.contains("the same"));
+        let out = dir.edit(json!({"path": "s.txt", "old_text": 1})).await;
+        assert!(out.is_error);
+    }
+
+    #[test]
+    fn normalize_maps_back_to_offsets() {
+        let (n, map) = normalize("a  \t b\né");
+        assert_eq!(n, "a b é");
+        assert_eq!(map, vec![0, 1, 5, 6, 7, 7]);
+    }
+
+    #[test]
+    fn snippet_is_bounded() {
+        let text: String = (1..=100).map(|i| format!("l{i}\n")).collect();
+        let s = snippet(&text, 10, 50);
+        assert!(s.starts_with("     7\tl7"));
+        assert_eq!(s.lines().count(), SNIPPET_MAX_LINES + 1);
+        assert!(s.ends_with("..."));
+    }
+
+    #[test]
+    fn schema_is_complete() {
+        let v = jsonschema::validator_for(&EditTool::new().spec().parameters).unwrap();
+        assert!(v.is_valid(&args("a", "b", "c")));
+        assert!(!v.is_valid(&json!({"path": "a", "old_text": "b"})));
+        assert!(!v.is_valid(&json!({"path": "a", "old_text": "b", "new_text": "c", "x": 1})));
+        assert!(!EditTool::new().parallel_safe());
     }
 }
