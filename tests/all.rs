@@ -1,1 +1,4 @@
+//! The single integration-test binary: support code in `common/`, tests in `suite/`.
 
+mod common;
+mod suite;

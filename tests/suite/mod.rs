@@ -1,0 +1,3 @@
+//! Integration test modules; each file covers one area.
+
+mod fakes;
