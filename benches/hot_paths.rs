@@ -1,1 +1,149 @@
-fn main() {}
+//! Hot-path benchmarks (`cargo bench`): streaming many small deltas through the agent with no
+//! hooks registered, and emitting an event nobody subscribed to. A plain harness (median of
+//! repeated runs, CPU time of this thread) keeps the build free of a benchmark framework.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mypi::agent::queue::Queues;
+use mypi::agent::session::SessionSlot;
+use mypi::agent::{Agent, AgentParts, EventSink};
+use mypi::cancel::CancelToken;
+use mypi::hooks::{EventKind, HookBus, HookEvent, InputSource};
+use mypi::protocol::AgentEvent;
+use mypi::providers::{BoxFuture, EventStream, Provider, ProviderError, StreamEvent};
+use mypi::tools::ToolRegistry;
+use serde_json::Value;
+
+const DELTAS: usize = 10_000;
+
+struct Deltas;
+
+struct DeltaStream(VecDeque<StreamEvent>);
+
+impl EventStream for DeltaStream {
+    fn next(&mut self) -> BoxFuture<'_, Option<Result<StreamEvent, ProviderError>>> {
+        let e = self.0.pop_front().map(Ok);
+        Box::pin(async move { e })
+    }
+}
+
+impl Provider for Deltas {
+    fn name(&self) -> &str {
+        "bench"
+    }
+    fn model(&self) -> &str {
+        "bench"
+    }
+    fn stream(
+        &self,
+        _payload: Value,
+    ) -> BoxFuture<'_, Result<Box<dyn EventStream>, ProviderError>> {
+        let mut events: VecDeque<StreamEvent> = (0..DELTAS)
+            .map(|i| StreamEvent::TextDelta(if i % 2 == 0 { "ab" } else { "c " }.to_string()))
+            .collect();
+        events.push_back(StreamEvent::Done { stop_reason: None });
+        Box::pin(async move { Ok(Box::new(DeltaStream(events)) as Box<dyn EventStream>) })
+    }
+}
+
+/// Forwards deltas the way a front end would (to a counter instead of a terminal).
+struct CountingSink(std::sync::atomic::AtomicUsize);
+
+impl EventSink for CountingSink {
+    fn emit(&self, event: AgentEvent) {
+        if let AgentEvent::TextDelta { delta } = event {
+            self.0
+                .fetch_add(delta.len(), std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}
+
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn bench_streaming(rt: &tokio::runtime::Runtime) {
+    let hooks = HookBus::new(Arc::new(|_| {}));
+    let mut agent = Agent::new(AgentParts {
+        provider: Arc::new(Deltas),
+        tools: ToolRegistry::new(),
+        hooks,
+        queues: Arc::new(Queues::new()),
+        cwd: std::env::temp_dir(),
+        system_prompt: "bench".into(),
+        session: SessionSlot::Off,
+        messages: Vec::new(),
+    });
+    let sink = CountingSink(Default::default());
+    let mut samples = Vec::new();
+    for _ in 0..30 {
+        agent.reset(SessionSlot::Off);
+        let start = thread_cpu();
+        rt.block_on(async {
+            let out = agent
+                .prompt("go", InputSource::User, &sink, &CancelToken::new())
+                .await;
+            assert_eq!(out.map(|o| o.text.len()).unwrap_or(0), DELTAS * 2);
+        });
+        samples.push(thread_cpu() - start);
+    }
+    println!(
+        "stream {DELTAS} deltas, no hooks: median {:.2} ms CPU per run (whole run incl. provider)",
+        median(samples).as_secs_f64() * 1e3
+    );
+}
+
+fn bench_unsubscribed_emit(rt: &tokio::runtime::Runtime) {
+    let hooks = HookBus::new(Arc::new(|_| {}));
+    let n = 1_000_000u32;
+    let start = Instant::now();
+    let mut hits = 0;
+    for _ in 0..n {
+        if hooks.has(std::hint::black_box(EventKind::MessageUpdate)) {
+            hits += 1;
+        }
+    }
+    let check = start.elapsed();
+    let start = Instant::now();
+    rt.block_on(async {
+        for _ in 0..10_000 {
+            let e = hooks.emit(HookEvent::TurnStart { turn: 1 }).await;
+            std::hint::black_box(e);
+        }
+    });
+    let emit = start.elapsed();
+    assert_eq!(hits, 0);
+    println!(
+        "event with no subscribers: has() {:.2} ns; emit() {:.0} ns",
+        check.as_nanos() as f64 / n as f64,
+        emit.as_nanos() as f64 / 10_000.0
+    );
+}
+
+fn main() {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("cannot build a runtime: {e}");
+            std::process::exit(1);
+        }
+    };
+    bench_streaming(&rt);
+    bench_unsubscribed_emit(&rt);
+}

@@ -6,7 +6,7 @@ pub mod input;
 pub mod render;
 
 use std::io::Read;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crate::app::{App, AppError, LineOutcome};
 use crate::cancel::CancelToken;
@@ -93,6 +93,7 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
         printer: printer.clone(),
     };
     let queues = app.queues.clone();
+    let current = watch_ctrl_c(printer.clone());
     loop {
         let line = tokio::select! {
             r = input.read("> ") => r,
@@ -107,7 +108,9 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
             ReadResult::Interrupted => continue,
             ReadResult::Eof => break,
         };
-        match run_line(&mut app, &line, &sink).await {
+        let cancel = CancelToken::new();
+        *current.lock().unwrap_or_else(|p| p.into_inner()) = cancel.clone();
+        match app.handle_line(&line, &sink, &cancel).await {
             Ok(LineOutcome::Quit) => break,
             Ok(LineOutcome::Ran(outcome)) if outcome.turns == 0 && outcome.blocked.is_some() => {
                 printer.line(&outcome.text)
@@ -121,18 +124,20 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
     0
 }
 
-/// Runs a line; Ctrl-C while it runs cancels it.
-async fn run_line(app: &mut App, line: &str, sink: &HumanSink) -> Result<LineOutcome, AppError> {
-    let cancel = CancelToken::new();
-    let run = app.handle_line(line, sink, &cancel);
-    tokio::pin!(run);
-    loop {
-        tokio::select! {
-            r = &mut run => return r,
-            _ = tokio::signal::ctrl_c() => {
-                sink.printer.line("^C cancelling…");
-                cancel.cancel();
+/// Ctrl-C outside line editing (while a prompt runs) cancels the current prompt and keeps
+/// mypi open; at the prompt rustyline sees it as a key instead. Returns the slot holding the
+/// token of the prompt that Ctrl-C cancels.
+fn watch_ctrl_c(printer: Arc<Printer>) -> Arc<Mutex<CancelToken>> {
+    let current = Arc::new(Mutex::new(CancelToken::new()));
+    let slot = current.clone();
+    tokio::spawn(async move {
+        while tokio::signal::ctrl_c().await.is_ok() {
+            let token = slot.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            if !token.is_cancelled() {
+                printer.line("^C cancelling…");
+                token.cancel();
             }
         }
-    }
+    });
+    current
 }

@@ -160,6 +160,7 @@ impl EventSink for HumanSink {
                 }
             }
             AgentEvent::Notice { message } => p.line(&format!("! {message}")),
+            AgentEvent::Error { message } if message == "cancelled" => p.line("(cancelled)"),
             AgentEvent::Error { message } => p.line(&format!("error: {message}")),
             AgentEvent::Command { output, .. } => p.line(&output),
             AgentEvent::AgentStart { .. }
