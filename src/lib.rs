@@ -31,5 +31,7 @@ pub mod owner;
 pub mod protocol;
 pub mod providers;
 pub mod repl;
+#[cfg(test)]
+mod testutil;
 pub mod text;
 pub mod tools;

@@ -276,12 +276,7 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn temp_dir(tag: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("mypi-session-{tag}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&d);
-        d
-    }
+    use crate::testutil::TempDir;
 
     #[test]
     fn timestamps_are_utc_dates() {
@@ -292,7 +287,8 @@ mod tests {
 
     #[test]
     fn append_then_resume_round_trips() {
-        let dir = temp_dir("rt");
+        let tmp = TempDir::new("rt");
+        let dir = tmp.0.join("sessions");
         let mut w = SessionWriter::create(&dir, Path::new("/x")).unwrap();
         w.append(&Message::user("hi")).unwrap();
         w.append(&Message::assistant("hello", vec![])).unwrap();
@@ -300,12 +296,12 @@ mod tests {
         assert_eq!(r.messages.len(), 2);
         assert!(r.warnings.is_empty());
         assert_eq!(r.writer.id(), w.id());
-        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn torn_last_line_is_skipped_and_cut() {
-        let dir = temp_dir("torn");
+        let tmp = TempDir::new("torn");
+        let dir = tmp.0.join("sessions");
         let mut w = SessionWriter::create(&dir, Path::new("/x")).unwrap();
         w.append(&Message::user("kept")).unwrap();
         let path = w.path().to_path_buf();
@@ -321,6 +317,5 @@ mod tests {
         let again = SessionWriter::resume(&path).unwrap();
         assert_eq!(again.messages.len(), 2);
         assert!(again.warnings.is_empty());
-        fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -225,6 +225,15 @@ pub(crate) fn http_client() -> Result<reqwest::Client, ProviderError> {
         .map_err(ProviderError::Config)
 }
 
+/// The endpoint to use: `base_url` unless it is unset or blank, else `default`; without a
+/// trailing slash.
+pub(crate) fn base_url_or(base_url: Option<String>, default: &str) -> String {
+    let url = base_url
+        .filter(|u| !u.trim().is_empty())
+        .unwrap_or_else(|| default.to_string());
+    url.trim().trim_end_matches('/').to_string()
+}
+
 /// Extracts a readable message from an error body (`{"error":{"message":..}}` and the like),
 /// falling back to the body text itself, shortened.
 pub(crate) fn error_message_from_body(body: &str) -> String {

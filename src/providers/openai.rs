@@ -28,12 +28,9 @@ impl OpenAiProvider {
         base_url: Option<String>,
         api_key: Option<String>,
     ) -> Self {
-        let base_url = base_url
-            .filter(|u| !u.trim().is_empty())
-            .unwrap_or_else(|| DEFAULT_BASE_URL.to_string());
         OpenAiProvider {
             model: model.into(),
-            base_url: base_url.trim().trim_end_matches('/').to_string(),
+            base_url: super::base_url_or(base_url, DEFAULT_BASE_URL),
             api_key: api_key.filter(|k| !k.is_empty()),
         }
     }

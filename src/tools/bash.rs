@@ -306,35 +306,8 @@ fn finish(collected: Collector, end: End, timeout: Duration) -> ToolOutput {
 mod tests {
     use super::*;
     use crate::cancel::CancelToken;
-    use std::path::PathBuf;
-    use std::sync::atomic::{AtomicU64, Ordering};
+    use crate::testutil::TempDir;
     use std::time::Instant;
-
-    struct TempDir(PathBuf);
-
-    impl TempDir {
-        fn new(tag: &str) -> Self {
-            static N: AtomicU64 = AtomicU64::new(0);
-            let n = N.fetch_add(1, Ordering::Relaxed);
-            let dir = std::env::temp_dir()
-                .join(format!("mypi-bash-test-{}-{tag}-{n}", std::process::id()));
-            std::fs::create_dir_all(&dir).unwrap();
-            TempDir(dir)
-        }
-
-        fn ctx(&self) -> ToolContext {
-            ToolContext {
-                cwd: self.0.clone(),
-                cancel: CancelToken::new(),
-            }
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
 
     async fn bash(dir: &TempDir, args: Value) -> ToolOutput {
         BashTool::new().call(args, dir.ctx()).await

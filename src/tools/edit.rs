@@ -338,21 +338,10 @@ fn normalize(text: &str) -> (String, Vec<usize>) {
 mod tests {
     use super::*;
     use crate::cancel::CancelToken;
+    use crate::testutil::TempDir;
     use std::path::PathBuf;
-    use std::sync::atomic::{AtomicU64, Ordering};
-
-    struct TempDir(PathBuf);
 
     impl TempDir {
-        fn new(tag: &str) -> Self {
-            static N: AtomicU64 = AtomicU64::new(0);
-            let n = N.fetch_add(1, Ordering::Relaxed);
-            let dir = std::env::temp_dir()
-                .join(format!("mypi-edit-test-{}-{tag}-{n}", std::process::id()));
-            fs::create_dir_all(&dir).unwrap();
-            TempDir(dir)
-        }
-
         fn file(&self, name: &str, content: &str) -> PathBuf {
             let p = self.0.join(name);
             fs::write(&p, content).unwrap();
@@ -365,12 +354,6 @@ mod tests {
                 cancel: CancelToken::new(),
             };
             EditTool::new().call(args, ctx).await
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = fs::remove_dir_all(&self.0);
         }
     }
 

@@ -300,35 +300,7 @@ fn render_page(page: Page, display: &str, offset: usize) -> ToolOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cancel::CancelToken;
-    use std::path::PathBuf;
-    use std::sync::atomic::{AtomicU64, Ordering};
-
-    struct TempDir(PathBuf);
-
-    impl TempDir {
-        fn new(tag: &str) -> Self {
-            static N: AtomicU64 = AtomicU64::new(0);
-            let n = N.fetch_add(1, Ordering::Relaxed);
-            let dir = std::env::temp_dir()
-                .join(format!("mypi-read-test-{}-{tag}-{n}", std::process::id()));
-            fs::create_dir_all(&dir).unwrap();
-            TempDir(dir)
-        }
-
-        fn ctx(&self) -> ToolContext {
-            ToolContext {
-                cwd: self.0.clone(),
-                cancel: CancelToken::new(),
-            }
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = fs::remove_dir_all(&self.0);
-        }
-    }
+    use crate::testutil::TempDir;
 
     async fn read(dir: &TempDir, args: Value) -> ToolOutput {
         ReadTool::new().call(args, dir.ctx()).await

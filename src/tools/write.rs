@@ -167,33 +167,7 @@ fn temp_name(file_name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cancel::CancelToken;
-
-    struct TempDir(PathBuf);
-
-    impl TempDir {
-        fn new(tag: &str) -> Self {
-            static N: AtomicU64 = AtomicU64::new(0);
-            let n = N.fetch_add(1, Ordering::Relaxed);
-            let dir = std::env::temp_dir()
-                .join(format!("mypi-write-test-{}-{tag}-{n}", std::process::id()));
-            fs::create_dir_all(&dir).unwrap();
-            TempDir(dir)
-        }
-
-        fn ctx(&self) -> ToolContext {
-            ToolContext {
-                cwd: self.0.clone(),
-                cancel: CancelToken::new(),
-            }
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = fs::remove_dir_all(&self.0);
-        }
-    }
+    use crate::testutil::TempDir;
 
     async fn write(dir: &TempDir, path: &str, content: &str) -> ToolOutput {
         WriteTool::new()
