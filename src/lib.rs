@@ -26,6 +26,7 @@ pub mod cancel;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod extensions;
 pub mod hooks;
 pub mod owner;
 pub mod protocol;

@@ -1,0 +1,332 @@
+//! The engine-neutral surface scripts see. An [`ApiLink`] belongs to one loaded extension:
+//! the Lua and Rhai engines turn each `api.*` / `ctx.*` call into a call on it, and it turns
+//! them into registrations in the Rust registries (owned by the extension), queue pushes,
+//! processes and notices. The [`Engine`] trait is what the host asks of an engine: load the
+//! script, call a registered callback, report `api.state`.
+//!
+//! Values cross the boundary as JSON (`serde_json::Value`): engines convert their own values
+//! to and from it.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::owner::{Handle, Owner};
+
+pub use super::registrar::{Registrar, ToolDef};
+
+/// Identifies a script function the engine keeps (a handler, a tool's `execute`, a command).
+pub type CallbackId = u64;
+
+/// The language of an extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Language {
+    Lua,
+    Rhai,
+}
+
+impl Language {
+    pub fn from_path(path: &std::path::Path) -> Option<Language> {
+        match path.extension()?.to_str()? {
+            "lua" => Some(Language::Lua),
+            "rhai" => Some(Language::Rhai),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Language::Lua => "lua",
+            Language::Rhai => "rhai",
+        }
+    }
+}
+
+/// `api.extension`: who this script is.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExtensionInfo {
+    /// Path relative to its root without the suffix (`git/guard`).
+    pub name: String,
+    pub path: PathBuf,
+    pub language: Language,
+    /// The discovery root it came from (for `require` of helper modules).
+    #[serde(skip)]
+    pub root: PathBuf,
+}
+
+/// Per-call limits.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limits {
+    /// Time a call may run (the CPU budget), default 1 s; tools may set their own.
+    pub budget: Duration,
+    /// Lua: the VM's memory cap.
+    pub memory_bytes: usize,
+    /// Rhai: the deepest call nesting.
+    pub max_call_levels: usize,
+    /// Rhai: the largest string, array and map a script may build.
+    pub max_string_bytes: usize,
+    pub max_array_len: usize,
+    pub max_map_len: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            budget: Duration::from_secs(1),
+            memory_bytes: 64 * 1024 * 1024,
+            max_call_levels: 64,
+            max_string_bytes: 16 * 1024 * 1024,
+            max_array_len: 1_000_000,
+            max_map_len: 100_000,
+        }
+    }
+}
+
+/// What a failed load or call reports. `message` carries `path:line: what happened`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct ScriptError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+/// The kinds of script failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    Syntax,
+    Runtime,
+    /// The call ran past its budget.
+    Budget,
+    /// The script hit its memory or size limits.
+    Memory,
+    /// The host gave up waiting (the engine is stuck in native code) or the worker is gone.
+    Unavailable,
+}
+
+impl ScriptError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        ScriptError {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    pub fn runtime(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Runtime, message)
+    }
+}
+
+/// The `ctx` data of a call (engines add `ui.confirm`, `ui.notify` and `abort` functions that
+/// call the link).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CallCtx {
+    pub cwd: String,
+    /// `repl`, `print` or `json`.
+    pub mode: String,
+    pub session_id: String,
+    pub model: String,
+}
+
+/// What an engine does, on its worker thread.
+pub trait Engine {
+    /// Runs the script's top level. Registrations made meanwhile go through the link.
+    fn load(&mut self) -> Result<(), ScriptError>;
+
+    /// Calls callback `cb` with `args` (the event, a tool's arguments, a command's text) and
+    /// `ctx`, within `budget`. Returns the script's return value as JSON (`Null` for nothing).
+    fn call(
+        &mut self,
+        cb: CallbackId,
+        args: Vec<Value>,
+        ctx: &CallCtx,
+        budget: Duration,
+    ) -> Result<Value, ScriptError>;
+
+    /// `api.state` as plain data, to carry over a reload.
+    fn state(&mut self) -> Value;
+}
+
+/// Builds an engine on its worker thread.
+pub type EngineFactory =
+    fn(link: Arc<ApiLink>, limits: Limits) -> Result<Box<dyn Engine>, ScriptError>;
+
+/// The result of `api.exec`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExecResult {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub timed_out: bool,
+}
+
+/// One extension's link to the host.
+pub struct ApiLink {
+    pub info: ExtensionInfo,
+    pub owner: Owner,
+    registrar: Arc<dyn Registrar>,
+    initial_state: Value,
+    handles: Mutex<Vec<(u64, Handle)>>,
+    /// Nanoseconds spent in host operations (exec, confirm) during the current call; they
+    /// do not count against the script's budget.
+    host_ns: AtomicU64,
+}
+
+impl ApiLink {
+    pub fn new(
+        info: ExtensionInfo,
+        owner: Owner,
+        registrar: Arc<dyn Registrar>,
+        initial_state: Value,
+    ) -> Self {
+        ApiLink {
+            info,
+            owner,
+            registrar,
+            initial_state,
+            handles: Mutex::new(Vec::new()),
+            host_ns: AtomicU64::new(0),
+        }
+    }
+
+    /// `api.state` as the previous version of this extension left it (`{}` at first load).
+    pub fn initial_state(&self) -> Value {
+        self.initial_state.clone()
+    }
+
+    fn keep(&self, handle: Handle) -> u64 {
+        let id = handle.id();
+        self.handles
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((id, handle));
+        id
+    }
+
+    /// `api.on(event, handler)`: returns a handle id for `remove`.
+    pub fn on(&self, event: &str, cb: CallbackId) -> Result<u64, String> {
+        let handle = self.registrar.on(&self.owner, event, cb)?;
+        Ok(self.keep(handle))
+    }
+
+    /// `api.tool{...}`.
+    pub fn tool(&self, def: ToolDef, cb: CallbackId) -> Result<u64, String> {
+        let handle = self.registrar.tool(&self.owner, def, cb)?;
+        Ok(self.keep(handle))
+    }
+
+    /// `api.command(name, handler, description?)`.
+    pub fn command(&self, name: &str, description: &str, cb: CallbackId) -> Result<u64, String> {
+        let handle = self.registrar.command(&self.owner, name, description, cb)?;
+        Ok(self.keep(handle))
+    }
+
+    /// `handle:remove()`: false when it was already removed.
+    pub fn remove(&self, id: u64) -> bool {
+        let mut handles = self.handles.lock().unwrap_or_else(|p| p.into_inner());
+        match handles.iter().position(|(h, _)| *h == id) {
+            Some(i) => handles.remove(i).1.remove(),
+            None => false,
+        }
+    }
+
+    /// `api.send_message(text, {deliver_as = ...})`; `deliver_as` defaults to `"steer"`.
+    pub fn send_message(&self, text: &str, deliver_as: Option<&str>) -> Result<(), String> {
+        self.registrar
+            .send_message(text, deliver_as.unwrap_or("steer"))
+    }
+
+    /// `api.log(msg)`: a debug line (shown with `MYPI_LOG=1`).
+    pub fn log(&self, msg: &str) {
+        self.registrar.log(&format!("[{}] {msg}", self.info.name));
+    }
+
+    /// `api.notify(msg)` / `ctx.ui.notify(msg)`: a line shown to the user.
+    pub fn notify(&self, msg: &str) {
+        self.registrar
+            .notify(&format!("[{}] {msg}", self.info.name));
+    }
+
+    /// `ctx.ui.confirm(question)`: asks on the REPL; false in print mode. The wait does not
+    /// count against the call's budget.
+    pub fn confirm(&self, question: &str) -> bool {
+        self.host_op(|| {
+            self.registrar
+                .confirm(&format!("[{}] {question}", self.info.name))
+        })
+    }
+
+    /// `ctx.abort()`: cancels the running prompt.
+    pub fn abort(&self) {
+        self.registrar.abort();
+    }
+
+    /// `api.exec(cmd, args, {timeout_ms?, cwd?})`: runs a process without a shell. The wait
+    /// does not count against the call's budget.
+    pub fn exec(
+        &self,
+        cmd: &str,
+        args: &[String],
+        timeout_ms: Option<u64>,
+        cwd: Option<&str>,
+    ) -> Result<ExecResult, String> {
+        self.host_op(|| super::exec::run(cmd, args, timeout_ms, cwd, &self.registrar.cwd()))
+    }
+
+    /// Reads a file (Rhai's `read_file`); relative paths are against the working folder.
+    pub fn read_file(&self, path: &str) -> Result<String, String> {
+        let p = self.registrar.cwd().join(path);
+        std::fs::read_to_string(&p).map_err(|e| format!("cannot read {}: {e}", p.display()))
+    }
+
+    /// Writes a file (Rhai's `write_file`), creating parent folders.
+    pub fn write_file(&self, path: &str, content: &str) -> Result<(), String> {
+        let p = self.registrar.cwd().join(path);
+        if let Some(dir) = p.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        std::fs::write(&p, content).map_err(|e| format!("cannot write {}: {e}", p.display()))
+    }
+
+    /// Starts the budget clock of a call (engines check it from their instruction hook or
+    /// progress callback).
+    pub fn start_call(self: &Arc<Self>) -> CallClock {
+        self.host_ns.store(0, Ordering::SeqCst);
+        CallClock {
+            link: self.clone(),
+            start: Instant::now(),
+        }
+    }
+
+    fn host_op<T>(&self, f: impl FnOnce() -> T) -> T {
+        let start = Instant::now();
+        let out = f();
+        let ns = start.elapsed().as_nanos().min(u64::MAX as u128) as u64;
+        self.host_ns.fetch_add(ns, Ordering::SeqCst);
+        out
+    }
+}
+
+/// Measures a call's time against its budget, leaving out time spent in host operations.
+#[derive(Clone)]
+pub struct CallClock {
+    link: Arc<ApiLink>,
+    start: Instant,
+}
+
+impl CallClock {
+    /// Script time used so far.
+    pub fn used(&self) -> Duration {
+        let host = Duration::from_nanos(self.link.host_ns.load(Ordering::SeqCst));
+        self.start.elapsed().saturating_sub(host)
+    }
+
+    pub fn exceeded(&self, budget: Duration) -> bool {
+        self.used() > budget
+    }
+}

@@ -1,0 +1,150 @@
+//! [`Registrar`]: what an extension's [`ApiLink`](super::api::ApiLink) needs from the host —
+//! registering into the Rust registries under the extension's owner, the queues, notices, the
+//! REPL's confirm prompt. The host implements it per extension (so registrations can call back
+//! into that extension's worker); tests use [`Recording`].
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use super::api::CallbackId;
+use crate::owner::{Handle, Owner};
+
+/// `api.tool{...}` as the engine read it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolDef {
+    pub name: String,
+    pub description: String,
+    /// A JSON Schema object.
+    pub parameters: Value,
+    pub parallel_safe: bool,
+    /// The tool's own budget (default: the extension's).
+    pub timeout_ms: Option<u64>,
+}
+
+/// The host side of the script API.
+pub trait Registrar: Send + Sync {
+    fn on(&self, owner: &Owner, event: &str, cb: CallbackId) -> Result<Handle, String>;
+    fn tool(&self, owner: &Owner, def: ToolDef, cb: CallbackId) -> Result<Handle, String>;
+    fn command(
+        &self,
+        owner: &Owner,
+        name: &str,
+        description: &str,
+        cb: CallbackId,
+    ) -> Result<Handle, String>;
+    fn send_message(&self, text: &str, deliver_as: &str) -> Result<(), String>;
+    fn log(&self, line: &str);
+    fn notify(&self, line: &str);
+    fn confirm(&self, question: &str) -> bool;
+    fn abort(&self);
+    fn cwd(&self) -> PathBuf;
+}
+
+#[cfg(test)]
+pub use recording::Recording;
+
+#[cfg(test)]
+mod recording {
+    use super::*;
+    use crate::owner::{next_id, Unregister};
+    use std::sync::{Arc, Mutex, Weak};
+
+    /// A registrar for engine tests: records every call.
+    #[derive(Default)]
+    pub struct Recording {
+        /// `("on", event, cb)`, `("tool", name, cb)`, `("command", name, cb)`,
+        /// `("send_message", "deliver_as:text", 0)`, `("notify", line, 0)`, `("log", line, 0)`.
+        pub calls: Mutex<Vec<(String, String, CallbackId)>>,
+        pub tools: Mutex<Vec<ToolDef>>,
+        pub removed: Mutex<Vec<u64>>,
+        /// What `confirm` answers.
+        pub confirm_answer: bool,
+        pub cwd: PathBuf,
+        weak: Mutex<Option<Weak<Recording>>>,
+    }
+
+    impl Recording {
+        pub fn new(cwd: PathBuf) -> Arc<Self> {
+            let r = Arc::new(Recording {
+                cwd,
+                ..Default::default()
+            });
+            *r.weak.lock().unwrap() = Some(Arc::downgrade(&r));
+            r
+        }
+
+        fn record(&self, kind: &str, what: &str, cb: CallbackId) -> Handle {
+            self.calls
+                .lock()
+                .unwrap()
+                .push((kind.into(), what.into(), cb));
+            let weak: Weak<dyn Unregister> = match self.weak.lock().unwrap().clone() {
+                Some(w) => w,
+                None => Weak::<Recording>::new(),
+            };
+            Handle::new(next_id(), weak)
+        }
+
+        /// The recorded calls of one kind, as `(what, cb)`.
+        pub fn of(&self, kind: &str) -> Vec<(String, CallbackId)> {
+            self.calls
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|c| c.0 == kind)
+                .map(|c| (c.1.clone(), c.2))
+                .collect()
+        }
+    }
+
+    impl Unregister for Recording {
+        fn unregister(&self, id: u64) -> bool {
+            self.removed.lock().unwrap().push(id);
+            true
+        }
+    }
+
+    impl Registrar for Recording {
+        fn on(&self, _o: &Owner, event: &str, cb: CallbackId) -> Result<Handle, String> {
+            if crate::hooks::EventKind::parse(event).is_none() {
+                return Err(format!("unknown event '{event}'"));
+            }
+            Ok(self.record("on", event, cb))
+        }
+        fn tool(&self, _o: &Owner, def: ToolDef, cb: CallbackId) -> Result<Handle, String> {
+            let h = self.record("tool", &def.name, cb);
+            self.tools.lock().unwrap().push(def);
+            Ok(h)
+        }
+        fn command(
+            &self,
+            _o: &Owner,
+            name: &str,
+            _d: &str,
+            cb: CallbackId,
+        ) -> Result<Handle, String> {
+            Ok(self.record("command", name, cb))
+        }
+        fn send_message(&self, text: &str, deliver_as: &str) -> Result<(), String> {
+            self.record("send_message", &format!("{deliver_as}:{text}"), 0);
+            Ok(())
+        }
+        fn log(&self, line: &str) {
+            self.record("log", line, 0);
+        }
+        fn notify(&self, line: &str) {
+            self.record("notify", line, 0);
+        }
+        fn confirm(&self, question: &str) -> bool {
+            self.record("confirm", question, 0);
+            self.confirm_answer
+        }
+        fn abort(&self) {
+            self.record("abort", "", 0);
+        }
+        fn cwd(&self) -> PathBuf {
+            self.cwd.clone()
+        }
+    }
+}
