@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, ValueEnum};
+use clap::{Parser, Subcommand, ValueEnum};
 
 /// Which model API to talk to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -51,4 +51,36 @@ pub struct Cli {
     /// Write no session file.
     #[arg(long, conflicts_with = "continue_session")]
     pub no_session: bool,
+
+    /// Load extensions from DIR instead of .agents/extensions and ~/.agents/extensions
+    /// (repeatable).
+    #[arg(long = "extensions-dir", value_name = "DIR")]
+    pub extensions_dir: Vec<PathBuf>,
+
+    /// Load no extensions.
+    #[arg(long, conflicts_with = "extensions_dir")]
+    pub no_extensions: bool,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Work with extension scripts.
+    Ext {
+        #[command(subcommand)]
+        action: ExtAction,
+    },
+}
+
+/// `mypi ext ...`.
+#[derive(Debug, Subcommand)]
+pub enum ExtAction {
+    /// Load extensions without starting the agent and print what each registered or its
+    /// error (exit 1 if any failed). PATHs are files or folders; default: the extension roots.
+    Check { paths: Vec<PathBuf> },
+    /// List the extensions that would be loaded.
+    List,
 }

@@ -19,6 +19,7 @@ pub enum Builtin {
     Model,
     New,
     Session,
+    Extensions,
     Quit,
 }
 
@@ -100,7 +101,7 @@ impl CommandTable {
     pub fn with_builtins() -> Arc<Self> {
         let table = Arc::new(CommandTable::default());
         let _ = table.weak_self.set(Arc::downgrade(&table));
-        let builtins: [(&str, &[&str], &str, Builtin); 6] = [
+        let builtins: [(&str, &[&str], &str, Builtin); 7] = [
             ("help", &["?"], "list the commands", Builtin::Help),
             (
                 "tools",
@@ -120,6 +121,12 @@ impl CommandTable {
                 &[],
                 "show the session file, messages and usage",
                 Builtin::Session,
+            ),
+            (
+                "extensions",
+                &["ext"],
+                "list the extensions, what each registered, and failures",
+                Builtin::Extensions,
             ),
             ("quit", &["exit", "q"], "leave mypi", Builtin::Quit),
         ];

@@ -72,6 +72,10 @@ pub struct Config {
     pub cwd: PathBuf,
     pub home: Option<PathBuf>,
     pub retry: RetryPolicy,
+    /// Where extensions are discovered (empty: none).
+    pub extension_roots: Vec<PathBuf>,
+    /// `api.log` lines are shown (`MYPI_LOG=1`).
+    pub log: bool,
 }
 
 impl Config {
@@ -132,7 +136,17 @@ impl Config {
             })?;
             retry.base_delay = Duration::from_millis(n);
         }
+        let home = var("HOME").map(PathBuf::from);
+        let extension_roots = if cli.no_extensions {
+            Vec::new()
+        } else if !cli.extensions_dir.is_empty() {
+            cli.extensions_dir.iter().map(|d| cwd.join(d)).collect()
+        } else {
+            crate::extensions::discovery::default_roots(&cwd, home.as_deref())
+        };
         Ok(Config {
+            extension_roots,
+            log: var("MYPI_LOG").is_some_and(|v| v != "0"),
             provider,
             model,
             base_url,
@@ -142,7 +156,7 @@ impl Config {
             mode,
             continue_session: cli.continue_session,
             no_session: cli.no_session,
-            home: var("HOME").map(PathBuf::from),
+            home,
             cwd,
             retry,
         })

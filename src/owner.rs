@@ -7,11 +7,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
 /// Who registered something. `order` fixes the position of its hook handlers in a chain
-/// (load order); the core is order 0.
+/// (load order); the core is order 0. `generation` tells two loaded versions of one
+/// extension apart (a reload registers the new version before removing the old one).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Owner {
     pub name: Arc<str>,
     pub order: u64,
+    pub generation: u64,
 }
 
 impl Owner {
@@ -19,7 +21,14 @@ impl Owner {
         Owner {
             name: name.into(),
             order,
+            generation: 0,
         }
+    }
+
+    /// The same owner, for another loaded version.
+    pub fn with_generation(mut self, generation: u64) -> Self {
+        self.generation = generation;
+        self
     }
 
     /// The agent itself.

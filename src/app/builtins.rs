@@ -22,6 +22,7 @@ impl App {
                 "Started a new session.".to_string()
             }
             Builtin::Session => self.session_text(),
+            Builtin::Extensions => self.extensions_text(),
             Builtin::Quit => return Ok(LineOutcome::Quit),
         };
         Ok(LineOutcome::Output(text))
@@ -63,6 +64,31 @@ impl App {
             "Model set to {name} ({}).",
             self.config.provider.name()
         ))
+    }
+
+    fn extensions_text(&self) -> String {
+        let all = self.extensions.summaries();
+        if all.is_empty() {
+            let roots: Vec<String> = self
+                .config
+                .extension_roots
+                .iter()
+                .map(|r| r.display().to_string())
+                .collect();
+            return format!(
+                "No extensions loaded (looked in: {}).",
+                if roots.is_empty() {
+                    "nothing: --no-extensions".to_string()
+                } else {
+                    roots.join(", ")
+                }
+            );
+        }
+        let mut out = String::from("Extensions:\n");
+        for s in all {
+            out.push_str(&format!("  {}\n", s.line()));
+        }
+        out.trim_end().to_string()
     }
 
     fn session_text(&self) -> String {

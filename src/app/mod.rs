@@ -3,15 +3,20 @@
 //! no network, no files beyond a resumed session, the session file created on first use.
 
 mod builtins;
+pub mod ui;
 
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use crate::agent::queue::Queues;
 use crate::agent::session::{SessionError, SessionSlot, SessionWriter};
 use crate::agent::{prompt, Agent, AgentError, AgentParts, EventSink, RunOutcome};
 use crate::cancel::CancelToken;
 use crate::commands::{self, Action, CommandTable};
-use crate::config::{Config, ConfigError, ProviderKind};
+use crate::config::{Config, ConfigError, Mode, ProviderKind};
+use crate::extensions::api::{CallCtx, Limits};
+use crate::extensions::discovery;
+use crate::extensions::host::{ExtensionHost, Summary};
+use crate::extensions::proxies::HostContext;
 use crate::hooks::{HookBus, InputSource, NoticeFn};
 use crate::protocol::AgentEvent;
 use crate::providers::anthropic::AnthropicProvider;
@@ -64,6 +69,8 @@ pub struct App {
     pub hooks: Arc<HookBus>,
     pub tools: Arc<ToolRegistry>,
     pub queues: Arc<Queues>,
+    pub extensions: ExtensionHost,
+    pub ui: Arc<ui::AppUi>,
 }
 
 /// Builds the provider the configuration names.
@@ -116,14 +123,32 @@ impl App {
             messages,
         });
         agent.retry = config.retry;
-        Ok(App {
+        let commands = CommandTable::with_builtins();
+        let ui = Arc::new(ui::AppUi::default());
+        let host = HostContext {
+            hooks: hooks.clone(),
+            tools: tools.clone(),
+            commands: commands.clone(),
+            queues: queues.clone(),
+            notice,
+            cwd: config.cwd.clone(),
+            ui: ui.clone(),
+            call_ctx: RwLock::new(CallCtx::default()),
+            limits: Limits::default(),
+            log: config.log,
+        };
+        let mut app = App {
             config,
             agent,
-            commands: CommandTable::with_builtins(),
+            commands,
             hooks,
             tools,
             queues,
-        })
+            extensions: ExtensionHost::new(Arc::new(host)),
+            ui,
+        };
+        app.refresh_ctx();
+        Ok(app)
     }
 
     fn pending_session(config: &Config) -> SessionSlot {
@@ -145,6 +170,44 @@ impl App {
         )
     }
 
+    /// Loads the extensions and announces them; returns their summaries.
+    pub async fn load_extensions(&self) -> Vec<Summary> {
+        let infos = discovery::discover(&self.config.extension_roots);
+        if infos.is_empty() {
+            return Vec::new();
+        }
+        let summaries = self.extensions.load_all(infos).await;
+        self.extensions
+            .announce(&summaries, crate::hooks::Reason::Startup)
+            .await;
+        summaries
+    }
+
+    /// Updates the `ctx` scripts see (mode, session, model).
+    pub fn refresh_ctx(&mut self) {
+        let mode = match &self.config.mode {
+            Mode::Repl => "repl",
+            Mode::Print { json: true, .. } => "json",
+            Mode::Print { .. } => "print",
+        };
+        let ctx = CallCtx {
+            cwd: self.config.cwd.display().to_string(),
+            mode: mode.to_string(),
+            session_id: self
+                .agent
+                .session()
+                .map(|s| s.id().to_string())
+                .unwrap_or_default(),
+            model: self.agent.provider().model().to_string(),
+        };
+        *self
+            .extensions
+            .context()
+            .call_ctx
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = ctx;
+    }
+
     /// Handles one line: a slash command, or a prompt for the model.
     pub async fn handle_line(
         &mut self,
@@ -152,6 +215,7 @@ impl App {
         sink: &dyn EventSink,
         cancel: &CancelToken,
     ) -> Result<LineOutcome, AppError> {
+        self.refresh_ctx();
         let Some((name, args)) = commands::parse_line(line) else {
             let outcome = self
                 .agent

@@ -8,7 +8,7 @@
 //! to and from it.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -174,6 +174,7 @@ pub struct ApiLink {
     /// Nanoseconds spent in host operations (exec, confirm) during the current call; they
     /// do not count against the script's budget.
     host_ns: AtomicU64,
+    in_host_op: AtomicBool,
 }
 
 impl ApiLink {
@@ -190,6 +191,7 @@ impl ApiLink {
             initial_state,
             handles: Mutex::new(Vec::new()),
             host_ns: AtomicU64::new(0),
+            in_host_op: AtomicBool::new(false),
         }
     }
 
@@ -303,9 +305,21 @@ impl ApiLink {
         }
     }
 
+    /// Time spent in host operations during the current call.
+    pub fn host_time(&self) -> Duration {
+        Duration::from_nanos(self.host_ns.load(Ordering::SeqCst))
+    }
+
+    /// Whether the script is waiting on a host operation right now.
+    pub fn in_host_op(&self) -> bool {
+        self.in_host_op.load(Ordering::SeqCst)
+    }
+
     fn host_op<T>(&self, f: impl FnOnce() -> T) -> T {
         let start = Instant::now();
+        self.in_host_op.store(true, Ordering::SeqCst);
         let out = f();
+        self.in_host_op.store(false, Ordering::SeqCst);
         let ns = start.elapsed().as_nanos().min(u64::MAX as u128) as u64;
         self.host_ns.fetch_add(ns, Ordering::SeqCst);
         out

@@ -4,12 +4,17 @@
 //! - `discovery.rs`: roots and files, names;
 //! - `api.rs`: [`api::ApiLink`] (what `api.*` does) and the [`api::Engine`] trait;
 //! - `registrar.rs`: the host side the link calls into;
-//! - `host.rs`: workers (calls with deadlines, busy / disabled), proxies that put script
-//!   handlers, tools and commands into the Rust registries, loading and listing;
+//! - `worker.rs`: the thread per extension, calls with deadlines, busy / disabled;
+//! - `proxies.rs`: script handlers, tools and commands as Rust registry entries;
+//! - `host.rs`: loading, rollback, listing, unloading;
 //! - `lua.rs`, `rhai.rs`: the engines; `exec.rs`: `api.exec`.
 
 pub mod api;
+pub mod discovery;
 pub mod exec;
+pub mod host;
 pub mod lua;
+pub mod proxies;
 pub mod registrar;
 pub mod rhai;
+pub mod worker;

@@ -69,9 +69,17 @@ impl Highlighter for SlashHelper {}
 impl Validator for SlashHelper {}
 impl Helper for SlashHelper {}
 
+/// What the input thread is asked to do.
+enum Request {
+    /// Read a prompt line.
+    Line(String),
+    /// Ask a yes/no question (for `ctx.ui.confirm`) and send the answer back.
+    Confirm(String, std_mpsc::Sender<bool>),
+}
+
 /// The input thread's handle.
 pub struct Input {
-    requests: std_mpsc::Sender<String>,
+    requests: std_mpsc::Sender<Request>,
     results: mpsc::UnboundedReceiver<ReadResult>,
     outstanding: bool,
 }
@@ -93,7 +101,7 @@ impl Input {
         if let Ok(ext) = editor.create_external_printer() {
             printer.set_external(Box::new(ext));
         }
-        let (req_tx, req_rx) = std_mpsc::channel::<String>();
+        let (req_tx, req_rx) = std_mpsc::channel::<Request>();
         let (res_tx, res_rx) = mpsc::unbounded_channel();
         std::thread::Builder::new()
             .name("mypi-input".into())
@@ -109,7 +117,7 @@ impl Input {
     /// The next line. Cancel-safe: a request stays outstanding until its answer is taken.
     pub async fn read(&mut self, prompt: &str) -> ReadResult {
         if !self.outstanding {
-            if self.requests.send(prompt.to_string()).is_err() {
+            if self.requests.send(Request::Line(prompt.to_string())).is_err() {
                 return ReadResult::Eof;
             }
             self.outstanding = true;
@@ -118,16 +126,41 @@ impl Input {
         self.outstanding = false;
         result
     }
+
+    /// A function that asks the user a yes/no question on this terminal (blocking the
+    /// calling thread, which is an extension's worker, until answered).
+    pub fn confirmer(&self) -> crate::app::ui::ConfirmFn {
+        let requests = std::sync::Mutex::new(self.requests.clone());
+        Box::new(move |question: &str| {
+            let (tx, rx) = std_mpsc::channel();
+            let sent = requests
+                .lock()
+                .map(|r| r.send(Request::Confirm(question.to_string(), tx)).is_ok())
+                .unwrap_or(false);
+            sent && rx.recv().unwrap_or(false)
+        })
+    }
 }
 
 fn read_loop(
     mut editor: Editor<SlashHelper, DefaultHistory>,
     history: Option<PathBuf>,
     printer: Arc<Printer>,
-    requests: std_mpsc::Receiver<String>,
+    requests: std_mpsc::Receiver<Request>,
     results: mpsc::UnboundedSender<ReadResult>,
 ) {
-    while let Ok(prompt) = requests.recv() {
+    while let Ok(request) = requests.recv() {
+        let prompt = match request {
+            Request::Line(prompt) => prompt,
+            Request::Confirm(question, answer) => {
+                printer.set_reading(true);
+                let line = editor.readline(&format!("{question} [y/N] "));
+                printer.set_reading(false);
+                let yes = line.is_ok_and(|l| matches!(l.trim(), "y" | "Y" | "yes" | "Yes"));
+                let _ = answer.send(yes);
+                continue;
+            }
+        };
         printer.set_reading(true);
         let line = editor.readline(&prompt);
         printer.set_reading(false);

@@ -6,10 +6,10 @@ pub mod input;
 pub mod render;
 
 use std::io::Read;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
+use crate::app::ui::AppUi;
 use crate::app::{App, AppError, LineOutcome};
-use crate::cancel::CancelToken;
 use crate::config::Mode;
 use input::{Input, ReadResult};
 use render::{HumanSink, JsonSink, PrintSink, Printer};
@@ -35,8 +35,16 @@ pub async fn run_print(mut app: App) -> i32 {
         eprintln!("mypi: the prompt is empty; pass -p \"PROMPT\" or pipe it on standard input");
         return 2;
     }
+    for s in app.load_extensions().await {
+        if let Some(e) = &s.error {
+            app.extensions.context().notice.as_ref()(format!(
+                "extension {} failed to load: {e}",
+                s.name
+            ));
+        }
+    }
     app.start().await;
-    let cancel = CancelToken::new();
+    let cancel = app.ui.new_prompt();
     let result = if json {
         app.handle_line(prompt.trim_end(), &JsonSink, &cancel).await
     } else {
@@ -88,12 +96,16 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
     if let Some(hint) = app.faux_hint() {
         printer.line(hint);
     }
+    for s in app.load_extensions().await {
+        printer.line(&format!("  ext {}", s.line()));
+    }
+    app.ui.set_confirm(input.confirmer());
     app.start().await;
     let sink = HumanSink {
         printer: printer.clone(),
     };
     let queues = app.queues.clone();
-    let current = watch_ctrl_c(printer.clone());
+    watch_ctrl_c(printer.clone(), app.ui.clone());
     loop {
         let line = tokio::select! {
             r = input.read("> ") => r,
@@ -108,8 +120,7 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
             ReadResult::Interrupted => continue,
             ReadResult::Eof => break,
         };
-        let cancel = CancelToken::new();
-        *current.lock().unwrap_or_else(|p| p.into_inner()) = cancel.clone();
+        let cancel = app.ui.new_prompt();
         match app.handle_line(&line, &sink, &cancel).await {
             Ok(LineOutcome::Quit) => break,
             Ok(LineOutcome::Ran(outcome)) if outcome.turns == 0 && outcome.blocked.is_some() => {
@@ -125,19 +136,15 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
 }
 
 /// Ctrl-C outside line editing (while a prompt runs) cancels the current prompt and keeps
-/// mypi open; at the prompt rustyline sees it as a key instead. Returns the slot holding the
-/// token of the prompt that Ctrl-C cancels.
-fn watch_ctrl_c(printer: Arc<Printer>) -> Arc<Mutex<CancelToken>> {
-    let current = Arc::new(Mutex::new(CancelToken::new()));
-    let slot = current.clone();
+/// mypi open; at the prompt rustyline sees it as a key instead.
+fn watch_ctrl_c(printer: Arc<Printer>, ui: Arc<AppUi>) {
     tokio::spawn(async move {
         while tokio::signal::ctrl_c().await.is_ok() {
-            let token = slot.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            let token = ui.current();
             if !token.is_cancelled() {
                 printer.line("^C cancelling…");
                 token.cancel();
             }
         }
     });
-    current
 }

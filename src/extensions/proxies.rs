@@ -1,0 +1,284 @@
+//! The host side of the script API: [`HostRegistrar`] puts an extension's handlers, tools and
+//! commands into the Rust registries as proxies that call back into the extension's worker,
+//! and carries out its queue pushes, notices and prompts. [`HostContext`] is what every
+//! extension shares.
+
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock, Weak};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::api::{CallCtx, CallbackId, Limits, ToolDef};
+use super::registrar::Registrar;
+use super::worker::Worker;
+use crate::agent::queue::{Delivery, Queues};
+use crate::commands::{CommandError, CommandHandler, CommandTable};
+use crate::hooks::{EventKind, HookBus, HookError, HookEvent, HookHandler, NoticeFn};
+use crate::owner::{Handle, Owner};
+use crate::protocol::{ToolOutput, ToolSpec};
+use crate::providers::BoxFuture;
+use crate::tools::{Tool, ToolContext, ToolRegistry};
+
+/// What the front end does for scripts: ask the user, cancel the running prompt.
+pub trait Ui: Send + Sync {
+    /// Asks a yes/no question; false when nobody can answer (print mode).
+    fn confirm(&self, question: &str) -> bool;
+    /// Cancels the running prompt.
+    fn abort(&self);
+}
+
+/// A `Ui` for print mode and checks: never confirms, nothing to abort.
+pub struct NoUi;
+
+impl Ui for NoUi {
+    fn confirm(&self, _question: &str) -> bool {
+        false
+    }
+    fn abort(&self) {}
+}
+
+/// What all extensions share.
+pub struct HostContext {
+    pub hooks: Arc<HookBus>,
+    pub tools: Arc<ToolRegistry>,
+    pub commands: Arc<CommandTable>,
+    pub queues: Arc<Queues>,
+    pub notice: NoticeFn,
+    pub cwd: PathBuf,
+    pub ui: Arc<dyn Ui>,
+    /// `ctx` fields of every call (the front end updates mode, session and model).
+    pub call_ctx: RwLock<CallCtx>,
+    pub limits: Limits,
+    /// Whether `api.log` lines are shown (`MYPI_LOG=1`).
+    pub log: bool,
+}
+
+impl HostContext {
+    pub fn call_ctx(&self) -> CallCtx {
+        self.call_ctx
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+/// One extension's registrar.
+pub struct HostRegistrar {
+    pub ctx: Arc<HostContext>,
+    pub worker: Weak<Worker>,
+}
+
+impl HostRegistrar {
+    fn worker(&self) -> Result<Arc<Worker>, String> {
+        self.worker
+            .upgrade()
+            .ok_or_else(|| "the extension is being unloaded".to_string())
+    }
+}
+
+impl Registrar for HostRegistrar {
+    fn on(&self, owner: &Owner, event: &str, cb: CallbackId) -> Result<Handle, String> {
+        let kind = EventKind::parse(event).ok_or_else(|| {
+            let names: Vec<&str> = EventKind::ALL.iter().map(|k| k.name()).collect();
+            format!("unknown event '{event}'; the events are: {}", names.join(", "))
+        })?;
+        let proxy = HookProxy {
+            worker: self.worker()?,
+            ctx: self.ctx.clone(),
+            cb,
+        };
+        Ok(self.ctx.hooks.on(kind, owner.clone(), Arc::new(proxy)))
+    }
+
+    fn tool(&self, owner: &Owner, def: ToolDef, cb: CallbackId) -> Result<Handle, String> {
+        check_tool(&def)?;
+        let worker = self.worker()?;
+        let budget = def
+            .timeout_ms
+            .map(Duration::from_millis)
+            .unwrap_or(worker.limits.budget);
+        let proxy = ToolProxy {
+            spec: ToolSpec {
+                name: def.name,
+                description: def.description,
+                parameters: def.parameters,
+            },
+            parallel_safe: def.parallel_safe,
+            budget,
+            worker,
+            ctx: self.ctx.clone(),
+            cb,
+        };
+        let registered = self.ctx.tools.register(owner.clone(), Arc::new(proxy));
+        if let Some(notice) = registered.notice {
+            (self.ctx.notice)(notice);
+        }
+        Ok(registered.handle)
+    }
+
+    fn command(
+        &self,
+        owner: &Owner,
+        name: &str,
+        description: &str,
+        cb: CallbackId,
+    ) -> Result<Handle, String> {
+        let name = name.strip_prefix('/').unwrap_or(name);
+        if name.is_empty() || name.contains(char::is_whitespace) {
+            return Err(format!(
+                "command name {name:?} must be one word without spaces"
+            ));
+        }
+        let proxy = CommandProxy {
+            worker: self.worker()?,
+            ctx: self.ctx.clone(),
+            cb,
+        };
+        let registered =
+            self.ctx
+                .commands
+                .register(owner.clone(), name, description, Arc::new(proxy));
+        if let Some(notice) = registered.notice {
+            (self.ctx.notice)(notice);
+        }
+        Ok(registered.handle)
+    }
+
+    fn send_message(&self, text: &str, deliver_as: &str) -> Result<(), String> {
+        let delivery = Delivery::parse(deliver_as).ok_or_else(|| {
+            format!("deliver_as must be \"steer\" or \"follow_up\", not {deliver_as:?}")
+        })?;
+        self.ctx.queues.push(text, delivery);
+        Ok(())
+    }
+
+    fn log(&self, line: &str) {
+        if self.ctx.log {
+            eprintln!("{line}");
+        }
+    }
+
+    fn notify(&self, line: &str) {
+        (self.ctx.notice)(line.to_string());
+    }
+
+    fn confirm(&self, question: &str) -> bool {
+        self.ctx.ui.confirm(question)
+    }
+
+    fn abort(&self) {
+        self.ctx.ui.abort();
+    }
+
+    fn cwd(&self) -> PathBuf {
+        self.ctx.cwd.clone()
+    }
+}
+
+/// Checks a tool definition before it is offered to the model.
+fn check_tool(def: &ToolDef) -> Result<(), String> {
+    if def.name.is_empty() || !def.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        return Err(format!(
+            "tool name {:?} must be letters, digits, '_' or '-'",
+            def.name
+        ));
+    }
+    if def.parameters.get("type").and_then(Value::as_str) != Some("object") {
+        return Err(format!(
+            "tool '{}': parameters must be a JSON Schema object with type = \"object\"",
+            def.name
+        ));
+    }
+    jsonschema::validator_for(&def.parameters)
+        .map(|_| ())
+        .map_err(|e| format!("tool '{}': parameters are not a valid JSON Schema: {e}", def.name))
+}
+
+struct HookProxy {
+    worker: Arc<Worker>,
+    ctx: Arc<HostContext>,
+    cb: CallbackId,
+}
+
+impl HookHandler for HookProxy {
+    fn call(&self, event: &HookEvent) -> BoxFuture<'static, Result<Option<Value>, HookError>> {
+        let (worker, cb) = (self.worker.clone(), self.cb);
+        let (args, ctx) = (vec![event.to_value()], self.ctx.call_ctx());
+        Box::pin(async move {
+            match worker.call(cb, args, ctx, worker.limits.budget).await {
+                Ok(Value::Null) => Ok(None),
+                Ok(v) => Ok(Some(v)),
+                Err(e) => Err(HookError::new(e.message)),
+            }
+        })
+    }
+}
+
+struct ToolProxy {
+    spec: ToolSpec,
+    parallel_safe: bool,
+    budget: Duration,
+    worker: Arc<Worker>,
+    ctx: Arc<HostContext>,
+    cb: CallbackId,
+}
+
+impl Tool for ToolProxy {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn parallel_safe(&self) -> bool {
+        self.parallel_safe
+    }
+
+    fn call(&self, args: Value, _ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
+        let (worker, cb, budget) = (self.worker.clone(), self.cb, self.budget);
+        let ctx = self.ctx.call_ctx();
+        Box::pin(async move {
+            match worker.call(cb, vec![args], ctx, budget).await {
+                Ok(v) => tool_output(v),
+                Err(e) => ToolOutput::error(e.message),
+            }
+        })
+    }
+}
+
+/// A tool's return value as output: a string, `{content, is_error}`, or any value as JSON.
+fn tool_output(v: Value) -> ToolOutput {
+    match v {
+        Value::String(s) => ToolOutput::ok(s),
+        Value::Null => ToolOutput::ok(""),
+        Value::Object(map) if map.get("content").is_some_and(Value::is_string) => ToolOutput {
+            content: map
+                .get("content")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            is_error: map.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+        },
+        other => ToolOutput::ok(other.to_string()),
+    }
+}
+
+struct CommandProxy {
+    worker: Arc<Worker>,
+    ctx: Arc<HostContext>,
+    cb: CallbackId,
+}
+
+impl CommandHandler for CommandProxy {
+    fn call(&self, args: &str) -> BoxFuture<'static, Result<String, CommandError>> {
+        let (worker, cb) = (self.worker.clone(), self.cb);
+        let (args, ctx) = (vec![Value::String(args.to_string())], self.ctx.call_ctx());
+        Box::pin(async move {
+            match worker.call(cb, args, ctx, worker.limits.budget).await {
+                Ok(Value::String(s)) => Ok(s),
+                Ok(Value::Null) => Ok(String::new()),
+                Ok(other) => Ok(other.to_string()),
+                Err(e) => Err(CommandError(e.message)),
+            }
+        })
+    }
+}
