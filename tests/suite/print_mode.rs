@@ -2,6 +2,8 @@
 //! the server received), AGENTS.md in the system prompt, and the basics that need no server
 //! (the faux model, commands, usage errors).
 
+use std::process::Stdio;
+
 use crate::common::{FakeAnthropic, FakeOpenAi, Mypi, Reply, TestDir};
 
 use super::wire::{no_panic, session_files, system_prompt, tool_names, user_texts};
@@ -281,4 +283,27 @@ fn bad_faux_script_is_a_configuration_error() {
     out.expect_code(2);
     assert!(out.stderr.contains("replies.jsonl"), "{}", out.describe());
     no_panic(&out.stderr);
+}
+
+#[test]
+fn closed_stdout_is_not_a_panic() {
+    let dir = TestDir::new();
+    let cases: [&[&str]; 3] = [
+        &["-p", "hello there"],
+        &["-p", "/help"],
+        &["-p", "hello there", "--json"],
+    ];
+    for args in cases {
+        let mut cmd = Mypi::new(&dir).args(args.iter().copied()).command();
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("spawn mypi");
+        // The reader goes away before mypi prints (`mypi -p ... | head -c0`).
+        drop(child.stdout.take());
+        let out = child.wait_with_output().expect("wait for mypi");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        no_panic(&stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+    }
 }

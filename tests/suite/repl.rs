@@ -203,3 +203,41 @@ fn ctrl_c_during_a_tool_stops_it_and_answers_the_call() {
     );
     assert_eq!(results[0].id, "c_sleep");
 }
+
+#[test]
+fn piped_script_of_lines_runs_in_order_then_ends_at_eof() {
+    let dir = TestDir::new();
+    let fake = FakeOpenAi::with_replies(vec![Reply::text("answer-one"), Reply::text("answer-two")]);
+    let out = Mypi::new(&dir)
+        .openai(&fake)
+        .stdin("first\n\nsecond\n/session\n")
+        .spawn()
+        .wait();
+    out.ok();
+    no_panic(&out.stderr);
+    let one = out.stdout.find("answer-one").expect("first answer");
+    let two = out.stdout.find("answer-two").expect("second answer");
+    let session = out.stdout.find("Messages: 4").expect("session info");
+    assert!(one < two && two < session, "{}", out.describe());
+    let reqs = fake.requests();
+    assert_eq!(reqs.len(), 2, "the empty line is skipped");
+    assert_eq!(user_texts(&reqs[1]), vec!["first", "second"]);
+}
+
+#[test]
+fn continue_in_the_repl_resumes_the_conversation() {
+    let dir = TestDir::new();
+    let fake = FakeOpenAi::with_replies(vec![Reply::text("earlier"), Reply::text("later")]);
+    Mypi::new(&dir)
+        .openai(&fake)
+        .args(["-p", "before"])
+        .run()
+        .ok();
+    let mut mypi = Mypi::new(&dir).openai(&fake).arg("--continue").spawn();
+    mypi.send_line("/session");
+    mypi.wait_for_line("Messages: 2", WAIT);
+    mypi.send_line("after");
+    mypi.wait_for_line("later", WAIT);
+    mypi.wait().ok();
+    assert_eq!(user_texts(&fake.requests()[1]), vec!["before", "after"]);
+}

@@ -193,3 +193,36 @@ fn session_command_in_print_mode_says_nothing_was_created() {
     assert!(out.stdout.contains("Session:"), "{}", out.describe());
     assert!(out.stdout.contains("Messages: 0"), "{}", out.describe());
 }
+
+#[test]
+fn torn_line_warning_is_a_notice_event_in_json_mode() {
+    let dir = TestDir::new();
+    run_api(Api::OpenAi, &dir, vec![Reply::text("a")], &["-p", "one"])
+        .0
+        .ok();
+    let path = only_session(&dir);
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    f.write_all(b"{\"type\":\"mess").unwrap();
+    drop(f);
+    let (out, _) = run_api(
+        Api::OpenAi,
+        &dir,
+        vec![Reply::text("b")],
+        &["-c", "-p", "two", "--json"],
+    );
+    out.ok();
+    let events: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l:?}")))
+        .collect();
+    assert_eq!(events[0]["type"], "notice", "{}", out.describe());
+    assert!(events[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("the last line was incomplete"));
+    assert_eq!(events.last().unwrap()["text"], "b");
+}
