@@ -2,6 +2,7 @@
 //! the REPL or print mode, and map the outcome to an exit code (0 ok, 1 the prompt failed,
 //! 2 bad usage or configuration).
 
+use std::io::Write;
 use std::sync::Arc;
 
 use clap::Parser;
@@ -48,7 +49,8 @@ fn run(cli: Cli) -> i32 {
         let notice: NoticeFn = match &config.mode {
             Mode::Print { json: true, .. } => Arc::new(|message| {
                 if let Ok(line) = serde_json::to_string(&AgentEvent::Notice { message }) {
-                    println!("{line}");
+                    // Like the other JSON events: a closed stdout is not worth a panic.
+                    let _ = writeln!(std::io::stdout().lock(), "{line}");
                 }
             }),
             Mode::Print { .. } => Arc::new(|message| eprintln!("mypi: {message}")),

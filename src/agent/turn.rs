@@ -219,7 +219,11 @@ impl Agent {
                 Some(Ok(event)) => event,
                 Some(Err(e)) => return Err(fail(e.into(), streamed)),
             };
-            streamed = true;
+            // Usage reports (Anthropic's `message_start`) are not content: an error event
+            // right after one (`overloaded_error`) is still retried.
+            if !matches!(event, StreamEvent::Usage(_)) {
+                streamed = true;
+            }
             if let StreamEvent::TextDelta(delta) = &event {
                 acc.text.push_str(delta);
                 if watch_updates {

@@ -246,7 +246,7 @@ pub(crate) fn error_message_from_body(body: &str) -> String {
         ];
         for c in candidates.into_iter().flatten() {
             if let Some(s) = c.as_str() {
-                return s.to_string();
+                return one_line(s, 500);
             }
         }
     }
@@ -254,7 +254,22 @@ pub(crate) fn error_message_from_body(body: &str) -> String {
     if text.is_empty() {
         return "(empty response body)".to_string();
     }
-    crate::text::truncate_middle(text, 500)
+    one_line(text, 500)
+}
+
+/// `text` with every run of whitespace (newlines included) as one space, cut to about `max`
+/// bytes with an ellipsis: the error is printed as one line (an HTML error page is not).
+fn one_line(text: &str, max: usize) -> String {
+    let mut out = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if out.len() > max {
+        let mut end = max;
+        while !out.is_char_boundary(end) {
+            end -= 1;
+        }
+        out.truncate(end);
+        out.push('…');
+    }
+    out
 }
 
 #[cfg(test)]
@@ -328,5 +343,12 @@ mod tests {
             "over"
         );
         assert_eq!(error_message_from_body("plain"), "plain");
+        let html = "<html>\n<body>\n  <h1>502 Bad Gateway</h1>\n</body>\n</html>\n";
+        assert_eq!(
+            error_message_from_body(html),
+            "<html> <body> <h1>502 Bad Gateway</h1> </body> </html>"
+        );
+        let long = error_message_from_body(&"é\n".repeat(1000));
+        assert!(!long.contains('\n') && long.ends_with('…') && long.len() <= 504);
     }
 }

@@ -55,13 +55,13 @@ pub async fn run_print(mut app: App) -> i32 {
     match result {
         Ok(LineOutcome::Ran(outcome)) => {
             if !json {
-                println!("{}", outcome.text);
+                print_answer(&outcome.text);
             }
             0
         }
         Ok(LineOutcome::Output(text)) => {
             if !json {
-                println!("{text}");
+                print_answer(&text);
             }
             0
         }
@@ -71,6 +71,14 @@ pub async fn run_print(mut app: App) -> i32 {
             e.exit_code()
         }
     }
+}
+
+/// Prints the answer and a newline. A reader that went away (`mypi -p ... | head -c1`) is
+/// not an error worth a panic: the write error is ignored.
+fn print_answer(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}").and_then(|_| out.flush());
 }
 
 /// The interactive loop. Returns the exit code.
