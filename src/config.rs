@@ -137,13 +137,7 @@ impl Config {
             retry.base_delay = Duration::from_millis(n);
         }
         let home = var("HOME").map(PathBuf::from);
-        let extension_roots = if cli.no_extensions {
-            Vec::new()
-        } else if !cli.extensions_dir.is_empty() {
-            cli.extensions_dir.iter().map(|d| cwd.join(d)).collect()
-        } else {
-            crate::extensions::discovery::default_roots(&cwd, home.as_deref())
-        };
+        let extension_roots = extension_roots(cli, &cwd, home.as_deref());
         Ok(Config {
             extension_roots,
             log: var("MYPI_LOG").is_some_and(|v| v != "0"),
@@ -172,6 +166,22 @@ impl Config {
         self.home
             .as_ref()
             .map(|h| h.join(".agents").join("mypi_history"))
+    }
+}
+
+/// Where extensions are discovered: `--extensions-dir` roots, none with `--no-extensions`,
+/// else the project's and the user's `.agents/extensions`.
+pub fn extension_roots(
+    cli: &Cli,
+    cwd: &std::path::Path,
+    home: Option<&std::path::Path>,
+) -> Vec<PathBuf> {
+    if cli.no_extensions {
+        Vec::new()
+    } else if !cli.extensions_dir.is_empty() {
+        cli.extensions_dir.iter().map(|d| cwd.join(d)).collect()
+    } else {
+        crate::extensions::discovery::default_roots(cwd, home)
     }
 }
 

@@ -6,8 +6,8 @@ use std::io::Write;
 use std::sync::Arc;
 
 use clap::Parser;
-use mypi::app::App;
-use mypi::cli::Cli;
+use mypi::app::{check, App};
+use mypi::cli::{Cli, Command, ExtAction};
 use mypi::config::{Config, Mode};
 use mypi::hooks::NoticeFn;
 use mypi::protocol::AgentEvent;
@@ -26,6 +26,9 @@ fn run(cli: Cli) -> i32 {
             return 1;
         }
     };
+    if let Some(Command::Ext { action }) = &cli.command {
+        return run_ext(action, &cli, cwd);
+    }
     let config = match Config::resolve(&cli, &|k| std::env::var(k).ok(), cwd) {
         Ok(c) => c,
         Err(e) => {
@@ -73,4 +76,37 @@ fn run(cli: Cli) -> i32 {
             repl::run_print(app).await
         }
     })
+}
+
+/// `mypi ext check|list`: no agent, no provider.
+fn run_ext(action: &ExtAction, cli: &Cli, cwd: std::path::PathBuf) -> i32 {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let configured = mypi::config::extension_roots(cli, &cwd, home.as_deref());
+    match action {
+        ExtAction::List => {
+            println!("{}", check::list(&configured));
+            0
+        }
+        ExtAction::Check { paths } => {
+            let explicit = !paths.is_empty();
+            let roots: Vec<_> = if explicit {
+                paths.iter().map(|p| cwd.join(p)).collect()
+            } else {
+                configured
+            };
+            let runtime = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("mypi: cannot start the async runtime: {e}");
+                    return 1;
+                }
+            };
+            let (report, ok) = runtime.block_on(check::check(&roots, cwd, explicit));
+            println!("{report}");
+            i32::from(!ok)
+        }
+    }
 }

@@ -3,6 +3,7 @@
 //! no network, no files beyond a resumed session, the session file created on first use.
 
 mod builtins;
+pub mod check;
 pub mod ui;
 
 use std::sync::{Arc, RwLock};
@@ -45,6 +46,7 @@ impl AppError {
     pub fn exit_code(&self) -> i32 {
         match self {
             AppError::Config(_) | AppError::FauxScript(_) => 2,
+            AppError::Session(SessionError::NoneToContinue(_)) => 2,
             _ => 1,
         }
     }

@@ -167,7 +167,10 @@ impl ExtensionHost {
         info: &ExtensionInfo,
         owner: &Owner,
         state: Value,
-    ) -> (Arc<Worker>, tokio::sync::oneshot::Receiver<Result<(), ScriptError>>) {
+    ) -> (
+        Arc<Worker>,
+        tokio::sync::oneshot::Receiver<Result<(), ScriptError>>,
+    ) {
         let ctx = self.ctx.clone();
         let (info2, owner2) = (info.clone(), owner.clone());
         Worker::spawn(

@@ -81,7 +81,10 @@ impl Registrar for HostRegistrar {
     fn on(&self, owner: &Owner, event: &str, cb: CallbackId) -> Result<Handle, String> {
         let kind = EventKind::parse(event).ok_or_else(|| {
             let names: Vec<&str> = EventKind::ALL.iter().map(|k| k.name()).collect();
-            format!("unknown event '{event}'; the events are: {}", names.join(", "))
+            format!(
+                "unknown event '{event}'; the events are: {}",
+                names.join(", ")
+            )
         })?;
         let proxy = HookProxy {
             worker: self.worker()?,
@@ -178,7 +181,12 @@ impl Registrar for HostRegistrar {
 
 /// Checks a tool definition before it is offered to the model.
 fn check_tool(def: &ToolDef) -> Result<(), String> {
-    if def.name.is_empty() || !def.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+    if def.name.is_empty()
+        || !def
+            .name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
         return Err(format!(
             "tool name {:?} must be letters, digits, '_' or '-'",
             def.name
@@ -192,7 +200,12 @@ fn check_tool(def: &ToolDef) -> Result<(), String> {
     }
     jsonschema::validator_for(&def.parameters)
         .map(|_| ())
-        .map_err(|e| format!("tool '{}': parameters are not a valid JSON Schema: {e}", def.name))
+        .map_err(|e| {
+            format!(
+                "tool '{}': parameters are not a valid JSON Schema: {e}",
+                def.name
+            )
+        })
 }
 
 struct HookProxy {
@@ -256,7 +269,10 @@ fn tool_output(v: Value) -> ToolOutput {
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string(),
-            is_error: map.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+            is_error: map
+                .get("is_error")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
         },
         other => ToolOutput::ok(other.to_string()),
     }

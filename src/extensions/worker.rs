@@ -12,9 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use super::api::{
-    ApiLink, CallCtx, CallbackId, EngineFactory, ErrorKind, Limits, ScriptError,
-};
+use super::api::{ApiLink, CallCtx, CallbackId, EngineFactory, ErrorKind, Limits, ScriptError};
 
 /// Extra wall-clock time past the budget before the host gives up on a call.
 pub const GRACE: Duration = Duration::from_millis(500);

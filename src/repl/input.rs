@@ -117,7 +117,11 @@ impl Input {
     /// The next line. Cancel-safe: a request stays outstanding until its answer is taken.
     pub async fn read(&mut self, prompt: &str) -> ReadResult {
         if !self.outstanding {
-            if self.requests.send(Request::Line(prompt.to_string())).is_err() {
+            if self
+                .requests
+                .send(Request::Line(prompt.to_string()))
+                .is_err()
+            {
                 return ReadResult::Eof;
             }
             self.outstanding = true;

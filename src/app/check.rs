@@ -1,0 +1,82 @@
+//! `mypi ext check` and `mypi ext list`: load extensions without starting the agent and say,
+//! per file, what each registered or why it failed (for extension authors and their CI).
+
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+
+use crate::agent::queue::Queues;
+use crate::commands::CommandTable;
+use crate::extensions::api::{CallCtx, Limits};
+use crate::extensions::discovery;
+use crate::extensions::host::ExtensionHost;
+use crate::extensions::proxies::{HostContext, NoUi};
+use crate::hooks::{HookBus, NoticeFn};
+use crate::tools::{self, ToolRegistry};
+
+/// Loads the extensions under `roots` (files or folders); returns the report and whether all
+/// loaded. Finding none is a failure when `explicit` (the user named the paths).
+pub async fn check(roots: &[PathBuf], cwd: PathBuf, explicit: bool) -> (String, bool) {
+    let infos = discovery::discover(roots);
+    if infos.is_empty() {
+        let looked: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+        return (
+            format!("no extensions found in {}", looked.join(", ")),
+            !explicit,
+        );
+    }
+    let notices = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = notices.clone();
+    let notice: NoticeFn =
+        Arc::new(move |m| sink.lock().unwrap_or_else(|p| p.into_inner()).push(m));
+    let tools = ToolRegistry::new();
+    tools::register_builtins(&tools);
+    let ctx = HostContext {
+        hooks: HookBus::new(notice.clone()),
+        tools,
+        commands: CommandTable::with_builtins(),
+        queues: Arc::new(Queues::new()),
+        notice,
+        cwd: cwd.clone(),
+        ui: Arc::new(NoUi),
+        call_ctx: RwLock::new(CallCtx {
+            cwd: cwd.display().to_string(),
+            mode: "print".into(),
+            ..CallCtx::default()
+        }),
+        limits: Limits::default(),
+        log: false,
+    };
+    let host = ExtensionHost::new(Arc::new(ctx));
+    let summaries = host.load_all(infos).await;
+    let mut out = String::new();
+    let mut ok = true;
+    for s in &summaries {
+        let status = if s.error.is_some() { "FAIL" } else { "ok  " };
+        ok &= s.error.is_none();
+        out.push_str(&format!("{status} {}\n", s.line()));
+    }
+    for n in notices.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    let failed = summaries.iter().filter(|s| s.error.is_some()).count();
+    out.push_str(&format!(
+        "{} extension{} checked, {failed} failed",
+        summaries.len(),
+        if summaries.len() == 1 { "" } else { "s" }
+    ));
+    host.unload_all();
+    (out, ok)
+}
+
+/// The extensions that would load from `roots`, one per line.
+pub fn list(roots: &[PathBuf]) -> String {
+    let infos = discovery::discover(roots);
+    if infos.is_empty() {
+        return "no extensions found".to_string();
+    }
+    infos
+        .iter()
+        .map(|i| format!("{} ({}, {})", i.name, i.language.name(), i.path.display()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
