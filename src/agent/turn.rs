@@ -106,18 +106,18 @@ impl Agent {
             let calls = message.tool_calls.clone();
             outcome.text = message.content.clone();
             self.record(message.clone())?;
-            if calls.is_empty() {
-                return Ok(());
-            }
-            let results = self.run_tools(&calls, sink, cancel).await;
-            for result in &results {
-                self.record(result.clone())?;
-            }
-            if cancel.is_cancelled() {
-                return Err(AgentError::Cancelled);
-            }
-            for steer in self.queues.take_steer() {
-                self.record(Message::user(steer))?;
+            let mut results = Vec::new();
+            if !calls.is_empty() {
+                results = self.run_tools(&calls, sink, cancel).await;
+                for result in &results {
+                    self.record(result.clone())?;
+                }
+                if cancel.is_cancelled() {
+                    return Err(AgentError::Cancelled);
+                }
+                for steer in self.queues.take_steer() {
+                    self.record(Message::user(steer))?;
+                }
             }
             sink.emit(AgentEvent::TurnEnd { turn });
             if self.hooks.has(EventKind::TurnEnd) {
@@ -127,6 +127,9 @@ impl Agent {
                     tool_results: results,
                 };
                 self.hooks.emit(event).await;
+            }
+            if calls.is_empty() {
+                return Ok(());
             }
         }
     }

@@ -76,6 +76,7 @@ fn tool_round_trip_events_in_order() {
                 "turn_start",
                 "text_delta",
                 "message_end",
+                "turn_end",
                 "final"
             ],
             "{api:?}: {t:?}"
@@ -146,6 +147,7 @@ fn plain_answer_events() {
             "turn_start",
             "text_delta",
             "message_end",
+            "turn_end",
             "final"
         ]
     );

@@ -1,0 +1,30 @@
+-- A todo list the model can add to, a /todos command to see it, and a reminder of open
+-- todos when a run ends. Copy to .agents/extensions/todo.lua.
+local todos = api.state
+
+api.tool{
+  name = "todo_add",
+  description = "Add an item to the user's todo list.",
+  parameters = {
+    type = "object",
+    properties = { text = { type = "string", description = "what to do" } },
+    required = { "text" },
+  },
+  execute = function(args)
+    todos[#todos + 1] = args.text
+    return "added todo #" .. #todos .. ": " .. args.text
+  end,
+}
+
+api.command("todos", function()
+  if #todos == 0 then return "no todos" end
+  local lines = {}
+  for i, t in ipairs(todos) do lines[#lines + 1] = i .. ". " .. t end
+  return table.concat(lines, "\n")
+end, "list the todo items")
+
+api.on("agent_end", function(_, ctx)
+  if #todos > 0 then
+    ctx.ui.notify(#todos .. " open todo(s): " .. table.concat(todos, "; "))
+  end
+end)

@@ -1,0 +1,444 @@
+---@meta mypi
+-- LuaLS annotations for mypi extension scripts: the global `api`, the `ctx` every callback
+-- receives, the event payloads and result tables, and the standard modules `json`, `path`
+-- and `schema`. Point LuaLS at this folder (`"workspace.library": ["<mypi>/stdlib/types"]`);
+-- see stdlib/README.md, "Editor setup". Nothing here runs: mypi provides the real values.
+--
+-- The standard modules are `require`d, not globals. This file describes them as the classes
+-- `mypi.json`, `mypi.path` and `mypi.schema`; give LuaLS the type with a cast:
+--
+--   local json = require("json") --[[@as mypi.json]]
+--   local path = require("path") --[[@as mypi.path]]
+--   local schema = require("schema") --[[@as mypi.schema]]
+
+-------------------------------------------------------------------------------------------
+-- Basic shapes
+-------------------------------------------------------------------------------------------
+
+---@alias mypi.EventName
+---| "session_start"
+---| "session_shutdown"
+---| "input"
+---| "before_agent_start"
+---| "turn_start"
+---| "context"
+---| "before_provider_request"
+---| "message_update"
+---| "message_end"
+---| "tool_call"
+---| "tool_result"
+---| "turn_end"
+---| "agent_end"
+---| "extension_loaded"
+
+---@alias mypi.Mode "repl"|"print"|"json"
+
+---@alias mypi.Role "system"|"user"|"assistant"|"tool"
+
+---@alias mypi.Language "lua"|"rhai"
+
+---A JSON Schema object (plain tables: `{type = "object", properties = {...}, required = {...}}`).
+---@alias mypi.JsonSchema table<string, any>
+
+---One tool call requested by the model.
+---@class mypi.ToolCall
+---@field id string
+---@field name string
+---@field arguments table<string, any> the parsed arguments (an object for a well-formed call)
+---@field invalid_arguments? string set when the model sent arguments that are not valid JSON: the raw text (the call is answered with an error and never run)
+
+---A message of the conversation, as stored in the session and sent to providers.
+---@class mypi.Message
+---@field role mypi.Role
+---@field content string
+---@field tool_calls? mypi.ToolCall[] assistant messages that call tools
+---@field tool_call_id? string tool results: the call answered
+---@field name? string tool results: the tool that produced it
+---@field is_error? boolean tool results: whether the tool failed (absent = false)
+
+-------------------------------------------------------------------------------------------
+-- Handles and ctx
+-------------------------------------------------------------------------------------------
+
+---What `api.on`, `api.tool` and `api.command` return.
+---@class mypi.Handle
+local Handle = {}
+
+---Unregisters what was registered. Returns false when it was already removed.
+---@return boolean
+function Handle:remove() end
+
+---`ctx.ui`: talking to the user.
+---@class mypi.Ui
+local Ui = {}
+
+---Asks a yes/no question on the REPL and waits for the answer (the wait does not count
+---against the call's time budget). Always false in print and json mode and in `mypi ext check`.
+---@param question string
+---@return boolean
+function Ui.confirm(question) end
+
+---Shows a line to the user (prefixed with the extension's name), like `api.notify`.
+---@param msg any
+function Ui.notify(msg) end
+
+---The second argument of every callback (handlers, tools' `execute`, commands).
+---@class mypi.Ctx
+---@field cwd string mypi's working folder
+---@field mode mypi.Mode `"repl"`, `"print"` (`-p`) or `"json"` (`-p --json`)
+---@field session_id string the session's id; `""` when there is no session file (yet, or `--no-session`)
+---@field model string the model id in use
+---@field ui mypi.Ui
+local Ctx = {}
+
+---Cancels the running prompt (like Ctrl-C in the REPL).
+function Ctx.abort() end
+
+-------------------------------------------------------------------------------------------
+-- Event payloads. Every payload also has `type`, the event's name.
+-------------------------------------------------------------------------------------------
+
+---@class mypi.SessionStartEvent
+---@field type "session_start"
+---@field reason "startup"|"reload"|"new"|"resume"
+
+---@class mypi.SessionShutdownEvent
+---@field type "session_shutdown"
+---@field reason "quit"|"reload"|"new"
+
+---A prompt about to run (slash commands never get here).
+---@class mypi.InputEvent
+---@field type "input"
+---@field text string the prompt, as rewritten by earlier handlers
+---@field source "user"|"extension" `extension`: queued by `api.send_message`
+
+---@class mypi.BeforeAgentStartEvent
+---@field type "before_agent_start"
+---@field prompt string
+---@field system_prompt string
+
+---@class mypi.TurnStartEvent
+---@field type "turn_start"
+---@field turn integer 1 for the first model request of a run
+
+---The messages of the next model request (the system prompt is not among them).
+---@class mypi.ContextEvent
+---@field type "context"
+---@field messages mypi.Message[]
+
+---@class mypi.BeforeProviderRequestEvent
+---@field type "before_provider_request"
+---@field provider "openai"|"anthropic"|"faux"|string
+---@field payload table<string, any> the JSON body about to be sent
+
+---One piece of streamed assistant text.
+---@class mypi.MessageUpdateEvent
+---@field type "message_update"
+---@field delta string the new piece
+---@field text string the text so far, `delta` included
+
+---@class mypi.MessageEndEvent
+---@field type "message_end"
+---@field message mypi.Message the complete assistant message (with its `tool_calls`)
+
+---@class mypi.ToolCallEvent
+---@field type "tool_call"
+---@field id string
+---@field name string
+---@field args table<string, any> the arguments, as rewritten by earlier handlers
+
+---@class mypi.ToolResultEvent
+---@field type "tool_result"
+---@field id string
+---@field name string
+---@field args table<string, any> the arguments the tool ran with
+---@field result string the result text (already cut to 50 KiB), as rewritten by earlier handlers
+---@field is_error boolean
+
+---A turn that ran tools ended (the last turn of a run, which answers without tools, has none).
+---@class mypi.TurnEndEvent
+---@field type "turn_end"
+---@field turn integer
+---@field message mypi.Message the assistant message of this turn
+---@field tool_results mypi.Message[] the tool results of this turn, in call order
+
+---@class mypi.AgentEndEvent
+---@field type "agent_end"
+---@field messages mypi.Message[] the whole conversation of the session so far
+
+---@class mypi.ExtensionLoadedEvent
+---@field type "extension_loaded"
+---@field name string the extension's name (`git/guard`)
+---@field path string
+---@field reason "startup"|"reload"
+
+-------------------------------------------------------------------------------------------
+-- Result tables. Return nil to only observe. Other fields are reported and ignored.
+-------------------------------------------------------------------------------------------
+
+---@class mypi.InputResult
+---@field block? boolean stop: the model is not called and `reason` is shown as the answer
+---@field reason? string
+---@field updated_input? string the prompt to run instead
+
+---@class mypi.BeforeAgentStartResult
+---@field updated_system_prompt? string the system prompt for this run only
+
+---@class mypi.ContextResult
+---@field updated_messages? mypi.Message[] sent for this request only; the session keeps the original
+
+---@class mypi.BeforeProviderRequestResult
+---@field updated_payload? table<string, any> the JSON body to send instead
+
+---@class mypi.MessageUpdateResult
+---@field block? boolean cut the stream; the partial text is dropped, never stored
+---@field reason? string
+
+---@class mypi.ToolCallResult
+---@field block? boolean do not run the call; the model gets "blocked: <reason>" as an error result
+---@field reason? string
+---@field updated_args? table<string, any> the arguments to run with instead (validated against the tool's schema)
+
+---@class mypi.ToolResultResult
+---@field updated_result? string the result text the model gets instead
+
+-------------------------------------------------------------------------------------------
+-- Tools, commands, exec, messages
+-------------------------------------------------------------------------------------------
+
+---What a tool's `execute` may return instead of a string.
+---@class mypi.ToolOutput
+---@field content string the text the model gets
+---@field is_error? boolean default false
+
+---@class mypi.ToolDef
+---@field name string letters, digits, `_` or `-`
+---@field description string what the model reads to decide when to call it
+---@field parameters mypi.JsonSchema a JSON Schema with `type = "object"`; arguments are validated against it
+---@field execute fun(args: table<string, any>, ctx: mypi.Ctx): string|mypi.ToolOutput|nil
+---@field parallel_safe? boolean may run at the same time as other parallel-safe calls (default false)
+---@field timeout_ms? integer this tool's CPU budget per call (default 1000)
+
+---@class mypi.ExecOptions
+---@field timeout_ms? integer wall-clock limit; default 30000; the process group is killed when it passes
+---@field cwd? string folder to run in, relative to mypi's working folder (default: that folder)
+
+---@class mypi.ExecResult
+---@field code integer|nil exit code; nil when it timed out or was killed by a signal
+---@field stdout string
+---@field stderr string
+---@field timed_out boolean
+
+---@class mypi.SendOptions
+---@field deliver_as? "steer"|"follow_up" default "steer"
+
+---@class mypi.ExtensionInfo
+---@field name string path below its root without the suffix (`git/guard`)
+---@field path string the script file
+---@field language mypi.Language
+
+-------------------------------------------------------------------------------------------
+-- api
+-------------------------------------------------------------------------------------------
+
+---The script API: a global in every extension.
+---@class mypi.Api
+---@field state table<string, any> kept per extension across hot reloads (plain data only: no functions)
+---@field extension mypi.ExtensionInfo who this script is
+api = {}
+
+---Subscribes `handler` to `event`. Handlers run in load order, then registration order.
+---@overload fun(event: "session_start", handler: fun(e: mypi.SessionStartEvent, ctx: mypi.Ctx)): mypi.Handle
+---@overload fun(event: "session_shutdown", handler: fun(e: mypi.SessionShutdownEvent, ctx: mypi.Ctx)): mypi.Handle
+---@overload fun(event: "input", handler: fun(e: mypi.InputEvent, ctx: mypi.Ctx): mypi.InputResult|nil): mypi.Handle
+---@overload fun(event: "before_agent_start", handler: fun(e: mypi.BeforeAgentStartEvent, ctx: mypi.Ctx): mypi.BeforeAgentStartResult|nil): mypi.Handle
+---@overload fun(event: "turn_start", handler: fun(e: mypi.TurnStartEvent, ctx: mypi.Ctx)): mypi.Handle
+---@overload fun(event: "context", handler: fun(e: mypi.ContextEvent, ctx: mypi.Ctx): mypi.ContextResult|nil): mypi.Handle
+---@overload fun(event: "before_provider_request", handler: fun(e: mypi.BeforeProviderRequestEvent, ctx: mypi.Ctx): mypi.BeforeProviderRequestResult|nil): mypi.Handle
+---@overload fun(event: "message_update", handler: fun(e: mypi.MessageUpdateEvent, ctx: mypi.Ctx): mypi.MessageUpdateResult|nil): mypi.Handle
+---@overload fun(event: "message_end", handler: fun(e: mypi.MessageEndEvent, ctx: mypi.Ctx)): mypi.Handle
+---@overload fun(event: "tool_call", handler: fun(e: mypi.ToolCallEvent, ctx: mypi.Ctx): mypi.ToolCallResult|nil): mypi.Handle
+---@overload fun(event: "tool_result", handler: fun(e: mypi.ToolResultEvent, ctx: mypi.Ctx): mypi.ToolResultResult|nil): mypi.Handle
+---@overload fun(event: "turn_end", handler: fun(e: mypi.TurnEndEvent, ctx: mypi.Ctx)): mypi.Handle
+---@overload fun(event: "agent_end", handler: fun(e: mypi.AgentEndEvent, ctx: mypi.Ctx)): mypi.Handle
+---@overload fun(event: "extension_loaded", handler: fun(e: mypi.ExtensionLoadedEvent, ctx: mypi.Ctx)): mypi.Handle
+---@param event mypi.EventName an unknown name raises an error listing the events
+---@param handler fun(e: table, ctx: mypi.Ctx): table|nil
+---@return mypi.Handle
+function api.on(event, handler) end
+
+---Registers a tool the model can call. A tool of the same name (built-in or registered
+---earlier) is overridden, with a notice naming both; removing this one brings it back.
+---@param def mypi.ToolDef
+---@return mypi.Handle
+function api.tool(def) end
+
+---Registers the slash command `/name`. `handler` gets the text after the name (trimmed) and
+---returns the command's output. A name already taken is registered as `name:2` (`:3`, ...).
+---@param name string one word, without spaces (a leading `/` is dropped)
+---@param handler fun(args: string, ctx: mypi.Ctx): string|nil
+---@param description? string shown by `/help`
+---@return mypi.Handle
+function api.command(name, handler, description) end
+
+---Queues a user message. `steer` (default): added after the current tool batch, before the
+---next model request; when the agent is idle it starts a run now. `follow_up`: run as a new
+---prompt once the agent is idle. Either way it goes through the `input` event with
+---`source = "extension"` when it starts a run.
+---@param text string
+---@param opts? mypi.SendOptions
+function api.send_message(text, opts) end
+
+---Runs a program without a shell (stdin empty) and waits for it. The wait does not count
+---against the call's time budget. Raises when the program cannot be started.
+---@param cmd string program name (looked up in PATH) or path
+---@param args? string[]
+---@param opts? mypi.ExecOptions
+---@return mypi.ExecResult
+function api.exec(cmd, args, opts) end
+
+---A debug line on stderr, prefixed `[extension name]`; shown only with `MYPI_LOG=1`.
+---@param msg any
+function api.log(msg) end
+
+---A line shown to the user, prefixed `[extension name]`.
+---@param msg any
+function api.notify(msg) end
+
+-------------------------------------------------------------------------------------------
+-- Standard modules: require("json"), require("path"), require("schema")
+-------------------------------------------------------------------------------------------
+
+---`require("json")`
+---@class mypi.json
+---@field null lightuserdata a value that encodes as JSON `null` (a `nil` field is simply absent)
+local json = {}
+
+---Encodes a value as JSON text. A table is an array when its keys are exactly `1..n`
+---(n > 0) or it was marked with `json.array`; otherwise an object (so `{}` is `{}`).
+---Functions, coroutines and userdata raise an error.
+---@param value any
+---@param opts? {pretty?: boolean}
+---@return string
+function json.encode(value, opts) end
+
+---Decodes JSON text; `null` becomes nil. Raises on invalid JSON.
+---@param text string
+---@return any
+function json.decode(text) end
+
+---Marks `t` (or a new empty table) so it encodes as an array even when empty.
+---@generic T: table
+---@param t? T
+---@return T
+function json.array(t) end
+
+---`require("path")`: string helpers for `/`-separated paths (no file system access).
+---@class mypi.path
+---@field sep "/"
+local path = {}
+
+---Joins parts with `/`; an absolute part starts over; empty parts are skipped.
+---`path.join("a", "b/c", "d.lua") --> "a/b/c/d.lua"`
+---@param ... string
+---@return string
+function path.join(...) end
+
+---`"a/b/c.lua" --> "a/b"`; `"."` for a bare name, `"/"` for `"/x"`.
+---@param p string
+---@return string
+function path.dirname(p) end
+
+---`"a/b/c.lua" --> "c.lua"`
+---@param p string
+---@return string
+function path.basename(p) end
+
+---The extension without the dot: `"c.tar.gz" --> "gz"`; `""` when none (`".bashrc"` has none).
+---@param p string
+---@return string
+function path.ext(p) end
+
+---The base name without its extension: `"a/c.tar.gz" --> "c.tar"`.
+---@param p string
+---@return string
+function path.stem(p) end
+
+---Removes `.`, `..` and repeated or trailing slashes: `"a/./b/../c//" --> "a/c"`
+---(leading `..` of a relative path stay; `""` becomes `"."`).
+---@param p string
+---@return string
+function path.normalize(p) end
+
+---@param p string
+---@return boolean
+function path.is_absolute(p) end
+
+---A schema node built by `require("schema")`: a JSON Schema table with builder methods.
+---@class mypi.SchemaNode: table<string, any>
+---@field type? string
+---@field description? string
+local SchemaNode = {}
+
+---Leaves this property out of the enclosing object's `required` list.
+---@return self
+function SchemaNode:optional() end
+
+---Sets a default value (which also makes the property optional).
+---@param value any
+---@return self
+function SchemaNode:default(value) end
+
+---Sets the description.
+---@param text string
+---@return self
+function SchemaNode:describe(text) end
+
+---`require("schema")`: builds the JSON Schema of a tool's parameters. Every property of
+---`schema.object{...}` is required unless marked `:optional()` or given a `:default()`.
+---@class mypi.schema
+local schema = {}
+
+---`{type = "object", properties = properties, required = {...}}`
+---@param properties? table<string, mypi.SchemaNode>
+---@param description? string
+---@return mypi.SchemaNode
+function schema.object(properties, description) end
+
+---@param description? string
+---@return mypi.SchemaNode
+function schema.string(description) end
+
+---@param description? string
+---@return mypi.SchemaNode
+function schema.integer(description) end
+
+---@param description? string
+---@return mypi.SchemaNode
+function schema.number(description) end
+
+---@param description? string
+---@return mypi.SchemaNode
+function schema.boolean(description) end
+
+---`{type = "array", items = items}`
+---@param items? mypi.SchemaNode
+---@param description? string
+---@return mypi.SchemaNode
+function schema.array(items, description) end
+
+---One of `values` (`type = "string"` when they are all strings).
+---@param values (string|number)[]
+---@param description? string
+---@return mypi.SchemaNode
+function schema.enum(values, description) end
+
+---Any JSON value.
+---@param description? string
+---@return mypi.SchemaNode
+function schema.any(description) end
+
+---Whether `node` was marked optional.
+---@param node mypi.SchemaNode
+---@return boolean
+function schema.is_optional(node) end
