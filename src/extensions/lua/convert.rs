@@ -1,0 +1,257 @@
+//! Values across the boundary: JSON (what the host speaks) to Lua and back.
+//!
+//! JSON to Lua: `null` becomes `nil` (a key with a `null` value is absent, an array element
+//! leaves a hole), numbers that fit an `i64` become Lua integers and others floats, arrays
+//! become sequences marked with mlua's array metatable (so an empty array comes back as `[]`),
+//! objects become tables with string keys.
+//!
+//! Lua to JSON: `nil` is `null`, integers stay integers and floats stay floats (NaN and the
+//! infinities become `null`), strings are read as UTF-8 (invalid bytes replaced). A table is
+//! an array when it carries the array mark or when its keys are exactly `1..n` with `n > 0`;
+//! otherwise it is an object (integer and float keys are written as decimal strings), so an
+//! empty unmarked table is `{}`. `json.array{}` marks a table as an array. Functions,
+//! coroutines and userdata cannot be converted: strict mode reports them, lenient mode (used
+//! for `api.state`) drops them.
+
+use mlua::{Lua, LuaSerdeExt, Table, Value};
+use serde_json::{Map, Number, Value as Json};
+
+/// How deep tables may nest before the conversion gives up (a table that contains itself).
+const MAX_DEPTH: usize = 100;
+
+/// Why a Lua value has no JSON form, and where in the value it sits.
+#[derive(Debug)]
+pub(super) struct ConvError {
+    /// What went wrong, e.g. `a function` or `tables nested more than 100 levels`.
+    pub what: String,
+    /// The keys leading to the value, outermost first.
+    pub path: Vec<String>,
+}
+
+impl ConvError {
+    fn new(what: impl Into<String>) -> Self {
+        ConvError {
+            what: what.into(),
+            path: Vec::new(),
+        }
+    }
+
+    fn at(mut self, key: String) -> Self {
+        self.path.push(key);
+        self
+    }
+
+    /// `a function (at result.items[2])`, `verb` being e.g. `cannot return`.
+    pub fn describe(&self, verb: &str, root: &str) -> String {
+        if self.path.is_empty() {
+            return format!("{verb} {}", self.what);
+        }
+        let mut at = root.to_string();
+        for key in self.path.iter().rev() {
+            at.push_str(key);
+        }
+        format!("{verb} {} (at {at})", self.what)
+    }
+}
+
+/// Converts JSON to a Lua value.
+pub(super) fn json_to_lua(lua: &Lua, v: &Json) -> mlua::Result<Value> {
+    let mark = lua.array_metatable();
+    to_lua(lua, v, &mark)
+}
+
+/// [`json_to_lua`] with the array metatable at hand.
+pub(super) fn json_to_lua_marked(lua: &Lua, v: &Json, mark: &Table) -> mlua::Result<Value> {
+    to_lua(lua, v, mark)
+}
+
+fn to_lua(lua: &Lua, v: &Json, mark: &Table) -> mlua::Result<Value> {
+    Ok(match v {
+        Json::Null => Value::Nil,
+        Json::Bool(b) => Value::Boolean(*b),
+        Json::Number(n) => match n.as_i64() {
+            Some(i) => Value::Integer(i),
+            None => Value::Number(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Json::String(s) => Value::String(lua.create_string(s)?),
+        Json::Array(items) => {
+            let t = lua.create_table_with_capacity(items.len(), 0)?;
+            for (i, item) in items.iter().enumerate() {
+                t.raw_set(i + 1, to_lua(lua, item, mark)?)?;
+            }
+            t.set_metatable(Some(mark.clone()))?;
+            Value::Table(t)
+        }
+        Json::Object(map) => {
+            let t = lua.create_table_with_capacity(0, map.len())?;
+            for (k, item) in map {
+                t.raw_set(k.as_str(), to_lua(lua, item, mark)?)?;
+            }
+            Value::Table(t)
+        }
+    })
+}
+
+/// Converts a Lua value to JSON. `lenient` drops what has no JSON form instead of failing.
+pub(super) fn lua_to_json(lua: &Lua, v: &Value, lenient: bool) -> Result<Json, ConvError> {
+    lua_to_json_marked(v, &lua.array_metatable(), lenient)
+}
+
+/// [`lua_to_json`] with the array metatable at hand.
+pub(super) fn lua_to_json_marked(
+    v: &Value,
+    mark: &Table,
+    lenient: bool,
+) -> Result<Json, ConvError> {
+    let conv = ToJson {
+        mark: mark.to_pointer(),
+        lenient,
+    };
+    Ok(conv.value(v, 0)?.unwrap_or(Json::Null))
+}
+
+struct ToJson {
+    /// The array metatable's address.
+    mark: *const std::ffi::c_void,
+    lenient: bool,
+}
+
+impl ToJson {
+    /// `None`: a value lenient mode drops.
+    fn value(&self, v: &Value, depth: usize) -> Result<Option<Json>, ConvError> {
+        let unsupported = |what: &str| {
+            if self.lenient {
+                Ok(None)
+            } else {
+                Err(ConvError::new(what))
+            }
+        };
+        Ok(Some(match v {
+            Value::Nil => Json::Null,
+            Value::Boolean(b) => Json::Bool(*b),
+            Value::Integer(i) => Json::Number((*i).into()),
+            Value::Number(f) => Number::from_f64(*f).map_or(Json::Null, Json::Number),
+            Value::String(s) => Json::String(s.to_string_lossy()),
+            Value::LightUserData(p) if p.0.is_null() => Json::Null,
+            Value::Table(t) => return self.table(t, depth),
+            Value::Function(_) => return unsupported("a function"),
+            Value::Thread(_) => return unsupported("a coroutine"),
+            Value::Error(_) => return unsupported("an error value"),
+            _ => return unsupported("a userdata"),
+        }))
+    }
+
+    fn table(&self, t: &Table, depth: usize) -> Result<Option<Json>, ConvError> {
+        if depth >= MAX_DEPTH {
+            return Err(ConvError::new(format!(
+                "tables nested more than {MAX_DEPTH} levels (a table that contains itself?)"
+            )));
+        }
+        let marked = t.metatable().is_some_and(|m| m.to_pointer() == self.mark);
+        let len = t.raw_len();
+        let mut pairs = Vec::new();
+        let mut sequence = true;
+        for pair in t.pairs::<Value, Value>() {
+            let (k, v) = pair.map_err(|e| ConvError::new(format!("an unreadable table ({e})")))?;
+            sequence &= matches!(k, Value::Integer(i) if i >= 1 && (i as usize) <= len);
+            pairs.push((k, v));
+        }
+        if marked || (sequence && len > 0 && pairs.len() == len) {
+            self.array(t, len, depth).map(Some)
+        } else {
+            self.object(pairs, depth).map(Some)
+        }
+    }
+
+    fn array(&self, t: &Table, len: usize, depth: usize) -> Result<Json, ConvError> {
+        let mut out = Vec::with_capacity(len);
+        for i in 1..=len {
+            let v: Value = t.raw_get(i).unwrap_or(Value::Nil);
+            let item = self
+                .value(&v, depth + 1)
+                .map_err(|e| e.at(format!("[{i}]")))?;
+            out.push(item.unwrap_or(Json::Null));
+        }
+        Ok(Json::Array(out))
+    }
+
+    fn object(&self, pairs: Vec<(Value, Value)>, depth: usize) -> Result<Json, ConvError> {
+        let mut out = Map::new();
+        for (k, v) in pairs {
+            let key = match &k {
+                Value::String(s) => s.to_string_lossy(),
+                Value::Integer(i) => i.to_string(),
+                Value::Number(f) => f.to_string(),
+                _ if self.lenient => continue,
+                other => {
+                    return Err(ConvError::new(format!(
+                        "a table key of type {}",
+                        other.type_name()
+                    )))
+                }
+            };
+            let item = self
+                .value(&v, depth + 1)
+                .map_err(|e| e.at(format!(".{key}")))?;
+            if let Some(item) = item {
+                out.insert(key, item);
+            }
+        }
+        Ok(Json::Object(out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn round(lua: &Lua, v: Json) -> Json {
+        let l = json_to_lua(lua, &v).unwrap();
+        lua_to_json(lua, &l, false).unwrap()
+    }
+
+    #[test]
+    fn json_round_trips_through_lua() {
+        let lua = Lua::new();
+        let v = json!({"a": [1, 2.5, "x", true, {"b": []}], "e": {}, "n": -7, "big": 1e300});
+        assert_eq!(round(&lua, v.clone()), v);
+        assert_eq!(round(&lua, json!([])), json!([]));
+        assert_eq!(round(&lua, json!(null)), json!(null));
+    }
+
+    #[test]
+    fn lua_tables_become_arrays_or_objects() {
+        let lua = Lua::new();
+        let v: Value = lua
+            .load(r#"return {seq = {1, 2, 3}, empty = {}, mixed = {1, x = 2}, [5] = "five", f = 1.5, i = 2}"#)
+            .eval()
+            .unwrap();
+        let j = lua_to_json(&lua, &v, false).unwrap();
+        assert_eq!(
+            j,
+            json!({"seq": [1, 2, 3], "empty": {}, "mixed": {"1": 1, "x": 2}, "5": "five", "f": 1.5, "i": 2})
+        );
+    }
+
+    #[test]
+    fn functions_are_refused_or_dropped() {
+        let lua = Lua::new();
+        let v: Value = lua.load("return {a = {1, print}, b = 2}").eval().unwrap();
+        let e = lua_to_json(&lua, &v, false).unwrap_err();
+        assert_eq!(
+            e.describe("cannot return", "result"),
+            "cannot return a function (at result.a[2])"
+        );
+        let v: Value = lua.load("return {a = print, b = 2}").eval().unwrap();
+        assert_eq!(lua_to_json(&lua, &v, true).unwrap(), json!({"b": 2}));
+    }
+
+    #[test]
+    fn cycles_are_reported() {
+        let lua = Lua::new();
+        let v: Value = lua.load("local t = {} t.t = t return t").eval().unwrap();
+        let e = lua_to_json(&lua, &v, false).unwrap_err();
+        assert!(e.what.contains("contains itself"), "{}", e.what);
+    }
+}

@@ -1,0 +1,345 @@
+//! The Lua engine: one `mlua` VM (Lua 5.4) per extension, owned by the extension's worker
+//! thread.
+//!
+//! - `sandbox.rs` + `prelude.lua`: the VM (no `debug`, no `os.exit`, text chunks only), the
+//!   CPU budget that `pcall` cannot swallow;
+//! - `globals.rs`: the `api` table and `ctx`'s functions, on top of [`ApiLink`];
+//! - `modules.rs`: `require` (the extension's folder, its root, the embedded `json`, `path`,
+//!   `schema`);
+//! - `convert.rs`: JSON <-> Lua values.
+//!
+//! Errors carry `path:line: message` (full paths, also where Lua would shorten them); a call
+//! over its budget reports [`ErrorKind::Budget`], one over the memory cap
+//! [`ErrorKind::Memory`] (the VM is collected and stays usable). Runaway recursion is a
+//! runtime "stack overflow": Lua's own, "C stack overflow" through library functions, or,
+//! once the VM has used half its memory, the hook's check at 10 000 nested calls.
+//!
+//! [`new_engine`] is the [`EngineFactory`](super::api::EngineFactory); [`LuaEngine::new`]
+//! gives the concrete type, whose [`LuaEngine::required_files`] lists the files the script
+//! `require`d (for the hot-reload watcher).
+
+mod convert;
+mod globals;
+mod modules;
+mod sandbox;
+#[cfg(test)]
+mod tests;
+
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mlua::{Function, Lua, LuaSerdeExt, MultiValue, Table, Value};
+use serde_json::Value as Json;
+
+use self::modules::Modules;
+use self::sandbox::{Budget, Spent};
+use super::api::{ApiLink, CallCtx, CallbackId, Engine, ErrorKind, Limits, ScriptError};
+
+/// Builds the engine for an extension (on its worker thread).
+pub fn new_engine(link: Arc<ApiLink>, limits: Limits) -> Result<Box<dyn Engine>, ScriptError> {
+    Ok(Box::new(LuaEngine::new(link, limits)?))
+}
+
+/// An extension's Lua VM.
+pub struct LuaEngine {
+    link: Arc<ApiLink>,
+    limits: Limits,
+    budget: Rc<Budget>,
+    modules: Rc<Modules>,
+    api: Table,
+    /// `CallbackId` -> function.
+    callbacks: Table,
+    ui: Table,
+    abort: Function,
+    /// mlua's array metatable (marks tables that are JSON arrays).
+    mark: Table,
+    /// Declared last: dropped after the Lua values above.
+    lua: Lua,
+}
+
+impl LuaEngine {
+    /// A VM with the sandbox, `api` and `require` in place; the script is not run yet.
+    pub fn new(link: Arc<ApiLink>, limits: Limits) -> Result<Self, ScriptError> {
+        let budget = Rc::new(Budget::default());
+        let modules = Rc::new(Modules::new(&link.info.path, &link.info.root));
+        let setup = || -> mlua::Result<LuaEngine> {
+            let log_link = link.clone();
+            let lua = sandbox::new_vm(budget.clone(), move |line| log_link.log(line))?;
+            modules::install(&lua, modules.clone())?;
+            let shared = globals::Shared::new(link.clone());
+            let api = globals::api_table(&lua, &shared)?;
+            lua.globals().set("api", &api)?;
+            let (ui, abort) = globals::ctx_functions(&lua, &link)?;
+            lua.set_memory_limit(limits.memory_bytes)?;
+            budget.set_memory_cap(limits.memory_bytes);
+            Ok(LuaEngine {
+                link: link.clone(),
+                limits,
+                budget: budget.clone(),
+                modules: modules.clone(),
+                api,
+                callbacks: globals::callbacks(&lua)?,
+                ui,
+                abort,
+                mark: lua.array_metatable(),
+                lua,
+            })
+        };
+        setup().map_err(|e| {
+            ScriptError::runtime(format!(
+                "{}: cannot set up the Lua VM: {e}",
+                link.info.path.display()
+            ))
+        })
+    }
+
+    /// The files the script has `require`d so far (its helpers, for the hot-reload watcher).
+    pub fn required_files(&self) -> Vec<PathBuf> {
+        self.modules.required()
+    }
+
+    /// Memory the VM uses now, in bytes.
+    pub fn used_memory(&self) -> usize {
+        self.lua.used_memory()
+    }
+
+    /// Runs `f` under the CPU budget and turns its failure into a [`ScriptError`].
+    fn guarded<T>(
+        &self,
+        budget: Duration,
+        f: impl FnOnce() -> mlua::Result<T>,
+    ) -> Result<T, ScriptError> {
+        self.budget.start(self.link.start_call(), budget);
+        let out = f();
+        let spent = self.budget.stop();
+        match (out, spent.over.is_some()) {
+            (Ok(v), false) => Ok(v),
+            (Ok(_), true) => Err(self.budget_error(&spent)),
+            (Err(_), true) => {
+                self.recover();
+                Err(self.budget_error(&spent))
+            }
+            (Err(e), false) => {
+                let err = self.script_error(&e);
+                if err.kind == ErrorKind::Memory {
+                    self.recover();
+                }
+                Err(err)
+            }
+        }
+    }
+
+    /// After a budget or memory failure: free what the failed call left behind.
+    fn recover(&self) {
+        self.lua.gc_restart();
+        let _ = self.lua.gc_collect();
+    }
+
+    fn budget_error(&self, spent: &Spent) -> ScriptError {
+        let at = spent.over.clone().flatten();
+        let at = at.unwrap_or_else(|| self.link.info.path.display().to_string());
+        ScriptError::new(
+            ErrorKind::Budget,
+            format!(
+                "{}: stopped after {:.1} s (the CPU budget); does it loop forever?",
+                self.expand(&at),
+                spent.used.as_secs_f64()
+            ),
+        )
+    }
+
+    /// Classifies an mlua error; the message gets `path:line:` in front if Lua gave none.
+    fn script_error(&self, e: &mlua::Error) -> ScriptError {
+        let (kind, msg) = classify(e);
+        let path = self.link.info.path.display().to_string();
+        let msg = match kind {
+            ErrorKind::Memory => format!(
+                "{path}: out of memory: the script used more than its {} MiB",
+                self.limits.memory_bytes / (1024 * 1024)
+            ),
+            _ => {
+                let msg = self.expand(&msg);
+                if has_location(&msg) {
+                    msg
+                } else {
+                    format!("{path}: {msg}")
+                }
+            }
+        };
+        ScriptError::new(kind, msg)
+    }
+
+    /// Lua shortens long chunk names to `...tail`: put the full paths back.
+    fn expand(&self, msg: &str) -> String {
+        let mut paths = self.modules.required();
+        paths.push(self.link.info.path.clone());
+        expand_paths(msg, &paths)
+    }
+
+    /// `ctx` of a call: the data of `ctx` plus `ui` and `abort`.
+    fn ctx_table(&self, ctx: &CallCtx) -> mlua::Result<Table> {
+        let t = self.lua.create_table_with_capacity(0, 6)?;
+        t.raw_set("cwd", ctx.cwd.as_str())?;
+        t.raw_set("mode", ctx.mode.as_str())?;
+        t.raw_set("session_id", ctx.session_id.as_str())?;
+        t.raw_set("model", ctx.model.as_str())?;
+        t.raw_set("ui", &self.ui)?;
+        t.raw_set("abort", &self.abort)?;
+        Ok(t)
+    }
+
+    /// The function and arguments of a call; `None` when the callback was removed.
+    fn prepare(
+        &self,
+        cb: CallbackId,
+        args: &[Json],
+        ctx: &CallCtx,
+    ) -> mlua::Result<Option<(Function, MultiValue)>> {
+        let f = match self.callbacks.raw_get::<Value>(cb)? {
+            Value::Function(f) => f,
+            _ => return Ok(None),
+        };
+        let mut argv = MultiValue::with_capacity(args.len() + 1);
+        for a in args {
+            argv.push_back(convert::json_to_lua_marked(&self.lua, a, &self.mark)?);
+        }
+        argv.push_back(Value::Table(self.ctx_table(ctx)?));
+        Ok(Some((f, argv)))
+    }
+}
+
+impl Engine for LuaEngine {
+    fn load(&mut self) -> Result<(), ScriptError> {
+        let path = self.link.info.path.clone();
+        let source = std::fs::read(&path).map_err(|e| {
+            ScriptError::runtime(format!("{}: cannot read the script: {e}", path.display()))
+        })?;
+        let chunk = self
+            .lua
+            .load(source)
+            .set_name(format!("@{}", path.display()))
+            .set_mode(mlua::ChunkMode::Text)
+            .into_function()
+            .map_err(|e| self.script_error(&e))?;
+        self.guarded(self.limits.budget, || chunk.call::<()>(()))
+    }
+
+    /// A removed callback (its handle's `remove()` ran) answers `null`, as if it returned
+    /// nothing.
+    fn call(
+        &mut self,
+        cb: CallbackId,
+        args: Vec<Json>,
+        ctx: &CallCtx,
+        budget: Duration,
+    ) -> Result<Json, ScriptError> {
+        let Some((f, argv)) = self
+            .prepare(cb, &args, ctx)
+            .map_err(|e| self.script_error(&e))?
+        else {
+            return Ok(Json::Null);
+        };
+        let out = self.guarded(budget, || f.call::<Value>(argv))?;
+        convert::lua_to_json_marked(&out, &self.mark, false).map_err(|e| {
+            ScriptError::runtime(format!(
+                "{}: {}; return plain data (tables, strings, numbers, booleans)",
+                self.link.info.path.display(),
+                e.describe("cannot return", "result")
+            ))
+        })
+    }
+
+    /// `api.state` as plain data: functions, coroutines and userdata in it are dropped.
+    fn state(&mut self) -> Json {
+        match self.api.raw_get::<Value>("state") {
+            Ok(v) => match convert::lua_to_json_marked(&v, &self.mark, true) {
+                Ok(j @ Json::Object(_)) => j,
+                _ => Json::Object(Default::default()),
+            },
+            Err(_) => Json::Object(Default::default()),
+        }
+    }
+}
+
+/// Raises `msg` as an error at the line of the Lua code that called the running Rust
+/// function.
+pub(super) fn raise(lua: &Lua, msg: &str) -> mlua::Error {
+    let at = lua.inspect_stack(1, |d| {
+        let source = d.source();
+        let path = source.source.as_deref()?.strip_prefix('@')?.to_string();
+        Some(match d.current_line() {
+            Some(line) => format!("{path}:{line}"),
+            None => path,
+        })
+    });
+    match at.flatten() {
+        Some(at) => mlua::Error::RuntimeError(format!("{at}: {msg}")),
+        None => mlua::Error::RuntimeError(msg.to_string()),
+    }
+}
+
+/// The kind and the message of an error (without mlua's wrapping and traceback).
+fn classify(e: &mlua::Error) -> (ErrorKind, String) {
+    match e {
+        mlua::Error::SyntaxError { message, .. } => (ErrorKind::Syntax, message.clone()),
+        mlua::Error::MemoryError(m) => (ErrorKind::Memory, m.clone()),
+        mlua::Error::RuntimeError(m) => {
+            let m = m.split("\nstack traceback:").next().unwrap_or(m).trim_end();
+            let kind = if m.ends_with("not enough memory") {
+                ErrorKind::Memory
+            } else {
+                ErrorKind::Runtime
+            };
+            (kind, m.to_string())
+        }
+        mlua::Error::CallbackError { cause, .. } | mlua::Error::WithContext { cause, .. } => {
+            classify(cause)
+        }
+        mlua::Error::BadArgument { cause, .. } => {
+            let (kind, _) = classify(cause);
+            (kind, e.to_string())
+        }
+        other => (ErrorKind::Runtime, other.to_string()),
+    }
+}
+
+/// Whether a message starts with a `place:line:` (a colon, digits, a colon in its first
+/// line).
+fn has_location(msg: &str) -> bool {
+    let line = msg.lines().next().unwrap_or("");
+    line.match_indices(':').any(|(i, _)| {
+        let rest = &line[i + 1..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        digits > 0 && rest[digits..].starts_with(':')
+    })
+}
+
+/// Replaces `...tail` (Lua's shortened chunk name) with the path in `paths` ending in
+/// `tail`.
+fn expand_paths(msg: &str, paths: &[PathBuf]) -> String {
+    let mut out = String::with_capacity(msg.len());
+    let mut rest = msg;
+    while let Some(i) = rest.find("...") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 3..];
+        let tail = &after[..after.find(':').unwrap_or(after.len())];
+        let full = paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .find(|p| !tail.is_empty() && p.ends_with(tail) && p.len() > tail.len());
+        match full {
+            Some(p) => {
+                out.push_str(&p);
+                rest = &after[tail.len()..];
+            }
+            None => {
+                out.push_str("...");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}

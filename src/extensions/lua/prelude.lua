@@ -1,0 +1,90 @@
+-- Runs once in every extension VM, before the extension itself (see sandbox.rs).
+--
+-- 1. A call over its CPU budget must end even when the script catches errors: the instruction
+--    hook raises again on every tick, and the functions that catch errors (pcall, xpcall,
+--    coroutine.resume / close, load with a reader function) re-raise while the call is over
+--    budget, so no loop of them can keep the call alive.
+-- 2. Only text chunks load: load / loadfile / dofile force mode "t", string.dump is gone.
+-- 3. __gc metamethods are refused: finalizers run with hooks off, so an endless loop in one
+--    could never be stopped.
+-- 4. What must not run in an agent process: os.exit, os.execute, io.popen (use api.exec),
+--    os.setlocale (process-wide). print goes to the debug log, not to stdout.
+local over, log = ...
+
+local error, select, type, rawget = error, select, type, rawget
+local tostring, concat = tostring, table.concat
+local pcall_, xpcall_, load_, loadfile_ = pcall, xpcall, load, loadfile
+local resume_, close_ = coroutine.resume, coroutine.close
+local setmetatable_ = setmetatable
+
+local function check(ok, ...)
+  if not ok and over() then
+    error((...), 0)
+  end
+  return ok, ...
+end
+
+function pcall(...)
+  return check(pcall_(...))
+end
+
+function xpcall(...)
+  return check(xpcall_(...))
+end
+
+function coroutine.resume(...)
+  return check(resume_(...))
+end
+
+function coroutine.close(...)
+  return check(close_(...))
+end
+
+local function checkload(f, ...)
+  if f == nil and over() then
+    error((...), 0)
+  end
+  return f, ...
+end
+
+function load(chunk, name, mode, ...)
+  return checkload(load_(chunk, name, "t", ...))
+end
+
+function loadfile(name, mode, ...)
+  if type(name) ~= "string" then
+    error("loadfile: a file name is required", 2)
+  end
+  return checkload(loadfile_(name, "t", ...))
+end
+
+function dofile(name)
+  if type(name) ~= "string" then
+    error("dofile: a file name is required", 2)
+  end
+  local f, err = checkload(loadfile_(name, "t"))
+  if not f then
+    error(err, 2)
+  end
+  return f()
+end
+
+function setmetatable(t, mt)
+  if type(mt) == "table" and rawget(mt, "__gc") ~= nil then
+    error("setmetatable: __gc metamethods are not available to extensions", 2)
+  end
+  return setmetatable_(t, mt)
+end
+
+function print(...)
+  local parts = {}
+  for i = 1, select("#", ...) do
+    parts[i] = tostring((select(i, ...)))
+  end
+  log(concat(parts, "\t"))
+end
+
+string.dump = nil
+os.exit, os.execute, os.setlocale = nil, nil, nil
+io.popen = nil
+package.loadlib, package.cpath = nil, ""

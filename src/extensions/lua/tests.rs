@@ -1,0 +1,737 @@
+//! Tests of the Lua engine: real script files in a temporary folder, a [`Recording`]
+//! registrar, and every engine run on a thread with the worker's 8 MiB stack.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value as Json};
+
+use super::LuaEngine;
+use crate::extensions::api::{
+    ApiLink, CallCtx, CallbackId, Engine, ErrorKind, ExtensionInfo, Language, Limits, ScriptError,
+};
+use crate::extensions::registrar::Recording;
+use crate::owner::Owner;
+use crate::testutil::TempDir;
+
+const BUDGET: Duration = Duration::from_millis(200);
+
+/// Runs `f` on a thread with the extension workers' stack size.
+fn on_worker(f: impl FnOnce() + Send + 'static) {
+    let h = std::thread::Builder::new()
+        .stack_size(8 << 20)
+        .spawn(f)
+        .unwrap();
+    if let Err(panic) = h.join() {
+        std::panic::resume_unwind(panic);
+    }
+}
+
+/// A loaded (or not) extension.
+struct Ext {
+    dir: TempDir,
+    rec: Arc<Recording>,
+    engine: LuaEngine,
+}
+
+fn limits() -> Limits {
+    Limits {
+        budget: BUDGET,
+        ..Limits::default()
+    }
+}
+
+/// Writes `files` (the first is the extension) and builds the engine, without loading.
+fn build(files: &[(&str, &str)], limits: Limits, state: Json) -> Ext {
+    let dir = TempDir::new("lua");
+    for (name, text) in files {
+        let p = dir.0.join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+    }
+    let path = dir.0.join(files[0].0);
+    let info = ExtensionInfo {
+        name: files[0].0.trim_end_matches(".lua").to_string(),
+        path,
+        language: Language::Lua,
+        root: dir.0.clone(),
+    };
+    let rec = Recording::new(dir.0.clone());
+    let link = Arc::new(ApiLink::new(
+        info,
+        Owner::new("test", 1),
+        rec.clone(),
+        state,
+    ));
+    let engine = LuaEngine::new(link, limits).unwrap();
+    Ext { dir, rec, engine }
+}
+
+/// Builds and loads `main.lua` with `text`.
+fn load(text: &str) -> Ext {
+    load_files(&[("main.lua", text)])
+}
+
+fn load_files(files: &[(&str, &str)]) -> Ext {
+    let mut ext = build(files, limits(), json!({}));
+    ext.engine.load().unwrap();
+    ext
+}
+
+/// Loads `text` and expects the load to fail.
+fn load_err(text: &str, limits: Limits) -> (Ext, ScriptError) {
+    let mut ext = build(&[("main.lua", text)], limits, json!({}));
+    let err = ext.engine.load().unwrap_err();
+    (ext, err)
+}
+
+impl Ext {
+    fn main(&self) -> String {
+        self.dir.0.join("main.lua").display().to_string()
+    }
+
+    /// The callback registered by the `n`th `kind` registration.
+    fn cb(&self, kind: &str, n: usize) -> CallbackId {
+        self.rec.of(kind)[n].1
+    }
+
+    fn ctx(&self) -> CallCtx {
+        CallCtx {
+            cwd: self.dir.0.display().to_string(),
+            mode: "print".into(),
+            session_id: "s1".into(),
+            model: "m1".into(),
+        }
+    }
+
+    fn call(&mut self, cb: CallbackId, args: Vec<Json>) -> Result<Json, ScriptError> {
+        let ctx = self.ctx();
+        self.engine.call(cb, args, &ctx, BUDGET)
+    }
+
+    /// Calls the `n`th `api.on` handler with `event`.
+    fn fire(&mut self, n: usize, event: Json) -> Result<Json, ScriptError> {
+        let cb = self.cb("on", n);
+        self.call(cb, vec![event])
+    }
+
+    /// The engine still answers after a failure.
+    fn still_works(&mut self) {
+        let v = self.engine.lua.load("return 1 + 1").eval::<i64>().unwrap();
+        assert_eq!(v, 2);
+    }
+}
+
+#[test]
+fn registrations_reach_the_link() {
+    on_worker(|| {
+        let ext = load(
+            r#"
+            api.on("tool_call", function(e) end)
+            api.tool{
+              name = "greet", description = "says hi",
+              parameters = {type = "object", properties = {}},
+              execute = function(args) return "hi" end,
+              parallel_safe = true, timeout_ms = 500,
+            }
+            api.tool{name = "bare", execute = function() end}
+            api.command("hello", function(args) end, "greets")
+            "#,
+        );
+        assert_eq!(ext.rec.of("on")[0].0, "tool_call");
+        assert_eq!(ext.rec.of("command")[0].0, "hello");
+        let tools = ext.rec.tools.lock().unwrap().clone();
+        assert_eq!(tools[0].name, "greet");
+        assert_eq!(tools[0].description, "says hi");
+        assert_eq!(
+            tools[0].parameters,
+            json!({"type": "object", "properties": {}})
+        );
+        assert!(tools[0].parallel_safe);
+        assert_eq!(tools[0].timeout_ms, Some(500));
+        assert_eq!(
+            tools[1].parameters,
+            json!({"type": "object", "properties": {}})
+        );
+        let ids: Vec<_> = ["on", "tool", "command"]
+            .iter()
+            .map(|k| ext.cb(k, 0))
+            .collect();
+        assert!(ids[0] != ids[1] && ids[1] != ids[2]);
+    });
+}
+
+#[test]
+fn bad_registrations_fail_at_the_callers_line() {
+    on_worker(|| {
+        let (ext, err) = load_err("\n\napi.on('no_such_event', function() end)\n", limits());
+        assert_eq!(err.kind, ErrorKind::Runtime);
+        assert_eq!(
+            err.message,
+            format!("{}:3: api.on: unknown event 'no_such_event'", ext.main())
+        );
+        let (ext, err) = load_err("api.tool{name = 'x'}", limits());
+        assert_eq!(
+            err.message,
+            format!(
+                "{}:1: api.tool: execute must be a function, not nil",
+                ext.main()
+            )
+        );
+        let (_, err) = load_err("api.on('input')", limits());
+        assert!(
+            err.message.contains("handler must be a function"),
+            "{}",
+            err.message
+        );
+    });
+}
+
+#[test]
+fn handlers_get_the_event_and_ctx_and_return_results() {
+    on_worker(|| {
+        let mut ext = load(
+            r#"
+            api.on("tool_call", function(e, ctx)
+              local ok = ctx.ui.confirm("run " .. e.name .. "?")
+              ctx.ui.notify("asked")
+              return {
+                block = not ok, reason = "denied " .. e.args.cmd,
+                seen = {e.id, #e.list, ctx.cwd ~= nil, ctx.mode, ctx.session_id, ctx.model},
+                n = 3, f = 1.5, empty = {},
+              }
+            end)
+            api.on("input", function() ctx_missing = true end)
+            "#,
+        );
+        let v = ext
+            .fire(
+                0,
+                json!({"id": "c1", "name": "bash", "args": {"cmd": "ls"}, "list": [1, 2]}),
+            )
+            .unwrap();
+        assert_eq!(
+            v,
+            json!({
+                "block": true, "reason": "denied ls",
+                "seen": ["c1", 2, true, "print", "s1", "m1"],
+                "n": 3, "f": 1.5, "empty": {},
+            })
+        );
+        assert_eq!(ext.rec.of("confirm")[0].0, "[main] run bash?");
+        assert_eq!(ext.rec.of("notify")[0].0, "[main] asked");
+        assert_eq!(ext.fire(1, json!({"text": "x"})).unwrap(), Json::Null);
+    });
+}
+
+#[test]
+fn tools_and_commands_are_called_with_their_arguments() {
+    on_worker(|| {
+        let mut ext = load(
+            r#"
+            api.tool{name = "add", execute = function(args, ctx) return args.a + args.b end}
+            api.command("echo", function(text, ctx) ctx.abort() return "said " .. text end)
+            "#,
+        );
+        let tool = ext.cb("tool", 0);
+        assert_eq!(
+            ext.call(tool, vec![json!({"a": 2, "b": 3})]).unwrap(),
+            json!(5)
+        );
+        let cmd = ext.cb("command", 0);
+        assert_eq!(ext.call(cmd, vec![json!("hi")]).unwrap(), json!("said hi"));
+        assert_eq!(ext.rec.of("abort").len(), 1);
+    });
+}
+
+#[test]
+fn handles_remove_their_registration() {
+    on_worker(|| {
+        let mut ext = load(
+            r#"
+            local h = api.on("input", function() return {block = true} end)
+            api.command("off", function() return {h:remove(), h:remove(), tostring(h):match("^handle") ~= nil} end)
+            "#,
+        );
+        let cmd = ext.cb("command", 0);
+        assert_eq!(
+            ext.call(cmd, vec![json!("")]).unwrap(),
+            json!([true, false, true])
+        );
+        assert_eq!(ext.rec.removed.lock().unwrap().len(), 1);
+        // The removed handler's function is gone: a late call answers nothing.
+        assert_eq!(ext.fire(0, json!({})).unwrap(), Json::Null);
+    });
+}
+
+#[test]
+fn send_message_log_and_notify() {
+    on_worker(|| {
+        let mut ext = load(
+            r#"
+            api.send_message("now")
+            api.send_message("later", {deliver_as = "follow_up"})
+            api.log("debug line")
+            api.notify("shown")
+            print("printed", 1, nil)
+            api.command("bad", function() api.send_message("x", {deliver_as = "soon"}) end)
+            "#,
+        );
+        let sent: Vec<_> = ext
+            .rec
+            .of("send_message")
+            .into_iter()
+            .map(|c| c.0)
+            .collect();
+        assert_eq!(sent, ["steer:now", "follow_up:later"]);
+        let logs: Vec<_> = ext.rec.of("log").into_iter().map(|c| c.0).collect();
+        assert_eq!(logs, ["[main] debug line", "[main] printed\t1\tnil"]);
+        assert_eq!(ext.rec.of("notify")[0].0, "[main] shown");
+        let cmd = ext.cb("command", 0);
+        let err = ext.call(cmd, vec![json!("")]).unwrap_err();
+        assert_eq!(
+            err.message,
+            format!(
+                "{}:7: api.send_message: deliver_as must be \"steer\" or \"follow_up\", not \"soon\"",
+                ext.main()
+            )
+        );
+    });
+}
+
+#[test]
+fn exec_runs_a_process() {
+    on_worker(|| {
+        let mut ext = load(
+            r#"
+            api.command("run", function()
+              local r = api.exec("sh", {"-c", "echo out; echo err >&2; exit 3"})
+              local t = api.exec("sleep", {"5"}, {timeout_ms = 50})
+              return {r.code, r.stdout, r.stderr, r.timed_out, t.timed_out, t.code == nil}
+            end)
+            api.command("missing", function() return api.exec("no-such-program-xyz") end)
+            "#,
+        );
+        let cmd = ext.cb("command", 0);
+        assert_eq!(
+            ext.call(cmd, vec![json!("")]).unwrap(),
+            json!([3, "out\n", "err\n", false, true, true])
+        );
+        let cmd = ext.cb("command", 1);
+        let err = ext.call(cmd, vec![json!("")]).unwrap_err();
+        assert!(
+            err.message
+                .contains(":7: api.exec: cannot run no-such-program-xyz"),
+            "{}",
+            err.message
+        );
+    });
+}
+
+#[test]
+fn state_and_extension_info() {
+    on_worker(|| {
+        let mut ext = build(
+            &[(
+                "main.lua",
+                r#"
+                api.state.count = (api.state.count or 0) + 1
+                api.state.f = print
+                api.state.list = {"a", "b"}
+                api.on("input", function() return {api.extension.name, api.extension.language, api.extension.path} end)
+                "#,
+            )],
+            limits(),
+            json!({"count": 41, "kept": {"x": [1]}}),
+        );
+        ext.engine.load().unwrap();
+        assert_eq!(
+            ext.engine.state(),
+            json!({"count": 42, "kept": {"x": [1]}, "list": ["a", "b"]})
+        );
+        let main = ext.main();
+        assert_eq!(
+            ext.fire(0, json!({})).unwrap(),
+            json!(["main", "lua", main])
+        );
+    });
+}
+
+#[test]
+fn syntax_and_runtime_errors_name_the_file_and_line() {
+    on_worker(|| {
+        let (ext, err) = load_err("local x = 1\nlocal = 2\n", limits());
+        assert_eq!(err.kind, ErrorKind::Syntax);
+        assert!(
+            err.message.starts_with(&format!("{}:2:", ext.main())),
+            "{}",
+            err.message
+        );
+        let (ext, err) = load_err("local x = 1\nerror('top level')\n", limits());
+        assert_eq!(err.kind, ErrorKind::Runtime);
+        assert_eq!(err.message, format!("{}:2: top level", ext.main()));
+        let (ext, err) = load_err("error({code = 1})", limits());
+        assert!(err.message.starts_with(&ext.main()), "{}", err.message);
+
+        let mut ext = load("api.on('input', function(e)\n  return e.nope.deeper\nend)");
+        let err = ext.fire(0, json!({})).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Runtime);
+        assert!(
+            err.message
+                .starts_with(&format!("{}:2: attempt to index a nil value", ext.main())),
+            "{}",
+            err.message
+        );
+    });
+}
+
+#[test]
+fn long_paths_are_not_shortened() {
+    on_worker(|| {
+        let long = format!("{}/main.lua", "very-long-folder-name".repeat(4));
+        let mut ext = build(&[(&long, "\nerror('boom')")], limits(), json!({}));
+        let err = ext.engine.load().unwrap_err();
+        let full = ext.dir.0.join(&long).display().to_string();
+        assert_eq!(err.message, format!("{full}:2: boom"));
+    });
+}
+
+#[test]
+fn returning_a_function_is_an_error() {
+    on_worker(|| {
+        let mut ext =
+            load("api.on('input', function() return {ok = true, f = function() end} end)");
+        let err = ext.fire(0, json!({})).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Runtime);
+        assert!(
+            err.message
+                .contains("cannot return a function (at result.f)"),
+            "{}",
+            err.message
+        );
+    });
+}
+
+#[test]
+fn huge_strings_come_back_whole() {
+    on_worker(|| {
+        let mut ext =
+            load("api.on('input', function() return string.rep('x', 10 * 1024 * 1024) end)");
+        let v = ext.fire(0, json!({})).unwrap();
+        assert_eq!(v.as_str().unwrap().len(), 10 * 1024 * 1024);
+    });
+}
+
+#[test]
+fn the_sandbox_keeps_dangerous_things_out() {
+    on_worker(|| {
+        let mut ext = load(
+            r#"
+            api.on("input", function()
+              local bin_ok, bin_err = load("\27Lua\84\0\25\147\13\10\26\10")
+              local fn_ok = load("return 1 + 1")
+              local gc_ok = pcall(setmetatable, {}, {__gc = function() end})
+              return {
+                os_exit = os.exit == nil, debug = debug == nil, dump = string.dump == nil,
+                execute = os.execute == nil, popen = io.popen == nil, loadlib = package.loadlib == nil,
+                binary = bin_ok == nil and bin_err:find("binary") ~= nil,
+                text = fn_ok() == 2, gc = not gc_ok,
+                time = type(os.time()) == "number", io = type(io.open) == "function",
+              }
+            end)
+            "#,
+        );
+        let v = ext.fire(0, json!({})).unwrap();
+        for (k, ok) in v.as_object().unwrap() {
+            assert_eq!(ok, &json!(true), "{k}");
+        }
+    });
+}
+
+/// Loads a script whose `input` handler runs `body`, calls it and expects a budget stop
+/// within a reasonable time, then a working engine.
+fn expect_budget_stop(body: &str) {
+    let mut ext = load(&format!(
+        "api.on('input', function(e) if e.ping then return end\n{body}\nend)"
+    ));
+    let start = Instant::now();
+    let err = ext.fire(0, json!({})).unwrap_err();
+    let took = start.elapsed();
+    assert_eq!(err.kind, ErrorKind::Budget, "{body}: {}", err.message);
+    assert!(
+        err.message.contains("stopped after 0.2 s"),
+        "{}",
+        err.message
+    );
+    assert!(
+        err.message.starts_with(&format!("{}:", ext.main())),
+        "{}",
+        err.message
+    );
+    assert!(took < Duration::from_millis(1500), "{body}: took {took:?}");
+    ext.still_works();
+    ext.fire(0, json!({"ping": true})).unwrap();
+}
+
+#[test]
+fn endless_loops_are_stopped() {
+    on_worker(|| {
+        expect_budget_stop("while true do end");
+        expect_budget_stop("while true do pcall(function() while true do end end) end");
+        expect_budget_stop(
+            "while true do xpcall(function() while true do end end, function(m) return m end) end",
+        );
+        expect_budget_stop(
+            "while true do local co = coroutine.create(function() while true do end end) coroutine.resume(co) end",
+        );
+        expect_budget_stop(
+            "local f = coroutine.wrap(function() while true do end end) while true do pcall(f) end",
+        );
+        expect_budget_stop("while true do load(function() while true do end end) end");
+        expect_budget_stop(
+            "while true do pcall(string.gsub, 'aaa', 'a', function() while true do end end) end",
+        );
+    });
+}
+
+#[test]
+fn an_endless_loop_at_load_is_stopped() {
+    on_worker(|| {
+        let start = Instant::now();
+        let (ext, err) = load_err("local n = 0\nwhile true do n = n + 1 end", limits());
+        assert_eq!(err.kind, ErrorKind::Budget);
+        assert!(
+            err.message
+                .starts_with(&format!("{}:2: stopped after", ext.main())),
+            "{}",
+            err.message
+        );
+        assert!(start.elapsed() < Duration::from_millis(1500));
+    });
+}
+
+#[test]
+fn host_time_does_not_count_against_the_budget() {
+    on_worker(|| {
+        let mut ext =
+            load("api.on('input', function() api.exec('sleep', {'0.4'}) return 'done' end)");
+        assert_eq!(ext.fire(0, json!({})).unwrap(), json!("done"));
+    });
+}
+
+#[test]
+fn a_memory_bomb_is_stopped_and_the_vm_recovers() {
+    on_worker(|| {
+        let small = Limits {
+            memory_bytes: 16 * 1024 * 1024,
+            ..limits()
+        };
+        let mut ext = build(
+            &[(
+                "main.lua",
+                r#"api.on("input", function(e)
+                  if e.ping then return "pong" end
+                  local t = {} while true do t[#t + 1] = string.rep("x", 1e6) .. #t end
+                end)"#,
+            )],
+            small,
+            json!({}),
+        );
+        ext.engine.load().unwrap();
+        let err = ext.fire(0, json!({})).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Memory, "{}", err.message);
+        assert!(err.message.contains("out of memory"), "{}", err.message);
+        assert!(err.message.contains("16 MiB"), "{}", err.message);
+        assert_eq!(ext.fire(0, json!({"ping": true})).unwrap(), json!("pong"));
+        assert!(ext.engine.used_memory() < 4 * 1024 * 1024);
+    });
+}
+
+#[test]
+fn deep_recursion_is_an_error_not_a_crash() {
+    on_worker(|| {
+        let mut ext = load(
+            r#"
+            api.on("input", function() local function f() return f() + 1 end return f() end)
+            api.on("input", function() local function f() return pcall(f) end return {f()} end)
+            api.on("input", function()
+              local function f(s) return (s:gsub(".", function(c) return f(c) end)) end
+              return f("ab")
+            end)
+            api.on("input", function()
+              local function cmp(a, b) table.sort({3, 2, 1}, cmp) return a < b end
+              table.sort({3, 2, 1}, cmp)
+            end)
+            api.on("input", function()
+              local t = setmetatable({}, {__tostring = function(t) api.log(t) return "x" end})
+              api.log(t)
+            end)
+            api.on("input", function()
+              local t
+              t = setmetatable({}, {__tostring = function() return string.format("%s", t) end})
+              return tostring(t)
+            end)
+            "#,
+        );
+        let err = ext.fire(0, json!({})).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Runtime, "{}", err.message);
+        assert!(err.message.contains("stack overflow"), "{}", err.message);
+        // The innermost pcall catches the C stack overflow: the call returns normally.
+        let v = ext.fire(1, json!({})).unwrap();
+        let last = v.as_array().unwrap().last().unwrap().as_str().unwrap();
+        assert!(last.contains("stack overflow"), "{last}");
+        for n in 2..6 {
+            let err = ext.fire(n, json!({})).unwrap_err();
+            assert!(
+                err.message.contains("stack overflow"),
+                "{n}: {}",
+                err.message
+            );
+        }
+        ext.still_works();
+    });
+}
+
+#[test]
+fn require_finds_helpers_and_the_standard_modules() {
+    on_worker(|| {
+        let ext = load_files(&[
+            (
+                "main.lua",
+                r#"
+                local util = require("_util")
+                local x = require("lib.x")
+                local y = require("lib.y")
+                local json = require("json")
+                local path = require("path")
+                local s = require("schema")
+                assert(util.twice(2) == 4 and x.name == "x" and y.name == "y")
+                assert(require("_util") == util)
+                local text = json.encode({a = {1, 2}, e = {}, l = json.array()})
+                local back = json.decode('{"a": [1, 2, null], "b": {"c": "d"}}')
+                assert(back.a[2] == 2 and back.b.c == "d")
+                assert(path.join("a", "b/c", "d.lua") == "a/b/c/d.lua")
+                assert(path.dirname("a/b/c.lua") == "a/b" and path.basename("a/b/c.lua") == "c.lua")
+                assert(path.ext("x.tar.gz") == "gz" and path.normalize("a/./b/../c//") == "a/c")
+                api.tool{
+                  name = "t", execute = function() end,
+                  parameters = s.object{
+                    path = s.string("file to read"),
+                    n = s.integer("count"):optional(),
+                    mode = s.enum({"head", "tail"}):default("head"),
+                  },
+                }
+                api.state.text = text
+                "#,
+            ),
+            ("_util.lua", "return {twice = function(n) return n * 2 end}"),
+            ("lib/x.lua", "return {name = 'x'}"),
+            ("lib/y/init.lua", "return {name = 'y'}"),
+        ]);
+        let mut engine = ext.engine;
+        assert_eq!(
+            engine.state()["text"],
+            json!(r#"{"a":[1,2],"e":{},"l":[]}"#)
+        );
+        let tools = ext.rec.tools.lock().unwrap().clone();
+        assert_eq!(
+            tools[0].parameters,
+            json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "file to read"},
+                    "n": {"type": "integer", "description": "count"},
+                    "mode": {"type": "string", "enum": ["head", "tail"], "default": "head"},
+                },
+                "required": ["path"],
+            })
+        );
+        let required = engine.required_files();
+        let names: Vec<_> = required
+            .iter()
+            .map(|p| p.strip_prefix(&ext.dir.0).unwrap().to_path_buf())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                Path::new("_util.lua"),
+                Path::new("lib/x.lua"),
+                Path::new("lib/y/init.lua")
+            ]
+        );
+    });
+}
+
+#[test]
+fn require_errors_are_clear() {
+    on_worker(|| {
+        let (_, err) = load_err("require('nowhere')", limits());
+        assert!(
+            err.message.contains("module 'nowhere' not found"),
+            "{}",
+            err.message
+        );
+        assert!(
+            err.message.contains("not a standard module"),
+            "{}",
+            err.message
+        );
+        let mut ext = build(
+            &[("main.lua", "require('_bad')"), ("_bad.lua", "\nlocal = 1")],
+            limits(),
+            json!({}),
+        );
+        let err = ext.engine.load().unwrap_err();
+        let bad = ext.dir.0.join("_bad.lua").display().to_string();
+        assert!(
+            err.message.starts_with(&format!("{bad}:2:")),
+            "{}",
+            err.message
+        );
+        assert_eq!(ext.engine.required_files().len(), 1);
+    });
+}
+
+#[test]
+fn an_idle_engine_is_small() {
+    on_worker(|| {
+        let ext = load("api.on('input', function(e) return {ok = true} end)");
+        let used = ext.engine.used_memory();
+        assert!(used < 1024 * 1024, "{used} bytes");
+    });
+}
+
+/// `cargo test --lib lua::tests::timing -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn timing() {
+    on_worker(|| {
+        let mut ext = load("api.on('tool_call', function(e, ctx) if e.name == 'bash' then return {block = false, reason = e.id} end end)");
+        println!("idle engine: {} bytes", ext.engine.used_memory());
+        let event = json!({"id": "c1", "name": "bash", "args": {"cmd": "ls -la"}});
+        let mut times = Vec::new();
+        let cb = ext.cb("on", 0);
+        let ctx = ext.ctx();
+        for _ in 0..20_000 {
+            let args = vec![event.clone()];
+            let start = Instant::now();
+            ext.engine.call(cb, args, &ctx, BUDGET).unwrap();
+            times.push(start.elapsed());
+        }
+        times.sort();
+        println!(
+            "call: median {:?}, p99 {:?}",
+            times[times.len() / 2],
+            times[times.len() * 99 / 100]
+        );
+        let start = Instant::now();
+        let mut e = build(
+            &[("main.lua", "api.on('input', function() end)")],
+            limits(),
+            json!({}),
+        );
+        e.engine.load().unwrap();
+        println!("new engine + load: {:?}", start.elapsed());
+    });
+}
