@@ -9,14 +9,14 @@ use std::time::{Duration, Instant};
 use mypi::agent::queue::Queues;
 use mypi::commands::CommandTable;
 use mypi::extensions::api::{ApiLink, CallCtx, ExtensionInfo, Language, Limits};
+use mypi::extensions::api::{CallbackId, ToolDef};
 use mypi::extensions::discovery;
 use mypi::extensions::host::ExtensionHost;
-use mypi::extensions::api::{CallbackId, ToolDef};
 use mypi::extensions::proxies::{HostContext, NoUi};
 use mypi::extensions::registrar::Registrar;
-use mypi::owner::{next_id, Handle};
 use mypi::hooks::{HookBus, HookEvent};
 use mypi::owner::Owner;
+use mypi::owner::{next_id, Handle};
 use mypi::tools::ToolRegistry;
 use serde_json::json;
 
@@ -49,13 +49,22 @@ struct NullRegistrar(PathBuf, std::sync::Mutex<CallbackId>);
 impl Registrar for NullRegistrar {
     fn on(&self, _: &Owner, _: &str, cb: CallbackId) -> Result<Handle, String> {
         *self.1.lock().expect("lock") = cb;
-        Ok(Handle::new(next_id(), std::sync::Weak::<ToolRegistry>::new()))
+        Ok(Handle::new(
+            next_id(),
+            std::sync::Weak::<ToolRegistry>::new(),
+        ))
     }
     fn tool(&self, _: &Owner, _: ToolDef, _: CallbackId) -> Result<Handle, String> {
-        Ok(Handle::new(next_id(), std::sync::Weak::<ToolRegistry>::new()))
+        Ok(Handle::new(
+            next_id(),
+            std::sync::Weak::<ToolRegistry>::new(),
+        ))
     }
     fn command(&self, _: &Owner, _: &str, _: &str, _: CallbackId) -> Result<Handle, String> {
-        Ok(Handle::new(next_id(), std::sync::Weak::<ToolRegistry>::new()))
+        Ok(Handle::new(
+            next_id(),
+            std::sync::Weak::<ToolRegistry>::new(),
+        ))
     }
     fn send_message(&self, _: &str, _: &str) -> Result<(), String> {
         Ok(())
@@ -85,7 +94,11 @@ fn median(mut v: Vec<Duration>) -> Duration {
 }
 
 fn in_vm(dir: &Path, language: Language, source: &str) -> Duration {
-    let ext = if language == Language::Lua { "lua" } else { "rhai" };
+    let ext = if language == Language::Lua {
+        "lua"
+    } else {
+        "rhai"
+    };
     let path = dir.join(format!("vm.{ext}"));
     std::fs::write(&path, source).expect("write script");
     let ctx = context(dir);
@@ -96,7 +109,12 @@ fn in_vm(dir: &Path, language: Language, source: &str) -> Duration {
         root: dir.to_path_buf(),
     };
     let registrar = Arc::new(NullRegistrar(ctx.cwd.clone(), Default::default()));
-    let link = Arc::new(ApiLink::new(info, Owner::new("vm", 1), registrar.clone(), json!({})));
+    let link = Arc::new(ApiLink::new(
+        info,
+        Owner::new("vm", 1),
+        registrar.clone(),
+        json!({}),
+    ));
     let factory = match language {
         Language::Lua => mypi::extensions::lua::new_engine,
         Language::Rhai => mypi::extensions::rhai::new_engine,
@@ -115,7 +133,12 @@ fn in_vm(dir: &Path, language: Language, source: &str) -> Duration {
     median(samples)
 }
 
-fn through_host(rt: &tokio::runtime::Runtime, dir: &Path, handlers: usize, language: Language) -> Duration {
+fn through_host(
+    rt: &tokio::runtime::Runtime,
+    dir: &Path,
+    handlers: usize,
+    language: Language,
+) -> Duration {
     let root = dir.join(format!("host-{handlers}-{}", language.name()));
     std::fs::create_dir_all(&root).expect("mkdir");
     let (ext, source) = match language {

@@ -76,6 +76,8 @@ pub struct Config {
     pub extension_roots: Vec<PathBuf>,
     /// `api.log` lines are shown (`MYPI_LOG=1`).
     pub log: bool,
+    /// The time budget of one script call (`MYPI_EXT_BUDGET_MS`, default 1 s).
+    pub ext_budget: Duration,
 }
 
 impl Config {
@@ -137,10 +139,20 @@ impl Config {
             retry.base_delay = Duration::from_millis(n);
         }
         let home = var("HOME").map(PathBuf::from);
+        let ext_budget = match var("MYPI_EXT_BUDGET_MS") {
+            Some(ms) => {
+                Duration::from_millis(ms.trim().parse().map_err(|_| ConfigError::BadNumber {
+                    name: "MYPI_EXT_BUDGET_MS",
+                    value: ms.clone(),
+                })?)
+            }
+            None => Duration::from_secs(1),
+        };
         let extension_roots = extension_roots(cli, &cwd, home.as_deref());
         Ok(Config {
             extension_roots,
             log: var("MYPI_LOG").is_some_and(|v| v != "0"),
+            ext_budget,
             provider,
             model,
             base_url,

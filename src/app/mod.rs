@@ -136,7 +136,10 @@ impl App {
             cwd: config.cwd.clone(),
             ui: ui.clone(),
             call_ctx: RwLock::new(CallCtx::default()),
-            limits: Limits::default(),
+            limits: Limits {
+                budget: config.ext_budget,
+                ..Limits::default()
+            },
             log: config.log,
         };
         let mut app = App {

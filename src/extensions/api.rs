@@ -149,6 +149,11 @@ pub trait Engine {
 
     /// `api.state` as plain data, to carry over a reload.
     fn state(&mut self) -> Value;
+
+    /// Files the script loaded as modules (`require` / `import`), for the reload watcher.
+    fn required_files(&self) -> Vec<PathBuf> {
+        Vec::new()
+    }
 }
 
 /// Builds an engine on its worker thread.

@@ -211,6 +211,10 @@ impl LuaEngine {
 }
 
 impl Engine for LuaEngine {
+    fn required_files(&self) -> Vec<PathBuf> {
+        LuaEngine::required_files(self)
+    }
+
     fn load(&mut self) -> Result<(), ScriptError> {
         let path = self.link.info.path.clone();
         let source = std::fs::read(&path).map_err(|e| {
