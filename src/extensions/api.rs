@@ -284,6 +284,11 @@ impl ApiLink {
         self.host_op(|| super::exec::run(cmd, args, timeout_ms, cwd, &self.registrar.cwd()))
     }
 
+    /// The working folder (relative paths of `read_file`, `exec` and the like are against it).
+    pub fn cwd(&self) -> PathBuf {
+        self.registrar.cwd()
+    }
+
     /// Reads a file (Rhai's `read_file`); relative paths are against the working folder.
     pub fn read_file(&self, path: &str) -> Result<String, String> {
         let p = self.registrar.cwd().join(path);

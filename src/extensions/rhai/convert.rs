@@ -1,0 +1,183 @@
+//! Values and errors across the Rhai boundary: JSON <-> `Dynamic` (hand-written, faster than
+//! going through serde, and able to read shared values, which closures create), and Rhai
+//! errors -> [`ScriptError`] with `path:line: message`.
+
+use std::time::Duration;
+
+use ::rhai::{Array, Dynamic, EvalAltResult, Map, ParseError, Position, FLOAT, INT};
+use serde_json::{Map as JsonMap, Number, Value};
+
+use crate::extensions::api::{ErrorKind, ScriptError};
+
+/// JSON -> Rhai: objects become maps, arrays arrays, `null` unit.
+pub fn to_dynamic(value: &Value) -> Dynamic {
+    match value {
+        Value::Null => Dynamic::UNIT,
+        Value::Bool(b) => Dynamic::from_bool(*b),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => Dynamic::from_int(i as INT),
+            None => Dynamic::from_float(n.as_f64().unwrap_or(0.0) as FLOAT),
+        },
+        Value::String(s) => Dynamic::from(s.clone()),
+        Value::Array(items) => Dynamic::from_array(items.iter().map(to_dynamic).collect()),
+        Value::Object(fields) => {
+            let map: Map = fields
+                .iter()
+                .map(|(k, v)| (k.as_str().into(), to_dynamic(v)))
+                .collect();
+            Dynamic::from_map(map)
+        }
+    }
+}
+
+/// Rhai -> JSON. Functions, custom types and other non-data values are errors.
+pub fn to_json(value: &Dynamic) -> Result<Value, String> {
+    if value.is_shared() {
+        return to_json(&value.flatten_clone());
+    }
+    if value.is_unit() {
+        return Ok(Value::Null);
+    }
+    if let Ok(b) = value.as_bool() {
+        return Ok(Value::Bool(b));
+    }
+    if let Ok(i) = value.as_int() {
+        return Ok(Value::Number(Number::from(i)));
+    }
+    if let Ok(f) = value.as_float() {
+        return Ok(Number::from_f64(f).map_or(Value::Null, Value::Number));
+    }
+    if let Ok(s) = value.as_immutable_string_ref() {
+        return Ok(Value::String(s.to_string()));
+    }
+    if let Ok(c) = value.as_char() {
+        return Ok(Value::String(c.to_string()));
+    }
+    if value.is_array() {
+        return array_to_json(&*value.as_array_ref()?);
+    }
+    if value.is_map() {
+        return map_to_json(&*value.as_map_ref()?);
+    }
+    if value.is_blob() {
+        let blob = value.as_blob_ref()?;
+        return Ok(Value::Array(blob.iter().map(|b| Value::from(*b)).collect()));
+    }
+    Err(format!(
+        "a value of type {} cannot be converted to JSON (only unit, bool, numbers, strings, arrays and maps)",
+        value.type_name()
+    ))
+}
+
+fn array_to_json(items: &Array) -> Result<Value, String> {
+    items
+        .iter()
+        .map(to_json)
+        .collect::<Result<Vec<_>, _>>()
+        .map(Value::Array)
+}
+
+/// A Rhai map as a JSON object (an empty map stays an object).
+pub fn map_to_json(map: &Map) -> Result<Value, String> {
+    let mut out = JsonMap::new();
+    for (k, v) in map {
+        let value = to_json(v).map_err(|e| format!("field '{k}': {e}"))?;
+        out.insert(k.to_string(), value);
+    }
+    Ok(Value::Object(out))
+}
+
+/// How an extension's errors are worded: its path and its budget.
+pub struct ErrorContext<'a> {
+    pub path: &'a str,
+    pub budget: Duration,
+    pub max_call_levels: usize,
+}
+
+impl ErrorContext<'_> {
+    /// A compile error of a script.
+    pub fn syntax(&self, err: &ParseError) -> ScriptError {
+        let line = err.position().line().unwrap_or(0);
+        ScriptError::new(
+            ErrorKind::Syntax,
+            format!("{}:{line}: {}", self.path, err.err_type()),
+        )
+    }
+
+    /// A runtime error: follows function-call and module wrappers down to the error that
+    /// happened, keeping the innermost known source file and line.
+    pub fn runtime(&self, err: Box<EvalAltResult>) -> ScriptError {
+        let mut source = self.path.to_string();
+        let mut err = err;
+        let mut line = None;
+        loop {
+            match *err {
+                EvalAltResult::ErrorInFunctionCall(_, src, inner, pos) => {
+                    if !src.is_empty() {
+                        source = src;
+                    }
+                    line = pos.line().or(line);
+                    err = inner;
+                }
+                EvalAltResult::ErrorInModule(src, inner, pos) => {
+                    line = pos.line().or(line);
+                    if !src.is_empty() {
+                        source = src;
+                        line = None;
+                    }
+                    err = inner;
+                }
+                _ => break,
+            }
+        }
+        let pos = err.take_position();
+        let line = pos.line().or(line);
+        self.leaf(&source, line, *err)
+    }
+
+    fn leaf(&self, source: &str, line: Option<usize>, err: EvalAltResult) -> ScriptError {
+        let at = match line {
+            Some(l) => format!("{source}:{l}"),
+            None => source.to_string(),
+        };
+        let (kind, message) = match err {
+            EvalAltResult::ErrorParsing(e, _) => (ErrorKind::Syntax, e.to_string()),
+            EvalAltResult::ErrorTerminated(..) => {
+                return ScriptError::new(
+                    ErrorKind::Budget,
+                    format!(
+                        "{source}: stopped after {} s (the CPU budget)",
+                        self.budget.as_secs_f64()
+                    ),
+                )
+            }
+            EvalAltResult::ErrorTooManyOperations(_) => (
+                ErrorKind::Memory,
+                "too many operations (the operation limit)".to_string(),
+            ),
+            EvalAltResult::ErrorDataTooLarge(what, _) => (
+                ErrorKind::Memory,
+                format!("{what} is too large (the script size limits)"),
+            ),
+            e @ (EvalAltResult::ErrorTooManyVariables(_)
+            | EvalAltResult::ErrorTooManyModules(_)) => (ErrorKind::Memory, e.to_string()),
+            EvalAltResult::ErrorStackOverflow(_) => (
+                ErrorKind::Runtime,
+                format!(
+                    "stack overflow: more than {} nested call levels",
+                    self.max_call_levels
+                ),
+            ),
+            EvalAltResult::ErrorRuntime(value, _) if value.is_string() => {
+                (ErrorKind::Runtime, value.to_string())
+            }
+            e => (ErrorKind::Runtime, e.to_string()),
+        };
+        ScriptError::new(kind, format!("{at}: {message}"))
+    }
+}
+
+/// A script error raised from a native function (Rhai adds the caller's position).
+pub fn script_err(message: impl Into<String>) -> Box<EvalAltResult> {
+    EvalAltResult::ErrorRuntime(Dynamic::from(message.into()), Position::NONE).into()
+}

@@ -1,0 +1,285 @@
+//! The Rhai engine of an extension. One [`RhaiEngine`] per extension, built and used on the
+//! extension's worker thread: a `rhai::Engine` configured with the extension's limits, the
+//! compiled script, and the callbacks the script registered.
+//!
+//! What a script sees (same names and behaviour as Lua, method-call syntax):
+//! - `api` (provided by the variable resolver, not a script variable): `on`, `tool`,
+//!   `command`, `send_message`, `exec`, `log`, `notify`, `state`, `extension`
+//!   ([`bindings`]). `api.state` is one shared map: change its fields
+//!   (`api.state.count += 1`, `api.state.clear()`); it cannot be reassigned as a whole;
+//! - `ctx`, the last argument of every callback ([`ctx`]);
+//! - global `read_file`, `write_file`, `file_exists`, `list_dir`, `json_encode`,
+//!   `json_decode`; `print` / `debug` go to the debug log ([`globals`]);
+//! - `import "x" as x;` of sibling files and the `path` and `schema` standard modules
+//!   ([`resolver`]).
+//!
+//! Callbacks are `FnPtr`s (closures or `Fn("name")`). A callback declared with fewer
+//! parameters than supplied is called with the first ones only (its arity is read from the
+//! script's function definitions; closure captures are not counted).
+//!
+//! Limits: call levels, string / array / map sizes and expression depth from [`Limits`], a
+//! generous operation cap, and an `on_progress` hook that ends a call once its CPU budget is
+//! spent. Rhai's termination cannot be caught by `try` / `catch`.
+
+mod bindings;
+mod convert;
+mod ctx;
+mod globals;
+mod resolver;
+#[cfg(test)]
+mod tests;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ::rhai::{Dynamic, FnPtr, Map, Module, Scope, Shared, AST};
+use serde_json::Value;
+
+use self::bindings::{Api, Callbacks};
+use self::convert::{to_dynamic, to_json, ErrorContext};
+use self::resolver::{Imports, Resolver};
+use super::api::{ApiLink, CallClock, CallCtx, CallbackId, Engine, ErrorKind, Limits, ScriptError};
+
+/// Operations per second of budget a call may run: a backstop behind the clock, far above
+/// what Rhai manages (some 3e8 per second in a release build), so the clock always ends a
+/// call first.
+const OPERATIONS_PER_SEC: f64 = 4e9;
+/// The budget clock is read every this many operations (a power of two).
+const CLOCK_EVERY: u64 = 1024;
+/// Called at the end of the top level, to keep the modules the script imported.
+const CAPTURE_IMPORTS: &str = "__mypi_capture_imports";
+
+/// The running call's clock and budget, read by the progress hook.
+type Deadline = Rc<RefCell<Option<(CallClock, Duration)>>>;
+
+/// A loaded (or loading) Rhai extension.
+pub struct RhaiEngine {
+    engine: ::rhai::Engine,
+    ast: AST,
+    scope: Scope<'static>,
+    link: Arc<ApiLink>,
+    limits: Limits,
+    callbacks: Rc<RefCell<Callbacks>>,
+    /// How many arguments each callback takes (learned at its first call).
+    arity: HashMap<CallbackId, usize>,
+    state: Dynamic,
+    deadline: Deadline,
+    imports: Rc<RefCell<Imports>>,
+    /// `(alias, module)` imported at the top level, made visible to later callbacks.
+    top_imports: Rc<RefCell<Vec<(String, Module)>>>,
+    path: String,
+}
+
+/// Builds the engine for an extension (on its worker thread).
+pub fn new_engine(link: Arc<ApiLink>, limits: Limits) -> Result<Box<dyn Engine>, ScriptError> {
+    Ok(Box::new(RhaiEngine::new(link, limits)?))
+}
+
+impl RhaiEngine {
+    /// Configures an engine for `link`'s script; [`Engine::load`] runs it.
+    pub fn new(link: Arc<ApiLink>, limits: Limits) -> Result<Self, ScriptError> {
+        let path = link.info.path.to_string_lossy().into_owned();
+        let callbacks = Rc::new(RefCell::new(Callbacks::default()));
+        let state = Dynamic::from_map(initial_state(&link, &path)?).into_shared();
+        let deadline: Deadline = Rc::new(RefCell::new(None));
+        let imports = Rc::new(RefCell::new(Imports::default()));
+        let top_imports = Rc::new(RefCell::new(Vec::new()));
+        let mut engine = ::rhai::Engine::new();
+        configure_limits(&mut engine, &limits, &deadline);
+        bindings::register(&mut engine);
+        ctx::register(&mut engine);
+        globals::register(&mut engine, &link);
+        let api = Dynamic::from(Api::new(link.clone(), callbacks.clone(), state.clone()));
+        #[allow(deprecated)] // `on_var` is marked volatile, not deprecated
+        engine.on_var(move |name, _, _| match name {
+            "api" => Ok(Some(api.clone())),
+            _ => Ok(None),
+        });
+        let ext_dir = link
+            .info
+            .path
+            .parent()
+            .map(PathBuf::from)
+            .unwrap_or_default();
+        engine.set_module_resolver(Resolver {
+            ext_dir,
+            root: link.info.root.clone(),
+            imports: imports.clone(),
+        });
+        let captured = top_imports.clone();
+        engine.register_fn(CAPTURE_IMPORTS, move |ctx: ::rhai::NativeCallContext| {
+            let mut top = captured.borrow_mut();
+            top.clear();
+            top.extend(ctx.iter_imports().map(|(n, m)| (n.to_string(), m.clone())));
+        });
+        Ok(RhaiEngine {
+            engine,
+            ast: AST::empty(),
+            scope: Scope::new(),
+            link,
+            limits,
+            callbacks,
+            arity: HashMap::new(),
+            state,
+            deadline,
+            imports,
+            top_imports,
+            path,
+        })
+    }
+
+    /// The files the script imported (directly or through other modules), in import order;
+    /// the host watches them for hot reload. Standard modules are not listed.
+    pub fn imported_files(&self) -> Vec<PathBuf> {
+        self.imports.borrow().files.clone()
+    }
+
+    fn errors(&self, budget: Duration) -> ErrorContext<'_> {
+        ErrorContext {
+            path: &self.path,
+            budget,
+            max_call_levels: self.limits.max_call_levels,
+        }
+    }
+
+    /// Runs `f` with the budget clock running.
+    fn timed<T>(&mut self, budget: Duration, f: impl FnOnce(&Self) -> T) -> T {
+        let ops = (budget.as_secs_f64().max(0.001) * OPERATIONS_PER_SEC) as u64;
+        self.engine.set_max_operations(ops);
+        *self.deadline.borrow_mut() = Some((self.link.start_call(), budget));
+        let out = f(self);
+        *self.deadline.borrow_mut() = None;
+        out
+    }
+
+    /// Makes the modules imported at the top level visible to callbacks, which run later
+    /// without the top level's imports.
+    fn keep_imports(&mut self) {
+        let top = std::mem::take(&mut *self.top_imports.borrow_mut());
+        for (alias, module) in top {
+            self.engine
+                .register_static_module(alias, Shared::new(module));
+        }
+    }
+
+    /// How many of `supplied` arguments `f` takes.
+    fn arity_of(&self, f: &FnPtr, supplied: usize) -> usize {
+        let curried = f.curry().len();
+        self.ast
+            .iter_functions()
+            .filter(|m| m.name == f.fn_name())
+            .map(|m| m.params.len().saturating_sub(curried))
+            .filter(|n| *n <= supplied)
+            .max()
+            .unwrap_or(supplied)
+    }
+}
+
+/// `api.state` at load: what the previous version left (a map), or an empty map.
+fn initial_state(link: &ApiLink, path: &str) -> Result<Map, ScriptError> {
+    match to_dynamic(&link.initial_state()) {
+        d if d.is_map() => Ok(d.cast::<Map>()),
+        d if d.is_unit() => Ok(Map::new()),
+        d => Err(ScriptError::runtime(format!(
+            "{path}: api.state must be a map, not {}",
+            d.type_name()
+        ))),
+    }
+}
+
+fn configure_limits(engine: &mut ::rhai::Engine, limits: &Limits, deadline: &Deadline) {
+    engine.set_max_call_levels(limits.max_call_levels);
+    engine.set_max_string_size(limits.max_string_bytes);
+    engine.set_max_array_size(limits.max_array_len);
+    engine.set_max_map_size(limits.max_map_len);
+    engine.set_max_expr_depths(64, 32);
+    let deadline = deadline.clone();
+    engine.on_progress(move |ops| {
+        if ops % CLOCK_EVERY != 0 {
+            return None;
+        }
+        match &*deadline.borrow() {
+            Some((clock, budget)) if clock.exceeded(*budget) => Some(Dynamic::UNIT),
+            _ => None,
+        }
+    });
+}
+
+impl Engine for RhaiEngine {
+    fn load(&mut self) -> Result<(), ScriptError> {
+        let budget = self.limits.budget;
+        let text = std::fs::read_to_string(&self.link.info.path).map_err(|e| {
+            ScriptError::runtime(format!("{}: cannot read the script: {e}", self.path))
+        })?;
+        let mut ast = self
+            .engine
+            .compile(&text)
+            .map_err(|e| self.errors(budget).syntax(&e))?;
+        ast.set_source(self.path.as_str());
+        let tail = self
+            .engine
+            .compile(format!("{CAPTURE_IMPORTS}();"))
+            .map_err(|e| self.errors(budget).syntax(&e))?;
+        ast.combine(tail);
+        self.ast = ast;
+        let mut scope = std::mem::take(&mut self.scope);
+        let result = self.timed(budget, |me| {
+            me.engine.run_ast_with_scope(&mut scope, &me.ast)
+        });
+        self.scope = scope;
+        result.map_err(|e| self.errors(budget).runtime(e))?;
+        self.keep_imports();
+        Ok(())
+    }
+
+    fn call(
+        &mut self,
+        cb: CallbackId,
+        args: Vec<Value>,
+        ctx: &CallCtx,
+        budget: Duration,
+    ) -> Result<Value, ScriptError> {
+        let f = self
+            .callbacks
+            .borrow()
+            .fns
+            .get(&cb)
+            .cloned()
+            .ok_or_else(|| {
+                ScriptError::new(
+                    ErrorKind::Runtime,
+                    format!("{}: callback {cb} is not registered", self.path),
+                )
+            })?;
+        let mut argv: Vec<Dynamic> = args.iter().map(to_dynamic).collect();
+        argv.push(Dynamic::from(ctx::Ctx::new(ctx.clone(), self.link.clone())));
+        let n = match self.arity.get(&cb) {
+            Some(n) => *n,
+            None => {
+                let n = self.arity_of(&f, argv.len());
+                self.arity.insert(cb, n);
+                n
+            }
+        };
+        argv.truncate(n);
+        let result = self.timed(budget, |me| f.call::<Dynamic>(&me.engine, &me.ast, argv));
+        let value = result.map_err(|e| self.errors(budget).runtime(e))?;
+        to_json(&value)
+            .map_err(|e| ScriptError::runtime(format!("{}: the callback's result: {e}", self.path)))
+    }
+
+    fn state(&mut self) -> Value {
+        match bindings::state_json(&self.state) {
+            Ok(v) => v,
+            Err(e) => {
+                self.link
+                    .log(&format!("api.state is not plain data, not kept: {e}"));
+                Value::Object(Default::default())
+            }
+        }
+    }
+}
