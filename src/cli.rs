@@ -61,6 +61,10 @@ pub struct Cli {
     #[arg(long, conflicts_with = "extensions_dir")]
     pub no_extensions: bool,
 
+    /// Do not reload extensions when their files change.
+    #[arg(long)]
+    pub no_watch: bool,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }

@@ -20,6 +20,7 @@ pub enum Builtin {
     New,
     Session,
     Extensions,
+    Reload,
     Quit,
 }
 
@@ -101,7 +102,7 @@ impl CommandTable {
     pub fn with_builtins() -> Arc<Self> {
         let table = Arc::new(CommandTable::default());
         let _ = table.weak_self.set(Arc::downgrade(&table));
-        let builtins: [(&str, &[&str], &str, Builtin); 7] = [
+        let builtins: [(&str, &[&str], &str, Builtin); 8] = [
             ("help", &["?"], "list the commands", Builtin::Help),
             (
                 "tools",
@@ -127,6 +128,12 @@ impl CommandTable {
                 &["ext"],
                 "list the extensions, what each registered, and failures",
                 Builtin::Extensions,
+            ),
+            (
+                "reload",
+                &[],
+                "reload every extension (re-discovering files), or one: /reload NAME",
+                Builtin::Reload,
             ),
             ("quit", &["exit", "q"], "leave mypi", Builtin::Quit),
         ];
@@ -165,6 +172,18 @@ impl CommandTable {
         description: &str,
         handler: Arc<dyn CommandHandler>,
     ) -> Registered {
+        self.register_with_id(next_id(), owner, name, description, handler)
+    }
+
+    /// Registers with an id allocated beforehand (see `HookBus::on_with_id`).
+    pub fn register_with_id(
+        &self,
+        id: u64,
+        owner: Owner,
+        name: &str,
+        description: &str,
+        handler: Arc<dyn CommandHandler>,
+    ) -> Registered {
         let mut final_name = name.to_string();
         let mut notice = None;
         if let Some(prev) = self.taken(name) {
@@ -178,8 +197,8 @@ impl CommandTable {
                 prev.owner
             ));
         }
-        let id = self.insert(Command {
-            id: next_id(),
+        self.insert(Command {
+            id,
             name: final_name.clone(),
             aliases: Vec::new(),
             description: description.to_string(),

@@ -76,6 +76,8 @@ pub struct Config {
     pub extension_roots: Vec<PathBuf>,
     /// `api.log` lines are shown (`MYPI_LOG=1`).
     pub log: bool,
+    /// Reload extensions when their files change (REPL only; off with `--no-watch`).
+    pub watch: bool,
     /// The time budget of one script call (`MYPI_EXT_BUDGET_MS`, default 1 s).
     pub ext_budget: Duration,
 }
@@ -153,6 +155,7 @@ impl Config {
             extension_roots,
             log: var("MYPI_LOG").is_some_and(|v| v != "0"),
             ext_budget,
+            watch: !cli.no_watch,
             provider,
             model,
             base_url,

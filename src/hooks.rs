@@ -271,7 +271,18 @@ impl HookBus {
 
     /// Subscribes `handler` to `kind` for `owner`.
     pub fn on(&self, kind: EventKind, owner: Owner, handler: Arc<dyn HookHandler>) -> Handle {
-        let id = next_id();
+        self.on_with_id(next_id(), kind, owner, handler)
+    }
+
+    /// Subscribes with an id allocated beforehand (a reload stages registrations with their
+    /// handles, then swaps them in).
+    pub fn on_with_id(
+        &self,
+        id: u64,
+        kind: EventKind,
+        owner: Owner,
+        handler: Arc<dyn HookHandler>,
+    ) -> Handle {
         self.edit(kind, |list| {
             list.push(Arc::new(Entry { id, owner, handler }));
             list.sort_by_key(|e| (e.owner.order, e.id));
@@ -331,8 +342,18 @@ impl HookBus {
         }
     }
 
+    /// Runs only `owner`'s handlers of the event's kind (a reload tells the old version it
+    /// stops and the new one it starts).
+    pub async fn emit_owner(&self, owner: &Owner, event: HookEvent) -> Emitted {
+        self.run_chain(event, Some(owner)).await
+    }
+
     /// Runs the handlers of the event's kind in order and applies their results.
     pub async fn emit(&self, event: HookEvent) -> Emitted {
+        self.run_chain(event, None).await
+    }
+
+    async fn run_chain(&self, event: HookEvent, only: Option<&Owner>) -> Emitted {
         let kind = event.kind();
         let mut out = Emitted {
             event,
@@ -342,6 +363,9 @@ impl HookBus {
             return out;
         }
         for entry in self.snapshot(kind).iter() {
+            if only.is_some_and(|o| o != &entry.owner) {
+                continue;
+            }
             match entry.handler.call(&out.event).await {
                 Ok(None) => {}
                 Ok(Some(value)) => {

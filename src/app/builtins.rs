@@ -23,6 +23,7 @@ impl App {
             }
             Builtin::Session => self.session_text(),
             Builtin::Extensions => self.extensions_text(),
+            Builtin::Reload => self.reload(args).await,
             Builtin::Quit => return Ok(LineOutcome::Quit),
         };
         Ok(LineOutcome::Output(text))
@@ -64,6 +65,25 @@ impl App {
             "Model set to {name} ({}).",
             self.config.provider.name()
         ))
+    }
+
+    async fn reload(&self, args: &str) -> String {
+        let name = args.trim();
+        if !name.is_empty() {
+            return match self.extensions.reload_named(name).await {
+                Some(line) => line,
+                None => format!("no extension called {name}; /extensions lists them"),
+            };
+        }
+        let lines = self
+            .extensions
+            .reload_all(&self.config.extension_roots)
+            .await;
+        if lines.is_empty() {
+            "no extensions to reload".to_string()
+        } else {
+            lines.join("\n")
+        }
     }
 
     fn extensions_text(&self) -> String {

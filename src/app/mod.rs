@@ -71,8 +71,10 @@ pub struct App {
     pub hooks: Arc<HookBus>,
     pub tools: Arc<ToolRegistry>,
     pub queues: Arc<Queues>,
-    pub extensions: ExtensionHost,
+    pub extensions: Arc<ExtensionHost>,
     pub ui: Arc<ui::AppUi>,
+    /// Reloads extensions on save while it lives (REPL).
+    pub watcher: Option<crate::extensions::reload::Watcher>,
 }
 
 /// Builds the provider the configuration names.
@@ -149,8 +151,9 @@ impl App {
             hooks,
             tools,
             queues,
-            extensions: ExtensionHost::new(Arc::new(host)),
+            extensions: Arc::new(ExtensionHost::new(Arc::new(host))),
             ui,
+            watcher: None,
         };
         app.refresh_ctx();
         Ok(app)
@@ -186,6 +189,25 @@ impl App {
             .announce(&summaries, crate::hooks::Reason::Startup)
             .await;
         summaries
+    }
+
+    /// Starts reloading extensions on save (unless `--no-watch`). Returns a problem to show.
+    pub fn watch_extensions(&mut self) -> Option<String> {
+        if !self.config.watch || self.config.extension_roots.is_empty() {
+            return None;
+        }
+        match crate::extensions::reload::watch(
+            self.extensions.clone(),
+            self.config.extension_roots.clone(),
+        ) {
+            Ok(w) => {
+                self.watcher = Some(w);
+                None
+            }
+            Err(e) => Some(format!(
+                "{e}; extensions will not reload on save (use /reload)"
+            )),
+        }
     }
 
     /// Updates the `ctx` scripts see (mode, session, model).

@@ -236,7 +236,7 @@ impl ApiLink {
     pub fn remove(&self, id: u64) -> bool {
         let mut handles = self.handles.lock().unwrap_or_else(|p| p.into_inner());
         match handles.iter().position(|(h, _)| *h == id) {
-            Some(i) => handles.remove(i).1.remove(),
+            Some(i) => handles.remove(i).1.remove() || self.registrar.unstage(id),
             None => false,
         }
     }

@@ -1,16 +1,19 @@
-//! The extension host: loads discovered extensions (each on its own worker thread, all at
-//! once), rolls back whatever a failed load registered, lists what each one registered or why
-//! it failed, and unloads them. Everything an extension registers is owned by it.
+//! The extension host: loads extensions (each on its own worker thread, all at once), stages
+//! what each registers until its top level succeeds, reloads one extension in a fresh VM and
+//! swaps its registrations in at once (keeping the previous version when the new one fails),
+//! unloads, and lists what each registered or why it failed.
 
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 use serde_json::Value;
 
-use super::api::{ApiLink, EngineFactory, ExtensionInfo, Language, ScriptError};
+use super::api::{ApiLink, EngineFactory, ErrorKind, ExtensionInfo, Language, ScriptError};
 use super::proxies::{HostContext, HostRegistrar};
-use super::worker::{Waited, Worker};
+use super::worker::{LoadReceiver, Waited, Worker};
 use crate::hooks::{EventKind, HookEvent, Reason};
 use crate::owner::Owner;
 
@@ -23,7 +26,7 @@ pub struct Summary {
     pub tools: Vec<String>,
     pub commands: Vec<String>,
     pub handlers: usize,
-    /// Set when the extension failed to load.
+    /// Set when the extension failed to load (or is busy / disabled).
     pub error: Option<String>,
 }
 
@@ -41,41 +44,56 @@ impl Summary {
 
     /// One line: `todo (lua, path): 1 tool, ...` or the error.
     pub fn line(&self) -> String {
-        match &self.error {
-            Some(e) => format!("✗ {} ({}): {e}", self.name, self.language.name()),
-            None => {
-                let mut line = format!(
-                    "{} ({}, {}): {}",
-                    self.name,
-                    self.language.name(),
-                    self.path,
-                    self.counts()
-                );
-                if !self.tools.is_empty() {
-                    line.push_str(&format!(" — tools {}", self.tools.join(", ")));
-                }
-                if !self.commands.is_empty() {
-                    let c: Vec<String> = self.commands.iter().map(|c| format!("/{c}")).collect();
-                    line.push_str(&format!(" — commands {}", c.join(", ")));
-                }
-                line
+        let Some(e) = &self.error else {
+            let mut line = format!(
+                "{} ({}, {}): {}",
+                self.name,
+                self.language.name(),
+                self.path,
+                self.counts()
+            );
+            if !self.tools.is_empty() {
+                line.push_str(&format!(" — tools {}", self.tools.join(", ")));
             }
-        }
+            if !self.commands.is_empty() {
+                let c: Vec<String> = self.commands.iter().map(|c| format!("/{c}")).collect();
+                line.push_str(&format!(" — commands {}", c.join(", ")));
+            }
+            return line;
+        };
+        format!("✗ {} ({}): {e}", self.name, self.language.name())
     }
 }
 
-struct Loaded {
-    info: ExtensionInfo,
+/// A loaded (or failed) extension.
+#[derive(Clone)]
+pub(super) struct Loaded {
+    pub info: ExtensionInfo,
+    pub owner: Owner,
+    pub worker: Option<Arc<Worker>>,
+    pub error: Option<String>,
+    /// Hash of the script's source when it was (last tried to be) loaded.
+    pub fingerprint: u64,
+    /// Module files it `require`d / `import`ed.
+    pub required: Vec<PathBuf>,
+}
+
+/// A finished load of one extension, not yet swapped in.
+struct Attempt {
     owner: Owner,
-    worker: Option<Arc<Worker>>,
-    error: Option<String>,
+    worker: Arc<Worker>,
+    registrar: Arc<HostRegistrar>,
+    outcome: Result<Vec<PathBuf>, ScriptError>,
 }
 
 /// All extensions of this process.
 pub struct ExtensionHost {
-    ctx: Arc<HostContext>,
-    loaded: Mutex<Vec<Loaded>>,
+    pub(super) ctx: Arc<HostContext>,
+    pub(super) loaded: Mutex<Vec<Loaded>>,
     generation: AtomicU64,
+    next_order: AtomicU64,
+    /// Serialises reloads (watcher and `/reload`).
+    pub(super) reloading: tokio::sync::Mutex<()>,
 }
 
 fn factory(language: Language) -> EngineFactory {
@@ -85,12 +103,30 @@ fn factory(language: Language) -> EngineFactory {
     }
 }
 
+/// A cheap content hash of a file (0 when it cannot be read).
+pub(super) fn fingerprint(path: &Path) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    std::fs::read(path).unwrap_or_default().hash(&mut h);
+    h.finish()
+}
+
+/// The path of an extension relative to its root (`git/guard.lua`), for notices.
+pub fn short_path(info: &ExtensionInfo) -> String {
+    info.path
+        .strip_prefix(&info.root)
+        .unwrap_or(&info.path)
+        .display()
+        .to_string()
+}
+
 impl ExtensionHost {
     pub fn new(ctx: Arc<HostContext>) -> Self {
         ExtensionHost {
             ctx,
             loaded: Mutex::new(Vec::new()),
             generation: AtomicU64::new(1),
+            next_order: AtomicU64::new(1),
+            reloading: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -98,53 +134,175 @@ impl ExtensionHost {
         &self.ctx
     }
 
-    /// Loads every extension (concurrently) and returns their summaries in load order.
+    /// Loads extensions (concurrently), adds them in order, returns their summaries.
     pub async fn load_all(&self, infos: Vec<ExtensionInfo>) -> Vec<Summary> {
-        let base = self.lock().len() as u64;
         let mut pending = Vec::new();
-        for (i, info) in infos.into_iter().enumerate() {
-            let owner = Owner::new(info.name.clone(), base + i as u64 + 1)
-                .with_generation(self.generation.fetch_add(1, Ordering::Relaxed));
-            let (worker, rx) = self.spawn(&info, &owner, Value::Object(Default::default()));
-            pending.push((info, owner, worker, rx));
+        for info in infos {
+            let order = self.next_order.fetch_add(1, Ordering::Relaxed);
+            let owner = Owner::new(info.name.clone(), order);
+            let fp = fingerprint(&info.path);
+            let started = self.start(&info, owner, Value::Object(Default::default()));
+            pending.push((info, fp, started));
         }
         let mut summaries = Vec::new();
-        for (info, owner, worker, mut rx) in pending {
-            let outcome = match worker.wait(&mut rx, worker.limits.budget).await {
-                Waited::Answer(r) => r,
-                Waited::TimedOut => Err(ScriptError::new(
-                    super::api::ErrorKind::Unavailable,
-                    format!(
-                        "{}: loading did not finish in time (stuck in native code?)",
-                        info.path.display()
-                    ),
-                )),
-                Waited::Gone => Err(ScriptError::runtime(format!(
-                    "{}: the extension's thread stopped while loading",
-                    info.path.display()
-                ))),
-            };
-            let loaded = match outcome {
-                Ok(()) => Loaded {
-                    info,
-                    owner,
-                    worker: Some(worker),
-                    error: None,
-                },
-                Err(e) => {
-                    self.remove_registrations(&owner);
-                    Loaded {
-                        info,
-                        owner,
-                        worker: None,
-                        error: Some(e.message),
-                    }
-                }
-            };
+        for (info, fp, started) in pending {
+            let attempt = self.finish(&info, started).await;
+            let loaded = self.settle(info, fp, attempt, None);
             summaries.push(self.summary(&loaded));
             self.lock().push(loaded);
         }
         summaries
+    }
+
+    /// Starts loading `info` as `owner` (a fresh generation) with `state` as `api.state`.
+    fn start(
+        &self,
+        info: &ExtensionInfo,
+        owner: Owner,
+        state: Value,
+    ) -> (Owner, Arc<Worker>, Arc<HostRegistrar>, LoadReceiver) {
+        let owner = owner.with_generation(self.generation.fetch_add(1, Ordering::Relaxed));
+        let registrar = HostRegistrar::staging(self.ctx.clone());
+        let (info2, owner2, reg2) = (info.clone(), owner.clone(), registrar.clone());
+        let (worker, rx) = Worker::spawn(
+            info.name.clone(),
+            self.ctx.limits,
+            factory(info.language),
+            move |worker| {
+                reg2.attach(worker);
+                Arc::new(ApiLink::new(info2, owner2, reg2, state))
+            },
+        );
+        (owner, worker, registrar, rx)
+    }
+
+    /// Waits for a started load with the load deadline.
+    async fn finish(
+        &self,
+        info: &ExtensionInfo,
+        (owner, worker, registrar, mut rx): (Owner, Arc<Worker>, Arc<HostRegistrar>, LoadReceiver),
+    ) -> Attempt {
+        let outcome = match worker.wait(&mut rx, worker.limits.budget).await {
+            Waited::Answer(r) => r,
+            Waited::TimedOut => Err(ScriptError::new(
+                ErrorKind::Unavailable,
+                format!(
+                    "{}: loading did not finish in time (stuck in native code?)",
+                    info.path.display()
+                ),
+            )),
+            Waited::Gone => Err(ScriptError::runtime(format!(
+                "{}: the extension's thread stopped while loading",
+                info.path.display()
+            ))),
+        };
+        Attempt {
+            owner,
+            worker,
+            registrar,
+            outcome,
+        }
+    }
+
+    /// Turns an attempt into the extension's new entry: on success its registrations replace
+    /// `previous`'s at once; on failure they are dropped and `previous` (if it worked) stays.
+    fn settle(
+        &self,
+        info: ExtensionInfo,
+        fp: u64,
+        attempt: Attempt,
+        previous: Option<&Loaded>,
+    ) -> Loaded {
+        match attempt.outcome {
+            Ok(required) => {
+                if let Some(prev) = previous {
+                    self.remove_registrations(&prev.owner);
+                }
+                attempt.registrar.commit();
+                Loaded {
+                    info,
+                    owner: attempt.owner,
+                    worker: Some(attempt.worker),
+                    error: None,
+                    fingerprint: fp,
+                    required,
+                }
+            }
+            Err(e) => {
+                attempt.registrar.discard();
+                match previous {
+                    Some(prev) if prev.error.is_none() => Loaded {
+                        fingerprint: fp,
+                        ..prev.clone()
+                    },
+                    _ => Loaded {
+                        info,
+                        owner: attempt.owner,
+                        worker: None,
+                        error: Some(e.message),
+                        fingerprint: fp,
+                        required: previous.map(|p| p.required.clone()).unwrap_or_default(),
+                    },
+                }
+            }
+        }
+    }
+
+    /// Reloads the extension at `index` in a fresh VM, carrying `api.state` over. Returns the
+    /// line to show the user.
+    pub(super) async fn reload_at(&self, index: usize) -> Option<String> {
+        let old = self.lock().get(index).cloned()?;
+        let state = match &old.worker {
+            Some(w) => w.state().await,
+            None => Value::Object(Default::default()),
+        };
+        let fp = fingerprint(&old.info.path);
+        let started = self.start(&old.info, old.owner.clone(), state);
+        let attempt = self.finish(&old.info, started).await;
+        let failed = attempt.outcome.as_ref().err().map(|e| e.message.clone());
+        if failed.is_none() && old.error.is_none() {
+            let event = HookEvent::SessionShutdown {
+                reason: Reason::Reload,
+            };
+            self.ctx.hooks.emit_owner(&old.owner, event).await;
+        }
+        let new = self.settle(old.info.clone(), fp, attempt, Some(&old));
+        let summary = self.summary(&new);
+        let new_owner = new.owner.clone();
+        if let Some(slot) = self.lock().get_mut(index) {
+            *slot = new;
+        }
+        let file = short_path(&old.info);
+        Some(match failed {
+            Some(e) if old.error.is_none() => format!("{e} — kept the previous version of {file}"),
+            Some(e) => format!("{file} still fails: {e}"),
+            None => {
+                let start = HookEvent::SessionStart {
+                    reason: Reason::Reload,
+                };
+                self.ctx.hooks.emit_owner(&new_owner, start).await;
+                self.announce(std::slice::from_ref(&summary), Reason::Reload)
+                    .await;
+                format!("reloaded {file}: {}", summary.counts())
+            }
+        })
+    }
+
+    /// Unloads the extension at `index`: its registrations go, its thread ends when its
+    /// running calls finish. Returns the line to show the user.
+    pub(super) async fn unload_at(&self, index: usize) -> Option<String> {
+        let old = {
+            let mut loaded = self.lock();
+            (index < loaded.len()).then(|| loaded.remove(index))?
+        };
+        if old.error.is_none() {
+            let event = HookEvent::SessionShutdown {
+                reason: Reason::Reload,
+            };
+            self.ctx.hooks.emit_owner(&old.owner, event).await;
+        }
+        self.remove_registrations(&old.owner);
+        Some(format!("unloaded {}", short_path(&old.info)))
     }
 
     /// Emits `extension_loaded` for each loaded extension.
@@ -162,31 +320,6 @@ impl ExtensionHost {
         }
     }
 
-    fn spawn(
-        &self,
-        info: &ExtensionInfo,
-        owner: &Owner,
-        state: Value,
-    ) -> (
-        Arc<Worker>,
-        tokio::sync::oneshot::Receiver<Result<(), ScriptError>>,
-    ) {
-        let ctx = self.ctx.clone();
-        let (info2, owner2) = (info.clone(), owner.clone());
-        Worker::spawn(
-            info.name.clone(),
-            self.ctx.limits,
-            factory(info.language),
-            move |worker| {
-                let registrar = HostRegistrar {
-                    ctx,
-                    worker: Arc::downgrade(worker),
-                };
-                Arc::new(ApiLink::new(info2, owner2, Arc::new(registrar), state))
-            },
-        )
-    }
-
     fn remove_registrations(&self, owner: &Owner) {
         self.ctx.hooks.remove_owner(owner);
         self.ctx.tools.remove_owner(owner);
@@ -194,53 +327,36 @@ impl ExtensionHost {
     }
 
     fn summary(&self, l: &Loaded) -> Summary {
-        let tools = self
-            .ctx
-            .tools
-            .active()
-            .iter()
-            .filter(|e| e.owner == l.owner)
-            .map(|e| e.spec().name.clone())
-            .collect();
-        let commands = self
-            .ctx
-            .commands
-            .all()
-            .iter()
-            .filter(|c| c.owner == l.owner)
-            .map(|c| c.name.clone())
-            .collect();
+        let tools = self.ctx.tools.active();
+        let tools = tools.iter().filter(|e| e.owner == l.owner);
+        let commands = self.ctx.commands.all();
+        let commands = commands.iter().filter(|c| c.owner == l.owner);
+        let mut error = l.error.clone();
+        if let Some(w) = &l.worker {
+            if w.is_disabled() {
+                error = Some("disabled after repeated failures".into());
+            } else if w.is_busy() {
+                error = Some("busy (a call is stuck in native code)".into());
+            }
+        }
         Summary {
             name: l.info.name.clone(),
             path: l.info.path.display().to_string(),
             language: l.info.language,
-            tools,
-            commands,
+            tools: tools.map(|e| e.spec().name.clone()).collect(),
+            commands: commands.map(|c| c.name.clone()).collect(),
             handlers: self.ctx.hooks.count_owner(&l.owner),
-            error: l.error.clone(),
+            error,
         }
     }
 
     /// Every extension, in load order, with what it registered now.
     pub fn summaries(&self) -> Vec<Summary> {
-        let loaded = self.lock();
-        loaded
-            .iter()
-            .map(|l| {
-                let mut s = self.summary(l);
-                if let Some(w) = &l.worker {
-                    if w.is_disabled() {
-                        s.error = Some("disabled after repeated failures".into());
-                    } else if w.is_busy() {
-                        s.error = Some("busy (a call is stuck in native code)".into());
-                    }
-                }
-                s
-            })
-            .collect()
+        let loaded = self.lock().clone();
+        loaded.iter().map(|l| self.summary(l)).collect()
     }
 
-    /// Unloads every extension: its registrations go, its thread ends.
+    /// Unloads every extension.
     pub fn unload_all(&self) {
         let all: Vec<Loaded> = self.lock().drain(..).collect();
         for l in all {
@@ -248,7 +364,7 @@ impl ExtensionHost {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Loaded>> {
+    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Loaded>> {
         self.loaded.lock().unwrap_or_else(|p| p.into_inner())
     }
 }

@@ -6,7 +6,8 @@
 //! - `registrar.rs`: the host side the link calls into;
 //! - `worker.rs`: the thread per extension, calls with deadlines, busy / disabled;
 //! - `proxies.rs`: script handlers, tools and commands as Rust registry entries;
-//! - `host.rs`: loading, rollback, listing, unloading;
+//! - `host.rs`: loading, staging, reload of one extension, listing, unloading;
+//! - `reload.rs`: the file watcher, debounce, and syncing the loaded set with the files;
 //! - `lua.rs`, `rhai.rs`: the engines; `exec.rs`: `api.exec`.
 
 pub mod api;
@@ -16,5 +17,6 @@ pub mod host;
 pub mod lua;
 pub mod proxies;
 pub mod registrar;
+pub mod reload;
 pub mod rhai;
 pub mod worker;

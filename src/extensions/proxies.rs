@@ -4,7 +4,7 @@
 //! extension shares.
 
 use std::path::PathBuf;
-use std::sync::{Arc, RwLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -15,7 +15,7 @@ use super::worker::Worker;
 use crate::agent::queue::{Delivery, Queues};
 use crate::commands::{CommandError, CommandHandler, CommandTable};
 use crate::hooks::{EventKind, HookBus, HookError, HookEvent, HookHandler, NoticeFn};
-use crate::owner::{Handle, Owner};
+use crate::owner::{next_id, Handle, Owner, Unregister};
 use crate::protocol::{ToolOutput, ToolSpec};
 use crate::providers::BoxFuture;
 use crate::tools::{Tool, ToolContext, ToolRegistry};
@@ -63,17 +63,106 @@ impl HostContext {
     }
 }
 
-/// One extension's registrar.
+/// A registration made while the script's top level runs, committed when it succeeds.
+enum Staged {
+    Hook(u64, EventKind, Owner, Arc<dyn HookHandler>),
+    Tool(u64, Owner, Arc<dyn Tool>),
+    Command(u64, Owner, String, String, Arc<dyn CommandHandler>),
+}
+
+/// One extension's registrar. While loading, registrations are staged so that a version
+/// appears (and a reloaded one replaces the old) all at once, or not at all.
 pub struct HostRegistrar {
     pub ctx: Arc<HostContext>,
-    pub worker: Weak<Worker>,
+    worker: OnceLock<Weak<Worker>>,
+    staged: Mutex<Option<Vec<Staged>>>,
 }
 
 impl HostRegistrar {
+    /// A registrar that stages registrations until [`HostRegistrar::commit`].
+    pub fn staging(ctx: Arc<HostContext>) -> Arc<Self> {
+        Arc::new(HostRegistrar {
+            ctx,
+            worker: OnceLock::new(),
+            staged: Mutex::new(Some(Vec::new())),
+        })
+    }
+
+    /// Connects the registrar to its extension's worker (once).
+    pub fn attach(&self, worker: &Arc<Worker>) {
+        let _ = self.worker.set(Arc::downgrade(worker));
+    }
+
     fn worker(&self) -> Result<Arc<Worker>, String> {
         self.worker
-            .upgrade()
+            .get()
+            .and_then(Weak::upgrade)
             .ok_or_else(|| "the extension is being unloaded".to_string())
+    }
+
+    fn stage(&self, item: Staged) -> Result<(), Staged> {
+        match self.lock().as_mut() {
+            Some(list) => {
+                list.push(item);
+                Ok(())
+            }
+            None => Err(item),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Vec<Staged>>> {
+        self.staged.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Puts every staged registration into the registries; later ones go in directly.
+    pub fn commit(&self) {
+        let staged = self.lock().take().unwrap_or_default();
+        for item in staged {
+            self.apply(item);
+        }
+    }
+
+    /// Drops the staged registrations (the load failed).
+    pub fn discard(&self) {
+        self.lock().take();
+    }
+
+    fn apply(&self, item: Staged) {
+        let ctx = &self.ctx;
+        match item {
+            Staged::Hook(id, kind, owner, h) => {
+                ctx.hooks.on_with_id(id, kind, owner, h);
+            }
+            Staged::Tool(id, owner, tool) => {
+                if let Some(n) = ctx.tools.register_with_id(id, owner, tool).notice {
+                    (ctx.notice)(n);
+                }
+            }
+            Staged::Command(id, owner, name, description, h) => {
+                let r = ctx
+                    .commands
+                    .register_with_id(id, owner, &name, &description, h);
+                if let Some(n) = r.notice {
+                    (ctx.notice)(n);
+                }
+            }
+        }
+    }
+
+    /// Stages or applies `item`; returns the handle that removes it.
+    fn register(&self, item: Staged) -> Handle {
+        let (id, target): (u64, Weak<dyn Unregister>) = match &item {
+            Staged::Hook(id, ..) => (*id, Arc::downgrade(&self.ctx.hooks) as Weak<dyn Unregister>),
+            Staged::Tool(id, ..) => (*id, Arc::downgrade(&self.ctx.tools) as Weak<dyn Unregister>),
+            Staged::Command(id, ..) => (
+                *id,
+                Arc::downgrade(&self.ctx.commands) as Weak<dyn Unregister>,
+            ),
+        };
+        if let Err(item) = self.stage(item) {
+            self.apply(item);
+        }
+        Handle::new(id, target)
     }
 }
 
@@ -91,7 +180,12 @@ impl Registrar for HostRegistrar {
             ctx: self.ctx.clone(),
             cb,
         };
-        Ok(self.ctx.hooks.on(kind, owner.clone(), Arc::new(proxy)))
+        Ok(self.register(Staged::Hook(
+            next_id(),
+            kind,
+            owner.clone(),
+            Arc::new(proxy),
+        )))
     }
 
     fn tool(&self, owner: &Owner, def: ToolDef, cb: CallbackId) -> Result<Handle, String> {
@@ -113,11 +207,7 @@ impl Registrar for HostRegistrar {
             ctx: self.ctx.clone(),
             cb,
         };
-        let registered = self.ctx.tools.register(owner.clone(), Arc::new(proxy));
-        if let Some(notice) = registered.notice {
-            (self.ctx.notice)(notice);
-        }
-        Ok(registered.handle)
+        Ok(self.register(Staged::Tool(next_id(), owner.clone(), Arc::new(proxy))))
     }
 
     fn command(
@@ -138,14 +228,13 @@ impl Registrar for HostRegistrar {
             ctx: self.ctx.clone(),
             cb,
         };
-        let registered =
-            self.ctx
-                .commands
-                .register(owner.clone(), name, description, Arc::new(proxy));
-        if let Some(notice) = registered.notice {
-            (self.ctx.notice)(notice);
-        }
-        Ok(registered.handle)
+        Ok(self.register(Staged::Command(
+            next_id(),
+            owner.clone(),
+            name.to_string(),
+            description.to_string(),
+            Arc::new(proxy),
+        )))
     }
 
     fn send_message(&self, text: &str, deliver_as: &str) -> Result<(), String> {
@@ -176,6 +265,18 @@ impl Registrar for HostRegistrar {
 
     fn cwd(&self) -> PathBuf {
         self.ctx.cwd.clone()
+    }
+
+    fn unstage(&self, id: u64) -> bool {
+        let mut staged = self.lock();
+        let Some(list) = staged.as_mut() else {
+            return false;
+        };
+        let before = list.len();
+        list.retain(|item| match item {
+            Staged::Hook(i, ..) | Staged::Tool(i, ..) | Staged::Command(i, ..) => *i != id,
+        });
+        before != list.len()
     }
 }
 

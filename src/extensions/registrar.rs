@@ -39,6 +39,12 @@ pub trait Registrar: Send + Sync {
     fn confirm(&self, question: &str) -> bool;
     fn abort(&self);
     fn cwd(&self) -> PathBuf;
+
+    /// Drops a registration made during loading that was not committed yet; false when
+    /// there is none with that id.
+    fn unstage(&self, _id: u64) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! so a call stuck inside native code is given up without stalling the agent: the extension is
 //! marked busy until its thread answers again, and disabled after repeated failures.
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::mpsc as std_mpsc;
 use std::sync::{Arc, OnceLock};
@@ -35,6 +36,10 @@ enum Job {
     },
 }
 
+/// Resolves with the outcome of the script's top level: the module files it loaded, or why
+/// it failed.
+pub type LoadReceiver = oneshot::Receiver<Result<Vec<PathBuf>, ScriptError>>;
+
 /// How waiting for the thread ended.
 pub enum Waited<T> {
     Answer(T),
@@ -65,7 +70,7 @@ impl Worker {
         limits: Limits,
         factory: EngineFactory,
         make_link: impl FnOnce(&Arc<Worker>) -> Arc<ApiLink>,
-    ) -> (Arc<Worker>, oneshot::Receiver<Result<(), ScriptError>>) {
+    ) -> (Arc<Worker>, LoadReceiver) {
         let (jobs_tx, jobs_rx) = std_mpsc::channel();
         let stuck = Arc::new(AtomicBool::new(false));
         let worker = Arc::new(Worker {
@@ -222,7 +227,7 @@ fn serve(
     link: Arc<ApiLink>,
     limits: Limits,
     jobs: std_mpsc::Receiver<Job>,
-    loaded: oneshot::Sender<Result<(), ScriptError>>,
+    loaded: oneshot::Sender<Result<Vec<PathBuf>, ScriptError>>,
     stuck: Arc<AtomicBool>,
 ) {
     let mut engine = match factory(link, limits) {
@@ -232,7 +237,7 @@ fn serve(
             return;
         }
     };
-    let outcome = engine.load();
+    let outcome = engine.load().map(|()| engine.required_files());
     let ok = outcome.is_ok();
     let _ = loaded.send(outcome);
     if !ok {

@@ -107,6 +107,9 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
     for s in app.load_extensions().await {
         printer.line(&format!("  ext {}", s.line()));
     }
+    if let Some(problem) = app.watch_extensions() {
+        printer.line(&format!("! {problem}"));
+    }
     app.ui.set_confirm(input.confirmer());
     app.start().await;
     let sink = HumanSink {

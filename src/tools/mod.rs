@@ -117,7 +117,11 @@ impl ToolRegistry {
 
     /// Registers a tool for `owner`.
     pub fn register(&self, owner: Owner, tool: Arc<dyn Tool>) -> Registered {
-        let id = next_id();
+        self.register_with_id(next_id(), owner, tool)
+    }
+
+    /// Registers with an id allocated beforehand (see `HookBus::on_with_id`).
+    pub fn register_with_id(&self, id: u64, owner: Owner, tool: Arc<dyn Tool>) -> Registered {
         let name = tool.spec().name.clone();
         let mut entries = self.write();
         let notice = entries

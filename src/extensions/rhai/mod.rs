@@ -210,6 +210,10 @@ fn configure_limits(engine: &mut ::rhai::Engine, limits: &Limits, deadline: &Dea
 }
 
 impl Engine for RhaiEngine {
+    fn required_files(&self) -> Vec<PathBuf> {
+        self.imported_files()
+    }
+
     fn load(&mut self) -> Result<(), ScriptError> {
         let budget = self.limits.budget;
         let text = std::fs::read_to_string(&self.link.info.path).map_err(|e| {

@@ -1,0 +1,216 @@
+//! Hot reload: a watcher (notify) over every extension root and every module a script loaded;
+//! changes are debounced (~100 ms of quiet), then the loaded set is brought in line with the
+//! files: a new file loads, a deleted (or `_`-renamed) one unloads, a changed one reloads in a
+//! fresh VM, and a changed module reloads the scripts that use it. Only what changed is
+//! rebuilt; a failed reload keeps the previous version. `/reload` does the same on demand.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use notify::{EventKind as FsEvent, RecursiveMode, Watcher as _};
+use tokio::sync::mpsc;
+
+use super::discovery;
+use super::host::{fingerprint, short_path, ExtensionHost};
+
+/// Quiet time after the last file event before a batch is processed.
+pub const DEBOUNCE: Duration = Duration::from_millis(100);
+/// A batch is processed at the latest this long after its first event.
+const MAX_WAIT: Duration = Duration::from_millis(500);
+
+impl ExtensionHost {
+    /// Brings the loaded extensions in line with the files under `roots`. `changed` are the
+    /// paths that changed (modules among them reload the scripts that use them). Returns one
+    /// line per extension that was loaded, reloaded or unloaded.
+    pub async fn sync(&self, roots: &[PathBuf], changed: &[PathBuf]) -> Vec<String> {
+        let _one_at_a_time = self.reloading.lock().await;
+        let found = discovery::discover(roots);
+        let found_paths: HashSet<&Path> = found.iter().map(|i| i.path.as_path()).collect();
+        let changed: HashSet<&Path> = changed.iter().map(PathBuf::as_path).collect();
+        let mut lines = Vec::new();
+        let gone: Vec<PathBuf> = self
+            .lock()
+            .iter()
+            .filter(|l| !found_paths.contains(l.info.path.as_path()))
+            .map(|l| l.info.path.clone())
+            .collect();
+        for path in gone {
+            if let Some(i) = self.index_of(&path) {
+                lines.extend(self.unload_at(i).await);
+            }
+        }
+        let stale: Vec<PathBuf> = self
+            .lock()
+            .iter()
+            .filter(|l| {
+                l.fingerprint != fingerprint(&l.info.path)
+                    || l.required.iter().any(|r| changed.contains(r.as_path()))
+            })
+            .map(|l| l.info.path.clone())
+            .collect();
+        for path in stale {
+            if let Some(i) = self.index_of(&path) {
+                lines.extend(self.reload_at(i).await);
+            }
+        }
+        let known: HashSet<PathBuf> = self.lock().iter().map(|l| l.info.path.clone()).collect();
+        let new: Vec<_> = found
+            .into_iter()
+            .filter(|i| !known.contains(&i.path))
+            .collect();
+        if !new.is_empty() {
+            let shorts: Vec<String> = new.iter().map(short_path).collect();
+            let summaries = self.load_all(new).await;
+            self.announce(&summaries, crate::hooks::Reason::Reload)
+                .await;
+            for (s, file) in summaries.iter().zip(shorts) {
+                lines.push(match &s.error {
+                    Some(e) => format!("{file} failed to load: {e}"),
+                    None => format!("loaded {file}: {}", s.counts()),
+                });
+            }
+        }
+        lines
+    }
+
+    /// `/reload`: re-discovers the roots and reloads every extension.
+    pub async fn reload_all(&self, roots: &[PathBuf]) -> Vec<String> {
+        let mut lines = self.sync(roots, &[]).await;
+        let _one_at_a_time = self.reloading.lock().await;
+        let count = self.lock().len();
+        for i in 0..count {
+            lines.extend(self.reload_at(i).await);
+        }
+        lines
+    }
+
+    /// `/reload NAME`: reloads the extension called NAME (or whose file is NAME).
+    pub async fn reload_named(&self, name: &str) -> Option<String> {
+        let _one_at_a_time = self.reloading.lock().await;
+        let index = self.lock().iter().position(|l| {
+            l.info.name == name || short_path(&l.info) == name || l.info.path == Path::new(name)
+        })?;
+        self.reload_at(index).await
+    }
+
+    /// Module files outside the roots that scripts loaded (the watcher adds them).
+    pub fn required_files(&self) -> Vec<PathBuf> {
+        let mut all: Vec<PathBuf> = self
+            .lock()
+            .iter()
+            .flat_map(|l| l.required.clone())
+            .collect();
+        all.sort();
+        all.dedup();
+        all
+    }
+
+    fn index_of(&self, path: &Path) -> Option<usize> {
+        self.lock().iter().position(|l| l.info.path == path)
+    }
+}
+
+/// Keeps the file watcher alive; dropping it stops watching.
+pub struct Watcher {
+    _watcher: Arc<Mutex<notify::RecommendedWatcher>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Starts watching `roots` (those that exist) and the modules scripts loaded. Every settled
+/// batch of changes is synced and each resulting line goes to the host's notices.
+pub fn watch(host: Arc<ExtensionHost>, roots: Vec<PathBuf>) -> Result<Watcher, String> {
+    let (tx, rx) = mpsc::unbounded_channel::<PathBuf>();
+    let watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+        if let Ok(event) = res {
+            if matters(&event.kind) {
+                for path in event.paths {
+                    let _ = tx.send(path);
+                }
+            }
+        }
+    })
+    .map_err(|e| format!("cannot watch extension files: {e}"))?;
+    let watcher = Arc::new(Mutex::new(watcher));
+    {
+        let mut w = watcher.lock().unwrap_or_else(|p| p.into_inner());
+        for root in roots.iter().filter(|r| r.is_dir()) {
+            w.watch(root, RecursiveMode::Recursive)
+                .map_err(|e| format!("cannot watch {}: {e}", root.display()))?;
+        }
+    }
+    let task = tokio::spawn(run(host, roots, rx, watcher.clone()));
+    Ok(Watcher {
+        _watcher: watcher,
+        task,
+    })
+}
+
+/// Creations, writes, renames and removals; not reads (loading a script reads it).
+fn matters(kind: &FsEvent) -> bool {
+    matches!(
+        kind,
+        FsEvent::Create(_) | FsEvent::Modify(_) | FsEvent::Remove(_) | FsEvent::Any
+    ) && !matches!(
+        kind,
+        FsEvent::Modify(notify::event::ModifyKind::Metadata(
+            notify::event::MetadataKind::AccessTime
+        ))
+    )
+}
+
+async fn run(
+    host: Arc<ExtensionHost>,
+    roots: Vec<PathBuf>,
+    mut rx: mpsc::UnboundedReceiver<PathBuf>,
+    watcher: Arc<Mutex<notify::RecommendedWatcher>>,
+) {
+    let mut watched_modules: HashSet<PathBuf> = HashSet::new();
+    while let Some(first) = rx.recv().await {
+        let mut batch = vec![first];
+        let deadline = tokio::time::Instant::now() + MAX_WAIT;
+        loop {
+            let quiet = tokio::time::sleep(DEBOUNCE);
+            tokio::select! {
+                more = rx.recv() => match more {
+                    Some(p) => batch.push(p),
+                    None => return,
+                },
+                _ = quiet => break,
+                _ = tokio::time::sleep_until(deadline) => break,
+            }
+        }
+        batch.sort();
+        batch.dedup();
+        for line in host.sync(&roots, &batch).await {
+            (host.context().notice)(line);
+        }
+        watch_modules(&host, &roots, &watcher, &mut watched_modules);
+    }
+}
+
+/// Adds a watch on the folder of every loaded module outside the roots.
+fn watch_modules(
+    host: &ExtensionHost,
+    roots: &[PathBuf],
+    watcher: &Mutex<notify::RecommendedWatcher>,
+    watched: &mut HashSet<PathBuf>,
+) {
+    let mut w = watcher.lock().unwrap_or_else(|p| p.into_inner());
+    for file in host.required_files() {
+        let Some(dir) = file.parent().map(Path::to_path_buf) else {
+            continue;
+        };
+        if roots.iter().any(|r| dir.starts_with(r)) || !watched.insert(dir.clone()) {
+            continue;
+        }
+        let _ = w.watch(&dir, RecursiveMode::NonRecursive);
+    }
+}
