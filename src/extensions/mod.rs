@@ -16,6 +16,8 @@ pub mod exec;
 pub mod host;
 pub mod lua;
 pub mod proxies;
+#[cfg(test)]
+mod reference;
 pub mod registrar;
 pub mod reload;
 pub mod rhai;
