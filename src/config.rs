@@ -90,32 +90,7 @@ impl Config {
         cwd: PathBuf,
     ) -> Result<Config, ConfigError> {
         let var = |k: &str| env(k).filter(|v| !v.trim().is_empty());
-        let (provider, fell_back_to_faux) = match cli.provider {
-            Some(ProviderArg::Openai) => (ProviderKind::OpenAi, false),
-            Some(ProviderArg::Anthropic) => (ProviderKind::Anthropic, false),
-            Some(ProviderArg::Faux) => (ProviderKind::Faux, false),
-            None if var("OPENAI_API_KEY").is_some() || var("OPENAI_BASE_URL").is_some() => {
-                (ProviderKind::OpenAi, false)
-            }
-            None if var("ANTHROPIC_API_KEY").is_some() => (ProviderKind::Anthropic, false),
-            None => (ProviderKind::Faux, cli.faux_script.is_none()),
-        };
-        let (key_var, url_var) = match provider {
-            ProviderKind::OpenAi => ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
-            ProviderKind::Anthropic => ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
-            ProviderKind::Faux => ("", ""),
-        };
-        let api_key = var(key_var);
-        let base_url = cli.base_url.clone().or_else(|| var(url_var));
-        match provider {
-            ProviderKind::OpenAi if api_key.is_none() && base_url.is_none() => {
-                return Err(ConfigError::MissingOpenAiKey)
-            }
-            ProviderKind::Anthropic if api_key.is_none() => {
-                return Err(ConfigError::MissingAnthropicKey)
-            }
-            _ => {}
-        }
+        let (provider, fell_back_to_faux, api_key, base_url) = pick_provider(cli, &var)?;
         let model = cli
             .model
             .clone()
@@ -182,6 +157,41 @@ impl Config {
             .as_ref()
             .map(|h| h.join(".agents").join("mypi_history"))
     }
+}
+
+/// The provider from `--provider` or the environment, whether mypi fell back to faux, and the
+/// provider's key and endpoint.
+fn pick_provider(
+    cli: &Cli,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Result<(ProviderKind, bool, Option<String>, Option<String>), ConfigError> {
+    let (provider, fell_back_to_faux) = match cli.provider {
+        Some(ProviderArg::Openai) => (ProviderKind::OpenAi, false),
+        Some(ProviderArg::Anthropic) => (ProviderKind::Anthropic, false),
+        Some(ProviderArg::Faux) => (ProviderKind::Faux, false),
+        None if var("OPENAI_API_KEY").is_some() || var("OPENAI_BASE_URL").is_some() => {
+            (ProviderKind::OpenAi, false)
+        }
+        None if var("ANTHROPIC_API_KEY").is_some() => (ProviderKind::Anthropic, false),
+        None => (ProviderKind::Faux, cli.faux_script.is_none()),
+    };
+    let (key_var, url_var) = match provider {
+        ProviderKind::OpenAi => ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+        ProviderKind::Anthropic => ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+        ProviderKind::Faux => ("", ""),
+    };
+    let api_key = var(key_var);
+    let base_url = cli.base_url.clone().or_else(|| var(url_var));
+    match provider {
+        ProviderKind::OpenAi if api_key.is_none() && base_url.is_none() => {
+            return Err(ConfigError::MissingOpenAiKey)
+        }
+        ProviderKind::Anthropic if api_key.is_none() => {
+            return Err(ConfigError::MissingAnthropicKey)
+        }
+        _ => {}
+    }
+    Ok((provider, fell_back_to_faux, api_key, base_url))
 }
 
 /// Where extensions are discovered: `--extensions-dir` roots, none with `--no-extensions`,
