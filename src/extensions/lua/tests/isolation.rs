@@ -23,7 +23,7 @@ fn expect_budget_stop(body: &str) {
         "{}",
         err.message
     );
-    assert!(took < Duration::from_millis(1500), "{body}: took {took:?}");
+    assert!(took < Duration::from_secs(5), "{body}: took {took:?}");
     ext.still_works();
     ext.fire(0, json!({"ping": true})).unwrap();
 }
