@@ -427,7 +427,7 @@ fn assert_budget(r: Result<Value, ScriptError>, start: Instant) {
         "{e:?}"
     );
     assert!(
-        start.elapsed() < Duration::from_secs(2),
+        start.elapsed() < Duration::from_secs(5),
         "{:?}",
         start.elapsed()
     );

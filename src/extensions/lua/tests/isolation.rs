@@ -61,7 +61,7 @@ fn an_endless_loop_at_load_is_stopped() {
             "{}",
             err.message
         );
-        assert!(start.elapsed() < Duration::from_millis(1500));
+        assert!(start.elapsed() < Duration::from_secs(5));
     });
 }
 
