@@ -1,6 +1,11 @@
 //! Integration test modules; each file covers one area.
 
 mod errors;
+mod ext_check;
+mod ext_examples;
+mod ext_features;
+mod ext_isolation;
+mod ext_util;
 mod fakes;
 mod hooks;
 mod json_events;

@@ -146,7 +146,7 @@ impl ErrorContext<'_> {
                 return ScriptError::new(
                     ErrorKind::Budget,
                     format!(
-                        "{source}: stopped after {} s (the CPU budget)",
+                        "{at}: stopped after {} s (the CPU budget)",
                         self.budget.as_secs_f64()
                     ),
                 )
