@@ -503,3 +503,24 @@ api.command("missing", |args| read_file("nope.txt"));
     assert!(out.stderr.contains("nope.txt"), "{}", out.describe());
     no_panic(&out.stderr);
 }
+
+#[test]
+fn ctx_ui_confirm_asks_on_the_repl() {
+    let dir = TestDir::new();
+    install(
+        &dir,
+        "ui.lua",
+        r#"api.command("ask", function(args, ctx)
+  return "answer: " .. tostring(ctx.ui.confirm("delete " .. args .. "?"))
+end)
+"#,
+    );
+    let mut m = repl(&dir);
+    m.send_line("/ask a.txt");
+    m.send_line("y");
+    m.wait_for_line("answer: true", WAIT);
+    m.send_line("/ask b.txt");
+    m.send_line("n");
+    m.wait_for_line("answer: false", WAIT);
+    quit(m);
+}
