@@ -57,6 +57,8 @@ pub struct Worker {
     stuck: Arc<AtomicBool>,
     strikes: AtomicU32,
     disabled: AtomicBool,
+    /// Calls sent and still waited for by their caller (within their own deadline).
+    in_flight: AtomicU32,
     link: OnceLock<Arc<ApiLink>>,
     pub limits: Limits,
 }
@@ -79,6 +81,7 @@ impl Worker {
             stuck: stuck.clone(),
             strikes: AtomicU32::new(0),
             disabled: AtomicBool::new(false),
+            in_flight: AtomicU32::new(0),
             link: OnceLock::new(),
             limits,
         });
@@ -171,7 +174,10 @@ impl Worker {
         if self.jobs.send(job).is_err() {
             return Err(self.gone());
         }
-        let result = match self.wait(&mut rx, budget).await {
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
+        let waited = self.wait(&mut rx, budget).await;
+        self.in_flight.fetch_sub(1, Ordering::SeqCst);
+        let result = match waited {
             Waited::Answer(r) => r,
             Waited::TimedOut => {
                 self.stuck.store(true, Ordering::SeqCst);
@@ -202,15 +208,20 @@ impl Worker {
         }
     }
 
-    /// `api.state` as the script holds it now (`{}` when the thread does not answer).
+    /// `api.state` as the script holds it now (`{}` when the thread does not answer). The
+    /// request queues behind calls already running (a tool may have a budget longer than the
+    /// default), so the wait goes on while such a call is still being waited for.
     pub async fn state(&self) -> Value {
         let (reply, mut rx) = oneshot::channel();
         if self.jobs.send(Job::State { reply }).is_err() {
             return Value::Object(Default::default());
         }
-        match self.wait(&mut rx, self.limits.budget).await {
-            Waited::Answer(v) => v,
-            _ => Value::Object(Default::default()),
+        loop {
+            match self.wait(&mut rx, self.limits.budget).await {
+                Waited::Answer(v) => return v,
+                Waited::TimedOut if self.in_flight.load(Ordering::SeqCst) > 0 => continue,
+                _ => return Value::Object(Default::default()),
+            }
         }
     }
 
