@@ -174,9 +174,11 @@ impl Worker {
         if self.jobs.send(job).is_err() {
             return Err(self.gone());
         }
-        self.in_flight.fetch_add(1, Ordering::SeqCst);
-        let waited = self.wait(&mut rx, budget).await;
-        self.in_flight.fetch_sub(1, Ordering::SeqCst);
+        let waited = {
+            // Counted until the wait ends, also when the caller drops this future.
+            let _in_flight = InFlight::enter(&self.in_flight);
+            self.wait(&mut rx, budget).await
+        };
         let result = match waited {
             Waited::Answer(r) => r,
             Waited::TimedOut => {
@@ -230,6 +232,22 @@ impl Worker {
             ErrorKind::Unavailable,
             format!("{} is not running (its thread stopped)", self.name),
         )
+    }
+}
+
+/// Counts one call in [`Worker::in_flight`] while alive.
+struct InFlight<'a>(&'a AtomicU32);
+
+impl<'a> InFlight<'a> {
+    fn enter(count: &'a AtomicU32) -> Self {
+        count.fetch_add(1, Ordering::SeqCst);
+        InFlight(count)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
