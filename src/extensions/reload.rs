@@ -26,6 +26,12 @@ impl ExtensionHost {
     /// line per extension that was loaded, reloaded or unloaded.
     pub async fn sync(&self, roots: &[PathBuf], changed: &[PathBuf]) -> Vec<String> {
         let _one_at_a_time = self.reloading.lock().await;
+        self.sync_locked(roots, changed, false).await
+    }
+
+    /// `sync` with the reload lock held; `all` reloads every extension still found (once),
+    /// not only the changed ones.
+    async fn sync_locked(&self, roots: &[PathBuf], changed: &[PathBuf], all: bool) -> Vec<String> {
         let found = discovery::discover(roots);
         let found_paths: HashSet<&Path> = found.iter().map(|i| i.path.as_path()).collect();
         let changed: HashSet<&Path> = changed.iter().map(PathBuf::as_path).collect();
@@ -45,7 +51,7 @@ impl ExtensionHost {
             .lock()
             .iter()
             .filter(|l| {
-                l.fingerprint != fingerprint(&l.info.path)
+                all || l.fingerprint != fingerprint(&l.info.path)
                     || l.required.iter().any(|r| changed.contains(r.as_path()))
             })
             .map(|l| l.info.path.clone())
@@ -75,15 +81,11 @@ impl ExtensionHost {
         lines
     }
 
-    /// `/reload`: re-discovers the roots and reloads every extension.
+    /// `/reload`: re-discovers the roots and reloads every extension (each once: a new file
+    /// is loaded, not loaded and then reloaded).
     pub async fn reload_all(&self, roots: &[PathBuf]) -> Vec<String> {
-        let mut lines = self.sync(roots, &[]).await;
         let _one_at_a_time = self.reloading.lock().await;
-        let count = self.lock().len();
-        for i in 0..count {
-            lines.extend(self.reload_at(i).await);
-        }
-        lines
+        self.sync_locked(roots, &[], true).await
     }
 
     /// `/reload NAME`: reloads the extension called NAME (or whose file is NAME).

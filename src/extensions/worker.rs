@@ -57,6 +57,8 @@ pub struct Worker {
     stuck: Arc<AtomicBool>,
     strikes: AtomicU32,
     disabled: AtomicBool,
+    /// Calls sent and still waited for by their caller (within their own deadline).
+    in_flight: AtomicU32,
     link: OnceLock<Arc<ApiLink>>,
     pub limits: Limits,
 }
@@ -79,6 +81,7 @@ impl Worker {
             stuck: stuck.clone(),
             strikes: AtomicU32::new(0),
             disabled: AtomicBool::new(false),
+            in_flight: AtomicU32::new(0),
             link: OnceLock::new(),
             limits,
         });
@@ -171,11 +174,15 @@ impl Worker {
         if self.jobs.send(job).is_err() {
             return Err(self.gone());
         }
-        if let Some(result) = spin_for_reply(&mut rx) {
-            self.count(&result);
-            return result;
-        }
-        let result = match self.wait(&mut rx, budget).await {
+        let waited = {
+            // Counted until the wait ends, also when the caller drops this future.
+            let _in_flight = InFlight::enter(&self.in_flight);
+            match spin_for_reply(&mut rx) {
+                Some(result) => Waited::Answer(result),
+                None => self.wait(&mut rx, budget).await,
+            }
+        };
+        let result = match waited {
             Waited::Answer(r) => r,
             Waited::TimedOut => {
                 self.stuck.store(true, Ordering::SeqCst);
@@ -206,15 +213,20 @@ impl Worker {
         }
     }
 
-    /// `api.state` as the script holds it now (`{}` when the thread does not answer).
+    /// `api.state` as the script holds it now (`{}` when the thread does not answer). The
+    /// request queues behind calls already running (a tool may have a budget longer than the
+    /// default), so the wait goes on while such a call is still being waited for.
     pub async fn state(&self) -> Value {
         let (reply, mut rx) = oneshot::channel();
         if self.jobs.send(Job::State { reply }).is_err() {
             return Value::Object(Default::default());
         }
-        match self.wait(&mut rx, self.limits.budget).await {
-            Waited::Answer(v) => v,
-            _ => Value::Object(Default::default()),
+        loop {
+            match self.wait(&mut rx, self.limits.budget).await {
+                Waited::Answer(v) => return v,
+                Waited::TimedOut if self.in_flight.load(Ordering::SeqCst) > 0 => continue,
+                _ => return Value::Object(Default::default()),
+            }
         }
     }
 
@@ -241,6 +253,22 @@ fn spin_for_reply<T>(rx: &mut oneshot::Receiver<T>) -> Option<T> {
         }
     }
     None
+}
+
+/// Counts one call in [`Worker::in_flight`] while alive.
+struct InFlight<'a>(&'a AtomicU32);
+
+impl<'a> InFlight<'a> {
+    fn enter(count: &'a AtomicU32) -> Self {
+        count.fetch_add(1, Ordering::SeqCst);
+        InFlight(count)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 fn serve(

@@ -10,6 +10,8 @@ mod fakes;
 mod hooks;
 mod json_events;
 mod print_mode;
+mod reload;
+mod reload_more;
 mod repl;
 mod sessions;
 mod streaming;
