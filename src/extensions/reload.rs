@@ -47,14 +47,23 @@ impl ExtensionHost {
                 lines.extend(self.unload_at(i).await);
             }
         }
-        let stale: Vec<PathBuf> = self
+        // Only files named by the change are read again (all of them when none are named),
+        // so one save costs the same with 1 or 200 extensions loaded.
+        let candidates: Vec<(PathBuf, u64, bool)> = self
             .lock()
             .iter()
-            .filter(|l| {
-                all || l.fingerprint != fingerprint(&l.info.path)
-                    || l.required.iter().any(|r| changed.contains(r.as_path()))
+            .map(|l| {
+                let module_changed = l.required.iter().any(|r| changed.contains(r.as_path()));
+                (l.info.path.clone(), l.fingerprint, all || module_changed)
             })
-            .map(|l| l.info.path.clone())
+            .collect();
+        let stale: Vec<PathBuf> = candidates
+            .into_iter()
+            .filter(|(path, fp, forced)| {
+                let named = changed.is_empty() || changed.contains(path.as_path());
+                *forced || (named && *fp != fingerprint(path))
+            })
+            .map(|(path, ..)| path)
             .collect();
         for path in stale {
             if let Some(i) = self.index_of(&path) {
