@@ -3,18 +3,16 @@
 //! ten `tool_call` handlers per tool call, for Lua and Rhai.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mypi::agent::queue::Queues;
-use mypi::commands::CommandTable;
 use mypi::extensions::api::{ApiLink, CallCtx, ExtensionInfo, Language, Limits};
 use mypi::extensions::api::{CallbackId, ToolDef};
 use mypi::extensions::discovery;
 use mypi::extensions::host::ExtensionHost;
-use mypi::extensions::proxies::{HostContext, NoUi};
+use mypi::extensions::proxies::HostContext;
 use mypi::extensions::registrar::Registrar;
-use mypi::hooks::{HookBus, HookEvent};
+use mypi::hooks::HookEvent;
 use mypi::owner::Owner;
 use mypi::owner::{next_id, Handle};
 use mypi::tools::ToolRegistry;
@@ -29,18 +27,7 @@ const RHAI: &str = r#"api.on("tool_call", |e, ctx| {
 
 fn context(cwd: &Path) -> Arc<HostContext> {
     let notice: mypi::hooks::NoticeFn = Arc::new(|m| eprintln!("{m}"));
-    Arc::new(HostContext {
-        hooks: HookBus::new(notice.clone()),
-        tools: ToolRegistry::new(),
-        commands: CommandTable::with_builtins(),
-        queues: Arc::new(Queues::new()),
-        notice,
-        cwd: cwd.to_path_buf(),
-        ui: Arc::new(NoUi),
-        call_ctx: RwLock::new(CallCtx::default()),
-        limits: Limits::default(),
-        log: false,
-    })
+    Arc::new(HostContext::standalone(cwd.to_path_buf(), notice))
 }
 
 /// Accepts every registration (the in-VM benchmark calls the engine directly).

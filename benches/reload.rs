@@ -9,35 +9,20 @@
 //! - scaling: reloading one extension with 1 vs 200 loaded (reload_named and sync).
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mypi::agent::queue::Queues;
-use mypi::commands::{Action, CommandTable};
-use mypi::extensions::api::{CallCtx, Limits};
+use mypi::commands::Action;
 use mypi::extensions::discovery;
 use mypi::extensions::host::ExtensionHost;
-use mypi::extensions::proxies::{HostContext, NoUi};
+use mypi::extensions::proxies::HostContext;
 use mypi::extensions::reload::{self, DEBOUNCE};
-use mypi::hooks::HookBus;
-use mypi::tools::ToolRegistry;
 
 const SAVES: usize = 20;
 
 fn context(cwd: &Path) -> Arc<HostContext> {
     let notice: mypi::hooks::NoticeFn = Arc::new(|_| {});
-    Arc::new(HostContext {
-        hooks: HookBus::new(notice.clone()),
-        tools: ToolRegistry::new(),
-        commands: CommandTable::with_builtins(),
-        queues: Arc::new(Queues::new()),
-        notice,
-        cwd: cwd.to_path_buf(),
-        ui: Arc::new(NoUi),
-        call_ctx: RwLock::new(CallCtx::default()),
-        limits: Limits::default(),
-        log: false,
-    })
+    Arc::new(HostContext::standalone(cwd.to_path_buf(), notice))
 }
 
 /// A script with a tool, a handler and a command `/<cmd>` answering `text`.

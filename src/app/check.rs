@@ -2,16 +2,13 @@
 //! per file, what each registered or why it failed (for extension authors and their CI).
 
 use std::path::PathBuf;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
-use crate::agent::queue::Queues;
-use crate::commands::CommandTable;
-use crate::extensions::api::{CallCtx, Limits};
 use crate::extensions::discovery;
 use crate::extensions::host::ExtensionHost;
-use crate::extensions::proxies::{HostContext, NoUi};
-use crate::hooks::{HookBus, NoticeFn};
-use crate::tools::{self, ToolRegistry};
+use crate::extensions::proxies::HostContext;
+use crate::hooks::NoticeFn;
+use crate::tools;
 
 /// Loads the extensions under `roots` (files or folders); returns the report and whether all
 /// loaded. Finding none is a failure when `explicit` (the user named the paths).
@@ -28,24 +25,8 @@ pub async fn check(roots: &[PathBuf], cwd: PathBuf, explicit: bool) -> (String, 
     let sink = notices.clone();
     let notice: NoticeFn =
         Arc::new(move |m| sink.lock().unwrap_or_else(|p| p.into_inner()).push(m));
-    let tools = ToolRegistry::new();
-    tools::register_builtins(&tools);
-    let ctx = HostContext {
-        hooks: HookBus::new(notice.clone()),
-        tools,
-        commands: CommandTable::with_builtins(),
-        queues: Arc::new(Queues::new()),
-        notice,
-        cwd: cwd.clone(),
-        ui: Arc::new(NoUi),
-        call_ctx: RwLock::new(CallCtx {
-            cwd: cwd.display().to_string(),
-            mode: "print".into(),
-            ..CallCtx::default()
-        }),
-        limits: Limits::default(),
-        log: false,
-    };
+    let ctx = HostContext::standalone(cwd, notice);
+    tools::register_builtins(&ctx.tools);
     let host = ExtensionHost::new(Arc::new(ctx));
     let summaries = host.load_all(infos).await;
     let mut out = String::new();

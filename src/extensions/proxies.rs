@@ -55,6 +55,27 @@ pub struct HostContext {
 }
 
 impl HostContext {
+    /// A context with registries of its own and no user to ask (for `mypi ext check` and
+    /// benchmarks): extensions load into it without an agent.
+    pub fn standalone(cwd: PathBuf, notice: NoticeFn) -> HostContext {
+        HostContext {
+            hooks: HookBus::new(notice.clone()),
+            tools: ToolRegistry::new(),
+            commands: CommandTable::with_builtins(),
+            queues: Arc::new(Queues::new()),
+            notice,
+            call_ctx: RwLock::new(CallCtx {
+                cwd: cwd.display().to_string(),
+                mode: "print".into(),
+                ..CallCtx::default()
+            }),
+            cwd,
+            ui: Arc::new(NoUi),
+            limits: Limits::default(),
+            log: false,
+        }
+    }
+
     pub fn call_ctx(&self) -> CallCtx {
         self.call_ctx
             .read()
