@@ -1,6 +1,8 @@
 -- A todo list the model can add to, a /todos command to see it, and a reminder of open
--- todos when a run ends. Copy to .agents/extensions/todo.lua.
-local todos = api.state
+-- todos when a run ends. Copy to .agents/extensions/todo.lua. The list lives in api.state,
+-- so it survives hot reloads of this file.
+api.state.items = api.state.items or {}
+local todos = api.state.items
 
 api.tool{
   name = "todo_add",

@@ -150,6 +150,10 @@ pub trait Engine {
     /// `api.state` as plain data, to carry over a reload.
     fn state(&mut self) -> Value;
 
+    /// Replaces the contents of `api.state` (in place: scripts may hold a reference to it)
+    /// with what the previous version left after its `session_shutdown`.
+    fn set_state(&mut self, state: Value) -> Result<(), ScriptError>;
+
     /// Files the script loaded as modules (`require` / `import`), for the reload watcher.
     fn required_files(&self) -> Vec<PathBuf> {
         Vec::new()

@@ -257,7 +257,7 @@ impl ExtensionHost {
             None => Value::Object(Default::default()),
         };
         let fp = fingerprint(&old.info.path);
-        let started = self.start(&old.info, old.owner.clone(), state);
+        let started = self.start(&old.info, old.owner.clone(), state.clone());
         let attempt = self.finish(&old.info, started).await;
         let failed = attempt.outcome.as_ref().err().map(|e| e.message.clone());
         if failed.is_none() && old.error.is_none() {
@@ -265,6 +265,7 @@ impl ExtensionHost {
                 reason: Reason::Reload,
             };
             self.ctx.hooks.emit_owner(&old.owner, event).await;
+            self.hand_over_state(&old, &attempt.worker, &state).await;
         }
         let new = self.settle(old.info.clone(), fp, attempt, Some(&old));
         let summary = self.summary(&new);
@@ -286,6 +287,25 @@ impl ExtensionHost {
                 format!("reloaded {file}: {}", summary.counts())
             }
         })
+    }
+
+    /// Gives the new version what the old one's `api.state` holds now, when it changed after
+    /// the snapshot the new version loaded with (its `session_shutdown` handler, or calls that
+    /// ran meanwhile, may have written to it).
+    async fn hand_over_state(&self, old: &Loaded, new: &Worker, snapshot: &Value) {
+        let Some(old_worker) = &old.worker else {
+            return;
+        };
+        let now = old_worker.state().await;
+        if &now == snapshot {
+            return;
+        }
+        if let Err(e) = new.set_state(now).await {
+            (self.ctx.notice)(format!(
+                "{}: api.state was not carried over: {e}",
+                old.info.name
+            ));
+        }
     }
 
     /// Unloads the extension at `index`: its registrations go, its thread ends when its

@@ -34,6 +34,10 @@ enum Job {
     State {
         reply: oneshot::Sender<Value>,
     },
+    SetState {
+        state: Value,
+        reply: oneshot::Sender<Result<(), ScriptError>>,
+    },
 }
 
 /// Resolves with the outcome of the script's top level: the module files it loaded, or why
@@ -230,6 +234,18 @@ impl Worker {
         }
     }
 
+    /// Replaces `api.state` (a reload hands over what the old version left).
+    pub async fn set_state(&self, state: Value) -> Result<(), ScriptError> {
+        let (reply, mut rx) = oneshot::channel();
+        if self.jobs.send(Job::SetState { state, reply }).is_err() {
+            return Err(self.gone());
+        }
+        match self.wait(&mut rx, self.limits.budget).await {
+            Waited::Answer(r) => r,
+            _ => Err(self.gone()),
+        }
+    }
+
     fn gone(&self) -> ScriptError {
         ScriptError::new(
             ErrorKind::Unavailable,
@@ -307,6 +323,9 @@ fn serve(
             }
             Job::State { reply } => {
                 let _ = reply.send(engine.state());
+            }
+            Job::SetState { state, reply } => {
+                let _ = reply.send(engine.set_state(state));
             }
         }
     }

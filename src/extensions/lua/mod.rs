@@ -259,11 +259,35 @@ impl Engine for LuaEngine {
     fn state(&mut self) -> Json {
         match self.api.raw_get::<Value>("state") {
             Ok(v) => match convert::lua_to_json_marked(&v, &self.mark, true) {
-                Ok(j @ Json::Object(_)) => j,
+                Ok(j @ (Json::Object(_) | Json::Array(_))) => j,
                 _ => Json::Object(Default::default()),
             },
             Err(_) => Json::Object(Default::default()),
         }
+    }
+
+    fn set_state(&mut self, state: Json) -> Result<(), ScriptError> {
+        let fill = || -> mlua::Result<()> {
+            let fresh = convert::json_to_lua_marked(&self.lua, &state, &self.mark)?;
+            let (Value::Table(target), Value::Table(fresh)) =
+                (self.api.raw_get::<Value>("state")?, fresh.clone())
+            else {
+                return self.api.raw_set("state", fresh);
+            };
+            let keys: Vec<Value> = target
+                .pairs::<Value, Value>()
+                .map(|kv| kv.map(|(k, _)| k))
+                .collect::<mlua::Result<_>>()?;
+            for k in keys {
+                target.raw_set(k, Value::Nil)?;
+            }
+            for kv in fresh.pairs::<Value, Value>() {
+                let (k, v) = kv?;
+                target.raw_set(k, v)?;
+            }
+            Ok(())
+        };
+        fill().map_err(|e| self.script_error(&e))
     }
 }
 

@@ -276,6 +276,26 @@ impl Engine for RhaiEngine {
             .map_err(|e| ScriptError::runtime(format!("{}: the callback's result: {e}", self.path)))
     }
 
+    fn set_state(&mut self, state: Value) -> Result<(), ScriptError> {
+        let fresh = to_dynamic(&state);
+        let Some(fresh) = fresh.try_cast::<Map>() else {
+            return Err(ScriptError::runtime(format!(
+                "{}: api.state must be a map",
+                self.path
+            )));
+        };
+        match self.state.write_lock::<Map>() {
+            Some(mut map) => {
+                *map = fresh;
+                Ok(())
+            }
+            None => Err(ScriptError::runtime(format!(
+                "{}: api.state is not a map",
+                self.path
+            ))),
+        }
+    }
+
     fn state(&mut self) -> Value {
         match bindings::state_json(&self.state) {
             Ok(v) => v,
