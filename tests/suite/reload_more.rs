@@ -337,10 +337,17 @@ fn no_watch_turns_watching_off_and_reload_does_it_on_demand() {
 fn state_written_by_the_old_versions_shutdown_handler_reaches_the_new_version() {
     let script = |v: &str| {
         format!(
-            r#"api.on("session_shutdown", function(e)
-  if e.reason == "reload" then api.state.farewells = (api.state.farewells or 0) + 1 end
+            r#"api.state.log = api.state.log or {{}}
+local log = api.state.log
+api.on("session_shutdown", function(e)
+  if e.reason == "reload" then
+    api.state.farewells = (api.state.farewells or 0) + 1
+    log[#log + 1] = "bye"
+  end
 end)
-api.command("farewells", function() return "{v} farewells=" .. tostring(api.state.farewells) end)
+api.command("farewells", function()
+  return "{v} farewells=" .. tostring(api.state.farewells) .. " log=" .. #log
+end)
 "#
         )
     };
@@ -357,13 +364,13 @@ api.command("rfarewells", |a| `{v} farewells=${{api.state.farewells}}`);
     let lua_path = dir.write(&ext_rel("f.lua"), &script("v1"));
     let rhai_path = dir.write(&ext_rel("g.rhai"), &rhai("v1"));
     let mut m = start(&dir, &[]);
-    ask(&mut m, "/farewells", "v1 farewells=nil");
+    ask(&mut m, "/farewells", "v1 farewells=nil log=0");
     save_in_place(&lua_path, &script("v2"));
     m.wait_for_line("reloaded f.lua", WAIT);
-    ask(&mut m, "/farewells", "v2 farewells=1");
+    ask(&mut m, "/farewells", "v2 farewells=1 log=1");
     save_by_rename(&lua_path, &script("v3"));
     m.wait_for_line("reloaded f.lua", WAIT);
-    ask(&mut m, "/farewells", "v3 farewells=2");
+    ask(&mut m, "/farewells", "v3 farewells=2 log=2");
     save_in_place(&rhai_path, &rhai("v2"));
     m.wait_for_line("reloaded g.rhai", WAIT);
     ask(&mut m, "/rfarewells", "v2 farewells=1");

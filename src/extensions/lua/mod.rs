@@ -269,26 +269,38 @@ impl Engine for LuaEngine {
     fn set_state(&mut self, state: Json) -> Result<(), ScriptError> {
         let fill = || -> mlua::Result<()> {
             let fresh = convert::json_to_lua_marked(&self.lua, &state, &self.mark)?;
-            let (Value::Table(target), Value::Table(fresh)) =
-                (self.api.raw_get::<Value>("state")?, fresh.clone())
-            else {
-                return self.api.raw_set("state", fresh);
-            };
-            let keys: Vec<Value> = target
-                .pairs::<Value, Value>()
-                .map(|kv| kv.map(|(k, _)| k))
-                .collect::<mlua::Result<_>>()?;
-            for k in keys {
-                target.raw_set(k, Value::Nil)?;
+            match (self.api.raw_get::<Value>("state")?, fresh) {
+                (Value::Table(target), Value::Table(fresh)) => sync_table(&target, &fresh, 0),
+                (_, fresh) => self.api.raw_set("state", fresh),
             }
-            for kv in fresh.pairs::<Value, Value>() {
-                let (k, v) = kv?;
-                target.raw_set(k, v)?;
-            }
-            Ok(())
         };
         fill().map_err(|e| self.script_error(&e))
     }
+}
+
+/// Makes `target` hold what `fresh` holds, changing nested tables in place so that scripts'
+/// aliases of them (`local items = api.state.items`) stay valid.
+fn sync_table(target: &Table, fresh: &Table, depth: usize) -> mlua::Result<()> {
+    let old_keys: Vec<Value> = target
+        .pairs::<Value, Value>()
+        .map(|kv| kv.map(|(k, _)| k))
+        .collect::<mlua::Result<_>>()?;
+    for k in old_keys {
+        if fresh.raw_get::<Value>(k.clone())?.is_nil() {
+            target.raw_set(k, Value::Nil)?;
+        }
+    }
+    for kv in fresh.pairs::<Value, Value>() {
+        let (k, v) = kv?;
+        match (target.raw_get::<Value>(k.clone())?, v) {
+            (Value::Table(t), Value::Table(f)) if depth < 32 => {
+                t.set_metatable(f.metatable())?;
+                sync_table(&t, &f, depth + 1)?;
+            }
+            (_, v) => target.raw_set(k, v)?,
+        }
+    }
+    Ok(())
 }
 
 /// Raises `msg` as an error at the line of the Lua code that called the running Rust
