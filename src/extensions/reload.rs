@@ -135,7 +135,8 @@ impl Drop for Watcher {
     }
 }
 
-/// Starts watching `roots` (those that exist) and the modules scripts loaded. Every settled
+/// Starts watching `roots` (a missing one through its nearest existing folder, until it
+/// appears) and the modules scripts loaded. Every settled
 /// batch of changes is synced and each resulting line goes to the host's notices.
 pub fn watch(host: Arc<ExtensionHost>, roots: Vec<PathBuf>) -> Result<Watcher, String> {
     let (tx, rx) = mpsc::unbounded_channel::<PathBuf>();
@@ -150,14 +151,17 @@ pub fn watch(host: Arc<ExtensionHost>, roots: Vec<PathBuf>) -> Result<Watcher, S
     })
     .map_err(|e| format!("cannot watch extension files: {e}"))?;
     let watcher = Arc::new(Mutex::new(watcher));
-    {
-        let mut w = watcher.lock().unwrap_or_else(|p| p.into_inner());
-        for root in roots.iter().filter(|r| r.is_dir()) {
-            w.watch(root, RecursiveMode::Recursive)
-                .map_err(|e| format!("cannot watch {}: {e}", root.display()))?;
-        }
+    let mut watched = HashSet::new();
+    for root in roots.iter().filter(|r| r.is_dir()) {
+        watcher
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .watch(root, RecursiveMode::Recursive)
+            .map_err(|e| format!("cannot watch {}: {e}", root.display()))?;
+        watched.insert(root.clone());
     }
-    let task = tokio::spawn(run(host, roots, rx, watcher.clone()));
+    watch_for_missing_roots(&roots, &watched, &watcher);
+    let task = tokio::spawn(run(host, roots, rx, watcher.clone(), watched));
     Ok(Watcher {
         _watcher: watcher,
         task,
@@ -177,11 +181,51 @@ fn matters(kind: &FsEvent) -> bool {
     )
 }
 
+/// A root that does not exist yet is watched through its nearest existing folder, so that
+/// creating it (and files in it) is noticed.
+fn watch_for_missing_roots(
+    roots: &[PathBuf],
+    watched: &HashSet<PathBuf>,
+    watcher: &Mutex<notify::RecommendedWatcher>,
+) {
+    let mut w = watcher.lock().unwrap_or_else(|p| p.into_inner());
+    for root in roots.iter().filter(|r| !watched.contains(*r)) {
+        if let Some(existing) = root.ancestors().skip(1).find(|a| a.is_dir()) {
+            let _ = w.watch(existing, RecursiveMode::NonRecursive);
+        }
+    }
+}
+
+/// Starts watching roots that appeared since; true when one did (its files need a sync).
+fn watch_new_roots(
+    roots: &[PathBuf],
+    watched: &mut HashSet<PathBuf>,
+    watcher: &Mutex<notify::RecommendedWatcher>,
+) -> bool {
+    let mut appeared = false;
+    let new_roots: Vec<&PathBuf> = roots
+        .iter()
+        .filter(|r| r.is_dir() && !watched.contains(*r))
+        .collect();
+    for root in new_roots {
+        let mut w = watcher.lock().unwrap_or_else(|p| p.into_inner());
+        if w.watch(root, RecursiveMode::Recursive).is_ok() {
+            watched.insert(root.clone());
+            appeared = true;
+        }
+    }
+    if appeared {
+        watch_for_missing_roots(roots, watched, watcher);
+    }
+    appeared
+}
+
 async fn run(
     host: Arc<ExtensionHost>,
     roots: Vec<PathBuf>,
     mut rx: mpsc::UnboundedReceiver<PathBuf>,
     watcher: Arc<Mutex<notify::RecommendedWatcher>>,
+    mut watched_roots: HashSet<PathBuf>,
 ) {
     let mut watched_modules: HashSet<PathBuf> = HashSet::new();
     while let Some(first) = rx.recv().await {
@@ -200,6 +244,9 @@ async fn run(
         }
         batch.sort();
         batch.dedup();
+        if watch_new_roots(&roots, &mut watched_roots, &watcher) {
+            batch.clear();
+        }
         for line in host.sync(&roots, &batch).await {
             (host.context().notice)(line);
         }

@@ -377,3 +377,17 @@ api.command("rfarewells", |a| `{v} farewells=${{api.state.farewells}}`);
     m.send_line("/quit");
     no_panic(&m.wait().stderr);
 }
+
+#[test]
+fn an_extensions_folder_created_after_start_is_watched() {
+    let dir = TestDir::new();
+    let mut m = start(&dir, &[]);
+    dir.write(
+        &ext_rel("late.lua"),
+        r#"api.command("late", function() return "late ok" end)"#,
+    );
+    m.wait_for_line("! loaded late.lua: 0 tools, 1 command, 0 handlers", WAIT);
+    ask(&mut m, "/late", "late ok");
+    m.send_line("/quit");
+    no_panic(&m.wait().stderr);
+}
