@@ -36,16 +36,8 @@ fn run(cli: Cli) -> i32 {
             return 2;
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("mypi: cannot start the async runtime: {e}");
-            return 1;
-        }
+    let Some(runtime) = runtime() else {
+        return 1;
     };
     runtime.block_on(async move {
         let printer = Printer::new();
@@ -94,19 +86,28 @@ fn run_ext(action: &ExtAction, cli: &Cli, cwd: std::path::PathBuf) -> i32 {
             } else {
                 configured
             };
-            let runtime = match tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            {
-                Ok(r) => r,
-                Err(e) => {
-                    eprintln!("mypi: cannot start the async runtime: {e}");
-                    return 1;
-                }
+            let Some(runtime) = runtime() else {
+                return 1;
             };
             let (report, ok) = runtime.block_on(check::check(&roots, cwd, explicit));
             println!("{report}");
             i32::from(!ok)
+        }
+    }
+}
+
+/// The async runtime (two workers: the machine this is built for has two cores, and scripts
+/// run on their own threads anyway); `None` after saying why it could not start.
+fn runtime() -> Option<tokio::runtime::Runtime> {
+    match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(r) => Some(r),
+        Err(e) => {
+            eprintln!("mypi: cannot start the async runtime: {e}");
+            None
         }
     }
 }
