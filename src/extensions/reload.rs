@@ -196,7 +196,8 @@ fn watch_for_missing_roots(
     }
 }
 
-/// Starts watching roots that appeared since; true when one did (its files need a sync).
+/// Starts watching roots that appeared since (true when one did: its files need a full
+/// sync), and moves the watch for a still-missing root to its nearest existing folder.
 fn watch_new_roots(
     roots: &[PathBuf],
     watched: &mut HashSet<PathBuf>,
@@ -214,9 +215,8 @@ fn watch_new_roots(
             appeared = true;
         }
     }
-    if appeared {
-        watch_for_missing_roots(roots, watched, watcher);
-    }
+    // Folders on the way to a missing root may have appeared too: watch the nearest one.
+    watch_for_missing_roots(roots, watched, watcher);
     appeared
 }
 

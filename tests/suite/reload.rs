@@ -22,10 +22,13 @@ pub fn ext_rel(rel: &str) -> String {
     format!(".agents/extensions/{rel}")
 }
 
-/// Starts the REPL in `dir` (faux model, no session file) and waits for the banner.
+/// Starts the REPL in `dir` (faux model, no session file) and waits until it is ready.
 pub fn start(dir: &TestDir, args: &[&str]) -> Running {
     let mut m = Mypi::new(dir).arg("--no-session").args(args).spawn();
     m.wait_for_line("mypi ", WAIT);
+    // A command is answered only once start-up (extensions, the watcher) is done.
+    m.send_line("/help");
+    m.wait_for_line("Anything else is sent to the model.", WAIT);
     m
 }
 

@@ -71,7 +71,11 @@ fn state_survives_reloads_and_the_old_and_new_versions_get_their_events() {
     let s = dir.write(&ext_rel("s.lua"), &lua_stateful("v1"));
     let r = dir.write(&ext_rel("r.rhai"), &rhai_stateful("r1"));
     let mut m = start(&dir, &[]);
-    m.wait_for_line("[s] v1 session_start startup loads=1", WAIT);
+    let banner = m.stdout_so_far();
+    assert!(
+        banner.contains("[s] v1 session_start startup loads=1"),
+        "{banner}"
+    );
     ask(&mut m, "/bump", "v1 bumps=1 loads=1 list=a,b");
     ask(&mut m, "/bump", "v1 bumps=2 loads=1");
     ask(&mut m, "/rbump", "r1 bumps=1 loads=1");
