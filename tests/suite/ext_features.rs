@@ -524,3 +524,30 @@ end)
     m.wait_for_line("answer: false", WAIT);
     quit(m);
 }
+
+#[test]
+fn ctx_abort_cancels_the_running_prompt() {
+    let dir = TestDir::new();
+    install(
+        &dir,
+        "stop.lua",
+        r#"api.on("tool_call", function(e, ctx) if e.name == "bash" then ctx.abort() end end)"#,
+    );
+    let started = Instant::now();
+    let out = faux(
+        &dir,
+        &[
+            json!({"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 5; echo late"}}]}),
+            json!({"text": "never reached"}),
+        ],
+    )
+    .args(["-p", "go"])
+    .run();
+    assert_eq!(out.code, 1, "{}", out.describe());
+    assert!(out.stderr.contains("cancelled"), "{}", out.describe());
+    assert!(!out.stdout.contains("never reached"), "{}", out.describe());
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "the bash call was not stopped"
+    );
+}
