@@ -551,3 +551,34 @@ fn ctx_abort_cancels_the_running_prompt() {
         "the bash call was not stopped"
     );
 }
+
+#[test]
+fn api_log_shows_only_with_mypi_log_and_print_goes_to_the_log() {
+    let dir = TestDir::new();
+    install(
+        &dir,
+        "chatty.lua",
+        r#"api.command("talk", function() api.log("debug line") print("printed line") return "said" end)"#,
+    );
+    install(
+        &dir,
+        "chatty_rhai.rhai",
+        r#"api.command("rtalk", |a| { api.log("rhai debug"); print("rhai printed"); "said" });"#,
+    );
+    for cmd in ["/talk", "/rtalk"] {
+        let quiet = Mypi::new(&dir)
+            .args(["--provider", "faux", "-p", cmd])
+            .run();
+        quiet.ok();
+        assert_eq!(quiet.stdout.trim(), "said", "{}", quiet.describe());
+        assert!(!quiet.stderr.contains("debug"), "{}", quiet.describe());
+        let loud = Mypi::new(&dir)
+            .env("MYPI_LOG", "1")
+            .args(["--provider", "faux", "-p", cmd])
+            .run();
+        loud.ok();
+        assert_eq!(loud.stdout.trim(), "said", "{}", loud.describe());
+        assert!(loud.stderr.contains("debug"), "{}", loud.describe());
+        assert!(loud.stderr.contains("printed"), "{}", loud.describe());
+    }
+}
