@@ -11,7 +11,8 @@ use mypi::cli::{Cli, Command, ExtAction};
 use mypi::config::{Config, Mode};
 use mypi::hooks::NoticeFn;
 use mypi::protocol::AgentEvent;
-use mypi::repl::{self, render::Printer};
+use mypi::repl;
+use mypi::repl::render::{stderr_line, stdout_line, Printer};
 
 fn main() {
     let cli = Cli::parse();
@@ -22,7 +23,7 @@ fn run(cli: Cli) -> i32 {
     let cwd = match std::env::current_dir() {
         Ok(d) => d,
         Err(e) => {
-            eprintln!("mypi: cannot read the current folder: {e}");
+            stderr_line(&format!("mypi: cannot read the current folder: {e}"));
             return 1;
         }
     };
@@ -32,7 +33,7 @@ fn run(cli: Cli) -> i32 {
     let config = match Config::resolve(&cli, &|k| std::env::var(k).ok(), cwd) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("mypi: {e}");
+            stderr_line(&format!("mypi: {e}"));
             return 2;
         }
     };
@@ -48,7 +49,7 @@ fn run(cli: Cli) -> i32 {
                     let _ = writeln!(std::io::stdout().lock(), "{line}");
                 }
             }),
-            Mode::Print { .. } => Arc::new(|message| eprintln!("mypi: {message}")),
+            Mode::Print { .. } => Arc::new(|message| stderr_line(&format!("mypi: {message}"))),
             Mode::Repl => {
                 let p = printer.clone();
                 Arc::new(move |message| p.line(&format!("! {message}")))
@@ -58,7 +59,7 @@ fn run(cli: Cli) -> i32 {
         let app = match App::build(config, notice) {
             Ok(app) => app,
             Err(e) => {
-                eprintln!("mypi: {e}");
+                stderr_line(&format!("mypi: {e}"));
                 return e.exit_code();
             }
         };
@@ -76,7 +77,7 @@ fn run_ext(action: &ExtAction, cli: &Cli, cwd: std::path::PathBuf) -> i32 {
     let configured = mypi::config::extension_roots(cli, &cwd, home.as_deref());
     match action {
         ExtAction::List => {
-            println!("{}", check::list(&configured));
+            stdout_line(&check::list(&configured));
             0
         }
         ExtAction::Check { paths } => {
@@ -90,7 +91,7 @@ fn run_ext(action: &ExtAction, cli: &Cli, cwd: std::path::PathBuf) -> i32 {
                 return 1;
             };
             let (report, ok) = runtime.block_on(check::check(&roots, cwd, explicit));
-            println!("{report}");
+            stdout_line(&report);
             i32::from(!ok)
         }
     }
@@ -106,7 +107,7 @@ fn runtime() -> Option<tokio::runtime::Runtime> {
     {
         Ok(r) => Some(r),
         Err(e) => {
-            eprintln!("mypi: cannot start the async runtime: {e}");
+            stderr_line(&format!("mypi: cannot start the async runtime: {e}"));
             None
         }
     }

@@ -268,7 +268,8 @@ impl Registrar for HostRegistrar {
 
     fn log(&self, line: &str) {
         if self.ctx.log {
-            eprintln!("{line}");
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr().lock(), "{line}");
         }
     }
 

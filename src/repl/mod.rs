@@ -12,7 +12,7 @@ use crate::app::ui::AppUi;
 use crate::app::{App, AppError, LineOutcome};
 use crate::config::Mode;
 use input::{Input, ReadResult};
-use render::{HumanSink, JsonSink, PrintSink, Printer};
+use render::{stderr_line, HumanSink, JsonSink, PrintSink, Printer};
 
 /// Runs one prompt (or command) and prints the answer. Returns the exit code.
 pub async fn run_print(mut app: App) -> i32 {
@@ -25,14 +25,16 @@ pub async fn run_print(mut app: App) -> i32 {
         None => {
             let mut text = String::new();
             if let Err(e) = std::io::stdin().read_to_string(&mut text) {
-                eprintln!("mypi: cannot read the prompt from standard input: {e}");
+                stderr_line(&format!(
+                    "mypi: cannot read the prompt from standard input: {e}"
+                ));
                 return 1;
             }
             text
         }
     };
     if prompt.trim().is_empty() {
-        eprintln!("mypi: the prompt is empty; pass -p \"PROMPT\" or pipe it on standard input");
+        stderr_line("mypi: the prompt is empty; pass -p \"PROMPT\" or pipe it on standard input");
         return 2;
     }
     for s in app.load_extensions().await {
@@ -67,7 +69,7 @@ pub async fn run_print(mut app: App) -> i32 {
         }
         Ok(LineOutcome::Quit) => 0,
         Err(e) => {
-            eprintln!("mypi: {e}");
+            stderr_line(&format!("mypi: {e}"));
             e.exit_code()
         }
     }
@@ -90,7 +92,7 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
     ) {
         Ok(input) => input,
         Err(e) => {
-            eprintln!("mypi: {e}");
+            stderr_line(&format!("mypi: {e}"));
             return 1;
         }
     };

@@ -14,6 +14,19 @@ use crate::agent::EventSink;
 use crate::protocol::AgentEvent;
 use crate::text::truncate_middle;
 
+/// Writes a line to stderr; a closed stderr is ignored (no panic, unlike `eprintln!`).
+pub fn stderr_line(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{text}");
+}
+
+/// Writes a line to stdout; a closed stdout (`mypi -p ... | head`) is ignored.
+pub fn stdout_line(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}");
+    let _ = out.flush();
+}
+
 /// `--json`: every event as one line on stdout.
 pub struct JsonSink;
 
@@ -33,7 +46,7 @@ pub struct PrintSink;
 impl EventSink for PrintSink {
     fn emit(&self, event: AgentEvent) {
         if let AgentEvent::Notice { message } = event {
-            eprintln!("mypi: {message}");
+            stderr_line(&format!("mypi: {message}"));
         }
     }
 }
