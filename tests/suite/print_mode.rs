@@ -307,3 +307,23 @@ fn closed_stdout_is_not_a_panic() {
         assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn closed_stderr_is_not_a_panic() {
+    let dir = TestDir::new();
+    let cases: [(&[&str], i32); 2] = [
+        (&["-p", "/hlep"], 1),
+        (&["--provider", "openai", "-p", "x"], 2),
+    ];
+    for (args, code) in cases {
+        let mut cmd = Mypi::new(&dir).args(args.iter().copied()).command();
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("spawn mypi");
+        // The error reader goes away before mypi reports (`mypi ... 2>&-` in effect).
+        drop(child.stderr.take());
+        let out = child.wait_with_output().expect("wait for mypi");
+        assert_eq!(out.status.code(), Some(code), "{args:?}: a panic exits 101");
+    }
+}
