@@ -25,6 +25,7 @@ mod sandbox;
 #[cfg(test)]
 mod tests;
 
+use std::cell::RefCell;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -53,6 +54,9 @@ pub struct LuaEngine {
     callbacks: Table,
     ui: Table,
     abort: Function,
+    /// The fields of `ctx` for the last `CallCtx` seen, as Lua values: every call gets a
+    /// fresh table, but building the strings again each time would cost more than the call.
+    ctx_fields: RefCell<Option<(CallCtx, Vec<(Value, Value)>)>>,
     /// mlua's array metatable (marks tables that are JSON arrays).
     mark: Table,
     /// Declared last: dropped after the Lua values above.
@@ -83,6 +87,7 @@ impl LuaEngine {
                 callbacks: globals::callbacks(&lua)?,
                 ui,
                 abort,
+                ctx_fields: RefCell::new(None),
                 mark: lua.array_metatable(),
                 lua,
             })
@@ -180,13 +185,25 @@ impl LuaEngine {
 
     /// `ctx` of a call: the data of `ctx` plus `ui` and `abort`.
     fn ctx_table(&self, ctx: &CallCtx) -> mlua::Result<Table> {
+        let mut cache = self.ctx_fields.borrow_mut();
+        if cache.as_ref().is_none_or(|(seen, _)| seen != ctx) {
+            let s = |text: &str| self.lua.create_string(text).map(Value::String);
+            let fields = vec![
+                (s("cwd")?, s(&ctx.cwd)?),
+                (s("mode")?, s(&ctx.mode)?),
+                (s("session_id")?, s(&ctx.session_id)?),
+                (s("model")?, s(&ctx.model)?),
+                (s("ui")?, Value::Table(self.ui.clone())),
+                (s("abort")?, Value::Function(self.abort.clone())),
+            ];
+            *cache = Some((ctx.clone(), fields));
+        }
         let t = self.lua.create_table_with_capacity(0, 6)?;
-        t.raw_set("cwd", ctx.cwd.as_str())?;
-        t.raw_set("mode", ctx.mode.as_str())?;
-        t.raw_set("session_id", ctx.session_id.as_str())?;
-        t.raw_set("model", ctx.model.as_str())?;
-        t.raw_set("ui", &self.ui)?;
-        t.raw_set("abort", &self.abort)?;
+        if let Some((_, fields)) = cache.as_ref() {
+            for (k, v) in fields {
+                t.raw_set(k, v)?;
+            }
+        }
         Ok(t)
     }
 
