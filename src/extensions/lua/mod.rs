@@ -44,6 +44,9 @@ pub fn new_engine(link: Arc<ApiLink>, limits: Limits) -> Result<Box<dyn Engine>,
 }
 
 /// An extension's Lua VM.
+/// A `CallCtx` and the key/value pairs of its Lua `ctx` table.
+type CtxFields = (CallCtx, Vec<(Value, Value)>);
+
 pub struct LuaEngine {
     link: Arc<ApiLink>,
     limits: Limits,
@@ -56,7 +59,7 @@ pub struct LuaEngine {
     abort: Function,
     /// The fields of `ctx` for the last `CallCtx` seen, as Lua values: every call gets a
     /// fresh table, but building the strings again each time would cost more than the call.
-    ctx_fields: RefCell<Option<(CallCtx, Vec<(Value, Value)>)>>,
+    ctx_fields: RefCell<Option<CtxFields>>,
     /// mlua's array metatable (marks tables that are JSON arrays).
     mark: Table,
     /// Declared last: dropped after the Lua values above.
