@@ -1,20 +1,29 @@
-//! Extension call benchmarks (`cargo bench --bench extensions`): one handler call with a small
-//! event and a small result, in the VM and through the host (worker round trip included), and
-//! ten `tool_call` handlers per tool call, for Lua and Rhai.
+//! Extension call benchmarks (`cargo bench --bench extensions`), Lua and Rhai:
+//!
+//! - one handler call with a small event and a small result, in the VM (the engine called
+//!   directly) and through the host (bus -> worker round trip -> bus), median of 2,000;
+//! - the issue's workload: 100 counting `tool_call` handlers in one extension, 1,000 tool
+//!   calls through the bus (one round trip per event), and the same 100 handlers spread over
+//!   10 extensions (ten round trips per event);
+//! - the process CPU time while a handler waits 3 s for `api.exec("sleep", {"3"})` (the wait
+//!   must cost nothing).
+//!
+//! The calls are made from a task on the runtime's workers, as the agent makes them.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mypi::extensions::api::{ApiLink, CallCtx, ExtensionInfo, Language, Limits};
-use mypi::extensions::api::{CallbackId, ToolDef};
+use futures_util::future::BoxFuture;
+use mypi::agent::queue::Queues;
+use mypi::extensions::api::{ApiLink, CallbackId, ExtensionInfo, Language, Limits, ToolDef};
 use mypi::extensions::discovery;
 use mypi::extensions::host::ExtensionHost;
-use mypi::extensions::proxies::HostContext;
 use mypi::extensions::registrar::Registrar;
+use mypi::extensions::services::HostContext;
 use mypi::hooks::HookEvent;
-use mypi::owner::Owner;
-use mypi::owner::{next_id, Handle};
+use mypi::owner::{next_id, Handle, Owner};
+use mypi::run::RunContext;
 use mypi::tools::ToolRegistry;
 use serde_json::json;
 
@@ -24,6 +33,13 @@ end)"#;
 const RHAI: &str = r#"api.on("tool_call", |e, ctx| {
   if e.name == "bash" { #{updated_args: #{command: e.args.command}} } else { () }
 });"#;
+const LUA_COUNTERS: &str = r#"local n = 0
+for i = 1, HANDLERS do api.on("tool_call", function(e) n = n + 1 end) end"#;
+const RHAI_COUNTERS: &str = r#"let n = 0;
+for i in 0..HANDLERS { api.on("tool_call", |e| { n += 1; }); }"#;
+const LUA_SLEEP: &str =
+    r#"api.command("wait", function() return api.exec("sleep", {"3"}).code end)"#;
+const RHAI_SLEEP: &str = r#"api.command("wait", |args| api.exec("sleep", ["3"]).code);"#;
 
 fn context(cwd: &Path) -> Arc<HostContext> {
     let notice: mypi::hooks::NoticeFn = Arc::new(|m| eprintln!("{m}"));
@@ -33,35 +49,29 @@ fn context(cwd: &Path) -> Arc<HostContext> {
 /// Accepts every registration (the in-VM benchmark calls the engine directly).
 struct NullRegistrar(PathBuf, std::sync::Mutex<CallbackId>);
 
+fn null_handle() -> Handle {
+    Handle::new(next_id(), std::sync::Weak::<ToolRegistry>::new())
+}
+
 impl Registrar for NullRegistrar {
     fn on(&self, _: &Owner, _: &str, cb: CallbackId) -> Result<Handle, String> {
         *self.1.lock().expect("lock") = cb;
-        Ok(Handle::new(
-            next_id(),
-            std::sync::Weak::<ToolRegistry>::new(),
-        ))
+        Ok(null_handle())
     }
     fn tool(&self, _: &Owner, _: ToolDef, _: CallbackId) -> Result<Handle, String> {
-        Ok(Handle::new(
-            next_id(),
-            std::sync::Weak::<ToolRegistry>::new(),
-        ))
+        Ok(null_handle())
     }
     fn command(&self, _: &Owner, _: &str, _: &str, _: CallbackId) -> Result<Handle, String> {
-        Ok(Handle::new(
-            next_id(),
-            std::sync::Weak::<ToolRegistry>::new(),
-        ))
+        Ok(null_handle())
     }
-    fn send_message(&self, _: &str, _: &str) -> Result<(), String> {
+    fn send_message(&self, _: &str, _: &str, _: Option<Arc<Queues>>) -> Result<(), String> {
         Ok(())
     }
     fn log(&self, _: &str) {}
     fn notify(&self, _: &str) {}
-    fn confirm(&self, _: &str) -> bool {
-        false
+    fn confirm(&self, _: &str) -> BoxFuture<'static, bool> {
+        Box::pin(async { false })
     }
-    fn abort(&self) {}
     fn cwd(&self) -> PathBuf {
         self.0.clone()
     }
@@ -80,22 +90,23 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
+fn suffix(language: Language) -> &'static str {
+    match language {
+        Language::Lua => "lua",
+        Language::Rhai => "rhai",
+    }
+}
+
 fn in_vm(dir: &Path, language: Language, source: &str) -> Duration {
-    let ext = if language == Language::Lua {
-        "lua"
-    } else {
-        "rhai"
-    };
-    let path = dir.join(format!("vm.{ext}"));
+    let path = dir.join(format!("vm.{}", suffix(language)));
     std::fs::write(&path, source).expect("write script");
-    let ctx = context(dir);
     let info = ExtensionInfo {
         name: "vm".into(),
         path,
         language,
         root: dir.to_path_buf(),
     };
-    let registrar = Arc::new(NullRegistrar(ctx.cwd.clone(), Default::default()));
+    let registrar = Arc::new(NullRegistrar(dir.to_path_buf(), Default::default()));
     let link = Arc::new(ApiLink::new(
         info,
         Owner::new("vm", 1),
@@ -110,46 +121,126 @@ fn in_vm(dir: &Path, language: Language, source: &str) -> Duration {
     engine.load().expect("load");
     let cb = *registrar.1.lock().expect("lock");
     let args = vec![event().to_value()];
-    let call_ctx = CallCtx::default();
+    let ctx = Arc::new(RunContext::detached(dir.to_path_buf()));
     let mut samples = Vec::new();
     for _ in 0..2000 {
         let start = Instant::now();
-        let _ = engine.call(cb, args.clone(), &call_ctx, Duration::from_secs(1));
+        let _ = engine.call(cb, &args, &ctx, Duration::from_secs(1));
         samples.push(start.elapsed());
     }
     median(samples)
 }
 
-fn through_host(
+/// Loads `files` (name, source) from a fresh root into a standalone host.
+fn host_with(
     rt: &tokio::runtime::Runtime,
     dir: &Path,
-    handlers: usize,
-    language: Language,
-) -> Duration {
-    let root = dir.join(format!("host-{handlers}-{}", language.name()));
+    tag: &str,
+    files: &[(String, String)],
+) -> (ExtensionHost, Arc<HostContext>) {
+    let root = dir.join(tag);
     std::fs::create_dir_all(&root).expect("mkdir");
-    let (ext, source) = match language {
-        Language::Lua => ("lua", LUA),
-        Language::Rhai => ("rhai", RHAI),
-    };
-    for i in 0..handlers {
-        std::fs::write(root.join(format!("h{i}.{ext}")), source).expect("write");
+    for (name, source) in files {
+        std::fs::write(root.join(name), source).expect("write");
     }
     let ctx = context(dir);
     let host = ExtensionHost::new(ctx.clone());
     let loaded = rt.block_on(host.load_all(discovery::discover(&[root])));
     assert!(loaded.iter().all(|s| s.error.is_none()), "{loaded:?}");
-    let mut samples = Vec::new();
-    rt.block_on(async {
-        for _ in 0..2000 {
-            let start = Instant::now();
-            let out = ctx.hooks.emit(event()).await;
-            samples.push(start.elapsed());
-            std::hint::black_box(out);
+    (host, ctx)
+}
+
+/// Median time of one `tool_call` emit, over `n` emits, from a task on the runtime.
+fn emits(rt: &tokio::runtime::Runtime, ctx: &Arc<HostContext>, n: usize) -> (Duration, Duration) {
+    let hooks = ctx.hooks.clone();
+    let run = ctx.session();
+    rt.block_on(async move {
+        tokio::spawn(async move {
+            let mut samples = Vec::with_capacity(n);
+            let all = Instant::now();
+            for _ in 0..n {
+                let start = Instant::now();
+                let out = hooks.emit(event(), &run).await;
+                samples.push(start.elapsed());
+                std::hint::black_box(out);
+            }
+            (median(samples), all.elapsed())
+        })
+        .await
+        .expect("bench task")
+    })
+}
+
+fn through_host(rt: &tokio::runtime::Runtime, dir: &Path, language: Language) -> Duration {
+    let source = if language == Language::Lua { LUA } else { RHAI };
+    let files = [(format!("h.{}", suffix(language)), source.to_string())];
+    let (host, ctx) = host_with(rt, dir, &format!("one-{}", language.name()), &files);
+    let (median, _) = emits(rt, &ctx, 2000);
+    host.unload_all();
+    median
+}
+
+/// 1,000 tool calls through 100 counting handlers in `extensions` extensions; total time.
+fn counters(
+    rt: &tokio::runtime::Runtime,
+    dir: &Path,
+    language: Language,
+    extensions: usize,
+) -> Duration {
+    let template = if language == Language::Lua {
+        LUA_COUNTERS
+    } else {
+        RHAI_COUNTERS
+    };
+    let source = template.replace("HANDLERS", &(100 / extensions).to_string());
+    let files: Vec<(String, String)> = (0..extensions)
+        .map(|i| (format!("c{i:02}.{}", suffix(language)), source.clone()))
+        .collect();
+    let tag = format!("counters-{extensions}-{}", language.name());
+    let (host, ctx) = host_with(rt, dir, &tag, &files);
+    let (_, total) = emits(rt, &ctx, 1000);
+    host.unload_all();
+    total
+}
+
+/// The process's CPU time (user + system).
+fn process_cpu() -> Duration {
+    // SAFETY: getrusage fills the struct we pass and touches nothing else.
+    let usage = unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut u);
+        u
+    };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+/// CPU time the whole process spends while a command waits 3 s on `api.exec("sleep 3")`.
+fn host_wait_cpu(
+    rt: &tokio::runtime::Runtime,
+    dir: &Path,
+    language: Language,
+) -> (Duration, Duration) {
+    let source = if language == Language::Lua {
+        LUA_SLEEP
+    } else {
+        RHAI_SLEEP
+    };
+    let files = [(format!("w.{}", suffix(language)), source.to_string())];
+    let (host, ctx) = host_with(rt, dir, &format!("wait-{}", language.name()), &files);
+    let command = ctx.commands.lookup("wait").expect("the wait command");
+    let run = ctx.session();
+    let (cpu0, wall0) = (process_cpu(), Instant::now());
+    let out = rt.block_on(async move {
+        match &command.action {
+            mypi::commands::Action::Handler(h) => h.call("", &run).await,
+            mypi::commands::Action::Builtin(_) => unreachable!("a script command"),
         }
     });
+    assert_eq!(out.as_deref(), Ok("0"), "the command ran sleep to its end");
+    let taken = (process_cpu() - cpu0, wall0.elapsed());
     host.unload_all();
-    median(samples)
+    taken
 }
 
 fn main() {
@@ -160,16 +251,29 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
     for (language, source) in [(Language::Lua, LUA), (Language::Rhai, RHAI)] {
         let name = language.name();
         let vm = in_vm(&dir, language, source);
-        let one = through_host(&rt, &dir, 1, language);
-        let ten = through_host(&rt, &dir, 10, language);
+        let one = through_host(&rt, &dir, language);
+        let batched = counters(&rt, &dir, language, 1);
+        let spread = counters(&rt, &dir, language, 10);
+        let (cpu, wall) = host_wait_cpu(&rt, &dir, language);
+        println!("{name}:");
         println!(
-            "{name}: handler call in VM {:.2} µs; through the host {:.2} µs; ten tool_call handlers {:.1} µs per tool call",
-            vm.as_secs_f64() * 1e6,
-            one.as_secs_f64() * 1e6,
-            ten.as_secs_f64() * 1e6
+            "  one handler call: in the VM {:.2} µs, through the host {:.2} µs (medians)",
+            us(vm),
+            us(one)
+        );
+        println!(
+            "  100 counting tool_call handlers, 1,000 tool calls: {:.0} ms in 1 extension, {:.0} ms in 10",
+            batched.as_secs_f64() * 1e3,
+            spread.as_secs_f64() * 1e3
+        );
+        println!(
+            "  a handler waiting {:.1} s on api.exec(\"sleep\", {{\"3\"}}): {:.3} s of process CPU",
+            wall.as_secs_f64(),
+            cpu.as_secs_f64()
         );
     }
     let _ = std::fs::remove_dir_all(&dir);

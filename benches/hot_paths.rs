@@ -6,13 +6,13 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mypi::agent::queue::Queues;
+use futures_util::future::BoxFuture;
 use mypi::agent::session::SessionSlot;
 use mypi::agent::{Agent, AgentParts, EventSink};
-use mypi::cancel::CancelToken;
 use mypi::hooks::{EventKind, HookBus, HookEvent, InputSource};
 use mypi::protocol::AgentEvent;
-use mypi::providers::{BoxFuture, EventStream, Provider, ProviderError, StreamEvent};
+use mypi::providers::{EventStream, Provider, ProviderError, StreamEvent};
+use mypi::run::RunContext;
 use mypi::tools::ToolRegistry;
 use serde_json::Value;
 
@@ -81,7 +81,6 @@ fn bench_streaming(rt: &tokio::runtime::Runtime) {
         provider: Arc::new(Deltas),
         tools: ToolRegistry::new(),
         hooks,
-        queues: Arc::new(Queues::new()),
         cwd: std::env::temp_dir(),
         system_prompt: "bench".into(),
         session: SessionSlot::Off,
@@ -94,7 +93,12 @@ fn bench_streaming(rt: &tokio::runtime::Runtime) {
         let start = thread_cpu();
         rt.block_on(async {
             let out = agent
-                .prompt("go", InputSource::User, &sink, &CancelToken::new())
+                .prompt(
+                    "go",
+                    InputSource::User,
+                    &sink,
+                    &Arc::new(RunContext::detached(std::env::temp_dir())),
+                )
                 .await;
             assert_eq!(out.map(|o| o.text.len()).unwrap_or(0), DELTAS * 2);
         });
@@ -118,9 +122,10 @@ fn bench_unsubscribed_emit(rt: &tokio::runtime::Runtime) {
     }
     let check = start.elapsed();
     let start = Instant::now();
+    let ctx = Arc::new(RunContext::detached(std::env::temp_dir()));
     rt.block_on(async {
         for _ in 0..10_000 {
-            let e = hooks.emit(HookEvent::TurnStart { turn: 1 }).await;
+            let e = hooks.emit(HookEvent::TurnStart { turn: 1 }, &ctx).await;
             std::hint::black_box(e);
         }
     });

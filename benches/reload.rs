@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use mypi::commands::Action;
 use mypi::extensions::discovery;
 use mypi::extensions::host::ExtensionHost;
-use mypi::extensions::proxies::HostContext;
 use mypi::extensions::reload::{self, DEBOUNCE};
+use mypi::extensions::services::HostContext;
 
 const SAVES: usize = 20;
 
@@ -50,7 +50,7 @@ api.command("{cmd}", |args| "{text}", "bench");
 async fn answer(ctx: &HostContext, cmd: &str) -> Option<String> {
     let command = ctx.commands.lookup(cmd)?;
     match &command.action {
-        Action::Handler(h) => h.call("").await.ok(),
+        Action::Handler(h) => h.call("", &ctx.session()).await.ok(),
         Action::Builtin(_) => None,
     }
 }

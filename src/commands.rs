@@ -9,7 +9,8 @@
 use std::sync::{Arc, OnceLock, RwLock, Weak};
 
 use crate::owner::{next_id, Handle, Owner, Unregister};
-use crate::providers::BoxFuture;
+use crate::run::RunContext;
+use futures_util::future::BoxFuture;
 
 /// The commands mypi itself answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,7 +32,12 @@ pub struct CommandError(pub String);
 
 /// A command registered by an extension: gets the text after the name, returns its output.
 pub trait CommandHandler: Send + Sync {
-    fn call(&self, args: &str) -> BoxFuture<'static, Result<String, CommandError>>;
+    /// Runs the command with the text after its name, for the run `ctx`.
+    fn call(
+        &self,
+        args: &str,
+        ctx: &Arc<RunContext>,
+    ) -> BoxFuture<'static, Result<String, CommandError>>;
 }
 
 /// What running a command does.
@@ -335,7 +341,11 @@ mod tests {
 
     struct Reply(&'static str);
     impl CommandHandler for Reply {
-        fn call(&self, _args: &str) -> BoxFuture<'static, Result<String, CommandError>> {
+        fn call(
+            &self,
+            _args: &str,
+            _ctx: &Arc<RunContext>,
+        ) -> BoxFuture<'static, Result<String, CommandError>> {
             let s = self.0.to_string();
             Box::pin(async move { Ok(s) })
         }

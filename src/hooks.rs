@@ -15,7 +15,8 @@ use serde_json::Value;
 
 use crate::owner::{next_id, Handle, Owner, Unregister};
 use crate::protocol::Message;
-use crate::providers::BoxFuture;
+use crate::run::RunContext;
+use futures_util::future::BoxFuture;
 
 mod result;
 pub use result::HookResult;
@@ -188,6 +189,11 @@ impl HookEvent {
         }
     }
 
+    /// Stands in for an event moved out of a chain for a moment.
+    fn placeholder() -> HookEvent {
+        HookEvent::TurnStart { turn: 0 }
+    }
+
     /// The payload as JSON, the way scripts see it.
     pub fn to_value(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
@@ -210,19 +216,100 @@ impl HookError {
     }
 }
 
-/// Something that handles an event. Returns `None` to only observe, or a result object
-/// (a JSON object with the result fields of the design doc).
+/// Something that handles an event, for the run `ctx`. Returns `None` to only observe, or a
+/// result object (a JSON object with the result fields of the design doc).
 pub trait HookHandler: Send + Sync {
-    fn call(&self, event: &HookEvent) -> BoxFuture<'static, Result<Option<Value>, HookError>>;
+    fn call(
+        &self,
+        event: &HookEvent,
+        ctx: &Arc<RunContext>,
+    ) -> BoxFuture<'static, Result<Option<Value>, HookError>>;
+
+    /// A handler that can run together with the handlers after it that share its group (an
+    /// extension's handlers, on its worker) says so here; the bus then hands the whole run of
+    /// them to [`HandlerGroup::run`] in one call.
+    fn group(&self) -> Option<&dyn HandlerGroup> {
+        None
+    }
+}
+
+/// Handlers that run as one chain in one call (see [`HookHandler::group`]).
+pub trait HandlerGroup: Send + Sync {
+    /// Handlers with equal keys belong to the same group.
+    fn key(&self) -> u64;
+    /// This handler's place in the group (the script's callback).
+    fn member(&self) -> u64;
+    /// Runs `members` in order on `event` with the chaining rules of [`apply_outcome`].
+    fn run(
+        &self,
+        members: Vec<u64>,
+        event: HookEvent,
+        owner: Owner,
+        notice: NoticeFn,
+        ctx: &Arc<RunContext>,
+    ) -> BoxFuture<'static, Emitted>;
 }
 
 impl<F> HookHandler for F
 where
     F: Fn(&HookEvent) -> Result<Option<Value>, HookError> + Send + Sync,
 {
-    fn call(&self, event: &HookEvent) -> BoxFuture<'static, Result<Option<Value>, HookError>> {
+    fn call(
+        &self,
+        event: &HookEvent,
+        _ctx: &Arc<RunContext>,
+    ) -> BoxFuture<'static, Result<Option<Value>, HookError>> {
         let out = self(event);
         Box::pin(async move { out })
+    }
+}
+
+/// What one handler's outcome did to the chain.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// The event is as it was.
+    Unchanged,
+    /// A result field rewrote the event.
+    Changed,
+    /// The chain stops here; the reason.
+    Blocked(String),
+}
+
+/// Applies one handler's outcome to `event` with the chaining rules: result fields rewrite the
+/// event (problems with them are reported through `notice` and ignored), `block` stops the
+/// chain, and a failing handler is reported and skipped, except in `tool_call`, where it
+/// blocks the call (fail-closed, since it may be a guard).
+pub fn apply_outcome(
+    event: &mut HookEvent,
+    owner: &Owner,
+    outcome: Result<Option<Value>, HookError>,
+    notice: &NoticeFn,
+) -> Step {
+    let kind = event.kind();
+    match outcome {
+        Ok(None) => Step::Unchanged,
+        Ok(Some(value)) => {
+            let (result, problems) = HookResult::from_value(&value, kind);
+            for p in problems {
+                notice(format!("{owner} ({}): {p}", kind.name()));
+            }
+            let changed = result.rewrites();
+            match result.apply(event, owner) {
+                Some(reason) => Step::Blocked(reason),
+                None if changed => Step::Changed,
+                None => Step::Unchanged,
+            }
+        }
+        Err(err) => {
+            notice(format!("{owner} failed in {}: {err}", kind.name()));
+            if kind == EventKind::ToolCall {
+                Step::Blocked(format!(
+                    "the guard {owner} failed ({err}); the call was not run"
+                ))
+            } else {
+                Step::Unchanged
+            }
+        }
     }
 }
 
@@ -344,16 +431,27 @@ impl HookBus {
 
     /// Runs only `owner`'s handlers of the event's kind (a reload tells the old version it
     /// stops and the new one it starts).
-    pub async fn emit_owner(&self, owner: &Owner, event: HookEvent) -> Emitted {
-        self.run_chain(event, Some(owner)).await
+    pub async fn emit_owner(
+        &self,
+        owner: &Owner,
+        event: HookEvent,
+        ctx: &Arc<RunContext>,
+    ) -> Emitted {
+        self.run_chain(event, Some(owner), ctx).await
     }
 
-    /// Runs the handlers of the event's kind in order and applies their results.
-    pub async fn emit(&self, event: HookEvent) -> Emitted {
-        self.run_chain(event, None).await
+    /// Runs the handlers of the event's kind in order, for the run `ctx`, and applies their
+    /// results.
+    pub async fn emit(&self, event: HookEvent, ctx: &Arc<RunContext>) -> Emitted {
+        self.run_chain(event, None, ctx).await
     }
 
-    async fn run_chain(&self, event: HookEvent, only: Option<&Owner>) -> Emitted {
+    async fn run_chain(
+        &self,
+        event: HookEvent,
+        only: Option<&Owner>,
+        ctx: &Arc<RunContext>,
+    ) -> Emitted {
         let kind = event.kind();
         let mut out = Emitted {
             event,
@@ -362,32 +460,39 @@ impl HookBus {
         if !self.has(kind) {
             return out;
         }
-        for entry in self.snapshot(kind).iter() {
+        let list = self.snapshot(kind);
+        let mut i = 0;
+        while i < list.len() {
+            let entry = &list[i];
+            i += 1;
             if only.is_some_and(|o| o != &entry.owner) {
                 continue;
             }
-            match entry.handler.call(&out.event).await {
-                Ok(None) => {}
-                Ok(Some(value)) => {
-                    let (result, problems) = HookResult::from_value(&value, kind);
-                    for p in problems {
-                        (self.notice)(format!("{} ({}): {p}", entry.owner, kind.name()));
+            if let Some(group) = entry.handler.group() {
+                let mut members = vec![group.member()];
+                while let Some(next) = list.get(i).filter(|e| e.owner == entry.owner) {
+                    match next.handler.group() {
+                        Some(g) if g.key() == group.key() => members.push(g.member()),
+                        _ => break,
                     }
-                    if let Some(reason) = result.apply(&mut out.event, &entry.owner) {
-                        out.blocked = Some(reason);
-                        return out;
-                    }
+                    i += 1;
                 }
-                Err(err) => {
-                    (self.notice)(format!("{} failed in {}: {err}", entry.owner, kind.name()));
-                    if kind == EventKind::ToolCall {
-                        out.blocked = Some(format!(
-                            "the guard {} failed ({err}); the call was not run",
-                            entry.owner
-                        ));
-                        return out;
-                    }
+                let event = std::mem::replace(&mut out.event, HookEvent::placeholder());
+                let owner = entry.owner.clone();
+                out = group
+                    .run(members, event, owner, self.notice.clone(), ctx)
+                    .await;
+                if out.blocked.is_some() {
+                    return out;
                 }
+                continue;
+            }
+            let outcome = entry.handler.call(&out.event, ctx).await;
+            if let Step::Blocked(reason) =
+                apply_outcome(&mut out.event, &entry.owner, outcome, &self.notice)
+            {
+                out.blocked = Some(reason);
+                return out;
             }
         }
         out

@@ -10,7 +10,7 @@
 //! - [`providers`]: OpenAI-compatible, Anthropic and faux models behind one trait.
 //! - [`cli`], [`config`]: the command line and the resolved configuration.
 //! - [`app`]: wiring; [`repl`]: the REPL and print-mode front ends.
-//! - [`owner`], [`cancel`], [`text`]: registration handles, cancellation, text helpers.
+//! - [`owner`], [`text`]: registration handles, text helpers.
 //!
 //! # Data flow
 //!
@@ -22,17 +22,20 @@
 
 pub mod agent;
 pub mod app;
-pub mod cancel;
 pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod extensions;
 pub mod hooks;
+pub mod http;
 pub mod owner;
+pub mod process;
 pub mod protocol;
 pub mod providers;
 pub mod repl;
+pub mod run;
 #[cfg(test)]
 mod testutil;
 pub mod text;
 pub mod tools;
+pub mod ui;

@@ -40,7 +40,10 @@ fn run(cli: Cli) -> i32 {
     let Some(runtime) = runtime() else {
         return 1;
     };
-    runtime.block_on(async move {
+    // The front end runs as a task on the runtime's workers rather than on this thread: a
+    // worker that waits for an extension's reply parks the way the runtime does, which makes
+    // the round trip about twice as fast as from `block_on`'s thread.
+    let app = async move {
         let printer = Printer::new();
         let notice: NoticeFn = match &config.mode {
             Mode::Print { json: true, .. } => Arc::new(|message| {
@@ -67,6 +70,15 @@ fn run(cli: Cli) -> i32 {
             repl::run_repl(app, printer).await
         } else {
             repl::run_print(app).await
+        }
+    };
+    runtime.block_on(async move {
+        match tokio::spawn(app).await {
+            Ok(code) => code,
+            Err(e) => {
+                stderr_line(&format!("mypi: internal error: {e}"));
+                1
+            }
         }
     })
 }

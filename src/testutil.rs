@@ -5,7 +5,6 @@ use std::fs;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::cancel::CancelToken;
 use crate::tools::ToolContext;
 
 /// A fresh folder under the system temp dir, removed when dropped.
@@ -23,10 +22,7 @@ impl TempDir {
 
     /// A tool context whose working folder is this folder.
     pub fn ctx(&self) -> ToolContext {
-        ToolContext {
-            cwd: self.0.clone(),
-            cancel: CancelToken::new(),
-        }
+        std::sync::Arc::new(crate::run::RunContext::detached(self.0.clone()))
     }
 }
 
@@ -34,4 +30,30 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = fs::remove_dir_all(&self.0);
     }
+}
+
+/// The context of a test run in `cwd`, session `s1`, model `m1`, print mode.
+pub fn run_ctx(cwd: &std::path::Path) -> std::sync::Arc<crate::run::RunContext> {
+    let mut ctx = crate::run::RunContext::detached(cwd.to_path_buf());
+    ctx.session_id = "s1".into();
+    ctx.model = "m1".into();
+    std::sync::Arc::new(ctx)
+}
+
+/// Processes of group `pgid` that are alive (zombies waiting for a reaper do not count).
+pub fn live_in_group(pgid: i32) -> Vec<String> {
+    let mut live = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if fields.get(2) == Some(&pgid.to_string().as_str()) && fields[0] != "Z" {
+            live.push(stat);
+        }
+    }
+    live
 }

@@ -9,11 +9,11 @@ use serde_json::Value;
 use tokio::task::JoinHandle;
 
 use super::{Agent, EventSink};
-use crate::cancel::CancelToken;
 use crate::hooks::{EventKind, HookEvent};
 use crate::protocol::{AgentEvent, Message, ToolCall, ToolOutput};
+use crate::run::RunContext;
 use crate::text::truncate_middle;
-use crate::tools::{ToolContext, ToolEntry, MAX_OUTPUT_BYTES};
+use crate::tools::{ToolEntry, MAX_OUTPUT_BYTES};
 
 /// A call after its hooks: ready to run, or already answered (blocked, invalid).
 enum Prepared {
@@ -26,12 +26,12 @@ impl Agent {
         &self,
         calls: &[ToolCall],
         sink: &dyn EventSink,
-        cancel: &CancelToken,
+        ctx: &Arc<RunContext>,
     ) -> Vec<Message> {
         let mut prepared = Vec::with_capacity(calls.len());
         let mut final_args = Vec::with_capacity(calls.len());
         for call in calls {
-            let (p, args) = self.prepare(call).await;
+            let (p, args) = self.prepare(call, ctx).await;
             sink.emit(AgentEvent::ToolCall {
                 id: call.id.clone(),
                 name: call.name.clone(),
@@ -40,10 +40,10 @@ impl Agent {
             prepared.push(p);
             final_args.push(args);
         }
-        let outputs = self.execute(prepared, cancel).await;
+        let outputs = self.execute(prepared, ctx).await;
         let mut results = Vec::with_capacity(calls.len());
         for ((call, args), output) in calls.iter().zip(final_args).zip(outputs) {
-            let output = self.after(call, args, output).await;
+            let output = self.after(call, args, output, ctx).await;
             sink.emit(AgentEvent::ToolResult {
                 id: call.id.clone(),
                 name: call.name.clone(),
@@ -56,7 +56,7 @@ impl Agent {
     }
 
     /// Hooks and validation for one call; returns it with the arguments it will run with.
-    async fn prepare(&self, call: &ToolCall) -> (Prepared, Value) {
+    async fn prepare(&self, call: &ToolCall, ctx: &Arc<RunContext>) -> (Prepared, Value) {
         if let Some(raw) = &call.invalid_arguments {
             let why = serde_json::from_str::<Value>(raw)
                 .err()
@@ -86,11 +86,14 @@ impl Agent {
         if self.hooks.has(EventKind::ToolCall) {
             let out = self
                 .hooks
-                .emit(HookEvent::ToolCall {
-                    id: call.id.clone(),
-                    name: call.name.clone(),
-                    args,
-                })
+                .emit(
+                    HookEvent::ToolCall {
+                        id: call.id.clone(),
+                        name: call.name.clone(),
+                        args,
+                    },
+                    ctx,
+                )
                 .await;
             args = match out.event {
                 HookEvent::ToolCall { args, .. } => args,
@@ -119,11 +122,7 @@ impl Agent {
     }
 
     /// Runs the prepared calls: consecutive parallel-safe ones together.
-    async fn execute(&self, prepared: Vec<Prepared>, cancel: &CancelToken) -> Vec<ToolOutput> {
-        let ctx = ToolContext {
-            cwd: self.cwd.clone(),
-            cancel: cancel.clone(),
-        };
+    async fn execute(&self, prepared: Vec<Prepared>, ctx: &Arc<RunContext>) -> Vec<ToolOutput> {
         let mut outputs = Vec::with_capacity(prepared.len());
         let mut group: Vec<JoinHandle<ToolOutput>> = Vec::new();
         for p in prepared {
@@ -149,7 +148,13 @@ impl Agent {
     }
 
     /// Truncates the output and runs the `tool_result` hook.
-    async fn after(&self, call: &ToolCall, args: Value, mut output: ToolOutput) -> ToolOutput {
+    async fn after(
+        &self,
+        call: &ToolCall,
+        args: Value,
+        mut output: ToolOutput,
+        ctx: &Arc<RunContext>,
+    ) -> ToolOutput {
         if output.content.len() > MAX_OUTPUT_BYTES {
             output.content = truncate_middle(&output.content, MAX_OUTPUT_BYTES);
         }
@@ -163,7 +168,7 @@ impl Agent {
             result: output.content.clone(),
             is_error: output.is_error,
         };
-        if let HookEvent::ToolResult { result, .. } = self.hooks.emit(event).await.event {
+        if let HookEvent::ToolResult { result, .. } = self.hooks.emit(event, ctx).await.event {
             output.content = result;
         }
         output

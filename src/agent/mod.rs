@@ -15,12 +15,11 @@ mod turn;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::cancel::CancelToken;
 use crate::hooks::{HookBus, HookEvent, InputSource};
 use crate::protocol::{AgentEvent, Message, Usage};
 use crate::providers::{Provider, ProviderError, RetryPolicy};
+use crate::run::RunContext;
 use crate::tools::ToolRegistry;
-use queue::Queues;
 use session::{SessionError, SessionSlot, SessionWriter};
 
 /// Where the agent reports what it does (`--json` lines, the terminal, a test's list).
@@ -57,7 +56,6 @@ pub struct AgentParts {
     pub provider: Arc<dyn Provider>,
     pub tools: Arc<ToolRegistry>,
     pub hooks: Arc<HookBus>,
-    pub queues: Arc<Queues>,
     pub cwd: PathBuf,
     pub system_prompt: String,
     pub session: SessionSlot,
@@ -69,7 +67,6 @@ pub struct Agent {
     provider: Arc<dyn Provider>,
     tools: Arc<ToolRegistry>,
     hooks: Arc<HookBus>,
-    queues: Arc<Queues>,
     cwd: PathBuf,
     system_prompt: String,
     session: SessionSlot,
@@ -85,7 +82,6 @@ impl Agent {
             provider: parts.provider,
             tools: parts.tools,
             hooks: parts.hooks,
-            queues: parts.queues,
             cwd: parts.cwd,
             system_prompt: parts.system_prompt,
             session: parts.session,
@@ -106,6 +102,11 @@ impl Agent {
 
     pub fn messages(&self) -> &[Message] {
         &self.messages
+    }
+
+    /// The session's id, known before its file is written (empty with `--no-session`).
+    pub fn session_id(&self) -> &str {
+        self.session.id().unwrap_or("")
     }
 
     /// The open session file (none before the first message or with `--no-session`).
@@ -139,15 +140,15 @@ impl Agent {
         text: &str,
         source: InputSource,
         sink: &dyn EventSink,
-        cancel: &CancelToken,
+        ctx: &Arc<RunContext>,
     ) -> Result<RunOutcome, AgentError> {
-        let mut outcome = self.prompt_once(text, source, sink, cancel).await?;
-        while let Some(next) = self.queues.next_idle_prompt() {
-            if cancel.is_cancelled() {
+        let mut outcome = self.prompt_once(text, source, sink, ctx).await?;
+        while let Some(next) = ctx.queues.next_idle_prompt() {
+            if ctx.cancel.is_cancelled() {
                 return Err(AgentError::Cancelled);
             }
             outcome = self
-                .prompt_once(&next, InputSource::Extension, sink, cancel)
+                .prompt_once(&next, InputSource::Extension, sink, ctx)
                 .await?;
         }
         Ok(outcome)
@@ -158,11 +159,14 @@ impl Agent {
         text: &str,
         source: InputSource,
         sink: &dyn EventSink,
-        cancel: &CancelToken,
+        ctx: &Arc<RunContext>,
     ) -> Result<RunOutcome, AgentError> {
         let mut text = text.to_string();
         if self.hooks.has(crate::hooks::EventKind::Input) {
-            let out = self.hooks.emit(HookEvent::Input { text, source }).await;
+            let out = self
+                .hooks
+                .emit(HookEvent::Input { text, source }, ctx)
+                .await;
             if let Some(reason) = out.blocked {
                 sink.emit(AgentEvent::Final {
                     text: reason.clone(),
@@ -180,7 +184,7 @@ impl Agent {
                 _ => String::new(),
             };
         }
-        let outcome = self.run(text, sink, cancel).await;
+        let outcome = self.run(text, sink, ctx).await;
         match &outcome {
             Ok(o) => sink.emit(AgentEvent::Final {
                 text: o.text.clone(),

@@ -29,7 +29,7 @@ impl Delivery {
 }
 
 /// Both queues, and a notification for an idle front end that something arrived.
-#[derive(Default)]
+#[derive(Default, Debug)]
 pub struct Queues {
     steer: Mutex<VecDeque<String>>,
     follow_up: Mutex<VecDeque<String>>,

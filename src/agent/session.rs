@@ -39,20 +39,42 @@ pub enum SessionError {
 }
 
 /// Where the agent writes its transcript: nowhere (`--no-session`), a file created on the
-/// first message (so a run that only answers commands leaves no empty session), or an open
-/// file.
+/// first message (so a run that only answers commands leaves no empty session; its id is
+/// chosen up front, so scripts see it from the start), or an open file.
 #[derive(Debug)]
 pub enum SessionSlot {
     Off,
-    Pending { dir: PathBuf, cwd: PathBuf },
+    Pending {
+        dir: PathBuf,
+        cwd: PathBuf,
+        id: String,
+    },
     Open(SessionWriter),
 }
 
 impl SessionSlot {
+    /// A session whose file `dir/<id>.jsonl` is created on the first message.
+    pub fn pending(dir: PathBuf, cwd: PathBuf) -> SessionSlot {
+        SessionSlot::Pending {
+            dir,
+            cwd,
+            id: new_id(),
+        }
+    }
+
+    /// The session's id (none with `--no-session`).
+    pub fn id(&self) -> Option<&str> {
+        match self {
+            SessionSlot::Off => None,
+            SessionSlot::Pending { id, .. } => Some(id),
+            SessionSlot::Open(w) => Some(w.id()),
+        }
+    }
+
     /// Appends a message, creating the file first when it is pending.
     pub fn append(&mut self, message: &Message) -> Result<(), SessionError> {
-        if let SessionSlot::Pending { dir, cwd } = self {
-            *self = SessionSlot::Open(SessionWriter::create(dir, cwd)?);
+        if let SessionSlot::Pending { dir, cwd, id } = self {
+            *self = SessionSlot::Open(SessionWriter::create(dir, cwd, id)?);
         }
         match self {
             SessionSlot::Open(writer) => writer.append(message),
@@ -86,16 +108,12 @@ pub struct Resumed {
 }
 
 impl SessionWriter {
-    /// Creates a new session file in `dir` and writes its first line.
-    pub fn create(dir: &Path, cwd: &Path) -> Result<Self, SessionError> {
+    /// Creates the session file `dir/<id>.jsonl` and writes its first line.
+    pub fn create(dir: &Path, cwd: &Path, id: &str) -> Result<Self, SessionError> {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default();
-        let id = format!(
-            "{}-{:04x}",
-            timestamp_id(now.as_secs()),
-            (now.subsec_nanos() ^ std::process::id()) & 0xffff
-        );
+        let id = id.to_string();
         let path = dir.join(format!("{id}.jsonl"));
         let wrap = |source| SessionError::Write {
             path: path.clone(),
@@ -247,6 +265,18 @@ fn read_entries(
 }
 
 /// `YYYYMMDD-HHMMSS` in UTC for a Unix time.
+/// A fresh session id: the UTC time and a few random-ish hex digits.
+pub fn new_id() -> String {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    format!(
+        "{}-{:04x}",
+        timestamp_id(now.as_secs()),
+        (now.subsec_nanos() ^ std::process::id()) & 0xffff
+    )
+}
+
 fn timestamp_id(secs: u64) -> String {
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;
@@ -289,7 +319,7 @@ mod tests {
     fn append_then_resume_round_trips() {
         let tmp = TempDir::new("rt");
         let dir = tmp.0.join("sessions");
-        let mut w = SessionWriter::create(&dir, Path::new("/x")).unwrap();
+        let mut w = SessionWriter::create(&dir, Path::new("/x"), &new_id()).unwrap();
         w.append(&Message::user("hi")).unwrap();
         w.append(&Message::assistant("hello", vec![])).unwrap();
         let r = SessionWriter::resume_latest(&dir).unwrap();
@@ -302,7 +332,7 @@ mod tests {
     fn torn_last_line_is_skipped_and_cut() {
         let tmp = TempDir::new("torn");
         let dir = tmp.0.join("sessions");
-        let mut w = SessionWriter::create(&dir, Path::new("/x")).unwrap();
+        let mut w = SessionWriter::create(&dir, Path::new("/x"), &new_id()).unwrap();
         w.append(&Message::user("kept")).unwrap();
         let path = w.path().to_path_buf();
         drop(w);

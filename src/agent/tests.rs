@@ -14,8 +14,11 @@ use super::*;
 use crate::hooks::{EventKind, HookError, HookHandler};
 use crate::owner::Owner;
 use crate::protocol::{Role, ToolSpec};
-use crate::providers::{BoxFuture, EventStream, ModelRequest, StreamEvent};
+use crate::providers::{EventStream, ModelRequest, StreamEvent};
+use crate::run::RunContext;
 use crate::tools::{Tool, ToolContext};
+use futures_util::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
 
 struct Scripted {
     replies: Mutex<VecDeque<Vec<StreamEvent>>>,
@@ -140,12 +143,11 @@ fn rig(tag: &str, replies: Vec<Vec<StreamEvent>>) -> Rig {
     let queues = Arc::new(Queues::new());
     let dir = std::env::temp_dir().join(format!("mypi-agent-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let session = SessionWriter::create(&dir, &dir).unwrap();
+    let session = SessionWriter::create(&dir, &dir, &session::new_id()).unwrap();
     let agent = Agent::new(AgentParts {
         provider: provider.clone(),
         tools,
         hooks: hooks.clone(),
-        queues: queues.clone(),
         cwd: dir.clone(),
         system_prompt: "SYS".into(),
         session: SessionSlot::Open(session),
@@ -170,11 +172,22 @@ impl EventSink for Events {
 }
 
 impl Rig {
+    fn ctx(&self, cancel: CancellationToken) -> Arc<RunContext> {
+        let mut ctx = RunContext::detached(self.dir.clone()).with_cancel(cancel);
+        ctx.queues = self.queues.clone();
+        Arc::new(ctx)
+    }
+
     async fn prompt(&mut self, text: &str) -> (Result<RunOutcome, AgentError>, Vec<AgentEvent>) {
         let sink = Events(Mutex::new(Vec::new()));
         let out = self
             .agent
-            .prompt(text, InputSource::User, &sink, &CancelToken::new())
+            .prompt(
+                text,
+                InputSource::User,
+                &sink,
+                &self.ctx(CancellationToken::new()),
+            )
             .await;
         (out, sink.0.into_inner().unwrap())
     }

@@ -4,12 +4,13 @@
 //! before the next request.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use super::{Agent, AgentError, EventSink, RunOutcome};
-use crate::cancel::CancelToken;
 use crate::hooks::{EventKind, HookEvent};
 use crate::protocol::{AgentEvent, Message, Role, ToolOutput, Usage};
 use crate::providers::{Accumulator, EventStream, ModelRequest, ProviderError, StreamEvent};
+use crate::run::RunContext;
 
 /// What streaming one reply produced.
 enum Reply {
@@ -29,7 +30,7 @@ impl Agent {
         &mut self,
         prompt: String,
         sink: &dyn EventSink,
-        cancel: &CancelToken,
+        ctx: &Arc<RunContext>,
     ) -> Result<RunOutcome, AgentError> {
         sink.emit(AgentEvent::AgentStart {
             prompt: prompt.clone(),
@@ -38,10 +39,13 @@ impl Agent {
         if self.hooks.has(EventKind::BeforeAgentStart) {
             let out = self
                 .hooks
-                .emit(HookEvent::BeforeAgentStart {
-                    prompt: prompt.clone(),
-                    system_prompt,
-                })
+                .emit(
+                    HookEvent::BeforeAgentStart {
+                        prompt: prompt.clone(),
+                        system_prompt,
+                    },
+                    ctx,
+                )
                 .await;
             system_prompt = match out.event {
                 HookEvent::BeforeAgentStart { system_prompt, .. } => system_prompt,
@@ -50,13 +54,16 @@ impl Agent {
         }
         self.record(Message::user(prompt))?;
         let mut outcome = RunOutcome::default();
-        let result = self.turns(&system_prompt, &mut outcome, sink, cancel).await;
+        let result = self.turns(&system_prompt, &mut outcome, sink, ctx).await;
         self.usage.add(outcome.usage);
         if self.hooks.has(EventKind::AgentEnd) {
             self.hooks
-                .emit(HookEvent::AgentEnd {
-                    messages: self.messages.clone(),
-                })
+                .emit(
+                    HookEvent::AgentEnd {
+                        messages: self.messages.clone(),
+                    },
+                    ctx,
+                )
                 .await;
         }
         result.map(|_| outcome)
@@ -67,7 +74,7 @@ impl Agent {
         system_prompt: &str,
         outcome: &mut RunOutcome,
         sink: &dyn EventSink,
-        cancel: &CancelToken,
+        ctx: &Arc<RunContext>,
     ) -> Result<(), AgentError> {
         loop {
             if outcome.turns >= self.max_turns {
@@ -77,10 +84,10 @@ impl Agent {
             let turn = outcome.turns;
             sink.emit(AgentEvent::TurnStart { turn });
             if self.hooks.has(EventKind::TurnStart) {
-                self.hooks.emit(HookEvent::TurnStart { turn }).await;
+                self.hooks.emit(HookEvent::TurnStart { turn }, ctx).await;
             }
-            let payload = self.payload(system_prompt).await;
-            let message = match self.stream_with_retry(payload, sink, cancel).await? {
+            let payload = self.payload(system_prompt, ctx).await;
+            let message = match self.stream_with_retry(payload, sink, ctx).await? {
                 Reply::Message(message, usage) => {
                     outcome.usage.add(usage);
                     message
@@ -101,21 +108,21 @@ impl Agent {
                 let event = HookEvent::MessageEnd {
                     message: message.clone(),
                 };
-                self.hooks.emit(event).await;
+                self.hooks.emit(event, ctx).await;
             }
             let calls = message.tool_calls.clone();
             outcome.text = message.content.clone();
             self.record(message.clone())?;
             let mut results = Vec::new();
             if !calls.is_empty() {
-                results = self.run_tools(&calls, sink, cancel).await;
+                results = self.run_tools(&calls, sink, ctx).await;
                 for result in &results {
                     self.record(result.clone())?;
                 }
-                if cancel.is_cancelled() {
+                if ctx.cancel.is_cancelled() {
                     return Err(AgentError::Cancelled);
                 }
-                for steer in self.queues.take_steer() {
+                for steer in ctx.queues.take_steer() {
                     self.record(Message::user(steer))?;
                 }
             }
@@ -126,7 +133,7 @@ impl Agent {
                     message,
                     tool_results: results,
                 };
-                self.hooks.emit(event).await;
+                self.hooks.emit(event, ctx).await;
             }
             if calls.is_empty() {
                 return Ok(());
@@ -136,10 +143,10 @@ impl Agent {
 
     /// The request body for the next model call, after the `context` and
     /// `before_provider_request` hooks.
-    async fn payload(&self, system_prompt: &str) -> serde_json::Value {
+    async fn payload(&self, system_prompt: &str, ctx: &Arc<RunContext>) -> serde_json::Value {
         let mut messages = repair_transcript(&self.messages);
         if self.hooks.has(EventKind::Context) {
-            let out = self.hooks.emit(HookEvent::Context { messages }).await;
+            let out = self.hooks.emit(HookEvent::Context { messages }, ctx).await;
             messages = match out.event {
                 HookEvent::Context { messages } => messages,
                 _ => repair_transcript(&self.messages),
@@ -159,7 +166,7 @@ impl Agent {
             provider: self.provider.name().to_string(),
             payload,
         };
-        match self.hooks.emit(event).await.event {
+        match self.hooks.emit(event, ctx).await.event {
             HookEvent::BeforeProviderRequest { payload, .. } => payload,
             _ => serde_json::Value::Null,
         }
@@ -169,11 +176,11 @@ impl Agent {
         &self,
         payload: serde_json::Value,
         sink: &dyn EventSink,
-        cancel: &CancelToken,
+        ctx: &Arc<RunContext>,
     ) -> Result<Reply, AgentError> {
         let mut attempt = 0;
         loop {
-            let failed = match self.stream_once(payload.clone(), sink, cancel).await {
+            let failed = match self.stream_once(payload.clone(), sink, ctx).await {
                 Ok(reply) => return Ok(reply),
                 Err(failed) => failed,
             };
@@ -193,7 +200,7 @@ impl Agent {
             });
             tokio::select! {
                 _ = tokio::time::sleep(delay) => {}
-                _ = cancel.cancelled() => return Err(AgentError::Cancelled),
+                _ = ctx.cancel.cancelled() => return Err(AgentError::Cancelled),
             }
         }
     }
@@ -202,12 +209,12 @@ impl Agent {
         &self,
         payload: serde_json::Value,
         sink: &dyn EventSink,
-        cancel: &CancelToken,
+        ctx: &Arc<RunContext>,
     ) -> Result<Reply, Failed> {
         let fail = |error: AgentError, streamed| Failed { error, streamed };
         let mut stream: Box<dyn EventStream> = tokio::select! {
             s = self.provider.stream(payload) => s.map_err(|e| fail(e.into(), false))?,
-            _ = cancel.cancelled() => return Err(fail(AgentError::Cancelled, false)),
+            _ = ctx.cancel.cancelled() => return Err(fail(AgentError::Cancelled, false)),
         };
         let mut acc = Accumulator::default();
         let mut streamed = false;
@@ -215,7 +222,7 @@ impl Agent {
         loop {
             let next = tokio::select! {
                 n = stream.next() => n,
-                _ = cancel.cancelled() => return Err(fail(AgentError::Cancelled, streamed)),
+                _ = ctx.cancel.cancelled() => return Err(fail(AgentError::Cancelled, streamed)),
             };
             let event = match next {
                 None => break,
@@ -234,7 +241,7 @@ impl Agent {
                         delta: delta.clone(),
                         text: acc.text.clone(),
                     };
-                    if let Some(reason) = self.hooks.emit(update).await.blocked {
+                    if let Some(reason) = self.hooks.emit(update, ctx).await.blocked {
                         return Ok(Reply::Blocked(reason));
                     }
                 }

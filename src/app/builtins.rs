@@ -61,6 +61,7 @@ impl App {
         }
         let provider = provider_for(&self.config, name)?;
         self.agent.set_provider(provider);
+        self.refresh_session();
         Ok(format!(
             "Model set to {name} ({}).",
             self.config.provider.name()
@@ -137,7 +138,9 @@ impl App {
             (EventKind::SessionStart, HookEvent::SessionStart { reason })
         };
         if self.hooks.has(kind) {
-            self.hooks.emit(event).await;
+            self.refresh_session();
+            let ctx = self.extensions.context().session();
+            self.hooks.emit(event, &ctx).await;
         }
     }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::extensions::discovery;
 use crate::extensions::host::ExtensionHost;
-use crate::extensions::proxies::HostContext;
+use crate::extensions::services::HostContext;
 use crate::hooks::NoticeFn;
 use crate::tools;
 

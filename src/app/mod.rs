@@ -11,20 +11,21 @@ use std::sync::{Arc, RwLock};
 use crate::agent::queue::Queues;
 use crate::agent::session::{SessionError, SessionSlot, SessionWriter};
 use crate::agent::{prompt, Agent, AgentError, AgentParts, EventSink, RunOutcome};
-use crate::cancel::CancelToken;
 use crate::commands::{self, Action, CommandTable};
 use crate::config::{Config, ConfigError, Mode, ProviderKind};
-use crate::extensions::api::{CallCtx, Limits};
+use crate::extensions::api::Limits;
 use crate::extensions::discovery;
 use crate::extensions::host::{ExtensionHost, Summary};
-use crate::extensions::proxies::HostContext;
+use crate::extensions::services::HostContext;
 use crate::hooks::{HookBus, InputSource, NoticeFn};
 use crate::protocol::AgentEvent;
 use crate::providers::anthropic::AnthropicProvider;
 use crate::providers::faux::FauxProvider;
 use crate::providers::openai::OpenAiProvider;
 use crate::providers::Provider;
+use crate::run::{RunContext, RunMode};
 use crate::tools::{self, ToolRegistry};
+use tokio_util::sync::CancellationToken;
 
 /// Why mypi could not start or a line failed. The Display is what the user reads.
 #[derive(Debug, thiserror::Error)]
@@ -120,7 +121,6 @@ impl App {
             provider,
             tools: tools.clone(),
             hooks: hooks.clone(),
-            queues: queues.clone(),
             cwd: config.cwd.clone(),
             system_prompt: prompt::system_prompt(&config.cwd),
             session,
@@ -137,14 +137,14 @@ impl App {
             notice,
             cwd: config.cwd.clone(),
             ui: ui.clone(),
-            call_ctx: RwLock::new(CallCtx::default()),
+            session: RwLock::new(Arc::new(RunContext::detached(config.cwd.clone()))),
             limits: Limits {
                 budget: config.ext_budget,
                 ..Limits::default()
             },
             log: config.log,
         };
-        let mut app = App {
+        let app = App {
             config,
             agent,
             commands,
@@ -155,7 +155,7 @@ impl App {
             ui,
             watcher: None,
         };
-        app.refresh_ctx();
+        app.refresh_session();
         Ok(app)
     }
 
@@ -163,10 +163,7 @@ impl App {
         if config.no_session {
             SessionSlot::Off
         } else {
-            SessionSlot::Pending {
-                dir: config.sessions_dir(),
-                cwd: config.cwd.clone(),
-            }
+            SessionSlot::pending(config.sessions_dir(), config.cwd.clone())
         }
     }
 
@@ -210,29 +207,27 @@ impl App {
         }
     }
 
-    /// Updates the `ctx` scripts see (mode, session, model).
-    pub fn refresh_ctx(&mut self) {
+    /// The context of a run of this session with cancellation `cancel`.
+    pub fn run_context(&self, cancel: CancellationToken) -> Arc<RunContext> {
         let mode = match &self.config.mode {
-            Mode::Repl => "repl",
-            Mode::Print { json: true, .. } => "json",
-            Mode::Print { .. } => "print",
+            Mode::Repl => RunMode::Repl,
+            Mode::Print { json: true, .. } => RunMode::Json,
+            Mode::Print { .. } => RunMode::Print,
         };
-        let ctx = CallCtx {
-            cwd: self.config.cwd.display().to_string(),
-            mode: mode.to_string(),
-            session_id: self
-                .agent
-                .session()
-                .map(|s| s.id().to_string())
-                .unwrap_or_default(),
-            model: self.agent.provider().model().to_string(),
-        };
-        *self
-            .extensions
-            .context()
-            .call_ctx
-            .write()
-            .unwrap_or_else(|p| p.into_inner()) = ctx;
+        Arc::new(RunContext::new(
+            self.config.cwd.clone(),
+            mode,
+            self.agent.session_id().to_string(),
+            self.agent.provider().model().to_string(),
+            cancel,
+            self.queues.clone(),
+        ))
+    }
+
+    /// Updates the context of calls made outside a run (session, model).
+    pub fn refresh_session(&self) {
+        let ctx = self.run_context(CancellationToken::new());
+        self.extensions.context().set_session(ctx);
     }
 
     /// Handles one line: a slash command, or a prompt for the model.
@@ -240,13 +235,14 @@ impl App {
         &mut self,
         line: &str,
         sink: &dyn EventSink,
-        cancel: &CancelToken,
+        cancel: &CancellationToken,
     ) -> Result<LineOutcome, AppError> {
-        self.refresh_ctx();
+        self.refresh_session();
+        let ctx = self.run_context(cancel.clone());
         let Some((name, args)) = commands::parse_line(line) else {
             let outcome = self
                 .agent
-                .prompt(line, InputSource::User, sink, cancel)
+                .prompt(line, InputSource::User, sink, &ctx)
                 .await?;
             return Ok(LineOutcome::Ran(outcome));
         };
@@ -257,11 +253,12 @@ impl App {
         let outcome = match &command.action {
             Action::Builtin(b) => self.builtin(*b, args).await?,
             Action::Handler(h) => LineOutcome::Output(
-                h.call(args)
+                h.call(args, &ctx)
                     .await
                     .map_err(|e| AppError::Command(format!("/{}: {e}", command.name)))?,
             ),
         };
+        self.refresh_session();
         if let LineOutcome::Output(text) = &outcome {
             sink.emit(AgentEvent::Command {
                 name: command.name.clone(),
@@ -269,5 +266,34 @@ impl App {
             });
         }
         Ok(outcome)
+    }
+
+    /// Runs every message extensions queued while the agent was idle, in order, each as a
+    /// prompt for the model with `source = "extension"` (a queued text is never a slash
+    /// command, whether it was queued while idle or during a run). Returns the last outcome.
+    pub async fn run_queued(
+        &mut self,
+        sink: &dyn EventSink,
+        cancel: &CancellationToken,
+    ) -> Option<Result<RunOutcome, AppError>> {
+        let mut last = None;
+        while let Some(text) = self.queues.next_idle_prompt() {
+            if cancel.is_cancelled() {
+                break;
+            }
+            self.refresh_session();
+            let ctx = self.run_context(cancel.clone());
+            let outcome = self
+                .agent
+                .prompt(&text, InputSource::Extension, sink, &ctx)
+                .await
+                .map_err(AppError::from);
+            let failed = outcome.is_err();
+            last = Some(outcome);
+            if failed {
+                break;
+            }
+        }
+        last
     }
 }

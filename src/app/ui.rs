@@ -1,19 +1,21 @@
-//! What scripts can ask of the front end ([`Ui`]): a yes/no question on the REPL (never in
-//! print mode) and cancelling the running prompt. The REPL plugs its confirm prompt in once
-//! its input thread runs.
+//! The app's [`Ui`]: a yes/no question on the REPL (never in print mode), and the cancellation
+//! token of the prompt running now, which Ctrl-C cancels. The REPL plugs its confirm prompt in
+//! once its input thread runs.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
-use crate::cancel::CancelToken;
-use crate::extensions::proxies::Ui;
+use futures_util::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
 
-/// Asks the user a question and returns the answer.
-pub type ConfirmFn = Box<dyn Fn(&str) -> bool + Send + Sync>;
+use crate::ui::Ui;
 
-/// The app's `Ui`: cancels the prompt in `cancel`, confirms through `confirm` when set.
+/// Asks the user a question; resolves to the answer.
+pub type ConfirmFn = Box<dyn Fn(&str) -> BoxFuture<'static, bool> + Send + Sync>;
+
+/// The app's `Ui`: confirms through `confirm` when set; holds the running prompt's token.
 #[derive(Default)]
 pub struct AppUi {
-    pub cancel: Arc<Mutex<CancelToken>>,
+    cancel: Mutex<CancellationToken>,
     confirm: Mutex<Option<ConfirmFn>>,
 }
 
@@ -23,15 +25,15 @@ impl AppUi {
         *self.confirm.lock().unwrap_or_else(|p| p.into_inner()) = Some(f);
     }
 
-    /// A fresh token for the next prompt; `abort` and Ctrl-C cancel it.
-    pub fn new_prompt(&self) -> CancelToken {
-        let token = CancelToken::new();
+    /// A fresh token for the next prompt; Ctrl-C cancels it.
+    pub fn new_prompt(&self) -> CancellationToken {
+        let token = CancellationToken::new();
         *self.cancel.lock().unwrap_or_else(|p| p.into_inner()) = token.clone();
         token
     }
 
     /// The token of the running prompt.
-    pub fn current(&self) -> CancelToken {
+    pub fn current(&self) -> CancellationToken {
         self.cancel
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -40,14 +42,10 @@ impl AppUi {
 }
 
 impl Ui for AppUi {
-    fn confirm(&self, question: &str) -> bool {
+    fn confirm(&self, question: &str) -> BoxFuture<'static, bool> {
         match &*self.confirm.lock().unwrap_or_else(|p| p.into_inner()) {
             Some(f) => f(question),
-            None => false,
+            None => Box::pin(async { false }),
         }
-    }
-
-    fn abort(&self) {
-        self.current().cancel();
     }
 }

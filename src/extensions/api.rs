@@ -7,15 +7,17 @@
 //! Values cross the boundary as JSON (`serde_json::Value`): engines convert their own values
 //! to and from it.
 
+use std::future::Future;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
 
+use super::meter::{CallClock, Meter};
 use crate::owner::{Handle, Owner};
+use crate::run::RunContext;
 
 pub use super::registrar::{Registrar, ToolDef};
 
@@ -121,17 +123,6 @@ impl ScriptError {
     }
 }
 
-/// The `ctx` data of a call (engines add `ui.confirm`, `ui.notify` and `abort` functions that
-/// call the link).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct CallCtx {
-    pub cwd: String,
-    /// `repl`, `print` or `json`.
-    pub mode: String,
-    pub session_id: String,
-    pub model: String,
-}
-
 /// What an engine does, on its worker thread.
 pub trait Engine {
     /// Runs the script's top level. Registrations made meanwhile go through the link.
@@ -139,11 +130,12 @@ pub trait Engine {
 
     /// Calls callback `cb` with `args` (the event, a tool's arguments, a command's text) and
     /// `ctx`, within `budget`. Returns the script's return value as JSON (`Null` for nothing).
+    /// A callback that was removed (its handle's `remove()` ran) answers `Null`.
     fn call(
         &mut self,
         cb: CallbackId,
-        args: Vec<Value>,
-        ctx: &CallCtx,
+        args: &[Value],
+        ctx: &Arc<RunContext>,
         budget: Duration,
     ) -> Result<Value, ScriptError>;
 
@@ -180,10 +172,12 @@ pub struct ApiLink {
     registrar: Arc<dyn Registrar>,
     initial_state: Value,
     handles: Mutex<Vec<(u64, Handle)>>,
-    /// Nanoseconds spent in host operations (exec, confirm) during the current call; they
-    /// do not count against the script's budget.
-    host_ns: AtomicU64,
-    in_host_op: AtomicBool,
+    /// The clock of the running call (shared with the worker's watchdog).
+    meter: Arc<Meter>,
+    /// The async runtime host operations run on (none in engine tests: a private one then).
+    runtime: Option<tokio::runtime::Handle>,
+    /// The context of the call running now.
+    current: Mutex<Option<Arc<RunContext>>>,
 }
 
 impl ApiLink {
@@ -199,14 +193,20 @@ impl ApiLink {
             registrar,
             initial_state,
             handles: Mutex::new(Vec::new()),
-            host_ns: AtomicU64::new(0),
-            in_host_op: AtomicBool::new(false),
+            meter: Arc::new(Meter::default()),
+            runtime: tokio::runtime::Handle::try_current().ok(),
+            current: Mutex::new(None),
         }
     }
 
     /// `api.state` as the previous version of this extension left it (`{}` at first load).
     pub fn initial_state(&self) -> Value {
         self.initial_state.clone()
+    }
+
+    /// The clock of this extension's calls.
+    pub fn meter(&self) -> &Arc<Meter> {
+        &self.meter
     }
 
     fn keep(&self, handle: Handle) -> u64 {
@@ -245,10 +245,12 @@ impl ApiLink {
         }
     }
 
-    /// `api.send_message(text, {deliver_as = ...})`; `deliver_as` defaults to `"steer"`.
+    /// `api.send_message(text, {deliver_as = ...})`; `deliver_as` defaults to `"steer"`. The
+    /// message goes to the queues of the run that made the call (the session's when idle).
     pub fn send_message(&self, text: &str, deliver_as: Option<&str>) -> Result<(), String> {
+        let queues = self.current().map(|c| c.queues.clone());
         self.registrar
-            .send_message(text, deliver_as.unwrap_or("steer"))
+            .send_message(text, deliver_as.unwrap_or("steer"), queues)
     }
 
     /// `api.log(msg)`: a debug line (shown with `MYPI_LOG=1`).
@@ -262,22 +264,45 @@ impl ApiLink {
             .notify(&format!("[{}] {msg}", self.info.name));
     }
 
-    /// `ctx.ui.confirm(question)`: asks on the REPL; false in print mode. The wait does not
-    /// count against the call's budget.
+    /// The context of the running call (set by the worker around each call).
+    pub fn current(&self) -> Option<Arc<RunContext>> {
+        self.current
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Sets (or clears) the context of the running call.
+    pub fn set_current(&self, ctx: Option<Arc<RunContext>>) {
+        *self.current.lock().unwrap_or_else(|p| p.into_inner()) = ctx;
+    }
+
+    /// `ctx.ui.confirm(question)`: asks on the REPL; false in print mode or when the run is
+    /// cancelled meanwhile. The wait does not count against the call's budget.
     pub fn confirm(&self, question: &str) -> bool {
-        self.host_op(|| {
-            self.registrar
-                .confirm(&format!("[{}] {question}", self.info.name))
+        let asked = self
+            .registrar
+            .confirm(&format!("[{}] {question}", self.info.name));
+        let cancel = self.current().map(|c| c.cancel.clone()).unwrap_or_default();
+        self.host_wait(async move {
+            tokio::select! {
+                answer = asked => answer,
+                _ = cancel.cancelled() => false,
+            }
         })
+        .unwrap_or(false)
     }
 
-    /// `ctx.abort()`: cancels the running prompt.
+    /// `ctx.abort()`: cancels the run that made the call.
     pub fn abort(&self) {
-        self.registrar.abort();
+        if let Some(ctx) = self.current() {
+            ctx.cancel.cancel();
+        }
     }
 
-    /// `api.exec(cmd, args, {timeout_ms?, cwd?})`: runs a process without a shell. The wait
-    /// does not count against the call's budget.
+    /// `api.exec(cmd, args, {timeout_ms?, cwd?})`: runs a process without a shell, in its own
+    /// process group, until it ends, times out or the run is cancelled. The wait does not
+    /// count against the call's budget.
     pub fn exec(
         &self,
         cmd: &str,
@@ -285,7 +310,13 @@ impl ApiLink {
         timeout_ms: Option<u64>,
         cwd: Option<&str>,
     ) -> Result<ExecResult, String> {
-        self.host_op(|| super::exec::run(cmd, args, timeout_ms, cwd, &self.registrar.cwd()))
+        let dir = match cwd {
+            Some(c) => self.registrar.cwd().join(c),
+            None => self.registrar.cwd(),
+        };
+        let cancel = self.current().map(|c| c.cancel.clone()).unwrap_or_default();
+        let run = super::exec::run(cmd.to_string(), args.to_vec(), timeout_ms, dir, cancel);
+        self.host_wait(run)?
     }
 
     /// The working folder (relative paths of `read_file`, `exec` and the like are against it).
@@ -311,50 +342,21 @@ impl ApiLink {
 
     /// Starts the budget clock of a call (engines check it from their instruction hook or
     /// progress callback).
-    pub fn start_call(self: &Arc<Self>) -> CallClock {
-        self.host_ns.store(0, Ordering::SeqCst);
-        CallClock {
-            link: self.clone(),
-            start: Instant::now(),
+    pub fn start_call(&self, budget: Duration) -> CallClock {
+        self.meter.begin(budget)
+    }
+
+    /// Waits on the worker thread for a host operation, without spinning and without the
+    /// wait counting as script time.
+    fn host_wait<F: Future>(&self, fut: F) -> Result<F::Output, String> {
+        let _wait = self.meter.host();
+        match &self.runtime {
+            Some(rt) => Ok(rt.block_on(fut)),
+            None => tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map(|rt| rt.block_on(fut))
+                .map_err(|e| format!("cannot wait for the host: {e}")),
         }
-    }
-
-    /// Time spent in host operations during the current call.
-    pub fn host_time(&self) -> Duration {
-        Duration::from_nanos(self.host_ns.load(Ordering::SeqCst))
-    }
-
-    /// Whether the script is waiting on a host operation right now.
-    pub fn in_host_op(&self) -> bool {
-        self.in_host_op.load(Ordering::SeqCst)
-    }
-
-    fn host_op<T>(&self, f: impl FnOnce() -> T) -> T {
-        let start = Instant::now();
-        self.in_host_op.store(true, Ordering::SeqCst);
-        let out = f();
-        self.in_host_op.store(false, Ordering::SeqCst);
-        let ns = start.elapsed().as_nanos().min(u64::MAX as u128) as u64;
-        self.host_ns.fetch_add(ns, Ordering::SeqCst);
-        out
-    }
-}
-
-/// Measures a call's time against its budget, leaving out time spent in host operations.
-#[derive(Clone)]
-pub struct CallClock {
-    link: Arc<ApiLink>,
-    start: Instant,
-}
-
-impl CallClock {
-    /// Script time used so far.
-    pub fn used(&self) -> Duration {
-        let host = Duration::from_nanos(self.link.host_ns.load(Ordering::SeqCst));
-        self.start.elapsed().saturating_sub(host)
-    }
-
-    pub fn exceeded(&self, budget: Duration) -> bool {
-        self.used() > budget
     }
 }

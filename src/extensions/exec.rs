@@ -1,101 +1,79 @@
-//! `api.exec`: runs a process without a shell, with a timeout, from a script's worker thread
-//! (blocking is fine there: no script runs on the async runtime). On timeout the whole process
-//! group is killed.
+//! `api.exec`: runs a program without a shell, in its own process group (killed on timeout,
+//! on cancellation of the run, and on every other way the call ends), with stdout and stderr
+//! kept apart and bounded. The script's worker thread waits for it on the async runtime, so
+//! the wait costs no CPU.
 
-use std::io::Read;
-use std::os::unix::process::CommandExt;
-use std::path::Path;
-use std::process::{Command, Stdio};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::process::Command;
+use tokio_util::sync::CancellationToken;
 
 use super::api::ExecResult;
+use crate::process::{self, Bounded, End, Sinks};
 
 /// The default timeout of `api.exec`.
 pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
 
-/// Runs `cmd args...` in `cwd` (relative to `base`), capturing stdout and stderr.
-pub fn run(
-    cmd: &str,
-    args: &[String],
+/// Runs `cmd args...` in `dir`, capturing stdout and stderr.
+pub async fn run(
+    cmd: String,
+    args: Vec<String>,
     timeout_ms: Option<u64>,
-    cwd: Option<&str>,
-    base: &Path,
+    dir: PathBuf,
+    cancel: CancellationToken,
 ) -> Result<ExecResult, String> {
-    let dir = match cwd {
-        Some(c) => base.join(c),
-        None => base.to_path_buf(),
-    };
-    let mut child = Command::new(cmd)
-        .args(args)
-        .current_dir(&dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .map_err(|e| format!("cannot run {cmd}: {e}"))?;
-    let out = child.stdout.take().map(reader);
-    let err = child.stderr.take().map(reader);
+    let mut command = Command::new(&cmd);
+    command.args(&args).current_dir(&dir).stdin(Stdio::null());
+    let (child, group) =
+        process::spawn(&mut command).map_err(|e| format!("cannot run {cmd}: {e}"))?;
     let timeout = Duration::from_millis(timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS));
-    let start = Instant::now();
-    let mut timed_out = false;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if start.elapsed() >= timeout => {
-                timed_out = true;
-                kill_group(child.id());
-                break child.wait().ok();
-            }
-            Ok(None) => thread::sleep(Duration::from_millis(2)),
-            Err(e) => return Err(format!("cannot wait for {cmd}: {e}")),
-        }
+    let (out, err) = (Bounded::shared(), Bounded::shared());
+    let end = process::run(
+        child,
+        group,
+        timeout,
+        &cancel,
+        Sinks::Split(out.clone(), err.clone()),
+    )
+    .await;
+    let code = match &end {
+        End::Exited(Ok(status)) => status.code(),
+        End::Exited(Err(e)) => return Err(format!("cannot wait for {cmd}: {e}")),
+        End::TimedOut | End::Cancelled => None,
     };
-    let collect =
-        |h: Option<thread::JoinHandle<String>>| h.and_then(|h| h.join().ok()).unwrap_or_default();
     Ok(ExecResult {
-        code: if timed_out {
-            None
-        } else {
-            status.and_then(|s| s.code())
-        },
-        stdout: collect(out),
-        stderr: collect(err),
-        timed_out,
+        code,
+        stdout: Bounded::take(&out).into_text(),
+        stderr: Bounded::take(&err).into_text(),
+        timed_out: matches!(end, End::TimedOut),
     })
-}
-
-fn reader(mut pipe: impl Read + Send + 'static) -> thread::JoinHandle<String> {
-    thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = pipe.read_to_end(&mut buf);
-        String::from_utf8_lossy(&buf).into_owned()
-    })
-}
-
-fn kill_group(pid: u32) {
-    // SAFETY: kill(2) with a negative pid signals the process group we created; no memory
-    // is touched.
-    unsafe {
-        libc::kill(-(pid as i32), libc::SIGKILL);
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
+
+    fn exec(cmd: &str, args: &[&str], timeout_ms: Option<u64>) -> Result<ExecResult, String> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let args = args.iter().map(|s| s.to_string()).collect();
+        rt.block_on(run(
+            cmd.into(),
+            args,
+            timeout_ms,
+            PathBuf::from("/"),
+            CancellationToken::new(),
+        ))
+    }
 
     #[test]
     fn captures_output_and_exit_code() {
-        let r = run(
-            "sh",
-            &["-c".into(), "echo out; echo err >&2; exit 3".into()],
-            None,
-            None,
-            Path::new("/"),
-        )
-        .unwrap();
+        let r = exec("sh", &["-c", "echo out; echo err >&2; exit 3"], None).unwrap();
         assert_eq!(
             (r.code, r.stdout.as_str(), r.stderr.as_str()),
             (Some(3), "out\n", "err\n")
@@ -106,7 +84,7 @@ mod tests {
     #[test]
     fn times_out_and_kills() {
         let start = Instant::now();
-        let r = run("sleep", &["5".into()], Some(100), None, Path::new("/")).unwrap();
+        let r = exec("sleep", &["5"], Some(100)).unwrap();
         assert!(r.timed_out);
         assert_eq!(r.code, None);
         assert!(start.elapsed() < Duration::from_secs(2));
@@ -114,14 +92,17 @@ mod tests {
 
     #[test]
     fn missing_program_is_an_error() {
-        let e = run(
-            "definitely-not-a-program-xyz",
-            &[],
-            None,
-            None,
-            Path::new("/"),
-        )
-        .unwrap_err();
+        let e = exec("definitely-not-a-program-xyz", &[], None).unwrap_err();
         assert!(e.contains("cannot run definitely-not-a-program-xyz"), "{e}");
+    }
+
+    #[test]
+    fn endless_output_is_bounded() {
+        let r = exec("sh", &["-c", "head -c 5000000 /dev/zero"], None).unwrap();
+        assert_eq!(r.code, Some(0));
+        assert!(r.stdout.len() < 2 * crate::process::KEEP_BYTES + 200);
+        assert!(r
+            .stdout
+            .contains("bytes dropped from the middle of 5000000"));
     }
 }

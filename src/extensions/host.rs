@@ -12,7 +12,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::api::{ApiLink, EngineFactory, ErrorKind, ExtensionInfo, Language, ScriptError};
-use super::proxies::{HostContext, HostRegistrar};
+use super::services::HostContext;
+use super::staging::HostRegistrar;
 use super::worker::{LoadReceiver, Waited, Worker};
 use crate::hooks::{EventKind, HookEvent, Reason};
 use crate::owner::Owner;
@@ -182,9 +183,9 @@ impl ExtensionHost {
         info: &ExtensionInfo,
         (owner, worker, registrar, mut rx): (Owner, Arc<Worker>, Arc<HostRegistrar>, LoadReceiver),
     ) -> Attempt {
-        let outcome = match worker.wait(&mut rx, worker.limits.budget).await {
+        let outcome = match worker.wait(&mut rx).await {
             Waited::Answer(r) => r,
-            Waited::TimedOut => Err(ScriptError::new(
+            Waited::TimedOut(_) => Err(ScriptError::new(
                 ErrorKind::Unavailable,
                 format!(
                     "{}: loading did not finish in time (stuck in native code?)",
@@ -264,7 +265,10 @@ impl ExtensionHost {
             let event = HookEvent::SessionShutdown {
                 reason: Reason::Reload,
             };
-            self.ctx.hooks.emit_owner(&old.owner, event).await;
+            self.ctx
+                .hooks
+                .emit_owner(&old.owner, event, &self.ctx.session())
+                .await;
             self.hand_over_state(&old, &attempt.worker, &state).await;
         }
         let new = self.settle(old.info.clone(), fp, attempt, Some(&old));
@@ -281,7 +285,10 @@ impl ExtensionHost {
                 let start = HookEvent::SessionStart {
                     reason: Reason::Reload,
                 };
-                self.ctx.hooks.emit_owner(&new_owner, start).await;
+                self.ctx
+                    .hooks
+                    .emit_owner(&new_owner, start, &self.ctx.session())
+                    .await;
                 self.announce(std::slice::from_ref(&summary), Reason::Reload)
                     .await;
                 format!("reloaded {file}: {}", summary.counts())
@@ -319,7 +326,10 @@ impl ExtensionHost {
             let event = HookEvent::SessionShutdown {
                 reason: Reason::Reload,
             };
-            self.ctx.hooks.emit_owner(&old.owner, event).await;
+            self.ctx
+                .hooks
+                .emit_owner(&old.owner, event, &self.ctx.session())
+                .await;
         }
         self.remove_registrations(&old.owner);
         Some(format!("unloaded {}", short_path(&old.info)))
@@ -336,7 +346,7 @@ impl ExtensionHost {
                 path: s.path.clone(),
                 reason,
             };
-            self.ctx.hooks.emit(event).await;
+            self.ctx.hooks.emit(event, &self.ctx.session()).await;
         }
     }
 

@@ -3,22 +3,28 @@
 //!
 //! - `discovery.rs`: roots and files, names;
 //! - `api.rs`: [`api::ApiLink`] (what `api.*` does) and the [`api::Engine`] trait;
-//! - `registrar.rs`: the host side the link calls into;
-//! - `worker.rs`: the thread per extension, calls with deadlines, busy / disabled;
+//! - `registrar.rs`: the host side the link calls into, as a trait;
+//! - `staging.rs`: its implementation, which stages a loading version's registrations;
+//! - `services.rs`: [`services::HostContext`], what every extension shares;
+//! - `worker.rs`: the thread per extension, jobs (one callback, or a whole handler chain),
+//!   the watchdog, busy / disabled; `meter.rs`: the clock it reads;
 //! - `proxies.rs`: script handlers, tools and commands as Rust registry entries;
 //! - `host.rs`: loading, staging, reload of one extension, listing, unloading;
 //! - `reload.rs`: the file watcher, debounce, and syncing the loaded set with the files;
-//! - `lua.rs`, `rhai.rs`: the engines; `exec.rs`: `api.exec`.
+//! - `lua/`, `rhai/`: the engines; `exec.rs`: `api.exec`.
 
 pub mod api;
 pub mod discovery;
 pub mod exec;
 pub mod host;
 pub mod lua;
-pub mod proxies;
+pub mod meter;
+mod proxies;
 #[cfg(test)]
 mod reference;
 pub mod registrar;
 pub mod reload;
 pub mod rhai;
+pub mod services;
+pub mod staging;
 pub mod worker;

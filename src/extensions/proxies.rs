@@ -1,347 +1,53 @@
-//! The host side of the script API: [`HostRegistrar`] puts an extension's handlers, tools and
-//! commands into the Rust registries as proxies that call back into the extension's worker,
-//! and carries out its queue pushes, notices and prompts. [`HostContext`] is what every
-//! extension shares.
+//! Script handlers, tools and commands as entries of the Rust registries. Each proxy holds the
+//! extension's worker and the script callback, and turns a registry call into a job on the
+//! worker with the calling run's context. Handlers of one extension for one event run as one
+//! chain in one job ([`HandlerGroup`]).
+//!
+//! A run records the workers waiting up its chain (a handler or tool that started a child
+//! agent and blocks until it ends). Such a worker is never re-entered: its handlers are skipped
+//! for that run (with one notice per run) and its tools refuse with an error the model reads.
 
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use super::api::{CallCtx, CallbackId, Limits, ToolDef};
-use super::registrar::Registrar;
-use super::worker::Worker;
-use crate::agent::queue::{Delivery, Queues};
-use crate::commands::{CommandError, CommandHandler, CommandTable};
-use crate::hooks::{EventKind, HookBus, HookError, HookEvent, HookHandler, NoticeFn};
-use crate::owner::{next_id, Handle, Owner, Unregister};
+use super::api::CallbackId;
+use super::worker::{Chain, Worker};
+use crate::commands::{CommandError, CommandHandler};
+use crate::hooks::{Emitted, HandlerGroup, HookError, HookEvent, HookHandler, NoticeFn};
+use crate::owner::Owner;
 use crate::protocol::{ToolOutput, ToolSpec};
-use crate::providers::BoxFuture;
-use crate::tools::{Tool, ToolContext, ToolRegistry};
+use crate::run::RunContext;
+use crate::tools::{Tool, ToolContext};
 
-/// What the front end does for scripts: ask the user, cancel the running prompt.
-pub trait Ui: Send + Sync {
-    /// Asks a yes/no question; false when nobody can answer (print mode).
-    fn confirm(&self, question: &str) -> bool;
-    /// Cancels the running prompt.
-    fn abort(&self);
+/// Why a worker waiting up the chain cannot serve a call of this run.
+fn waiting_error(worker: &Worker) -> String {
+    format!(
+        "{} is waiting for this run to end (one of its calls started it), so it cannot serve \
+         it; its handlers are skipped and its tools refuse inside it",
+        worker.name
+    )
 }
 
-/// A `Ui` for print mode and checks: never confirms, nothing to abort.
-pub struct NoUi;
-
-impl Ui for NoUi {
-    fn confirm(&self, _question: &str) -> bool {
-        false
-    }
-    fn abort(&self) {}
-}
-
-/// What all extensions share.
-pub struct HostContext {
-    pub hooks: Arc<HookBus>,
-    pub tools: Arc<ToolRegistry>,
-    pub commands: Arc<CommandTable>,
-    pub queues: Arc<Queues>,
-    pub notice: NoticeFn,
-    pub cwd: PathBuf,
-    pub ui: Arc<dyn Ui>,
-    /// `ctx` fields of every call (the front end updates mode, session and model).
-    pub call_ctx: RwLock<CallCtx>,
-    pub limits: Limits,
-    /// Whether `api.log` lines are shown (`MYPI_LOG=1`).
-    pub log: bool,
-}
-
-impl HostContext {
-    /// A context with registries of its own and no user to ask (for `mypi ext check` and
-    /// benchmarks): extensions load into it without an agent.
-    pub fn standalone(cwd: PathBuf, notice: NoticeFn) -> HostContext {
-        HostContext {
-            hooks: HookBus::new(notice.clone()),
-            tools: ToolRegistry::new(),
-            commands: CommandTable::with_builtins(),
-            queues: Arc::new(Queues::new()),
-            notice,
-            call_ctx: RwLock::new(CallCtx {
-                cwd: cwd.display().to_string(),
-                mode: "print".into(),
-                ..CallCtx::default()
-            }),
-            cwd,
-            ui: Arc::new(NoUi),
-            limits: Limits::default(),
-            log: false,
-        }
-    }
-
-    pub fn call_ctx(&self) -> CallCtx {
-        self.call_ctx
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-}
-
-/// A registration made while the script's top level runs, committed when it succeeds.
-enum Staged {
-    Hook(u64, EventKind, Owner, Arc<dyn HookHandler>),
-    Tool(u64, Owner, Arc<dyn Tool>),
-    Command(u64, Owner, String, String, Arc<dyn CommandHandler>),
-}
-
-/// One extension's registrar. While loading, registrations are staged so that a version
-/// appears (and a reloaded one replaces the old) all at once, or not at all.
-pub struct HostRegistrar {
-    pub ctx: Arc<HostContext>,
-    worker: OnceLock<Weak<Worker>>,
-    staged: Mutex<Option<Vec<Staged>>>,
-}
-
-impl HostRegistrar {
-    /// A registrar that stages registrations until [`HostRegistrar::commit`].
-    pub fn staging(ctx: Arc<HostContext>) -> Arc<Self> {
-        Arc::new(HostRegistrar {
-            ctx,
-            worker: OnceLock::new(),
-            staged: Mutex::new(Some(Vec::new())),
-        })
-    }
-
-    /// Connects the registrar to its extension's worker (once).
-    pub fn attach(&self, worker: &Arc<Worker>) {
-        let _ = self.worker.set(Arc::downgrade(worker));
-    }
-
-    fn worker(&self) -> Result<Arc<Worker>, String> {
-        self.worker
-            .get()
-            .and_then(Weak::upgrade)
-            .ok_or_else(|| "the extension is being unloaded".to_string())
-    }
-
-    fn stage(&self, item: Staged) -> Result<(), Staged> {
-        match self.lock().as_mut() {
-            Some(list) => {
-                list.push(item);
-                Ok(())
-            }
-            None => Err(item),
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Vec<Staged>>> {
-        self.staged.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Puts every staged registration into the registries; later ones go in directly.
-    pub fn commit(&self) {
-        let staged = self.lock().take().unwrap_or_default();
-        for item in staged {
-            self.apply(item);
-        }
-    }
-
-    /// Drops the staged registrations (the load failed).
-    pub fn discard(&self) {
-        self.lock().take();
-    }
-
-    fn apply(&self, item: Staged) {
-        let ctx = &self.ctx;
-        match item {
-            Staged::Hook(id, kind, owner, h) => {
-                ctx.hooks.on_with_id(id, kind, owner, h);
-            }
-            Staged::Tool(id, owner, tool) => {
-                if let Some(n) = ctx.tools.register_with_id(id, owner, tool).notice {
-                    (ctx.notice)(n);
-                }
-            }
-            Staged::Command(id, owner, name, description, h) => {
-                let r = ctx
-                    .commands
-                    .register_with_id(id, owner, &name, &description, h);
-                if let Some(n) = r.notice {
-                    (ctx.notice)(n);
-                }
-            }
-        }
-    }
-
-    /// Stages or applies `item`; returns the handle that removes it.
-    fn register(&self, item: Staged) -> Handle {
-        let (id, target): (u64, Weak<dyn Unregister>) = match &item {
-            Staged::Hook(id, ..) => (*id, Arc::downgrade(&self.ctx.hooks) as Weak<dyn Unregister>),
-            Staged::Tool(id, ..) => (*id, Arc::downgrade(&self.ctx.tools) as Weak<dyn Unregister>),
-            Staged::Command(id, ..) => (
-                *id,
-                Arc::downgrade(&self.ctx.commands) as Weak<dyn Unregister>,
-            ),
-        };
-        if let Err(item) = self.stage(item) {
-            self.apply(item);
-        }
-        Handle::new(id, target)
-    }
-}
-
-impl Registrar for HostRegistrar {
-    fn on(&self, owner: &Owner, event: &str, cb: CallbackId) -> Result<Handle, String> {
-        let kind = EventKind::parse(event).ok_or_else(|| {
-            let names: Vec<&str> = EventKind::ALL.iter().map(|k| k.name()).collect();
-            format!(
-                "unknown event '{event}'; the events are: {}",
-                names.join(", ")
-            )
-        })?;
-        let proxy = HookProxy {
-            worker: self.worker()?,
-            ctx: self.ctx.clone(),
-            cb,
-        };
-        Ok(self.register(Staged::Hook(
-            next_id(),
-            kind,
-            owner.clone(),
-            Arc::new(proxy),
-        )))
-    }
-
-    fn tool(&self, owner: &Owner, def: ToolDef, cb: CallbackId) -> Result<Handle, String> {
-        check_tool(&def)?;
-        let worker = self.worker()?;
-        let budget = def
-            .timeout_ms
-            .map(Duration::from_millis)
-            .unwrap_or(worker.limits.budget);
-        let proxy = ToolProxy {
-            spec: ToolSpec {
-                name: def.name,
-                description: def.description,
-                parameters: def.parameters,
-            },
-            parallel_safe: def.parallel_safe,
-            budget,
-            worker,
-            ctx: self.ctx.clone(),
-            cb,
-        };
-        Ok(self.register(Staged::Tool(next_id(), owner.clone(), Arc::new(proxy))))
-    }
-
-    fn command(
-        &self,
-        owner: &Owner,
-        name: &str,
-        description: &str,
-        cb: CallbackId,
-    ) -> Result<Handle, String> {
-        let name = name.strip_prefix('/').unwrap_or(name);
-        if name.is_empty() || name.contains(char::is_whitespace) {
-            return Err(format!(
-                "command name {name:?} must be one word without spaces"
-            ));
-        }
-        let proxy = CommandProxy {
-            worker: self.worker()?,
-            ctx: self.ctx.clone(),
-            cb,
-        };
-        Ok(self.register(Staged::Command(
-            next_id(),
-            owner.clone(),
-            name.to_string(),
-            description.to_string(),
-            Arc::new(proxy),
-        )))
-    }
-
-    fn send_message(&self, text: &str, deliver_as: &str) -> Result<(), String> {
-        let delivery = Delivery::parse(deliver_as).ok_or_else(|| {
-            format!("deliver_as must be \"steer\" or \"follow_up\", not {deliver_as:?}")
-        })?;
-        self.ctx.queues.push(text, delivery);
-        Ok(())
-    }
-
-    fn log(&self, line: &str) {
-        if self.ctx.log {
-            use std::io::Write;
-            let _ = writeln!(std::io::stderr().lock(), "{line}");
-        }
-    }
-
-    fn notify(&self, line: &str) {
-        (self.ctx.notice)(line.to_string());
-    }
-
-    fn confirm(&self, question: &str) -> bool {
-        self.ctx.ui.confirm(question)
-    }
-
-    fn abort(&self) {
-        self.ctx.ui.abort();
-    }
-
-    fn cwd(&self) -> PathBuf {
-        self.ctx.cwd.clone()
-    }
-
-    fn unstage(&self, id: u64) -> bool {
-        let mut staged = self.lock();
-        let Some(list) = staged.as_mut() else {
-            return false;
-        };
-        let before = list.len();
-        list.retain(|item| match item {
-            Staged::Hook(i, ..) | Staged::Tool(i, ..) | Staged::Command(i, ..) => *i != id,
-        });
-        before != list.len()
-    }
-}
-
-/// Checks a tool definition before it is offered to the model.
-fn check_tool(def: &ToolDef) -> Result<(), String> {
-    if def.name.is_empty()
-        || !def
-            .name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    {
-        return Err(format!(
-            "tool name {:?} must be letters, digits, '_' or '-'",
-            def.name
-        ));
-    }
-    if def.parameters.get("type").and_then(Value::as_str) != Some("object") {
-        return Err(format!(
-            "tool '{}': parameters must be a JSON Schema object with type = \"object\"",
-            def.name
-        ));
-    }
-    jsonschema::validator_for(&def.parameters)
-        .map(|_| ())
-        .map_err(|e| {
-            format!(
-                "tool '{}': parameters are not a valid JSON Schema: {e}",
-                def.name
-            )
-        })
-}
-
-struct HookProxy {
-    worker: Arc<Worker>,
-    ctx: Arc<HostContext>,
-    cb: CallbackId,
+pub(super) struct HookProxy {
+    pub worker: Arc<Worker>,
+    pub cb: CallbackId,
 }
 
 impl HookHandler for HookProxy {
-    fn call(&self, event: &HookEvent) -> BoxFuture<'static, Result<Option<Value>, HookError>> {
-        let (worker, cb) = (self.worker.clone(), self.cb);
-        let (args, ctx) = (vec![event.to_value()], self.ctx.call_ctx());
+    fn call(
+        &self,
+        event: &HookEvent,
+        ctx: &Arc<RunContext>,
+    ) -> BoxFuture<'static, Result<Option<Value>, HookError>> {
+        let (worker, cb, ctx) = (self.worker.clone(), self.cb, ctx.clone());
+        let args = vec![event.to_value()];
         Box::pin(async move {
+            if ctx.is_waiting(worker.id) {
+                return Ok(None);
+            }
             match worker.call(cb, args, ctx, worker.limits.budget).await {
                 Ok(Value::Null) => Ok(None),
                 Ok(v) => Ok(Some(v)),
@@ -349,15 +55,57 @@ impl HookHandler for HookProxy {
             }
         })
     }
+
+    fn group(&self) -> Option<&dyn HandlerGroup> {
+        Some(self)
+    }
 }
 
-struct ToolProxy {
-    spec: ToolSpec,
-    parallel_safe: bool,
-    budget: Duration,
-    worker: Arc<Worker>,
-    ctx: Arc<HostContext>,
-    cb: CallbackId,
+impl HandlerGroup for HookProxy {
+    fn key(&self) -> u64 {
+        self.worker.id
+    }
+
+    fn member(&self) -> u64 {
+        self.cb
+    }
+
+    fn run(
+        &self,
+        members: Vec<u64>,
+        event: HookEvent,
+        owner: Owner,
+        notice: NoticeFn,
+        ctx: &Arc<RunContext>,
+    ) -> BoxFuture<'static, Emitted> {
+        let (worker, ctx) = (self.worker.clone(), ctx.clone());
+        Box::pin(async move {
+            if ctx.is_waiting(worker.id) {
+                if ctx.first_skip(worker.id) {
+                    notice(waiting_error(&worker));
+                }
+                return Emitted {
+                    event,
+                    blocked: None,
+                };
+            }
+            let chain = Chain {
+                callbacks: members,
+                event,
+                owner,
+                notice,
+            };
+            worker.chain(chain, ctx).await
+        })
+    }
+}
+
+pub(super) struct ToolProxy {
+    pub spec: ToolSpec,
+    pub parallel_safe: bool,
+    pub budget: Duration,
+    pub worker: Arc<Worker>,
+    pub cb: CallbackId,
 }
 
 impl Tool for ToolProxy {
@@ -369,10 +117,19 @@ impl Tool for ToolProxy {
         self.parallel_safe
     }
 
-    fn call(&self, args: Value, _ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
+    fn call(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
         let (worker, cb, budget) = (self.worker.clone(), self.cb, self.budget);
-        let ctx = self.ctx.call_ctx();
+        let name = self.spec.name.clone();
         Box::pin(async move {
+            if ctx.is_waiting(worker.id) {
+                return ToolOutput::error(format!(
+                    "the tool '{name}' cannot run here: {}",
+                    waiting_error(&worker)
+                ));
+            }
+            if ctx.cancel.is_cancelled() {
+                return ToolOutput::error("cancelled");
+            }
             match worker.call(cb, vec![args], ctx, budget).await {
                 Ok(v) => tool_output(v),
                 Err(e) => ToolOutput::error(e.message),
@@ -401,17 +158,23 @@ fn tool_output(v: Value) -> ToolOutput {
     }
 }
 
-struct CommandProxy {
-    worker: Arc<Worker>,
-    ctx: Arc<HostContext>,
-    cb: CallbackId,
+pub(super) struct CommandProxy {
+    pub worker: Arc<Worker>,
+    pub cb: CallbackId,
 }
 
 impl CommandHandler for CommandProxy {
-    fn call(&self, args: &str) -> BoxFuture<'static, Result<String, CommandError>> {
-        let (worker, cb) = (self.worker.clone(), self.cb);
-        let (args, ctx) = (vec![Value::String(args.to_string())], self.ctx.call_ctx());
+    fn call(
+        &self,
+        args: &str,
+        ctx: &Arc<RunContext>,
+    ) -> BoxFuture<'static, Result<String, CommandError>> {
+        let (worker, cb, ctx) = (self.worker.clone(), self.cb, ctx.clone());
+        let args = vec![Value::String(args.to_string())];
         Box::pin(async move {
+            if ctx.is_waiting(worker.id) {
+                return Err(CommandError(waiting_error(&worker)));
+            }
             match worker.call(cb, args, ctx, worker.limits.budget).await {
                 Ok(Value::String(s)) => Ok(s),
                 Ok(Value::Null) => Ok(String::new()),

@@ -11,7 +11,7 @@ mod tests {
 
     use serde_json::json;
 
-    use crate::extensions::api::{ApiLink, CallCtx, Engine, ExtensionInfo, Language, Limits};
+    use crate::extensions::api::{ApiLink, Engine, ExtensionInfo, Language, Limits};
     use crate::extensions::lua::LuaEngine;
     use crate::extensions::registrar::Recording;
     use crate::hooks::EventKind;
@@ -75,8 +75,8 @@ mod tests {
         let out = engine
             .call(
                 cb,
-                vec![json!("")],
-                &CallCtx::default(),
+                &[json!("")],
+                &crate::testutil::run_ctx(&dir.0),
                 Duration::from_secs(1),
             )
             .unwrap();

@@ -1,13 +1,16 @@
 //! [`Registrar`]: what an extension's [`ApiLink`](super::api::ApiLink) needs from the host —
 //! registering into the Rust registries under the extension's owner, the queues, notices, the
-//! REPL's confirm prompt. The host implements it per extension (so registrations can call back
+//! REPL's confirm prompt (as a future the worker waits on). The host implements it per extension (so registrations can call back
 //! into that extension's worker); tests use [`Recording`].
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
+use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use super::api::CallbackId;
+use crate::agent::queue::Queues;
 use crate::owner::{Handle, Owner};
 
 /// `api.tool{...}` as the engine read it.
@@ -33,11 +36,17 @@ pub trait Registrar: Send + Sync {
         description: &str,
         cb: CallbackId,
     ) -> Result<Handle, String>;
-    fn send_message(&self, text: &str, deliver_as: &str) -> Result<(), String>;
+    /// Queues `text` on `queues` (the calling run's), or the session's when `None`.
+    fn send_message(
+        &self,
+        text: &str,
+        deliver_as: &str,
+        queues: Option<Arc<Queues>>,
+    ) -> Result<(), String>;
     fn log(&self, line: &str);
     fn notify(&self, line: &str);
-    fn confirm(&self, question: &str) -> bool;
-    fn abort(&self);
+    /// Asks the user; the caller waits on the runtime for the answer.
+    fn confirm(&self, question: &str) -> BoxFuture<'static, bool>;
     fn cwd(&self) -> PathBuf;
 
     /// Drops a registration made during loading that was not committed yet; false when
@@ -54,7 +63,7 @@ pub use recording::Recording;
 mod recording {
     use super::*;
     use crate::owner::{next_id, Unregister};
-    use std::sync::{Arc, Mutex, Weak};
+    use std::sync::{Mutex, Weak};
 
     /// A registrar for engine tests: records every call.
     #[derive(Default)]
@@ -132,7 +141,15 @@ mod recording {
         ) -> Result<Handle, String> {
             Ok(self.record("command", name, cb))
         }
-        fn send_message(&self, text: &str, deliver_as: &str) -> Result<(), String> {
+        fn send_message(
+            &self,
+            text: &str,
+            deliver_as: &str,
+            _queues: Option<Arc<Queues>>,
+        ) -> Result<(), String> {
+            crate::agent::queue::Delivery::parse(deliver_as).ok_or_else(|| {
+                format!("deliver_as must be \"steer\" or \"follow_up\", not {deliver_as:?}")
+            })?;
             self.record("send_message", &format!("{deliver_as}:{text}"), 0);
             Ok(())
         }
@@ -142,12 +159,10 @@ mod recording {
         fn notify(&self, line: &str) {
             self.record("notify", line, 0);
         }
-        fn confirm(&self, question: &str) -> bool {
+        fn confirm(&self, question: &str) -> BoxFuture<'static, bool> {
             self.record("confirm", question, 0);
-            self.confirm_answer
-        }
-        fn abort(&self) {
-            self.record("abort", "", 0);
+            let answer = self.confirm_answer;
+            Box::pin(async move { answer })
         }
         fn cwd(&self) -> PathBuf {
             self.cwd.clone()

@@ -1,19 +1,28 @@
 //! One worker thread per extension. The thread builds the engine, runs the script's top level,
-//! then serves calls one at a time. The async side sends a call and waits with a wall-clock
-//! deadline (the budget plus a grace period plus time the script spent waiting on the host),
-//! so a call stuck inside native code is given up without stalling the agent: the extension is
-//! marked busy until its thread answers again, and disabled after repeated failures.
+//! then serves jobs one at a time: a single callback (a tool, a command), or the whole chain of
+//! the extension's handlers for one event (one round trip however many handlers it has).
+//!
+//! The async side sends a job and awaits the reply; it never spins. A watchdog reads the
+//! worker's [`Meter`]: a call whose script time (wall time minus host waits) passes its budget
+//! plus [`GRACE`] is stuck in native code, so the caller gives up and the extension is marked
+//! busy until its thread answers again (disabled after [`MAX_STRIKES`] failures in a row). A
+//! call waiting on the host (`api.exec`, `ctx.ui.confirm`, ...) is never given up on, however
+//! long it waits.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::mpsc as std_mpsc;
 use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use super::api::{ApiLink, CallCtx, CallbackId, EngineFactory, ErrorKind, Limits, ScriptError};
+use super::api::{ApiLink, CallbackId, Engine, EngineFactory, ErrorKind, Limits, ScriptError};
+use super::meter::Watch;
+use crate::hooks::{self, Emitted, HookError, HookEvent, NoticeFn, Step};
+use crate::owner::Owner;
+use crate::run::RunContext;
 
 /// Extra wall-clock time past the budget before the host gives up on a call.
 pub const GRACE: Duration = Duration::from_millis(500);
@@ -23,13 +32,27 @@ pub const MAX_STRIKES: u32 = 3;
 /// Stack of a worker thread: deep native recursion must hit Lua's limits, not the guard page.
 const STACK_BYTES: usize = 8 * 1024 * 1024;
 
+/// The handlers of one extension for one event, run in order with the chaining rules.
+pub struct Chain {
+    pub callbacks: Vec<CallbackId>,
+    pub event: HookEvent,
+    pub owner: Owner,
+    pub notice: NoticeFn,
+}
+
 enum Job {
     Call {
         cb: CallbackId,
         args: Vec<Value>,
-        ctx: CallCtx,
+        ctx: Arc<RunContext>,
         budget: Duration,
         reply: oneshot::Sender<Result<Value, ScriptError>>,
+    },
+    Chain {
+        chain: Chain,
+        ctx: Arc<RunContext>,
+        budget: Duration,
+        reply: oneshot::Sender<Emitted>,
     },
     State {
         reply: oneshot::Sender<Value>,
@@ -47,22 +70,48 @@ pub type LoadReceiver = oneshot::Receiver<Result<Vec<PathBuf>, ScriptError>>;
 /// How waiting for the thread ended.
 pub enum Waited<T> {
     Answer(T),
-    /// The deadline passed.
-    TimedOut,
+    /// The running call passed its budget plus the grace period (this long) in script time.
+    TimedOut(Duration),
     /// The thread dropped the reply (it stopped).
     Gone,
 }
 
+/// Whether the extension can take calls; shared by the async side and the thread.
+#[derive(Default)]
+struct Health {
+    /// Set when the host gave up on a call; cleared when the thread finishes a job.
+    stuck: AtomicBool,
+    strikes: AtomicU32,
+    disabled: AtomicBool,
+}
+
+impl Health {
+    /// Counts a call's outcome: budget failures and give-ups in a row disable the extension.
+    fn count(&self, failed_on_budget: bool) {
+        if failed_on_budget {
+            if self.strikes.fetch_add(1, Ordering::SeqCst) + 1 >= MAX_STRIKES {
+                self.disabled.store(true, Ordering::SeqCst);
+            }
+        } else {
+            self.strikes.store(0, Ordering::SeqCst);
+        }
+    }
+}
+
+fn on_budget(result: &Result<Value, ScriptError>) -> bool {
+    matches!(result, Err(e) if matches!(e.kind, ErrorKind::Budget | ErrorKind::Unavailable))
+}
+
+static NEXT_WORKER: AtomicU64 = AtomicU64::new(1);
+
 /// The async side of an extension's thread.
 pub struct Worker {
     pub name: String,
+    /// Unique per worker (a run records the workers waiting up its chain by it).
+    pub id: u64,
     jobs: std_mpsc::Sender<Job>,
-    /// Set when the host gave up on a call; cleared when the thread finishes a job.
-    stuck: Arc<AtomicBool>,
-    strikes: AtomicU32,
-    disabled: AtomicBool,
-    /// Calls sent and still waited for by their caller (within their own deadline).
-    in_flight: AtomicU32,
+    health: Arc<Health>,
+    /// The extension's link; its meter is the clock the watchdog reads.
     link: OnceLock<Arc<ApiLink>>,
     pub limits: Limits,
 }
@@ -78,14 +127,12 @@ impl Worker {
         make_link: impl FnOnce(&Arc<Worker>) -> Arc<ApiLink>,
     ) -> (Arc<Worker>, LoadReceiver) {
         let (jobs_tx, jobs_rx) = std_mpsc::channel();
-        let stuck = Arc::new(AtomicBool::new(false));
+        let health = Arc::new(Health::default());
         let worker = Arc::new(Worker {
             name: name.clone(),
+            id: NEXT_WORKER.fetch_add(1, Ordering::Relaxed),
             jobs: jobs_tx,
-            stuck: stuck.clone(),
-            strikes: AtomicU32::new(0),
-            disabled: AtomicBool::new(false),
-            in_flight: AtomicU32::new(0),
+            health: health.clone(),
             link: OnceLock::new(),
             limits,
         });
@@ -95,7 +142,7 @@ impl Worker {
         let spawned = std::thread::Builder::new()
             .name(format!("ext:{name}"))
             .stack_size(STACK_BYTES)
-            .spawn(move || serve(factory, link, limits, jobs_rx, load_tx, stuck));
+            .spawn(move || serve(factory, link, limits, jobs_rx, load_tx, health));
         if let Err(e) = spawned {
             let (tx, rx) = oneshot::channel();
             let _ = tx.send(Err(ScriptError::new(
@@ -112,44 +159,37 @@ impl Worker {
     }
 
     pub fn is_busy(&self) -> bool {
-        self.stuck.load(Ordering::SeqCst)
+        self.health.stuck.load(Ordering::SeqCst)
     }
 
     pub fn is_disabled(&self) -> bool {
-        self.disabled.load(Ordering::SeqCst)
+        self.health.disabled.load(Ordering::SeqCst)
     }
 
-    /// Waits for a reply with the call deadline.
-    pub async fn wait<T>(&self, rx: &mut oneshot::Receiver<T>, budget: Duration) -> Waited<T> {
-        let start = Instant::now();
+    /// Waits for a reply. Never spins: it sleeps until the reply comes or until the running
+    /// call could have used up its budget plus [`GRACE`], then reads the meter again.
+    pub async fn wait<T>(&self, rx: &mut oneshot::Receiver<T>) -> Waited<T> {
         loop {
-            let host = self.link().map(|l| l.host_time()).unwrap_or_default();
-            let deadline = start + budget + GRACE + host;
-            match tokio::time::timeout_at(deadline.into(), &mut *rx).await {
+            let watch = self.link().map_or(Watch::Idle, |l| l.meter().watch());
+            let wait = match watch {
+                Watch::Idle | Watch::Host => self.limits.budget + GRACE,
+                Watch::Script { used, budget } => match (budget + GRACE).checked_sub(used) {
+                    Some(left) if !left.is_zero() => left,
+                    _ => return Waited::TimedOut(budget + GRACE),
+                },
+            };
+            match tokio::time::timeout(wait, &mut *rx).await {
                 Ok(Ok(v)) => return Waited::Answer(v),
                 Ok(Err(_)) => return Waited::Gone,
-                Err(_) => {
-                    let link = self.link();
-                    let waiting_on_host = link.is_some_and(|l| l.in_host_op());
-                    let host_grew = link.is_some_and(|l| l.host_time() > host);
-                    if !(waiting_on_host || host_grew) {
-                        return Waited::TimedOut;
-                    }
-                }
+                Err(_) => continue,
             }
         }
     }
 
-    /// Calls callback `cb` with `args` on the extension's thread.
-    pub async fn call(
-        &self,
-        cb: CallbackId,
-        args: Vec<Value>,
-        ctx: CallCtx,
-        budget: Duration,
-    ) -> Result<Value, ScriptError> {
+    /// Why the extension cannot take a call now, if it cannot.
+    fn refuse(&self) -> Option<ScriptError> {
         if self.is_disabled() {
-            return Err(ScriptError::new(
+            return Some(ScriptError::new(
                 ErrorKind::Unavailable,
                 format!(
                     "{} is disabled after {MAX_STRIKES} calls in a row failed on their time \
@@ -158,14 +198,41 @@ impl Worker {
                 ),
             ));
         }
-        if self.is_busy() {
-            return Err(ScriptError::new(
+        self.is_busy().then(|| {
+            ScriptError::new(
                 ErrorKind::Unavailable,
                 format!(
                     "{} is busy: an earlier call is still stuck in native code",
                     self.name
                 ),
-            ));
+            )
+        })
+    }
+
+    fn gave_up(&self, after: Duration) -> ScriptError {
+        self.health.stuck.store(true, Ordering::SeqCst);
+        self.health.count(true);
+        ScriptError::new(
+            ErrorKind::Unavailable,
+            format!(
+                "{} did not answer within {:.1} s (stuck in native code?); it is marked busy \
+                 until it does",
+                self.name,
+                after.as_secs_f64()
+            ),
+        )
+    }
+
+    /// Calls callback `cb` with `args` on the extension's thread.
+    pub async fn call(
+        &self,
+        cb: CallbackId,
+        args: Vec<Value>,
+        ctx: Arc<RunContext>,
+        budget: Duration,
+    ) -> Result<Value, ScriptError> {
+        if let Some(e) = self.refuse() {
+            return Err(e);
         }
         let (reply, mut rx) = oneshot::channel();
         let job = Job::Call {
@@ -178,59 +245,50 @@ impl Worker {
         if self.jobs.send(job).is_err() {
             return Err(self.gone());
         }
-        let waited = {
-            // Counted until the wait ends, also when the caller drops this future.
-            let _in_flight = InFlight::enter(&self.in_flight);
-            match spin_for_reply(&mut rx) {
-                Some(result) => Waited::Answer(result),
-                None => self.wait(&mut rx, budget).await,
-            }
-        };
-        let result = match waited {
+        match self.wait(&mut rx).await {
             Waited::Answer(r) => r,
-            Waited::TimedOut => {
-                self.stuck.store(true, Ordering::SeqCst);
-                Err(ScriptError::new(
-                    ErrorKind::Unavailable,
-                    format!(
-                        "{} did not answer within {:.1} s (stuck in native code?); it is \
-                         marked busy until it does",
-                        self.name,
-                        (budget + GRACE).as_secs_f64()
-                    ),
-                ))
-            }
+            Waited::TimedOut(after) => Err(self.gave_up(after)),
             Waited::Gone => Err(self.gone()),
-        };
-        self.count(&result);
-        result
+        }
     }
 
-    fn count(&self, result: &Result<Value, ScriptError>) {
-        match result {
-            Err(e) if matches!(e.kind, ErrorKind::Budget | ErrorKind::Unavailable) => {
-                if self.strikes.fetch_add(1, Ordering::SeqCst) + 1 >= MAX_STRIKES {
-                    self.disabled.store(true, Ordering::SeqCst);
-                }
-            }
-            _ => self.strikes.store(0, Ordering::SeqCst),
+    /// Runs the extension's handlers for one event in one round trip.
+    pub async fn chain(&self, chain: Chain, ctx: Arc<RunContext>) -> Emitted {
+        if let Some(e) = self.refuse() {
+            return refused(chain, e);
+        }
+        let (reply, mut rx) = oneshot::channel();
+        let (owner, notice, event) = (
+            chain.owner.clone(),
+            chain.notice.clone(),
+            chain.event.clone(),
+        );
+        let job = Job::Chain {
+            chain,
+            ctx,
+            budget: self.limits.budget,
+            reply,
+        };
+        if self.jobs.send(job).is_err() {
+            return refused_parts(event, &owner, &notice, self.gone());
+        }
+        match self.wait(&mut rx).await {
+            Waited::Answer(emitted) => emitted,
+            Waited::TimedOut(after) => refused_parts(event, &owner, &notice, self.gave_up(after)),
+            Waited::Gone => refused_parts(event, &owner, &notice, self.gone()),
         }
     }
 
     /// `api.state` as the script holds it now (`{}` when the thread does not answer). The
-    /// request queues behind calls already running (a tool may have a budget longer than the
-    /// default), so the wait goes on while such a call is still being waited for.
+    /// request queues behind calls already running, however long they wait on the host.
     pub async fn state(&self) -> Value {
         let (reply, mut rx) = oneshot::channel();
         if self.jobs.send(Job::State { reply }).is_err() {
             return Value::Object(Default::default());
         }
-        loop {
-            match self.wait(&mut rx, self.limits.budget).await {
-                Waited::Answer(v) => return v,
-                Waited::TimedOut if self.in_flight.load(Ordering::SeqCst) > 0 => continue,
-                _ => return Value::Object(Default::default()),
-            }
+        match self.wait(&mut rx).await {
+            Waited::Answer(v) => v,
+            _ => Value::Object(Default::default()),
         }
     }
 
@@ -240,7 +298,7 @@ impl Worker {
         if self.jobs.send(Job::SetState { state, reply }).is_err() {
             return Err(self.gone());
         }
-        match self.wait(&mut rx, self.limits.budget).await {
+        match self.wait(&mut rx).await {
             Waited::Answer(r) => r,
             _ => Err(self.gone()),
         }
@@ -254,37 +312,24 @@ impl Worker {
     }
 }
 
-/// How long a caller spins for the reply before awaiting it. Most script calls finish in a
-/// few microseconds, and waking the async runtime would cost more than the call.
-const SPIN: Duration = Duration::from_micros(40);
-
-/// A reply that arrives within [`SPIN`], without going through the async runtime.
-fn spin_for_reply<T>(rx: &mut oneshot::Receiver<T>) -> Option<T> {
-    let start = Instant::now();
-    while start.elapsed() < SPIN {
-        match rx.try_recv() {
-            Ok(v) => return Some(v),
-            Err(oneshot::error::TryRecvError::Empty) => std::hint::spin_loop(),
-            Err(oneshot::error::TryRecvError::Closed) => return None,
-        }
-    }
-    None
+/// A chain that could not run: the failure counts as each handler's (so a `tool_call` guard
+/// that cannot run blocks the call).
+fn refused(chain: Chain, e: ScriptError) -> Emitted {
+    refused_parts(chain.event, &chain.owner, &chain.notice, e)
 }
 
-/// Counts one call in [`Worker::in_flight`] while alive.
-struct InFlight<'a>(&'a AtomicU32);
-
-impl<'a> InFlight<'a> {
-    fn enter(count: &'a AtomicU32) -> Self {
-        count.fetch_add(1, Ordering::SeqCst);
-        InFlight(count)
-    }
-}
-
-impl Drop for InFlight<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
+fn refused_parts(
+    mut event: HookEvent,
+    owner: &Owner,
+    notice: &NoticeFn,
+    e: ScriptError,
+) -> Emitted {
+    let blocked =
+        match hooks::apply_outcome(&mut event, owner, Err(HookError::new(e.message)), notice) {
+            Step::Blocked(reason) => Some(reason),
+            _ => None,
+        };
+    Emitted { event, blocked }
 }
 
 fn serve(
@@ -293,9 +338,9 @@ fn serve(
     limits: Limits,
     jobs: std_mpsc::Receiver<Job>,
     loaded: oneshot::Sender<Result<Vec<PathBuf>, ScriptError>>,
-    stuck: Arc<AtomicBool>,
+    health: Arc<Health>,
 ) {
-    let mut engine = match factory(link, limits) {
+    let mut engine = match factory(link.clone(), limits) {
         Ok(engine) => engine,
         Err(e) => {
             let _ = loaded.send(Err(e));
@@ -303,12 +348,32 @@ fn serve(
         }
     };
     let outcome = engine.load().map(|()| engine.required_files());
+    link.meter().end();
     let ok = outcome.is_ok();
     let _ = loaded.send(outcome);
     if !ok {
         return;
     }
+    let mut server = Server {
+        engine,
+        link,
+        health,
+    };
     while let Ok(job) = jobs.recv() {
+        server.serve(job);
+        server.health.stuck.store(false, Ordering::SeqCst);
+    }
+}
+
+/// The thread's side: the engine and what each job needs around it.
+struct Server {
+    engine: Box<dyn Engine>,
+    link: Arc<ApiLink>,
+    health: Arc<Health>,
+}
+
+impl Server {
+    fn serve(&mut self, job: Job) {
         match job {
             Job::Call {
                 cb,
@@ -317,16 +382,81 @@ fn serve(
                 budget,
                 reply,
             } => {
-                let result = engine.call(cb, args, &ctx, budget);
-                stuck.store(false, Ordering::SeqCst);
+                let result = self.call(cb, &args, &ctx, budget);
                 let _ = reply.send(result);
             }
+            Job::Chain {
+                chain,
+                ctx,
+                budget,
+                reply,
+            } => {
+                let emitted = self.chain(chain, &ctx, budget);
+                let _ = reply.send(emitted);
+            }
             Job::State { reply } => {
-                let _ = reply.send(engine.state());
+                let _ = reply.send(self.engine.state());
             }
             Job::SetState { state, reply } => {
-                let _ = reply.send(engine.set_state(state));
+                let _ = reply.send(self.engine.set_state(state));
             }
+        }
+    }
+
+    /// One callback, with the run's context current and its outcome counted.
+    fn call(
+        &mut self,
+        cb: CallbackId,
+        args: &[Value],
+        ctx: &Arc<RunContext>,
+        budget: Duration,
+    ) -> Result<Value, ScriptError> {
+        self.link.set_current(Some(ctx.clone()));
+        let result = self.engine.call(cb, args, ctx, budget);
+        self.link.meter().end();
+        self.link.set_current(None);
+        self.health.count(on_budget(&result));
+        result
+    }
+
+    /// The handlers in order, each seeing the event as the ones before left it; the rules
+    /// are [`hooks::apply_outcome`]'s, the same as for handlers of the core.
+    fn chain(&mut self, chain: Chain, ctx: &Arc<RunContext>, budget: Duration) -> Emitted {
+        let Chain {
+            callbacks,
+            mut event,
+            owner,
+            notice,
+        } = chain;
+        let mut value = event.to_value();
+        for cb in callbacks {
+            let outcome = if self.health.disabled.load(Ordering::SeqCst) {
+                Err(HookError::new(format!(
+                    "{} is disabled after {MAX_STRIKES} calls in a row failed on their time \
+                     budget; fix the script and reload it",
+                    self.link.info.name
+                )))
+            } else {
+                match self.call(cb, std::slice::from_ref(&value), ctx, budget) {
+                    Ok(Value::Null) => Ok(None),
+                    Ok(v) => Ok(Some(v)),
+                    Err(e) => Err(HookError::new(e.message)),
+                }
+            };
+            match hooks::apply_outcome(&mut event, &owner, outcome, &notice) {
+                Step::Unchanged => {}
+                Step::Changed => value = event.to_value(),
+                Step::Blocked(reason) => {
+                    return Emitted {
+                        event,
+                        blocked: Some(reason),
+                    }
+                }
+            }
+        }
+        Emitted {
+            event,
+            blocked: None,
         }
     }
 }

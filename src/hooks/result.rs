@@ -122,6 +122,16 @@ impl HookResult {
         (result, problems)
     }
 
+    /// Whether this result rewrites something (an `updated_*` field).
+    pub fn rewrites(&self) -> bool {
+        self.updated_input.is_some()
+            || self.updated_system_prompt.is_some()
+            || self.updated_messages.is_some()
+            || self.updated_payload.is_some()
+            || self.updated_args.is_some()
+            || self.updated_result.is_some()
+    }
+
     /// Rewrites the event with this result. Returns the block reason when it blocks.
     pub fn apply(self, event: &mut HookEvent, owner: &Owner) -> Option<String> {
         match event {

@@ -67,7 +67,7 @@ async fn rewrites_chain_in_load_then_registration_order() {
             }),
         );
     }
-    let out = bus.emit(input("x")).await;
+    let out = bus.emit(input("x"), &ctx()).await;
     assert_eq!(out.event, input("x+a+b+late"));
     assert_eq!(out.blocked, None);
 }
@@ -91,11 +91,14 @@ async fn first_block_wins_and_stops_the_chain() {
         }),
     );
     let out = bus
-        .emit(HookEvent::ToolCall {
-            id: "1".into(),
-            name: "bash".into(),
-            args: json!({"command": "rm -rf /"}),
-        })
+        .emit(
+            HookEvent::ToolCall {
+                id: "1".into(),
+                name: "bash".into(),
+                args: json!({"command": "rm -rf /"}),
+            },
+            &ctx(),
+        )
         .await;
     assert_eq!(out.blocked.as_deref(), Some("no rm"));
     assert_eq!(*calls.lock().unwrap(), 0);
@@ -112,17 +115,20 @@ async fn failing_handler_is_reported_and_skipped_but_fails_closed_for_tool_call(
         Owner::new("ok", 2),
         handler(|_| Ok(Some(json!({"updated_input": "rewritten"})))),
     );
-    let out = bus.emit(input("x")).await;
+    let out = bus.emit(input("x"), &ctx()).await;
     assert_eq!(out.event, input("rewritten"));
     assert!(notices.lock().unwrap()[0].contains("guard.lua:3: boom"));
 
     bus.on(EventKind::ToolCall, owner, fail());
     let out = bus
-        .emit(HookEvent::ToolCall {
-            id: "1".into(),
-            name: "read".into(),
-            args: json!({}),
-        })
+        .emit(
+            HookEvent::ToolCall {
+                id: "1".into(),
+                name: "read".into(),
+                args: json!({}),
+            },
+            &ctx(),
+        )
         .await;
     assert!(out.blocked.unwrap().contains("guard.lua:3: boom"));
 }
@@ -144,7 +150,7 @@ async fn wrong_result_types_are_reported_and_ignored() {
         name: "read".into(),
         args: json!({"path": "a"}),
     };
-    let out = bus.emit(ev.clone()).await;
+    let out = bus.emit(ev.clone(), &ctx()).await;
     assert_eq!(out.event, ev);
     assert_eq!(out.blocked, None);
     let n = notices.lock().unwrap();
@@ -230,4 +236,10 @@ fn event_payload_shapes_are_pinned() {
     for kind in EventKind::ALL {
         assert_eq!(EventKind::parse(kind.name()), Some(kind));
     }
+}
+
+fn ctx() -> std::sync::Arc<crate::run::RunContext> {
+    std::sync::Arc::new(crate::run::RunContext::detached(std::path::PathBuf::from(
+        "/w",
+    )))
 }

@@ -2,10 +2,11 @@
 //! prompt apart, tool results folded into user turns so roles alternate), and the decoder of
 //! its streamed events.
 
+use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 
 use super::sse::{parse_data, post_json, stream_error, SseDecoder, SseEvent, SseEventStream};
-use super::{BoxFuture, EventStream, ModelRequest, Provider, ProviderError, StreamEvent};
+use super::{EventStream, ModelRequest, Provider, ProviderError, StreamEvent};
 use crate::protocol::{Message, Role, Usage};
 
 /// Where requests go when no base URL is configured.

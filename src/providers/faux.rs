@@ -3,6 +3,7 @@
 //! word, tool calls, usage, done) so the whole agent loop runs without a network. Nothing
 //! happens at start-up beyond reading the script file.
 
+use futures_util::future::BoxFuture;
 use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -11,7 +12,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{BoxFuture, EventStream, Provider, ProviderError, StreamEvent};
+use super::{EventStream, Provider, ProviderError, StreamEvent};
 use crate::protocol::Usage;
 
 /// The text a scripted model sends once its script has run out.

@@ -11,17 +11,13 @@ pub mod faux;
 pub mod openai;
 pub mod sse;
 
-use std::future::Future;
-use std::pin::Pin;
+use futures_util::future::BoxFuture;
 use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::protocol::{Message, ToolCall, ToolSpec, Usage};
-
-/// A boxed, sendable future (the crate avoids a dependency on `futures` for this alone).
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Everything a provider needs for one request.
 #[derive(Debug, Clone, Serialize)]
@@ -208,21 +204,9 @@ impl RetryPolicy {
     }
 }
 
-/// Shared HTTP client for the network providers, built on first use so start-up never pays
-/// for TLS set-up in offline runs.
+/// The shared HTTP client ([`crate::http::client`]), failures as provider errors.
 pub(crate) fn http_client() -> Result<reqwest::Client, ProviderError> {
-    use std::sync::OnceLock;
-    static CLIENT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
-    CLIENT
-        .get_or_init(|| {
-            let _ = rustls::crypto::ring::default_provider().install_default();
-            reqwest::Client::builder()
-                .connect_timeout(Duration::from_secs(20))
-                .build()
-                .map_err(|e| format!("could not set up the HTTP client: {e}"))
-        })
-        .clone()
-        .map_err(ProviderError::Config)
+    crate::http::client().map_err(ProviderError::Config)
 }
 
 /// The endpoint to use: `base_url` unless it is unset or blank, else `default`; without a

@@ -1,10 +1,11 @@
 //! The OpenAI-compatible Chat Completions provider (OpenAI, Ollama, llama.cpp, vLLM, ...):
 //! the request body built from a [`ModelRequest`], and the decoder of its streamed chunks.
 
+use futures_util::future::BoxFuture;
 use serde_json::{json, Map, Value};
 
 use super::sse::{parse_data, post_json, stream_error, SseDecoder, SseEvent, SseEventStream};
-use super::{BoxFuture, EventStream, ModelRequest, Provider, ProviderError, StreamEvent};
+use super::{EventStream, ModelRequest, Provider, ProviderError, StreamEvent};
 use crate::protocol::{Message, Role, Usage};
 
 /// Where requests go when no base URL is configured.

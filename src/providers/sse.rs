@@ -6,13 +6,12 @@
 //! request and maps failures to [`ProviderError`]s, and `SseEventStream` turns the events into
 //! [`StreamEvent`]s with a provider-specific [`SseDecoder`].
 
+use futures_util::future::BoxFuture;
 use std::collections::VecDeque;
 
 use serde_json::Value;
 
-use super::{
-    error_message_from_body, http_client, BoxFuture, EventStream, ProviderError, StreamEvent,
-};
+use super::{error_message_from_body, http_client, EventStream, ProviderError, StreamEvent};
 
 /// One dispatched event: its `event:` name, if any, and its `data:` lines joined by `\n`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -13,7 +13,7 @@ use rustyline::hint::Hinter;
 use rustyline::history::DefaultHistory;
 use rustyline::validate::Validator;
 use rustyline::{Context, Editor, Helper};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 use super::render::Printer;
 use crate::commands::CommandTable;
@@ -74,7 +74,7 @@ enum Request {
     /// Read a prompt line.
     Line(String),
     /// Ask a yes/no question (for `ctx.ui.confirm`) and send the answer back.
-    Confirm(String, std_mpsc::Sender<bool>),
+    Confirm(String, oneshot::Sender<bool>),
 }
 
 /// The input thread's handle.
@@ -131,17 +131,17 @@ impl Input {
         result
     }
 
-    /// A function that asks the user a yes/no question on this terminal (blocking the
-    /// calling thread, which is an extension's worker, until answered).
+    /// A function that asks the user a yes/no question on this terminal; its future resolves
+    /// with the answer (false when the input thread is gone).
     pub fn confirmer(&self) -> crate::app::ui::ConfirmFn {
         let requests = std::sync::Mutex::new(self.requests.clone());
         Box::new(move |question: &str| {
-            let (tx, rx) = std_mpsc::channel();
+            let (tx, rx) = oneshot::channel();
             let sent = requests
                 .lock()
                 .map(|r| r.send(Request::Confirm(question.to_string(), tx)).is_ok())
                 .unwrap_or(false);
-            sent && rx.recv().unwrap_or(false)
+            Box::pin(async move { sent && rx.await.unwrap_or(false) })
         })
     }
 }

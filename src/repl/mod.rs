@@ -47,32 +47,37 @@ pub async fn run_print(mut app: App) -> i32 {
     }
     app.start().await;
     let cancel = app.ui.new_prompt();
-    let result = if json {
-        app.handle_line(prompt.trim_end(), &JsonSink, &cancel).await
-    } else {
-        app.handle_line(prompt.trim_end(), &PrintSink, &cancel)
-            .await
-    };
-    app.shutdown().await;
-    match result {
-        Ok(LineOutcome::Ran(outcome)) => {
-            if !json {
-                print_answer(&outcome.text);
-            }
-            0
-        }
-        Ok(LineOutcome::Output(text)) => {
-            if !json {
-                print_answer(&text);
-            }
-            0
-        }
+    let sink: &dyn crate::agent::EventSink = if json { &JsonSink } else { &PrintSink };
+    let mut code = match app.handle_line(prompt.trim_end(), sink, &cancel).await {
+        Ok(LineOutcome::Ran(outcome)) => answer(json, &outcome.text),
+        Ok(LineOutcome::Output(text)) => answer(json, &text),
         Ok(LineOutcome::Quit) => 0,
-        Err(e) => {
-            stderr_line(&format!("mypi: {e}"));
-            e.exit_code()
-        }
+        Err(e) => failed(&e),
+    };
+    // Messages a command or a handler queued run before mypi exits.
+    if code == 0 {
+        code = match app.run_queued(sink, &cancel).await {
+            Some(Ok(outcome)) => answer(json, &outcome.text),
+            Some(Err(e)) => failed(&e),
+            None => 0,
+        };
     }
+    app.shutdown().await;
+    code
+}
+
+/// Prints an answer (not in JSON mode, where the events carry it); exit code 0.
+fn answer(json: bool, text: &str) -> i32 {
+    if !json {
+        print_answer(text);
+    }
+    0
+}
+
+/// Reports a failure on stderr; its exit code.
+fn failed(e: &AppError) -> i32 {
+    stderr_line(&format!("mypi: {e}"));
+    e.exit_code()
 }
 
 /// Prints the answer and a newline. A reader that went away (`mypi -p ... | head -c1`) is
@@ -120,12 +125,14 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
     let queues = app.queues.clone();
     watch_ctrl_c(printer.clone(), app.ui.clone());
     loop {
+        // Whatever extensions queued (while idle, or during the last line) runs first.
+        let cancel = app.ui.new_prompt();
+        if let Some(result) = app.run_queued(&sink, &cancel).await {
+            show(&printer, result.map(LineOutcome::Ran));
+        }
         let line = tokio::select! {
             r = input.read("> ") => r,
-            _ = queues.wait() => match queues.next_idle_prompt() {
-                Some(p) => ReadResult::Line(p),
-                None => continue,
-            },
+            _ = queues.wait() => continue,
         };
         let line = match line {
             ReadResult::Line(l) if l.trim().is_empty() => continue,
@@ -134,18 +141,26 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
             ReadResult::Eof => break,
         };
         let cancel = app.ui.new_prompt();
-        match app.handle_line(&line, &sink, &cancel).await {
-            Ok(LineOutcome::Quit) => break,
-            Ok(LineOutcome::Ran(outcome)) if outcome.turns == 0 && outcome.blocked.is_some() => {
-                printer.line(&outcome.text)
-            }
-            Ok(_) => {}
-            Err(AppError::Agent(_)) => {}
-            Err(e) => printer.line(&format!("error: {e}")),
+        let result = app.handle_line(&line, &sink, &cancel).await;
+        if matches!(result, Ok(LineOutcome::Quit)) {
+            break;
         }
+        show(&printer, result);
     }
     app.shutdown().await;
     0
+}
+
+/// Prints what the sink did not: a blocked input's answer, an error that is not the agent's
+/// (the agent's errors were reported as events).
+fn show(printer: &Printer, result: Result<LineOutcome, AppError>) {
+    match result {
+        Ok(LineOutcome::Ran(outcome)) if outcome.turns == 0 && outcome.blocked.is_some() => {
+            printer.line(&outcome.text)
+        }
+        Ok(_) | Err(AppError::Agent(_)) => {}
+        Err(e) => printer.line(&format!("error: {e}")),
+    }
 }
 
 /// Ctrl-C outside line editing (while a prompt runs) cancels the current prompt and keeps

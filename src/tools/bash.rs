@@ -4,28 +4,20 @@
 //! prompt is cancelled. The result is the output, cut in the middle when long, and a last line
 //! with the exit code (or why it was killed).
 
-use std::collections::VecDeque;
-use std::process::{ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::process::{ChildStderr, ChildStdout, Command};
+use tokio::process::Command;
 
 use super::{Tool, ToolContext, MAX_OUTPUT_BYTES};
+use crate::process::{self, Bounded, End, Sinks};
 use crate::protocol::{ToolOutput, ToolSpec};
-use crate::providers::BoxFuture;
 use crate::text::truncate_middle;
+use futures_util::future::BoxFuture;
 
 const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 const MAX_TIMEOUT_MS: u64 = 600_000;
-/// Output kept from each end of very long output before the final cut.
-const KEEP_BYTES: usize = 1024 * 1024;
-/// How long to wait for the output pipes to close once the process group is gone.
-const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
-/// How long to wait for a killed shell to be reaped.
-const REAP_TIMEOUT: Duration = Duration::from_secs(5);
 
 const DESCRIPTION: &str = "\
 Run a shell command with `bash -c` in the working folder and return its output.
@@ -102,34 +94,22 @@ impl Tool for BashTool {
     }
 }
 
-/// How the command ended.
-enum End {
-    Exited(std::io::Result<ExitStatus>),
-    TimedOut,
-    Cancelled,
-}
-
 /// Runs the command to completion, timeout or cancellation, and formats the result.
 async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> ToolOutput {
     if ctx.cancel.is_cancelled() {
         return ToolOutput::error("cancelled");
     }
-    let mut child = match Command::new("bash")
-        .arg("-c")
+    let mut cmd = Command::new("bash");
+    cmd.arg("-c")
         .arg(command)
         .current_dir(&ctx.cwd)
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         .env("TERM", "dumb")
         .env("PAGER", "cat")
         .env("GIT_PAGER", "cat")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-    {
-        Ok(child) => child,
+        .env("GIT_TERMINAL_PROMPT", "0");
+    let (child, group) = match process::spawn(&mut cmd) {
+        Ok(spawned) => spawned,
         Err(e) => {
             return ToolOutput::error(format!(
                 "could not start bash in {}: {e}",
@@ -137,145 +117,39 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> ToolOutput 
             ))
         }
     };
-    // The shell leads its own group, so the group id is its pid.
-    let mut group = GroupKiller(child.id().and_then(|id| i32::try_from(id).ok()));
-    let sink = Arc::new(Mutex::new(Collector::default()));
-    let mut reader = tokio::spawn(collect(
-        child.stdout.take(),
-        child.stderr.take(),
-        sink.clone(),
-    ));
-
-    let end = tokio::select! {
-        status = child.wait() => End::Exited(status),
-        _ = tokio::time::sleep(timeout) => End::TimedOut,
-        _ = ctx.cancel.cancelled() => End::Cancelled,
-    };
-    group.kill();
-    if !matches!(end, End::Exited(_)) {
-        let _ = tokio::time::timeout(REAP_TIMEOUT, child.wait()).await;
-    }
-    if tokio::time::timeout(DRAIN_TIMEOUT, &mut reader)
-        .await
-        .is_err()
-    {
-        // Something outside the group still holds the pipes open; keep what arrived.
-        reader.abort();
-    }
-    let collected = std::mem::take(&mut *sink.lock().unwrap_or_else(|p| p.into_inner()));
-    finish(collected, end, timeout)
+    let sink = Bounded::shared();
+    let end = process::run(
+        child,
+        group,
+        timeout,
+        &ctx.cancel,
+        Sinks::Merged(sink.clone()),
+    )
+    .await;
+    finish(Bounded::take(&sink), end, timeout)
 }
 
-/// Kills a process group (once) when asked or when dropped, e.g. if the call is abandoned.
-struct GroupKiller(Option<i32>);
-
-impl GroupKiller {
-    fn kill(&mut self) {
-        if let Some(pgid) = self.0.take().filter(|&p| p > 0) {
-            // SAFETY: kill(2) takes plain integers and touches no memory of ours; a negative
-            // pid addresses the process group the spawned shell leads.
-            unsafe {
-                libc::kill(-pgid, libc::SIGKILL);
-            }
+/// The kept output as text, cut in the middle to [`MAX_OUTPUT_BYTES`], with a note when
+/// very long output lost bytes before that.
+fn output_text(collected: Bounded) -> String {
+    let (dropped, total) = (collected.dropped(), collected.total());
+    let bytes = collected.into_bytes();
+    let mut text = truncate_middle(&String::from_utf8_lossy(&bytes), MAX_OUTPUT_BYTES);
+    if dropped > 0 {
+        if !text.ends_with('\n') {
+            text.push('\n');
         }
+        text.push_str(&format!(
+            "[the command printed {total} bytes in all; the count above leaves out {dropped} \
+             more bytes dropped from the middle]"
+        ));
     }
-}
-
-impl Drop for GroupKiller {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
-/// Reads stdout and stderr until both close, appending chunks to `sink` as they arrive.
-async fn collect(
-    mut out: Option<ChildStdout>,
-    mut err: Option<ChildStderr>,
-    sink: Arc<Mutex<Collector>>,
-) {
-    let mut out_buf = vec![0u8; 8192];
-    let mut err_buf = vec![0u8; 8192];
-    while out.is_some() || err.is_some() {
-        let (is_out, result) = tokio::select! {
-            r = read_some(&mut out, &mut out_buf) => (true, r),
-            r = read_some(&mut err, &mut err_buf) => (false, r),
-        };
-        match result {
-            Ok(n) if n > 0 => {
-                let buf = if is_out { &out_buf } else { &err_buf };
-                sink.lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push(&buf[..n]);
-            }
-            // End of file or a read error: this pipe is done.
-            _ if is_out => out = None,
-            _ => err = None,
-        }
-    }
-}
-
-/// Reads from the pipe if it is still open; never resolves for a closed one.
-async fn read_some<R: AsyncRead + Unpin>(
-    pipe: &mut Option<R>,
-    buf: &mut [u8],
-) -> std::io::Result<usize> {
-    match pipe {
-        Some(r) => r.read(buf).await,
-        None => std::future::pending().await,
-    }
-}
-
-/// Output in arrival order, bounded: the first and last [`KEEP_BYTES`] are kept.
-#[derive(Default)]
-struct Collector {
-    head: Vec<u8>,
-    tail: VecDeque<u8>,
-    total: usize,
-}
-
-impl Collector {
-    fn push(&mut self, mut bytes: &[u8]) {
-        self.total += bytes.len();
-        let room = KEEP_BYTES.saturating_sub(self.head.len());
-        let (to_head, rest) = bytes.split_at(room.min(bytes.len()));
-        self.head.extend_from_slice(to_head);
-        bytes = rest;
-        if bytes.len() >= KEEP_BYTES {
-            self.tail.clear();
-            bytes = &bytes[bytes.len() - KEEP_BYTES..];
-        }
-        let overflow = (self.tail.len() + bytes.len()).saturating_sub(KEEP_BYTES);
-        self.tail.drain(..overflow);
-        self.tail.extend(bytes);
-    }
-
-    /// Bytes that were dropped from the middle because output was very long.
-    fn dropped(&self) -> usize {
-        self.total - self.head.len() - self.tail.len()
-    }
-
-    fn into_text(mut self) -> String {
-        let dropped = self.dropped();
-        let total = self.total;
-        self.head.extend(self.tail);
-        let text = String::from_utf8_lossy(&self.head);
-        let mut text = truncate_middle(&text, MAX_OUTPUT_BYTES);
-        if dropped > 0 {
-            if !text.ends_with('\n') {
-                text.push('\n');
-            }
-            text.push_str(&format!(
-                "[the command printed {total} bytes in all; the count above leaves out {dropped} \
-                 more bytes dropped from the middle]"
-            ));
-        }
-        text
-    }
+    text
 }
 
 /// The output followed by the status line.
-fn finish(collected: Collector, end: End, timeout: Duration) -> ToolOutput {
-    let mut text = collected.into_text();
+fn finish(collected: Bounded, end: End, timeout: Duration) -> ToolOutput {
+    let mut text = output_text(collected);
     let (status, is_error) = match end {
         End::Exited(Ok(status)) => match status.code() {
             Some(code) => (format!("exit code: {code}"), code != 0),
@@ -305,31 +179,12 @@ fn finish(collected: Collector, end: End, timeout: Duration) -> ToolOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cancel::CancelToken;
     use crate::testutil::TempDir;
     use std::time::Instant;
+    use tokio_util::sync::CancellationToken;
 
     async fn bash(dir: &TempDir, args: Value) -> ToolOutput {
         BashTool::new().call(args, dir.ctx()).await
-    }
-
-    /// Processes of group `pgid` that are alive (zombies waiting for a reaper do not count).
-    fn live_in_group(pgid: i32) -> Vec<String> {
-        let mut live = Vec::new();
-        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-                continue;
-            };
-            // Fields after the parenthesised command name: state ppid pgrp ...
-            let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
-                continue;
-            };
-            let fields: Vec<&str> = rest.split_whitespace().collect();
-            if fields.get(2) == Some(&pgid.to_string().as_str()) && fields[0] != "Z" {
-                live.push(stat);
-            }
-        }
-        live
     }
 
     #[tokio::test]
@@ -420,7 +275,11 @@ mod tests {
         );
         let pgid: i32 = out.content.lines().next().unwrap().parse().unwrap();
         tokio::time::sleep(Duration::from_millis(100)).await;
-        assert!(live_in_group(pgid).is_empty(), "{:?}", live_in_group(pgid));
+        assert!(
+            crate::testutil::live_in_group(pgid).is_empty(),
+            "{:?}",
+            crate::testutil::live_in_group(pgid)
+        );
     }
 
     #[tokio::test]
@@ -432,7 +291,7 @@ mod tests {
         assert!(out.content.ends_with("exit code: 0"), "{}", out.content);
         let pgid: i32 = out.content.lines().next().unwrap().parse().unwrap();
         tokio::time::sleep(Duration::from_millis(100)).await;
-        assert!(live_in_group(pgid).is_empty());
+        assert!(crate::testutil::live_in_group(pgid).is_empty());
     }
 
     #[tokio::test]
@@ -451,7 +310,7 @@ mod tests {
         assert!(out.content.ends_with("\ncancelled"), "{}", out.content);
         let pgid: i32 = out.content.lines().next().unwrap().parse().unwrap();
         tokio::time::sleep(Duration::from_millis(100)).await;
-        assert!(live_in_group(pgid).is_empty());
+        assert!(crate::testutil::live_in_group(pgid).is_empty());
         let again = bash(&dir, json!({"command": "echo hi"})).await;
         assert_eq!(again.content, "hi\nexit code: 0");
         let out = BashTool::new()
@@ -466,10 +325,12 @@ mod tests {
 
     #[tokio::test]
     async fn missing_cwd_is_an_error() {
-        let ctx = ToolContext {
-            cwd: std::env::temp_dir().join("mypi-bash-test-no-such-folder-xyz"),
-            cancel: CancelToken::new(),
-        };
+        let ctx = std::sync::Arc::new(
+            crate::run::RunContext::detached(
+                std::env::temp_dir().join("mypi-bash-test-no-such-folder-xyz"),
+            )
+            .with_cancel(CancellationToken::new()),
+        );
         let out = BashTool::new().call(json!({"command": "true"}), ctx).await;
         assert!(out.is_error);
         assert!(
@@ -481,15 +342,14 @@ mod tests {
 
     #[test]
     fn collector_keeps_both_ends() {
-        let mut c = Collector::default();
+        use crate::process::KEEP_BYTES;
+        let mut c = Bounded::default();
         c.push(&vec![b'a'; KEEP_BYTES + 10]);
         c.push(&vec![b'b'; KEEP_BYTES * 2]);
         c.push(b"end");
-        assert_eq!(c.head.len(), KEEP_BYTES);
-        assert_eq!(c.tail.len(), KEEP_BYTES);
-        assert_eq!(c.total, KEEP_BYTES * 3 + 13);
+        assert_eq!(c.total(), KEEP_BYTES * 3 + 13);
         assert_eq!(c.dropped(), KEEP_BYTES + 13);
-        assert!(c.into_text().contains("bbbend\n[the command printed"));
+        assert!(output_text(c).contains("bbbend\n[the command printed"));
     }
 
     #[test]

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use super::write::write_atomic;
 use super::{Tool, ToolContext};
 use crate::protocol::{ToolOutput, ToolSpec};
-use crate::providers::BoxFuture;
+use futures_util::future::BoxFuture;
 
 /// Lines of context shown around an edit.
 const CONTEXT_LINES: usize = 3;
@@ -337,9 +337,9 @@ fn normalize(text: &str) -> (String, Vec<usize>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cancel::CancelToken;
     use crate::testutil::TempDir;
     use std::path::PathBuf;
+    use tokio_util::sync::CancellationToken;
 
     impl TempDir {
         fn file(&self, name: &str, content: &str) -> PathBuf {
@@ -349,10 +349,10 @@ mod tests {
         }
 
         async fn edit(&self, args: Value) -> ToolOutput {
-            let ctx = ToolContext {
-                cwd: self.0.clone(),
-                cancel: CancelToken::new(),
-            };
+            let ctx = std::sync::Arc::new(
+                crate::run::RunContext::detached(self.0.clone())
+                    .with_cancel(CancellationToken::new()),
+            );
             EditTool::new().call(args, ctx).await
         }
     }

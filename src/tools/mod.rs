@@ -8,37 +8,21 @@ pub mod read;
 pub mod write;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock, RwLock, Weak};
 
 use serde_json::Value;
 
-use crate::cancel::CancelToken;
 use crate::owner::{next_id, Handle, Owner, Unregister};
 use crate::protocol::{ToolOutput, ToolSpec};
-use crate::providers::BoxFuture;
+use crate::run::RunContext;
+use futures_util::future::BoxFuture;
 
 /// Most bytes of tool output the model receives; more is cut in the middle with a note.
 pub const MAX_OUTPUT_BYTES: usize = 50 * 1024;
 
-/// What a running tool may use.
-#[derive(Clone, Debug)]
-pub struct ToolContext {
-    pub cwd: PathBuf,
-    pub cancel: CancelToken,
-}
-
-impl ToolContext {
-    /// Resolves a path argument against the working folder.
-    pub fn resolve(&self, path: &str) -> PathBuf {
-        let p = Path::new(path);
-        if p.is_absolute() {
-            p.to_path_buf()
-        } else {
-            self.cwd.join(p)
-        }
-    }
-}
+/// What a running tool may use: the context of the run that called it (working folder,
+/// cancellation, depth, ...).
+pub type ToolContext = Arc<RunContext>;
 
 /// A tool. `call` gets arguments already validated against `spec().parameters`.
 pub trait Tool: Send + Sync {

@@ -10,8 +10,8 @@ use serde_json::{json, Value};
 
 use super::{Tool, ToolContext, MAX_OUTPUT_BYTES};
 use crate::protocol::{ToolOutput, ToolSpec};
-use crate::providers::BoxFuture;
 use crate::text::truncate_middle;
+use futures_util::future::BoxFuture;
 
 /// Lines shown when the call gives no `limit`.
 const DEFAULT_LIMIT: usize = 2000;

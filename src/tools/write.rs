@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 use super::{Tool, ToolContext};
 use crate::protocol::{ToolOutput, ToolSpec};
-use crate::providers::BoxFuture;
+use futures_util::future::BoxFuture;
 
 const DESCRIPTION: &str = "\
 Write a file to the local filesystem, replacing it completely if it exists.

@@ -72,8 +72,9 @@ function Handle:remove() end
 ---@class mypi.Ui
 local Ui = {}
 
----Asks a yes/no question on the REPL and waits for the answer (the wait does not count
----against the call's time budget). Always false in print and json mode and in `mypi ext check`.
+---Asks a yes/no question on the REPL and waits for the answer, however long it takes (the wait
+---does not count against the call's time budget). Always false in print and json mode and in
+---`mypi ext check`, and false when the run is cancelled while it waits.
 ---@param question string
 ---@return boolean
 function Ui.confirm(question) end
@@ -82,16 +83,18 @@ function Ui.confirm(question) end
 ---@param msg any
 function Ui.notify(msg) end
 
----The second argument of every callback (handlers, tools' `execute`, commands).
+---The last argument of every callback (handlers, tools' `execute`, commands): the context of
+---the agent run that made the call.
 ---@class mypi.Ctx
 ---@field cwd string mypi's working folder
 ---@field mode mypi.Mode `"repl"`, `"print"` (`-p`) or `"json"` (`-p --json`)
----@field session_id string the session's id; `""` when there is no session file (yet, or `--no-session`)
+---@field session_id string the run's session id, known before its file is written; `""` with `--no-session`
 ---@field model string the model id in use
+---@field depth integer 0 for the user's agent, 1+ inside a child agent
 ---@field ui mypi.Ui
 local Ctx = {}
 
----Cancels the running prompt (like Ctrl-C in the REPL).
+---Cancels the run that made the call, and its child agents (like Ctrl-C in the REPL).
 function Ctx.abort() end
 
 -------------------------------------------------------------------------------------------
@@ -284,13 +287,14 @@ function api.command(name, handler, description) end
 ---Queues a user message. `steer` (default): added after the current tool batch, before the
 ---next model request; when the agent is idle it starts a run now. `follow_up`: run as a new
 ---prompt once the agent is idle. Either way it goes through the `input` event with
----`source = "extension"` when it starts a run.
+---`source = "extension"` when it starts a run. A queued text is never a slash command.
 ---@param text string
 ---@param opts? mypi.SendOptions
 function api.send_message(text, opts) end
 
----Runs a program without a shell (stdin empty) and waits for it. The wait does not count
----against the call's time budget. Raises when the program cannot be started.
+---Runs a program without a shell (stdin empty), in its own process group, and waits for it.
+---The wait does not count against the call's time budget. The group is killed at the timeout
+---and when the run is cancelled. Raises when the program cannot be started.
 ---@param cmd string program name (looked up in PATH) or path
 ---@param args? string[]
 ---@param opts? mypi.ExecOptions

@@ -11,12 +11,12 @@ use serde_json::{json, Value};
 
 use mypi::agent::EventSink;
 use mypi::app::{App, LineOutcome};
-use mypi::cancel::CancelToken;
 use mypi::cli::Cli;
 use mypi::config::Config;
 use mypi::hooks::{EventKind, HookError, HookEvent, HookHandler};
 use mypi::owner::Owner;
 use mypi::protocol::AgentEvent;
+use tokio_util::sync::CancellationToken;
 
 use crate::common::{FakeAnthropic, FakeOpenAi, Reply, TestDir};
 
@@ -89,7 +89,7 @@ impl Rig {
         let sink = Events::default();
         let out = self
             .app
-            .handle_line(text, &sink, &CancelToken::new())
+            .handle_line(text, &sink, &CancellationToken::new())
             .await
             .unwrap_or_else(|e| panic!("handle_line({text:?}) failed: {e}"));
         (out, sink.all())

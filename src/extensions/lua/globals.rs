@@ -13,6 +13,7 @@ use serde_json::{json, Value as Json};
 use super::convert::{json_to_lua, lua_to_json};
 use super::raise;
 use crate::extensions::api::{ApiLink, CallbackId, ToolDef};
+use crate::run::RunContext;
 
 /// Registry name of the table of callbacks (`CallbackId` -> function).
 pub(super) const CALLBACKS: &str = "mypi.callbacks";
@@ -327,8 +328,8 @@ fn add_data(lua: &Lua, api: &Table, link: &ApiLink) -> mlua::Result<()> {
     api.set("extension", ext)
 }
 
-/// `ctx.ui` (`confirm`, `notify`) and `ctx.abort`, made once per VM.
-pub(super) fn ctx_functions(lua: &Lua, link: &Arc<ApiLink>) -> mlua::Result<(Table, Function)> {
+/// `ctx.ui` (`confirm`, `notify`), made once per VM.
+pub(super) fn ctx_ui(lua: &Lua, link: &Arc<ApiLink>) -> mlua::Result<Table> {
     let ui = lua.create_table()?;
     let l = link.clone();
     ui.set(
@@ -346,10 +347,14 @@ pub(super) fn ctx_functions(lua: &Lua, link: &Arc<ApiLink>) -> mlua::Result<(Tab
             Ok(())
         })?,
     )?;
-    let l = link.clone();
-    let abort = lua.create_function(move |_, ()| {
-        l.abort();
+    Ok(ui)
+}
+
+/// `ctx.abort` of one run context: cancels that run.
+pub(super) fn abort_function(lua: &Lua, ctx: &Arc<RunContext>) -> mlua::Result<Function> {
+    let cancel = ctx.cancel.clone();
+    lua.create_function(move |_, ()| {
+        cancel.cancel();
         Ok(())
-    })?;
-    Ok((ui, abort))
+    })
 }

@@ -36,17 +36,18 @@ use serde_json::Value as Json;
 
 use self::modules::Modules;
 use self::sandbox::{Budget, Spent};
-use super::api::{ApiLink, CallCtx, CallbackId, Engine, ErrorKind, Limits, ScriptError};
+use super::api::{ApiLink, CallbackId, Engine, ErrorKind, Limits, ScriptError};
+use crate::run::RunContext;
 
 /// Builds the engine for an extension (on its worker thread).
 pub fn new_engine(link: Arc<ApiLink>, limits: Limits) -> Result<Box<dyn Engine>, ScriptError> {
     Ok(Box::new(LuaEngine::new(link, limits)?))
 }
 
-/// An extension's Lua VM.
-/// A `CallCtx` and the key/value pairs of its Lua `ctx` table.
-type CtxFields = (CallCtx, Vec<(Value, Value)>);
+/// The id of a run context and the key/value pairs of its Lua `ctx` table.
+type CtxFields = (u64, Vec<(Value, Value)>);
 
+/// An extension's Lua VM.
 pub struct LuaEngine {
     link: Arc<ApiLink>,
     limits: Limits,
@@ -56,8 +57,7 @@ pub struct LuaEngine {
     /// `CallbackId` -> function.
     callbacks: Table,
     ui: Table,
-    abort: Function,
-    /// The fields of `ctx` for the last `CallCtx` seen, as Lua values: every call gets a
+    /// The fields of `ctx` for the last run context seen, as Lua values: every call gets a
     /// fresh table, but building the strings again each time would cost more than the call.
     ctx_fields: RefCell<Option<CtxFields>>,
     /// mlua's array metatable (marks tables that are JSON arrays).
@@ -78,7 +78,7 @@ impl LuaEngine {
             let shared = globals::Shared::new(link.clone());
             let api = globals::api_table(&lua, &shared)?;
             lua.globals().set("api", &api)?;
-            let (ui, abort) = globals::ctx_functions(&lua, &link)?;
+            let ui = globals::ctx_ui(&lua, &link)?;
             lua.set_memory_limit(limits.memory_bytes)?;
             budget.set_memory_cap(limits.memory_bytes);
             Ok(LuaEngine {
@@ -89,7 +89,6 @@ impl LuaEngine {
                 api,
                 callbacks: globals::callbacks(&lua)?,
                 ui,
-                abort,
                 ctx_fields: RefCell::new(None),
                 mark: lua.array_metatable(),
                 lua,
@@ -119,7 +118,7 @@ impl LuaEngine {
         budget: Duration,
         f: impl FnOnce() -> mlua::Result<T>,
     ) -> Result<T, ScriptError> {
-        self.budget.start(self.link.start_call(), budget);
+        self.budget.start(self.link.start_call(budget), budget);
         let out = f();
         let spent = self.budget.stop();
         match (out, spent.over.is_some()) {
@@ -187,21 +186,25 @@ impl LuaEngine {
     }
 
     /// `ctx` of a call: the data of `ctx` plus `ui` and `abort`.
-    fn ctx_table(&self, ctx: &CallCtx) -> mlua::Result<Table> {
+    fn ctx_table(&self, ctx: &Arc<RunContext>) -> mlua::Result<Table> {
         let mut cache = self.ctx_fields.borrow_mut();
-        if cache.as_ref().is_none_or(|(seen, _)| seen != ctx) {
+        if cache.as_ref().is_none_or(|(seen, _)| *seen != ctx.id) {
             let s = |text: &str| self.lua.create_string(text).map(Value::String);
             let fields = vec![
-                (s("cwd")?, s(&ctx.cwd)?),
-                (s("mode")?, s(&ctx.mode)?),
+                (s("cwd")?, s(&ctx.cwd.display().to_string())?),
+                (s("mode")?, s(ctx.mode.name())?),
                 (s("session_id")?, s(&ctx.session_id)?),
                 (s("model")?, s(&ctx.model)?),
+                (s("depth")?, Value::Integer(i64::from(ctx.depth))),
                 (s("ui")?, Value::Table(self.ui.clone())),
-                (s("abort")?, Value::Function(self.abort.clone())),
+                (
+                    s("abort")?,
+                    Value::Function(globals::abort_function(&self.lua, ctx)?),
+                ),
             ];
-            *cache = Some((ctx.clone(), fields));
+            *cache = Some((ctx.id, fields));
         }
-        let t = self.lua.create_table_with_capacity(0, 6)?;
+        let t = self.lua.create_table_with_capacity(0, 7)?;
         if let Some((_, fields)) = cache.as_ref() {
             for (k, v) in fields {
                 t.raw_set(k, v)?;
@@ -215,7 +218,7 @@ impl LuaEngine {
         &self,
         cb: CallbackId,
         args: &[Json],
-        ctx: &CallCtx,
+        ctx: &Arc<RunContext>,
     ) -> mlua::Result<Option<(Function, MultiValue)>> {
         let f = match self.callbacks.raw_get::<Value>(cb)? {
             Value::Function(f) => f,
@@ -255,12 +258,12 @@ impl Engine for LuaEngine {
     fn call(
         &mut self,
         cb: CallbackId,
-        args: Vec<Json>,
-        ctx: &CallCtx,
+        args: &[Json],
+        ctx: &Arc<RunContext>,
         budget: Duration,
     ) -> Result<Json, ScriptError> {
         let Some((f, argv)) = self
-            .prepare(cb, &args, ctx)
+            .prepare(cb, args, ctx)
             .map_err(|e| self.script_error(&e))?
         else {
             return Ok(Json::Null);

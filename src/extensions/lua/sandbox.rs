@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use mlua::{HookTriggers, Lua, LuaOptions, StdLib, VmState};
 
-use crate::extensions::api::CallClock;
+use crate::extensions::meter::CallClock;
 
 /// Instructions between two budget checks (a check costs well under a microsecond; 10 000
 /// instructions take tens of microseconds).

@@ -42,7 +42,9 @@ use serde_json::Value;
 use self::bindings::{Api, Callbacks};
 use self::convert::{to_dynamic, to_json, ErrorContext};
 use self::resolver::{Imports, Resolver};
-use super::api::{ApiLink, CallClock, CallCtx, CallbackId, Engine, ErrorKind, Limits, ScriptError};
+use super::api::{ApiLink, CallbackId, Engine, Limits, ScriptError};
+use super::meter::CallClock;
+use crate::run::RunContext;
 
 /// Operations per second of budget a call may run: a backstop behind the clock, far above
 /// what Rhai manages (some 3e8 per second in a release build), so the clock always ends a
@@ -150,7 +152,7 @@ impl RhaiEngine {
     fn timed<T>(&mut self, budget: Duration, f: impl FnOnce(&Self) -> T) -> T {
         let ops = (budget.as_secs_f64().max(0.001) * OPERATIONS_PER_SEC) as u64;
         self.engine.set_max_operations(ops);
-        *self.deadline.borrow_mut() = Some((self.link.start_call(), budget));
+        *self.deadline.borrow_mut() = Some((self.link.start_call(budget), budget));
         let out = f(self);
         *self.deadline.borrow_mut() = None;
         out
@@ -240,25 +242,18 @@ impl Engine for RhaiEngine {
         Ok(())
     }
 
+    /// A removed callback (its handle's `remove()` ran) answers `null`, as if it returned
+    /// nothing.
     fn call(
         &mut self,
         cb: CallbackId,
-        args: Vec<Value>,
-        ctx: &CallCtx,
+        args: &[Value],
+        ctx: &Arc<RunContext>,
         budget: Duration,
     ) -> Result<Value, ScriptError> {
-        let f = self
-            .callbacks
-            .borrow()
-            .fns
-            .get(&cb)
-            .cloned()
-            .ok_or_else(|| {
-                ScriptError::new(
-                    ErrorKind::Runtime,
-                    format!("{}: callback {cb} is not registered", self.path),
-                )
-            })?;
+        let Some(f) = self.callbacks.borrow().fns.get(&cb).cloned() else {
+            return Ok(Value::Null);
+        };
         let mut argv: Vec<Dynamic> = args.iter().map(to_dynamic).collect();
         argv.push(Dynamic::from(ctx::Ctx::new(ctx.clone(), self.link.clone())));
         let n = match self.arity.get(&cb) {

@@ -9,10 +9,11 @@ use serde_json::{json, Value as Json};
 
 use super::LuaEngine;
 use crate::extensions::api::{
-    ApiLink, CallCtx, CallbackId, Engine, ErrorKind, ExtensionInfo, Language, Limits, ScriptError,
+    ApiLink, CallbackId, Engine, ErrorKind, ExtensionInfo, Language, Limits, ScriptError,
 };
 use crate::extensions::registrar::Recording;
 use crate::owner::Owner;
+use crate::run::RunContext;
 use crate::testutil::TempDir;
 
 mod isolation;
@@ -36,6 +37,7 @@ struct Ext {
     dir: TempDir,
     rec: Arc<Recording>,
     engine: LuaEngine,
+    ctx: Arc<RunContext>,
 }
 
 fn limits() -> Limits {
@@ -68,7 +70,13 @@ fn build(files: &[(&str, &str)], limits: Limits, state: Json) -> Ext {
         state,
     ));
     let engine = LuaEngine::new(link, limits).unwrap();
-    Ext { dir, rec, engine }
+    let ctx = crate::testutil::run_ctx(&dir.0);
+    Ext {
+        dir,
+        rec,
+        engine,
+        ctx,
+    }
 }
 
 /// Builds and loads `main.lua` with `text`.
@@ -99,18 +107,13 @@ impl Ext {
         self.rec.of(kind)[n].1
     }
 
-    fn ctx(&self) -> CallCtx {
-        CallCtx {
-            cwd: self.dir.0.display().to_string(),
-            mode: "print".into(),
-            session_id: "s1".into(),
-            model: "m1".into(),
-        }
+    fn ctx(&self) -> Arc<RunContext> {
+        self.ctx.clone()
     }
 
     fn call(&mut self, cb: CallbackId, args: Vec<Json>) -> Result<Json, ScriptError> {
         let ctx = self.ctx();
-        self.engine.call(cb, args, &ctx, BUDGET)
+        self.engine.call(cb, &args, &ctx, BUDGET)
     }
 
     /// Like `fire`, with a budget generous enough that a loaded machine cannot turn the
@@ -118,7 +121,7 @@ impl Ext {
     fn fire_patiently(&mut self, n: usize, event: Json) -> Result<Json, ScriptError> {
         let (cb, ctx) = (self.cb("on", n), self.ctx());
         self.engine
-            .call(cb, vec![event], &ctx, Duration::from_secs(10))
+            .call(cb, &[event], &ctx, Duration::from_secs(10))
     }
 
     /// Calls the `n`th `api.on` handler with `event`.
@@ -252,7 +255,7 @@ fn tools_and_commands_are_called_with_their_arguments() {
         );
         let cmd = ext.cb("command", 0);
         assert_eq!(ext.call(cmd, vec![json!("hi")]).unwrap(), json!("said hi"));
-        assert_eq!(ext.rec.of("abort").len(), 1);
+        assert!(ext.ctx.cancel.is_cancelled(), "ctx.abort() cancels the run");
     });
 }
 
@@ -483,7 +486,7 @@ fn timing() {
         for _ in 0..20_000 {
             let args = vec![event.clone()];
             let start = Instant::now();
-            ext.engine.call(cb, args, &ctx, BUDGET).unwrap();
+            ext.engine.call(cb, &args, &ctx, BUDGET).unwrap();
             times.push(start.elapsed());
         }
         times.sort();

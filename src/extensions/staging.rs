@@ -1,0 +1,271 @@
+//! [`HostRegistrar`]: the host side of one extension's script API. It puts the extension's
+//! handlers, tools and commands into the Rust registries as proxies that call back into its
+//! worker (see `proxies.rs`), staging them while the script's top level runs so that a version
+//! appears (and a reloaded one replaces the old) all at once, or not at all; and it carries out
+//! the extension's queue pushes, notices and questions to the user.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+
+use super::api::{CallbackId, ToolDef};
+use super::proxies::{CommandProxy, HookProxy, ToolProxy};
+use super::registrar::Registrar;
+use super::services::HostContext;
+use super::worker::Worker;
+use crate::agent::queue::{Delivery, Queues};
+use crate::commands::CommandHandler;
+use crate::hooks::{EventKind, HookHandler};
+use crate::owner::{next_id, Handle, Owner, Unregister};
+use crate::protocol::ToolSpec;
+use crate::tools::Tool;
+
+/// A registration made while the script's top level runs, committed when it succeeds.
+enum Staged {
+    Hook(u64, EventKind, Owner, Arc<dyn HookHandler>),
+    Tool(u64, Owner, Arc<dyn Tool>),
+    Command(u64, Owner, String, String, Arc<dyn CommandHandler>),
+}
+
+/// One extension's registrar. While loading, registrations are staged so that a version
+/// appears (and a reloaded one replaces the old) all at once, or not at all.
+pub struct HostRegistrar {
+    pub ctx: Arc<HostContext>,
+    worker: OnceLock<Weak<Worker>>,
+    staged: Mutex<Option<Vec<Staged>>>,
+}
+
+impl HostRegistrar {
+    /// A registrar that stages registrations until [`HostRegistrar::commit`].
+    pub fn staging(ctx: Arc<HostContext>) -> Arc<Self> {
+        Arc::new(HostRegistrar {
+            ctx,
+            worker: OnceLock::new(),
+            staged: Mutex::new(Some(Vec::new())),
+        })
+    }
+
+    /// Connects the registrar to its extension's worker (once).
+    pub fn attach(&self, worker: &Arc<Worker>) {
+        let _ = self.worker.set(Arc::downgrade(worker));
+    }
+
+    fn worker(&self) -> Result<Arc<Worker>, String> {
+        self.worker
+            .get()
+            .and_then(Weak::upgrade)
+            .ok_or_else(|| "the extension is being unloaded".to_string())
+    }
+
+    fn stage(&self, item: Staged) -> Result<(), Staged> {
+        match self.lock().as_mut() {
+            Some(list) => {
+                list.push(item);
+                Ok(())
+            }
+            None => Err(item),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Vec<Staged>>> {
+        self.staged.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Puts every staged registration into the registries; later ones go in directly.
+    pub fn commit(&self) {
+        let staged = self.lock().take().unwrap_or_default();
+        for item in staged {
+            self.apply(item);
+        }
+    }
+
+    /// Drops the staged registrations (the load failed).
+    pub fn discard(&self) {
+        self.lock().take();
+    }
+
+    fn apply(&self, item: Staged) {
+        let ctx = &self.ctx;
+        match item {
+            Staged::Hook(id, kind, owner, h) => {
+                ctx.hooks.on_with_id(id, kind, owner, h);
+            }
+            Staged::Tool(id, owner, tool) => {
+                if let Some(n) = ctx.tools.register_with_id(id, owner, tool).notice {
+                    (ctx.notice)(n);
+                }
+            }
+            Staged::Command(id, owner, name, description, h) => {
+                let r = ctx
+                    .commands
+                    .register_with_id(id, owner, &name, &description, h);
+                if let Some(n) = r.notice {
+                    (ctx.notice)(n);
+                }
+            }
+        }
+    }
+
+    /// Stages or applies `item`; returns the handle that removes it.
+    fn register(&self, item: Staged) -> Handle {
+        let (id, target): (u64, Weak<dyn Unregister>) = match &item {
+            Staged::Hook(id, ..) => (*id, Arc::downgrade(&self.ctx.hooks) as Weak<dyn Unregister>),
+            Staged::Tool(id, ..) => (*id, Arc::downgrade(&self.ctx.tools) as Weak<dyn Unregister>),
+            Staged::Command(id, ..) => (
+                *id,
+                Arc::downgrade(&self.ctx.commands) as Weak<dyn Unregister>,
+            ),
+        };
+        if let Err(item) = self.stage(item) {
+            self.apply(item);
+        }
+        Handle::new(id, target)
+    }
+}
+
+impl Registrar for HostRegistrar {
+    fn on(&self, owner: &Owner, event: &str, cb: CallbackId) -> Result<Handle, String> {
+        let kind = EventKind::parse(event).ok_or_else(|| {
+            let names: Vec<&str> = EventKind::ALL.iter().map(|k| k.name()).collect();
+            format!(
+                "unknown event '{event}'; the events are: {}",
+                names.join(", ")
+            )
+        })?;
+        let proxy = HookProxy {
+            worker: self.worker()?,
+            cb,
+        };
+        Ok(self.register(Staged::Hook(
+            next_id(),
+            kind,
+            owner.clone(),
+            Arc::new(proxy),
+        )))
+    }
+
+    fn tool(&self, owner: &Owner, def: ToolDef, cb: CallbackId) -> Result<Handle, String> {
+        check_tool(&def)?;
+        let worker = self.worker()?;
+        let budget = def
+            .timeout_ms
+            .map(Duration::from_millis)
+            .unwrap_or(worker.limits.budget);
+        let proxy = ToolProxy {
+            spec: ToolSpec {
+                name: def.name,
+                description: def.description,
+                parameters: def.parameters,
+            },
+            parallel_safe: def.parallel_safe,
+            budget,
+            worker,
+            cb,
+        };
+        Ok(self.register(Staged::Tool(next_id(), owner.clone(), Arc::new(proxy))))
+    }
+
+    fn command(
+        &self,
+        owner: &Owner,
+        name: &str,
+        description: &str,
+        cb: CallbackId,
+    ) -> Result<Handle, String> {
+        let name = name.strip_prefix('/').unwrap_or(name);
+        if name.is_empty() || name.contains(char::is_whitespace) {
+            return Err(format!(
+                "command name {name:?} must be one word without spaces"
+            ));
+        }
+        let proxy = CommandProxy {
+            worker: self.worker()?,
+            cb,
+        };
+        Ok(self.register(Staged::Command(
+            next_id(),
+            owner.clone(),
+            name.to_string(),
+            description.to_string(),
+            Arc::new(proxy),
+        )))
+    }
+
+    fn send_message(
+        &self,
+        text: &str,
+        deliver_as: &str,
+        queues: Option<Arc<Queues>>,
+    ) -> Result<(), String> {
+        let delivery = Delivery::parse(deliver_as).ok_or_else(|| {
+            format!("deliver_as must be \"steer\" or \"follow_up\", not {deliver_as:?}")
+        })?;
+        queues
+            .unwrap_or_else(|| self.ctx.queues.clone())
+            .push(text, delivery);
+        Ok(())
+    }
+
+    fn log(&self, line: &str) {
+        if self.ctx.log {
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr().lock(), "{line}");
+        }
+    }
+
+    fn notify(&self, line: &str) {
+        (self.ctx.notice)(line.to_string());
+    }
+
+    fn confirm(&self, question: &str) -> BoxFuture<'static, bool> {
+        self.ctx.ui.confirm(question)
+    }
+
+    fn cwd(&self) -> PathBuf {
+        self.ctx.cwd.clone()
+    }
+
+    fn unstage(&self, id: u64) -> bool {
+        let mut staged = self.lock();
+        let Some(list) = staged.as_mut() else {
+            return false;
+        };
+        let before = list.len();
+        list.retain(|item| match item {
+            Staged::Hook(i, ..) | Staged::Tool(i, ..) | Staged::Command(i, ..) => *i != id,
+        });
+        before != list.len()
+    }
+}
+
+/// Checks a tool definition before it is offered to the model.
+fn check_tool(def: &ToolDef) -> Result<(), String> {
+    if def.name.is_empty()
+        || !def
+            .name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        return Err(format!(
+            "tool name {:?} must be letters, digits, '_' or '-'",
+            def.name
+        ));
+    }
+    if def.parameters.get("type").and_then(Value::as_str) != Some("object") {
+        return Err(format!(
+            "tool '{}': parameters must be a JSON Schema object with type = \"object\"",
+            def.name
+        ));
+    }
+    jsonschema::validator_for(&def.parameters)
+        .map(|_| ())
+        .map_err(|e| {
+            format!(
+                "tool '{}': parameters are not a valid JSON Schema: {e}",
+                def.name
+            )
+        })
+}

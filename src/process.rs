@@ -1,0 +1,266 @@
+//! Child processes that never outlive their caller: every child runs in its own process
+//! group, and a [`Group`] guard kills the whole group (the child and anything it started) when
+//! the caller is done with it, on timeout, on cancellation, or when the guard is dropped on any
+//! other exit path. Shared by the `bash` tool and `api.exec` (and later MCP stdio servers).
+//!
+//! Output is read as it arrives into [`Bounded`] buffers that keep the first and last
+//! [`KEEP_BYTES`] and count what was dropped between, so a child printing without end costs a
+//! fixed amount of memory.
+
+use std::collections::VecDeque;
+use std::process::ExitStatus;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::{Child, ChildStderr, ChildStdout, Command};
+use tokio_util::sync::CancellationToken;
+
+/// Output kept from each end of a very long output.
+pub const KEEP_BYTES: usize = 1024 * 1024;
+/// How long to wait for the output pipes to close once the process group is gone.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long to wait for a killed child to be reaped.
+const REAP_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Kills a process group (once) when asked or when dropped.
+pub struct Group(Option<i32>);
+
+impl Group {
+    /// Kills the group with SIGKILL; later calls do nothing.
+    pub fn kill(&mut self) {
+        if let Some(pgid) = self.0.take().filter(|&p| p > 0) {
+            // SAFETY: kill(2) takes plain integers and touches no memory of ours; a negative
+            // pid addresses the process group the spawned child leads.
+            unsafe {
+                libc::kill(-pgid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Starts `command` as the leader of a new process group, with stdout and stderr piped.
+pub fn spawn(command: &mut Command) -> std::io::Result<(Child, Group)> {
+    let child = command
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()?;
+    // The child leads its own group, so the group id is its pid.
+    let group = Group(child.id().and_then(|id| i32::try_from(id).ok()));
+    Ok((child, group))
+}
+
+/// How a child ended.
+#[derive(Debug)]
+pub enum End {
+    Exited(std::io::Result<ExitStatus>),
+    TimedOut,
+    Cancelled,
+}
+
+/// Where each pipe's output goes: both into one buffer (arrival order) or one each.
+pub enum Sinks {
+    Merged(Arc<Mutex<Bounded>>),
+    Split(Arc<Mutex<Bounded>>, Arc<Mutex<Bounded>>),
+}
+
+/// Runs a spawned child to its end, its timeout or `cancel`, reading its output into `sinks`;
+/// the group is killed in every case (background jobs do not outlive the command).
+pub async fn run(
+    mut child: Child,
+    mut group: Group,
+    timeout: Duration,
+    cancel: &CancellationToken,
+    sinks: Sinks,
+) -> End {
+    let (out, err) = (child.stdout.take(), child.stderr.take());
+    let (to_out, to_err) = match sinks {
+        Sinks::Merged(s) => (s.clone(), s),
+        Sinks::Split(o, e) => (o, e),
+    };
+    let mut reader = tokio::spawn(collect(out, err, to_out, to_err));
+    let end = tokio::select! {
+        status = child.wait() => End::Exited(status),
+        _ = tokio::time::sleep(timeout) => End::TimedOut,
+        _ = cancel.cancelled() => End::Cancelled,
+    };
+    group.kill();
+    if !matches!(end, End::Exited(_)) {
+        let _ = tokio::time::timeout(REAP_TIMEOUT, child.wait()).await;
+    }
+    if tokio::time::timeout(DRAIN_TIMEOUT, &mut reader)
+        .await
+        .is_err()
+    {
+        // Something outside the group still holds the pipes open; keep what arrived.
+        reader.abort();
+    }
+    end
+}
+
+/// Reads stdout and stderr until both close, appending chunks as they arrive.
+async fn collect(
+    mut out: Option<ChildStdout>,
+    mut err: Option<ChildStderr>,
+    to_out: Arc<Mutex<Bounded>>,
+    to_err: Arc<Mutex<Bounded>>,
+) {
+    let mut out_buf = vec![0u8; 8192];
+    let mut err_buf = vec![0u8; 8192];
+    while out.is_some() || err.is_some() {
+        let (is_out, result) = tokio::select! {
+            r = read_some(&mut out, &mut out_buf) => (true, r),
+            r = read_some(&mut err, &mut err_buf) => (false, r),
+        };
+        match result {
+            Ok(n) if n > 0 => {
+                let (buf, sink) = if is_out {
+                    (&out_buf, &to_out)
+                } else {
+                    (&err_buf, &to_err)
+                };
+                sink.lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(&buf[..n]);
+            }
+            // End of file or a read error: this pipe is done.
+            _ if is_out => out = None,
+            _ => err = None,
+        }
+    }
+}
+
+/// Reads from the pipe if it is still open; never resolves for a closed one.
+async fn read_some<R: AsyncRead + Unpin>(
+    pipe: &mut Option<R>,
+    buf: &mut [u8],
+) -> std::io::Result<usize> {
+    match pipe {
+        Some(r) => r.read(buf).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Output in arrival order, bounded: the first and last [`KEEP_BYTES`] are kept.
+#[derive(Default)]
+pub struct Bounded {
+    head: Vec<u8>,
+    tail: VecDeque<u8>,
+    total: usize,
+}
+
+impl Bounded {
+    pub fn shared() -> Arc<Mutex<Bounded>> {
+        Arc::new(Mutex::new(Bounded::default()))
+    }
+
+    pub fn push(&mut self, mut bytes: &[u8]) {
+        self.total += bytes.len();
+        let room = KEEP_BYTES.saturating_sub(self.head.len());
+        let (to_head, rest) = bytes.split_at(room.min(bytes.len()));
+        self.head.extend_from_slice(to_head);
+        bytes = rest;
+        if bytes.len() >= KEEP_BYTES {
+            self.tail.clear();
+            bytes = &bytes[bytes.len() - KEEP_BYTES..];
+        }
+        let overflow = (self.tail.len() + bytes.len()).saturating_sub(KEEP_BYTES);
+        self.tail.drain(..overflow);
+        self.tail.extend(bytes);
+    }
+
+    /// Bytes in all.
+    pub fn total(&self) -> usize {
+        self.total
+    }
+
+    /// Bytes that were dropped from the middle because output was very long.
+    pub fn dropped(&self) -> usize {
+        self.total - self.head.len() - self.tail.len()
+    }
+
+    /// What was kept, as text (invalid UTF-8 replaced), with a note in the middle naming how
+    /// many bytes were dropped there.
+    pub fn into_text(mut self) -> String {
+        let dropped = self.dropped();
+        let tail: Vec<u8> = std::mem::take(&mut self.tail).into();
+        let head = String::from_utf8_lossy(&self.head);
+        if dropped == 0 {
+            let mut all = self.head;
+            all.extend(tail);
+            return String::from_utf8_lossy(&all).into_owned();
+        }
+        format!(
+            "{head}\n[… {dropped} bytes dropped from the middle of {} …]\n{}",
+            self.total,
+            String::from_utf8_lossy(&tail)
+        )
+    }
+
+    /// Takes what was kept out of a shared buffer.
+    pub fn take(shared: &Arc<Mutex<Bounded>>) -> Bounded {
+        std::mem::take(&mut *shared.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// The kept bytes, head then tail, without a note (the caller reports [`Self::dropped`]).
+    pub fn into_bytes(self) -> Vec<u8> {
+        let mut all = self.head;
+        all.extend(self.tail);
+        all
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounded_keeps_both_ends_and_counts_the_middle() {
+        let mut b = Bounded::default();
+        b.push(&vec![b'a'; KEEP_BYTES]);
+        b.push(&[b'b'; 10]);
+        b.push(&vec![b'c'; KEEP_BYTES]);
+        assert_eq!(b.total(), 2 * KEEP_BYTES + 10);
+        assert_eq!(b.dropped(), 10);
+        let text = b.into_text();
+        assert!(
+            text.contains("[… 10 bytes dropped from the middle of"),
+            "{}",
+            &text[KEEP_BYTES..KEEP_BYTES + 80]
+        );
+        assert!(text.starts_with('a') && text.ends_with('c'));
+    }
+
+    #[tokio::test]
+    async fn the_group_dies_on_timeout_and_the_call_ends() {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "sleep 30 & sleep 30"])
+            .stdin(std::process::Stdio::null());
+        let (child, group) = spawn(&mut cmd).unwrap();
+        let pid = child.id().unwrap() as i32;
+        let start = std::time::Instant::now();
+        let sinks = Sinks::Merged(Bounded::shared());
+        let end = run(
+            child,
+            group,
+            Duration::from_millis(100),
+            &CancellationToken::new(),
+            sinks,
+        )
+        .await;
+        assert!(matches!(end, End::TimedOut), "{end:?}");
+        assert!(start.elapsed() < Duration::from_secs(3));
+        assert!(
+            crate::testutil::live_in_group(pid).is_empty(),
+            "the process group outlived the call"
+        );
+    }
+}

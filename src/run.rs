@@ -1,0 +1,175 @@
+//! The context of one agent run ([`RunContext`]): which session and model it serves, the mode
+//! of the front end, its cancellation, its queues, and how deep it is nested (0 for the user's
+//! agent, 1+ for a child agent). Every hook, tool and command call receives the context of the
+//! run that made it, so a script's `ctx` is always the caller's, never a process-wide one.
+//!
+//! A child run records which extension workers are waiting up the chain for it (a handler or
+//! tool that started the child and blocks until it ends). Those workers are not re-entered:
+//! their handlers are skipped for the child and their tools refuse, instead of deadlocking.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::queue::Queues;
+
+/// How the front end talks to the user (`ctx.mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunMode {
+    Repl,
+    Print,
+    Json,
+}
+
+impl RunMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            RunMode::Repl => "repl",
+            RunMode::Print => "print",
+            RunMode::Json => "json",
+        }
+    }
+}
+
+/// Everything a call made on behalf of one run needs to know about it.
+#[derive(Debug, Clone)]
+pub struct RunContext {
+    /// Unique per context value (engines cache what they build from a context by it).
+    pub id: u64,
+    pub cwd: PathBuf,
+    pub mode: RunMode,
+    /// The session this run belongs to (known before its file is written).
+    pub session_id: String,
+    pub model: String,
+    /// 0 for the user's agent, 1+ inside a child agent.
+    pub depth: u32,
+    /// Cancelled by Ctrl-C, `ctx.abort()` or the parent's cancellation.
+    pub cancel: CancellationToken,
+    pub queues: Arc<Queues>,
+    /// Extension workers waiting up the chain for this run.
+    waiting: Vec<u64>,
+    /// Waiting workers whose skipped handlers were reported in this run already.
+    skipped: Arc<Mutex<Vec<u64>>>,
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+fn next_id() -> u64 {
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
+}
+
+impl RunContext {
+    /// The context of a top-level run (depth 0).
+    pub fn new(
+        cwd: PathBuf,
+        mode: RunMode,
+        session_id: String,
+        model: String,
+        cancel: CancellationToken,
+        queues: Arc<Queues>,
+    ) -> Self {
+        RunContext {
+            id: next_id(),
+            cwd,
+            mode,
+            session_id,
+            model,
+            depth: 0,
+            cancel,
+            queues,
+            waiting: Vec::new(),
+            skipped: Arc::default(),
+        }
+    }
+
+    /// A context with no agent behind it (`mypi ext check`, benchmarks, tests).
+    pub fn detached(cwd: PathBuf) -> Self {
+        Self::new(
+            cwd,
+            RunMode::Print,
+            String::new(),
+            String::new(),
+            CancellationToken::new(),
+            Arc::new(Queues::new()),
+        )
+    }
+
+    /// The context of a child run started from a call in this one by the extension worker
+    /// `waiting` (which blocks until the child ends): one level deeper, cancelled with this
+    /// run, with queues of its own.
+    pub fn child(&self, waiting: Option<u64>, model: String) -> Self {
+        let mut chain = self.waiting.clone();
+        chain.extend(waiting);
+        RunContext {
+            id: next_id(),
+            cwd: self.cwd.clone(),
+            mode: self.mode,
+            session_id: self.session_id.clone(),
+            model,
+            depth: self.depth + 1,
+            cancel: self.cancel.child_token(),
+            queues: Arc::new(Queues::new()),
+            waiting: chain,
+            skipped: Arc::default(),
+        }
+    }
+
+    /// The same run with another cancellation token (a fresh prompt of the same session).
+    pub fn with_cancel(&self, cancel: CancellationToken) -> Self {
+        RunContext {
+            id: next_id(),
+            cancel,
+            skipped: Arc::default(),
+            ..self.clone()
+        }
+    }
+
+    /// Resolves a path argument against the working folder.
+    pub fn resolve(&self, path: &str) -> PathBuf {
+        let p = std::path::Path::new(path);
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.cwd.join(p)
+        }
+    }
+
+    /// Whether extension worker `worker` waits up the chain for this run.
+    pub fn is_waiting(&self, worker: u64) -> bool {
+        self.waiting.contains(&worker)
+    }
+
+    /// True the first time it is asked about `worker` in this run (one notice per run for
+    /// the skipped handlers of a waiting worker).
+    pub fn first_skip(&self, worker: u64) -> bool {
+        let mut seen = self.skipped.lock().unwrap_or_else(|p| p.into_inner());
+        if seen.contains(&worker) {
+            false
+        } else {
+            seen.push(worker);
+            true
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_child_is_deeper_cancelled_with_its_parent_and_knows_who_waits() {
+        let parent = RunContext::detached(PathBuf::from("/w"));
+        let child = parent.child(Some(7), "m".into());
+        let grandchild = child.child(Some(9), "m".into());
+        assert_eq!((child.depth, grandchild.depth), (1, 2));
+        assert!(grandchild.is_waiting(7) && grandchild.is_waiting(9));
+        assert!(!parent.is_waiting(7));
+        assert_ne!(parent.id, child.id);
+        parent.cancel.cancel();
+        assert!(grandchild.cancel.is_cancelled());
+    }
+}

@@ -1,0 +1,20 @@
+//! What the front end does for the rest of mypi when it needs the user ([`Ui`]): ask a yes/no
+//! question. Scripts reach it through `ctx.ui.confirm`; MCP elicitation will too. The REPL
+//! asks on its input line; print mode and checks have nobody to ask ([`NoUi`]).
+
+use futures_util::future::BoxFuture;
+
+/// The user, as far as the core can ask them something.
+pub trait Ui: Send + Sync {
+    /// Asks a yes/no question; resolves to false when nobody can answer (print mode).
+    fn confirm(&self, question: &str) -> BoxFuture<'static, bool>;
+}
+
+/// A `Ui` for print mode and checks: never confirms.
+pub struct NoUi;
+
+impl Ui for NoUi {
+    fn confirm(&self, _question: &str) -> BoxFuture<'static, bool> {
+        Box::pin(async { false })
+    }
+}
