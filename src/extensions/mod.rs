@@ -19,6 +19,8 @@ pub mod exec;
 pub mod host;
 pub mod lua;
 pub mod meter;
+#[cfg(test)]
+mod host_tests;
 mod proxies;
 #[cfg(test)]
 mod reference;

@@ -83,6 +83,8 @@ struct Health {
     stuck: AtomicBool,
     strikes: AtomicU32,
     disabled: AtomicBool,
+    /// Jobs the thread has taken.
+    served: AtomicU64,
 }
 
 impl Health {
@@ -164,6 +166,11 @@ impl Worker {
 
     pub fn is_disabled(&self) -> bool {
         self.health.disabled.load(Ordering::SeqCst)
+    }
+
+    /// How many jobs the thread has taken (a chain of handlers is one job).
+    pub fn jobs_served(&self) -> u64 {
+        self.health.served.load(Ordering::SeqCst)
     }
 
     /// Waits for a reply. Never spins: it sleeps until the reply comes or until the running
@@ -360,6 +367,7 @@ fn serve(
         health,
     };
     while let Ok(job) = jobs.recv() {
+        server.health.served.fetch_add(1, Ordering::SeqCst);
         server.serve(job);
         server.health.stuck.store(false, Ordering::SeqCst);
     }

@@ -1,5 +1,6 @@
 //! Integration test modules; each file covers one area.
 
+mod call_path;
 mod errors;
 mod ext_check;
 mod ext_examples;
