@@ -19,7 +19,9 @@ use crate::run::RunContext;
 use futures_util::future::BoxFuture;
 
 mod result;
+mod text;
 pub use result::HookResult;
+pub use text::SharedText;
 
 /// Names of the events, as scripts write them in `api.on`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -137,7 +139,8 @@ pub enum HookEvent {
     },
     MessageUpdate {
         delta: String,
-        text: String,
+        /// The reply so far; shared, not copied, per delta.
+        text: SharedText,
     },
     MessageEnd {
         message: Message,
@@ -197,6 +200,18 @@ impl HookEvent {
     /// The payload as JSON, the way scripts see it.
     pub fn to_value(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    /// The payload as JSON for a script, with the one field that grows without bound
+    /// (`message_update`'s `text`) left out and handed over as it is, to be read on demand.
+    pub fn to_script(&self) -> (Value, Option<SharedText>) {
+        match self {
+            HookEvent::MessageUpdate { delta, text } => (
+                serde_json::json!({"type": "message_update", "delta": delta}),
+                Some(text.clone()),
+            ),
+            other => (other.to_value(), None),
+        }
     }
 }
 

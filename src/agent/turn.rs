@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::{Agent, AgentError, EventSink, RunOutcome};
-use crate::hooks::{EventKind, HookEvent};
+use crate::hooks::{EventKind, HookEvent, SharedText};
 use crate::protocol::{AgentEvent, Message, Role, ToolOutput, Usage};
 use crate::providers::{Accumulator, EventStream, ModelRequest, ProviderError, StreamEvent};
 use crate::run::RunContext;
@@ -219,6 +219,8 @@ impl Agent {
         let mut acc = Accumulator::default();
         let mut streamed = false;
         let watch_updates = self.hooks.has(EventKind::MessageUpdate);
+        // What `message_update` handlers see: one buffer, never copied per delta.
+        let mut so_far = SharedText::new();
         loop {
             let next = tokio::select! {
                 n = stream.next() => n,
@@ -239,7 +241,7 @@ impl Agent {
                 if watch_updates {
                     let update = HookEvent::MessageUpdate {
                         delta: delta.clone(),
-                        text: acc.text.clone(),
+                        text: so_far.push(delta),
                     };
                     if let Some(reason) = self.hooks.emit(update, ctx).await.blocked {
                         return Ok(Reply::Blocked(reason));

@@ -16,6 +16,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::meter::{CallClock, Meter};
+use crate::hooks::SharedText;
 use crate::owner::{Handle, Owner};
 use crate::run::RunContext;
 
@@ -138,6 +139,29 @@ pub trait Engine {
         ctx: &Arc<RunContext>,
         budget: Duration,
     ) -> Result<Value, ScriptError>;
+
+    /// Calls handler `cb` with an event: `event` is its payload as JSON and `text`, when set,
+    /// its `text` field, which the engine may hand over to be read on demand (by default it is
+    /// put into the payload).
+    fn call_event(
+        &mut self,
+        cb: CallbackId,
+        event: &Value,
+        text: Option<&SharedText>,
+        ctx: &Arc<RunContext>,
+        budget: Duration,
+    ) -> Result<Value, ScriptError> {
+        match text {
+            None => self.call(cb, std::slice::from_ref(event), ctx, budget),
+            Some(t) => {
+                let mut full = event.clone();
+                if let Value::Object(map) = &mut full {
+                    map.insert("text".into(), Value::String(t.to_string_lossless()));
+                }
+                self.call(cb, &[full], ctx, budget)
+            }
+        }
+    }
 
     /// `api.state` as plain data, to carry over a reload.
     fn state(&mut self) -> Value;

@@ -29,7 +29,9 @@ fn host(dir: &TempDir, files: &[(&str, &str)]) -> (ExtensionHost, Arc<Mutex<Vec<
 }
 
 async fn load(host: &ExtensionHost, dir: &TempDir) {
-    let loaded = host.load_all(discovery::discover(&[dir.0.join("ext")])).await;
+    let loaded = host
+        .load_all(discovery::discover(&[dir.0.join("ext")]))
+        .await;
     assert!(loaded.iter().all(|s| s.error.is_none()), "{loaded:?}");
 }
 
@@ -64,7 +66,9 @@ api.on("input", function(e) return {updated_input = "never"} end)"#,
     let out = host.context().hooks.emit(tool_call(json!({})), &ctx).await;
     assert_eq!(worker.jobs_served() - before, 1, "four handlers, one job");
     // Rewrites chain; the failing guard blocks (fail-closed) and stops the chain.
-    let HookEvent::ToolCall { args, .. } = &out.event else { panic!() };
+    let HookEvent::ToolCall { args, .. } = &out.event else {
+        panic!()
+    };
     assert_eq!(args, &json!({"step": 2}));
     let blocked = out.blocked.unwrap();
     assert!(blocked.contains("the guard chain failed"), "{blocked}");
@@ -117,13 +121,22 @@ api.tool{name = "a_tool", execute = function() return "a ran" end}"#,
     for _ in 0..2 {
         let out = ctx.hooks.emit(tool_call(json!({})), &child).await;
         assert_eq!(out.blocked, None, "A's blocking handler was skipped");
-        let HookEvent::ToolCall { args, .. } = &out.event else { panic!() };
+        let HookEvent::ToolCall { args, .. } = &out.event else {
+            panic!()
+        };
         assert_eq!(args, &json!({"depth": 1}), "B ran with the child's depth");
     }
     let tool = ctx.tools.get("a_tool").unwrap();
     let refused = tool.tool.call(json!({}), child.clone()).await;
-    assert!(refused.is_error && refused.content.contains("waiting for this run"), "{refused:?}");
-    assert!(start.elapsed() < Duration::from_secs(1), "the child waited for A: {:?}", start.elapsed());
+    assert!(
+        refused.is_error && refused.content.contains("waiting for this run"),
+        "{refused:?}"
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(1),
+        "the child waited for A: {:?}",
+        start.elapsed()
+    );
     let skipped: Vec<String> = notices
         .lock()
         .unwrap()

@@ -17,10 +17,10 @@ pub mod api;
 pub mod discovery;
 pub mod exec;
 pub mod host;
-pub mod lua;
-pub mod meter;
 #[cfg(test)]
 mod host_tests;
+pub mod lua;
+pub mod meter;
 mod proxies;
 #[cfg(test)]
 mod reference;

@@ -91,7 +91,7 @@ impl HandlerGroup for HookProxy {
             }
             let chain = Chain {
                 callbacks: members,
-                event,
+                event: Arc::new(event),
                 owner,
                 notice,
             };

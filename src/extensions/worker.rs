@@ -32,10 +32,12 @@ pub const MAX_STRIKES: u32 = 3;
 /// Stack of a worker thread: deep native recursion must hit Lua's limits, not the guard page.
 const STACK_BYTES: usize = 8 * 1024 * 1024;
 
-/// The handlers of one extension for one event, run in order with the chaining rules.
+/// The handlers of one extension for one event, run in order with the chaining rules. The
+/// event is shared with the caller (which needs it back if the worker never answers) and
+/// copied only when a handler rewrites it.
 pub struct Chain {
     pub callbacks: Vec<CallbackId>,
-    pub event: HookEvent,
+    pub event: Arc<HookEvent>,
     pub owner: Owner,
     pub notice: NoticeFn,
 }
@@ -52,7 +54,7 @@ enum Job {
         chain: Chain,
         ctx: Arc<RunContext>,
         budget: Duration,
-        reply: oneshot::Sender<Emitted>,
+        reply: oneshot::Sender<(Arc<HookEvent>, Option<String>)>,
     },
     State {
         reply: oneshot::Sender<Value>,
@@ -276,14 +278,22 @@ impl Worker {
             budget: self.limits.budget,
             reply,
         };
-        if self.jobs.send(job).is_err() {
-            return refused_parts(event, &owner, &notice, self.gone());
-        }
-        match self.wait(&mut rx).await {
-            Waited::Answer(emitted) => emitted,
-            Waited::TimedOut(after) => refused_parts(event, &owner, &notice, self.gave_up(after)),
-            Waited::Gone => refused_parts(event, &owner, &notice, self.gone()),
-        }
+        let failure = if self.jobs.send(job).is_err() {
+            self.gone()
+        } else {
+            match self.wait(&mut rx).await {
+                Waited::Answer((out, blocked)) => {
+                    drop(event);
+                    return Emitted {
+                        event: Arc::unwrap_or_clone(out),
+                        blocked,
+                    };
+                }
+                Waited::TimedOut(after) => self.gave_up(after),
+                Waited::Gone => self.gone(),
+            }
+        };
+        refused_parts(Arc::unwrap_or_clone(event), &owner, &notice, failure)
     }
 
     /// `api.state` as the script holds it now (`{}` when the thread does not answer). The
@@ -322,7 +332,12 @@ impl Worker {
 /// A chain that could not run: the failure counts as each handler's (so a `tool_call` guard
 /// that cannot run blocks the call).
 fn refused(chain: Chain, e: ScriptError) -> Emitted {
-    refused_parts(chain.event, &chain.owner, &chain.notice, e)
+    refused_parts(
+        Arc::unwrap_or_clone(chain.event),
+        &chain.owner,
+        &chain.notice,
+        e,
+    )
 }
 
 fn refused_parts(
@@ -419,8 +434,17 @@ impl Server {
         ctx: &Arc<RunContext>,
         budget: Duration,
     ) -> Result<Value, ScriptError> {
+        self.around(ctx, |engine| engine.call(cb, args, ctx, budget))
+    }
+
+    /// Runs `f` on the engine with `ctx` as the current run; counts the outcome.
+    fn around(
+        &mut self,
+        ctx: &Arc<RunContext>,
+        f: impl FnOnce(&mut dyn Engine) -> Result<Value, ScriptError>,
+    ) -> Result<Value, ScriptError> {
         self.link.set_current(Some(ctx.clone()));
-        let result = self.engine.call(cb, args, ctx, budget);
+        let result = f(self.engine.as_mut());
         self.link.meter().end();
         self.link.set_current(None);
         self.health.count(on_budget(&result));
@@ -429,14 +453,19 @@ impl Server {
 
     /// The handlers in order, each seeing the event as the ones before left it; the rules
     /// are [`hooks::apply_outcome`]'s, the same as for handlers of the core.
-    fn chain(&mut self, chain: Chain, ctx: &Arc<RunContext>, budget: Duration) -> Emitted {
+    fn chain(
+        &mut self,
+        chain: Chain,
+        ctx: &Arc<RunContext>,
+        budget: Duration,
+    ) -> (Arc<HookEvent>, Option<String>) {
         let Chain {
             callbacks,
             mut event,
             owner,
             notice,
         } = chain;
-        let mut value = event.to_value();
+        let (mut value, mut text) = event.to_script();
         for cb in callbacks {
             let outcome = if self.health.disabled.load(Ordering::SeqCst) {
                 Err(HookError::new(format!(
@@ -445,26 +474,22 @@ impl Server {
                     self.link.info.name
                 )))
             } else {
-                match self.call(cb, std::slice::from_ref(&value), ctx, budget) {
-                    Ok(Value::Null) => Ok(None),
+                let lazy = text.as_ref();
+                let called = self.around(ctx, |engine| {
+                    engine.call_event(cb, &value, lazy, ctx, budget)
+                });
+                match called {
+                    Ok(Value::Null) => continue,
                     Ok(v) => Ok(Some(v)),
                     Err(e) => Err(HookError::new(e.message)),
                 }
             };
-            match hooks::apply_outcome(&mut event, &owner, outcome, &notice) {
+            match hooks::apply_outcome(Arc::make_mut(&mut event), &owner, outcome, &notice) {
                 Step::Unchanged => {}
-                Step::Changed => value = event.to_value(),
-                Step::Blocked(reason) => {
-                    return Emitted {
-                        event,
-                        blocked: Some(reason),
-                    }
-                }
+                Step::Changed => (value, text) = event.to_script(),
+                Step::Blocked(reason) => return (event, Some(reason)),
             }
         }
-        Emitted {
-            event,
-            blocked: None,
-        }
+        (event, None)
     }
 }

@@ -66,6 +66,8 @@ fn run_measured(m: Mypi) -> (String, Duration, Duration) {
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
     let start = Instant::now();
+    // Reaped below with wait4, which also gives the child's own resource usage.
+    #[allow(clippy::zombie_processes)]
     let mut child = cmd.spawn().expect("spawn mypi");
     let mut stdout = child.stdout.take().expect("stdout");
     let reader = std::thread::spawn(move || {

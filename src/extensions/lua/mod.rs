@@ -37,6 +37,7 @@ use serde_json::Value as Json;
 use self::modules::Modules;
 use self::sandbox::{Budget, Spent};
 use super::api::{ApiLink, CallbackId, Engine, ErrorKind, Limits, ScriptError};
+use crate::hooks::SharedText;
 use crate::run::RunContext;
 
 /// Builds the engine for an extension (on its worker thread).
@@ -214,10 +215,13 @@ impl LuaEngine {
     }
 
     /// The function and arguments of a call; `None` when the callback was removed.
+    /// `text`, when set, becomes a `text` field of the first argument (a table) that is
+    /// read from the host only when the script looks at it.
     fn prepare(
         &self,
         cb: CallbackId,
         args: &[Json],
+        text: Option<&SharedText>,
         ctx: &Arc<RunContext>,
     ) -> mlua::Result<Option<(Function, MultiValue)>> {
         let f = match self.callbacks.raw_get::<Value>(cb)? {
@@ -228,9 +232,51 @@ impl LuaEngine {
         for a in args {
             argv.push_back(convert::json_to_lua_marked(&self.lua, a, &self.mark)?);
         }
+        if let (Some(text), Some(Value::Table(first))) = (text, argv.front()) {
+            first.set_metatable(Some(lazy_text(&self.lua, text.clone())?))?;
+        }
         argv.push_back(Value::Table(self.ctx_table(ctx)?));
         Ok(Some((f, argv)))
     }
+
+    fn invoke(
+        &mut self,
+        cb: CallbackId,
+        args: &[Json],
+        text: Option<&SharedText>,
+        ctx: &Arc<RunContext>,
+        budget: Duration,
+    ) -> Result<Json, ScriptError> {
+        let Some((f, argv)) = self
+            .prepare(cb, args, text, ctx)
+            .map_err(|e| self.script_error(&e))?
+        else {
+            return Ok(Json::Null);
+        };
+        let out = self.guarded(budget, || f.call::<Value>(argv))?;
+        convert::lua_to_json_marked(&out, &self.mark, false).map_err(|e| {
+            ScriptError::runtime(format!(
+                "{}: {}; return plain data (tables, strings, numbers, booleans)",
+                self.link.info.path.display(),
+                e.describe("cannot return", "result")
+            ))
+        })
+    }
+}
+
+/// A metatable whose `__index` gives `text` on first read (then kept in the table).
+fn lazy_text(lua: &Lua, text: SharedText) -> mlua::Result<Table> {
+    let mt = lua.create_table_with_capacity(0, 1)?;
+    let index = lua.create_function(move |lua, (t, key): (Table, Value)| {
+        if !matches!(&key, Value::String(k) if k.as_bytes() == b"text") {
+            return Ok(Value::Nil);
+        }
+        let s = text.with(|t| lua.create_string(t))?;
+        t.raw_set("text", &s)?;
+        Ok(Value::String(s))
+    })?;
+    mt.raw_set("__index", index)?;
+    Ok(mt)
 }
 
 impl Engine for LuaEngine {
@@ -262,20 +308,18 @@ impl Engine for LuaEngine {
         ctx: &Arc<RunContext>,
         budget: Duration,
     ) -> Result<Json, ScriptError> {
-        let Some((f, argv)) = self
-            .prepare(cb, args, ctx)
-            .map_err(|e| self.script_error(&e))?
-        else {
-            return Ok(Json::Null);
-        };
-        let out = self.guarded(budget, || f.call::<Value>(argv))?;
-        convert::lua_to_json_marked(&out, &self.mark, false).map_err(|e| {
-            ScriptError::runtime(format!(
-                "{}: {}; return plain data (tables, strings, numbers, booleans)",
-                self.link.info.path.display(),
-                e.describe("cannot return", "result")
-            ))
-        })
+        self.invoke(cb, args, None, ctx, budget)
+    }
+
+    fn call_event(
+        &mut self,
+        cb: CallbackId,
+        event: &Json,
+        text: Option<&SharedText>,
+        ctx: &Arc<RunContext>,
+        budget: Duration,
+    ) -> Result<Json, ScriptError> {
+        self.invoke(cb, std::slice::from_ref(event), text, ctx, budget)
     }
 
     /// `api.state` as plain data: functions, coroutines and userdata in it are dropped.

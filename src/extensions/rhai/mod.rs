@@ -44,6 +44,7 @@ use self::convert::{to_dynamic, to_json, ErrorContext};
 use self::resolver::{Imports, Resolver};
 use super::api::{ApiLink, CallbackId, Engine, Limits, ScriptError};
 use super::meter::CallClock;
+use crate::hooks::SharedText;
 use crate::run::RunContext;
 
 /// Operations per second of budget a call may run: a backstop behind the clock, far above
@@ -179,6 +180,33 @@ impl RhaiEngine {
             .max()
             .unwrap_or(supplied)
     }
+
+    /// Calls callback `cb` with `argv` and `ctx` (cut to the parameters it declares).
+    fn invoke(
+        &mut self,
+        cb: CallbackId,
+        mut argv: Vec<Dynamic>,
+        ctx: &Arc<RunContext>,
+        budget: Duration,
+    ) -> Result<Value, ScriptError> {
+        let Some(f) = self.callbacks.borrow().fns.get(&cb).cloned() else {
+            return Ok(Value::Null);
+        };
+        argv.push(Dynamic::from(ctx::Ctx::new(ctx.clone(), self.link.clone())));
+        let n = match self.arity.get(&cb) {
+            Some(n) => *n,
+            None => {
+                let n = self.arity_of(&f, argv.len());
+                self.arity.insert(cb, n);
+                n
+            }
+        };
+        argv.truncate(n);
+        let result = self.timed(budget, |me| f.call::<Dynamic>(&me.engine, &me.ast, argv));
+        let value = result.map_err(|e| self.errors(budget).runtime(e))?;
+        to_json(&value)
+            .map_err(|e| ScriptError::runtime(format!("{}: the callback's result: {e}", self.path)))
+    }
 }
 
 /// `api.state` at load: what the previous version left (a map), or an empty map.
@@ -251,24 +279,24 @@ impl Engine for RhaiEngine {
         ctx: &Arc<RunContext>,
         budget: Duration,
     ) -> Result<Value, ScriptError> {
-        let Some(f) = self.callbacks.borrow().fns.get(&cb).cloned() else {
-            return Ok(Value::Null);
+        let argv: Vec<Dynamic> = args.iter().map(to_dynamic).collect();
+        self.invoke(cb, argv, ctx, budget)
+    }
+
+    /// An event with a `text` read on demand is a `LazyEvent` (see [`ctx::LazyEvent`]).
+    fn call_event(
+        &mut self,
+        cb: CallbackId,
+        event: &Value,
+        text: Option<&SharedText>,
+        ctx: &Arc<RunContext>,
+        budget: Duration,
+    ) -> Result<Value, ScriptError> {
+        let arg = match (text, to_dynamic(event).try_cast::<Map>()) {
+            (Some(text), Some(fields)) => Dynamic::from(ctx::LazyEvent::new(fields, text.clone())),
+            _ => to_dynamic(event),
         };
-        let mut argv: Vec<Dynamic> = args.iter().map(to_dynamic).collect();
-        argv.push(Dynamic::from(ctx::Ctx::new(ctx.clone(), self.link.clone())));
-        let n = match self.arity.get(&cb) {
-            Some(n) => *n,
-            None => {
-                let n = self.arity_of(&f, argv.len());
-                self.arity.insert(cb, n);
-                n
-            }
-        };
-        argv.truncate(n);
-        let result = self.timed(budget, |me| f.call::<Dynamic>(&me.engine, &me.ast, argv));
-        let value = result.map_err(|e| self.errors(budget).runtime(e))?;
-        to_json(&value)
-            .map_err(|e| ScriptError::runtime(format!("{}: the callback's result: {e}", self.path)))
+        self.invoke(cb, vec![arg], ctx, budget)
     }
 
     fn set_state(&mut self, state: Value) -> Result<(), ScriptError> {
