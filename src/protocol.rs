@@ -294,9 +294,58 @@ mod tests {
                 json!({"type":"final","text":"done","turns":2,
                        "usage":{"input_tokens":3,"output_tokens":4}}),
             ),
+            (
+                AgentEvent::AgentStart {
+                    prompt: "hi".into(),
+                },
+                json!({"type":"agent_start","prompt":"hi"}),
+            ),
+            (
+                AgentEvent::MessageEnd {
+                    message: Message::assistant("a", vec![]),
+                },
+                json!({"type":"message_end","message":{"role":"assistant","content":"a"}}),
+            ),
+            (
+                AgentEvent::Notice {
+                    message: "n".into(),
+                },
+                json!({"type":"notice","message":"n"}),
+            ),
+            (
+                AgentEvent::Error {
+                    message: "e".into(),
+                },
+                json!({"type":"error","message":"e"}),
+            ),
+            (
+                AgentEvent::Command {
+                    name: "help".into(),
+                    output: "o".into(),
+                },
+                json!({"type":"command","name":"help","output":"o"}),
+            ),
         ];
+        let mut covered = std::collections::BTreeSet::new();
         for (event, shape) in cases {
             assert_eq!(serde_json::to_value(&event).unwrap(), shape);
+            covered.insert(shape["type"].as_str().unwrap().to_string());
         }
+        // Every variant: a new one fails to compile here until it is pinned above.
+        let name = |e: &AgentEvent| match e {
+            AgentEvent::AgentStart { .. } => "agent_start",
+            AgentEvent::TurnStart { .. } => "turn_start",
+            AgentEvent::TextDelta { .. } => "text_delta",
+            AgentEvent::MessageEnd { .. } => "message_end",
+            AgentEvent::ToolCall { .. } => "tool_call",
+            AgentEvent::ToolResult { .. } => "tool_result",
+            AgentEvent::TurnEnd { .. } => "turn_end",
+            AgentEvent::Notice { .. } => "notice",
+            AgentEvent::Final { .. } => "final",
+            AgentEvent::Error { .. } => "error",
+            AgentEvent::Command { .. } => "command",
+        };
+        assert_eq!(name(&AgentEvent::TurnStart { turn: 0 }), "turn_start");
+        assert_eq!(covered.len(), 11, "{covered:?}");
     }
 }

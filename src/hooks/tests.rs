@@ -229,10 +229,71 @@ fn event_payload_shapes_are_pinned() {
             json!({"type":"extension_loaded","name":"git/guard","path":"/x/git/guard.lua",
                    "reason":"startup"}),
         ),
+        (
+            HookEvent::SessionShutdown {
+                reason: Reason::Quit,
+            },
+            json!({"type":"session_shutdown","reason":"quit"}),
+        ),
+        (
+            HookEvent::TurnStart { turn: 2 },
+            json!({"type":"turn_start","turn":2}),
+        ),
+        (
+            HookEvent::BeforeProviderRequest {
+                provider: "openai".into(),
+                payload: json!({"model":"m"}),
+            },
+            json!({"type":"before_provider_request","provider":"openai","payload":{"model":"m"}}),
+        ),
+        (
+            HookEvent::MessageEnd {
+                message: Message::assistant("done", vec![]),
+            },
+            json!({"type":"message_end","message":{"role":"assistant","content":"done"}}),
+        ),
+        (
+            HookEvent::ToolCall {
+                id: "1".into(),
+                name: "read".into(),
+                args: json!({"path":"a"}),
+            },
+            json!({"type":"tool_call","id":"1","name":"read","args":{"path":"a"}}),
+        ),
+        (
+            HookEvent::TurnEnd {
+                turn: 1,
+                message: Message::assistant("a", vec![]),
+                tool_results: vec![],
+            },
+            json!({"type":"turn_end","turn":1,"message":{"role":"assistant","content":"a"},
+                   "tool_results":[]}),
+        ),
+        (
+            HookEvent::AgentEnd {
+                messages: vec![Message::user("u")],
+            },
+            json!({"type":"agent_end","messages":[{"role":"user","content":"u"}]}),
+        ),
     ];
+    let mut covered = std::collections::BTreeSet::new();
     for (event, shape) in cases {
         assert_eq!(event.to_value(), shape);
+        // Handlers get the same JSON, with `message_update`'s text handed over on its own.
+        let (script, text) = event.to_script();
+        if let Some(text) = text {
+            assert_eq!(
+                json!({"type": "message_update", "delta": shape["delta"]}),
+                script
+            );
+            assert_eq!(json!(text.to_string_lossless()), shape["text"]);
+        } else {
+            assert_eq!(script, shape);
+        }
+        covered.insert(event.kind().name());
     }
+    let all: std::collections::BTreeSet<&str> = EventKind::ALL.iter().map(|k| k.name()).collect();
+    assert_eq!(covered, all, "every hook event's shape is pinned");
     for kind in EventKind::ALL {
         assert_eq!(EventKind::parse(kind.name()), Some(kind));
     }
