@@ -57,3 +57,8 @@ pub fn live_in_group(pgid: i32) -> Vec<String> {
     }
     live
 }
+
+/// The events as `api.on`'s error lists them.
+pub const EVENTS: &str = "session_start, session_shutdown, input, before_agent_start, \
+turn_start, context, before_provider_request, message_update, message_end, tool_call, \
+tool_result, turn_end, agent_end, extension_loaded";

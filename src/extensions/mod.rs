@@ -29,4 +29,5 @@ pub mod reload;
 pub mod rhai;
 pub mod services;
 pub mod staging;
+pub mod surface;
 pub mod worker;

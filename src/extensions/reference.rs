@@ -1,7 +1,13 @@
-//! Keeps the script API reference (`stdlib/README.md`) true to the code: every member of
-//! `api` and `ctx` that scripts can reach has a `### api.NAME` / `### ctx.NAME` heading, every
-//! heading names a real member, and every event has a `#### NAME` section. Lua members are
-//! read from a live VM; Rhai's from the engine's registrations on its `Api` type.
+//! Keeps the script API's documents true to the code. The member table
+//! ([`surface::MEMBERS`](super::surface::MEMBERS)) is the definition; these tests hold to it:
+//!
+//! - what a live Lua VM exposes on `api`, `ctx` and `ctx.ui`;
+//! - what the Rhai engine has registered on its `Api`, `Ctx` and `Ui` types (read from the
+//!   engine's own function signatures, not from the source);
+//! - the reference (`stdlib/README.md`): a `### api.NAME` / `### ctx.NAME` heading per member,
+//!   no heading for a member that does not exist, a `#### NAME` section per event;
+//! - the LuaLS stubs (`stdlib/types/mypi.lua`): a `function api.NAME` / `---@field NAME` per
+//!   member of `api`, `ctx` and `ctx.ui`, and nothing else on those classes.
 
 #[cfg(test)]
 mod tests {
@@ -14,137 +20,185 @@ mod tests {
     use crate::extensions::api::{ApiLink, Engine, ExtensionInfo, Language, Limits};
     use crate::extensions::lua::LuaEngine;
     use crate::extensions::registrar::Recording;
+    use crate::extensions::rhai::RhaiEngine;
+    use crate::extensions::surface::MEMBERS;
     use crate::hooks::EventKind;
     use crate::owner::Owner;
     use crate::testutil::TempDir;
 
     const REFERENCE: &str = include_str!("../../stdlib/README.md");
-    const RHAI_BINDINGS: &str = include_str!("rhai/bindings.rs");
+    const STUBS: &str = include_str!("../../stdlib/types/mypi.lua");
 
-    fn headings(prefix: &str) -> BTreeSet<String> {
-        REFERENCE
-            .lines()
-            .filter_map(|l| l.strip_prefix(prefix))
-            .map(|s| s.trim().to_string())
-            .collect()
+    fn set<I: IntoIterator<Item = S>, S: Into<String>>(items: I) -> BTreeSet<String> {
+        items.into_iter().map(Into::into).collect()
     }
 
-    fn documented(object: &str) -> BTreeSet<String> {
-        headings("### ")
-            .into_iter()
-            .filter_map(|h| h.strip_prefix(&format!("{object}.")).map(str::to_string))
-            .collect()
+    /// `api.on`, `ctx.cwd`, `ctx.ui.confirm`, ... as the member table has them.
+    fn defined() -> BTreeSet<String> {
+        set(MEMBERS.iter().map(|m| m.full_name()))
     }
 
-    /// The names of `api`'s and `ctx`'s members as a Lua script sees them.
-    fn lua_members() -> (BTreeSet<String>, BTreeSet<String>) {
-        let dir = TempDir::new("reference");
-        let path = dir.0.join("names.lua");
-        std::fs::write(
-            &path,
-            r#"api.command("names", function(_, ctx)
-              local a, c = {}, {}
-              for k in pairs(api) do a[#a + 1] = k end
-              for k, v in pairs(ctx) do
-                if type(v) == "table" then
-                  for k2 in pairs(v) do c[#c + 1] = k .. "." .. k2 end
-                else
-                  c[#c + 1] = k
-                end
-              end
-              return table.concat(a, ",") .. ";" .. table.concat(c, ",")
-            end)"#,
-        )
-        .unwrap();
-        let registrar = Recording::new(dir.0.clone());
+    fn link(dir: &TempDir, file: &str, language: Language, source: &str) -> Arc<ApiLink> {
+        let path = dir.0.join(file);
+        std::fs::write(&path, source).unwrap();
         let info = ExtensionInfo {
             name: "names".into(),
             path,
-            language: Language::Lua,
+            language,
             root: dir.0.clone(),
         };
-        let link = Arc::new(ApiLink::new(
+        let registrar = Recording::new(dir.0.clone());
+        Arc::new(ApiLink::new(
             info,
             Owner::new("names", 1),
-            registrar.clone(),
+            registrar,
             json!({}),
-        ));
+        ))
+    }
+
+    /// The members of `api`, `ctx` and `ctx.ui` a Lua script sees.
+    fn lua_members() -> BTreeSet<String> {
+        let dir = TempDir::new("reference");
+        let link = link(
+            &dir,
+            "names.lua",
+            Language::Lua,
+            r#"api.command("names", function(_, ctx)
+              local out = {}
+              for k in pairs(api) do out[#out + 1] = "api." .. k end
+              for k, v in pairs(ctx) do
+                if k == "ui" then
+                  for k2 in pairs(v) do out[#out + 1] = "ctx.ui." .. k2 end
+                else
+                  out[#out + 1] = "ctx." .. k
+                end
+              end
+              return table.concat(out, ",")
+            end)"#,
+        );
         let mut engine = LuaEngine::new(link, Limits::default()).unwrap();
         engine.load().unwrap();
-        let cb = registrar.of("command")[0].1;
         let out = engine
             .call(
-                cb,
+                1,
                 &[json!("")],
                 &crate::testutil::run_ctx(&dir.0),
                 Duration::from_secs(1),
             )
             .unwrap();
-        let text = out.as_str().unwrap().to_string();
-        let (a, c) = text.split_once(';').unwrap();
-        let set = |s: &str| {
-            s.split(',')
-                .filter(|x| !x.is_empty())
-                .map(str::to_string)
+        set(out.as_str().unwrap().split(','))
+    }
+
+    /// The members registered on Rhai's `Api`, `Ctx` and `Ui` types, from the engine's
+    /// signatures (`on(Api, ?, ?)`, `get$state(Api)`, ...).
+    fn rhai_members() -> BTreeSet<String> {
+        let dir = TempDir::new("reference-rhai");
+        let link = link(&dir, "names.rhai", Language::Rhai, "");
+        let engine = RhaiEngine::new(link, Limits::default()).unwrap();
+        let mut out = BTreeSet::new();
+        for sig in engine.signatures() {
+            let Some((name, rest)) = sig.split_once('(') else {
+                continue;
+            };
+            let first = rest.split([',', ')']).next().unwrap_or("");
+            let owner = match first.rsplit(':').next().unwrap_or("").trim() {
+                t if t.ends_with("Api") && !t.ends_with("ApiHandle") => "api",
+                t if t.ends_with("Ctx") => "ctx",
+                t if t.ends_with("Ui") => "ctx.ui",
+                _ => continue,
+            };
+            let name = name.strip_prefix("get$").unwrap_or(name);
+            out.insert(format!("{owner}.{name}"));
+        }
+        out
+    }
+
+    #[test]
+    fn the_lua_vm_exposes_exactly_the_members_of_the_table() {
+        assert_eq!(lua_members(), defined());
+    }
+
+    #[test]
+    fn the_rhai_engine_registers_exactly_the_members_of_the_table() {
+        let mut live = rhai_members();
+        assert!(live.remove("ctx.ui"), "ctx.ui is a getter");
+        assert_eq!(
+            live,
+            defined(),
+            "no undocumented extras (ctx.confirm, ctx.to_map)"
+        );
+    }
+
+    #[test]
+    fn the_reference_has_a_section_per_member_and_event() {
+        let headings = |prefix: &str| -> BTreeSet<String> {
+            REFERENCE
+                .lines()
+                .filter_map(|l| l.strip_prefix(prefix))
+                .map(|s| s.trim().to_string())
                 .collect()
         };
-        (set(a), set(c))
-    }
-
-    /// Members registered on Rhai's `Api` type (`register_fn("name", |api: &mut Api ...`).
-    fn rhai_members() -> BTreeSet<String> {
-        let mut names = BTreeSet::new();
-        let mut rest = RHAI_BINDINGS;
-        while let Some(i) = rest.find("engine.register_") {
-            rest = &rest[i + "engine.register_".len()..];
-            let Some(open) = rest.find("(\"") else { break };
-            let after = &rest[open + 2..];
-            let Some(close) = after.find('"') else { break };
-            let name = &after[..close];
-            let window = &after[close..after.len().min(close + 120)];
-            let on_api = window.contains("Api") && !window.contains("ApiHandle");
-            if on_api {
-                names.insert(name.to_string());
-            }
-        }
-        names
-    }
-
-    #[test]
-    fn every_lua_api_member_is_documented_and_the_other_way_round() {
-        let (api, ctx) = lua_members();
-        assert_eq!(
-            api,
-            documented("api"),
-            "api members (code) vs ### api.* headings"
-        );
-        assert_eq!(
-            ctx,
-            documented("ctx"),
-            "ctx members (code) vs ### ctx.* headings"
-        );
-    }
-
-    #[test]
-    fn every_rhai_api_member_is_documented_and_the_other_way_round() {
-        let members = rhai_members();
-        assert!(members.contains("on"), "the scan found {members:?}");
+        let members: BTreeSet<String> = headings("### ")
+            .into_iter()
+            .filter(|h| h.starts_with("api.") || h.starts_with("ctx."))
+            .collect();
         assert_eq!(
             members,
-            documented("api"),
-            "Rhai Api registrations vs ### api.* headings"
+            defined(),
+            "### api.* / ctx.* headings vs the member table"
         );
-    }
-
-    #[test]
-    fn every_event_has_a_section() {
-        let documented = headings("#### ");
+        let events = headings("#### ");
         for kind in EventKind::ALL {
             assert!(
-                documented.contains(kind.name()),
+                events.contains(kind.name()),
                 "no #### {} section",
                 kind.name()
             );
         }
+    }
+
+    /// The members a LuaLS class declares: `---@field NAME` lines under `---@class CLASS`,
+    /// and `function VAR.NAME(` / `function VAR:NAME(` lines anywhere.
+    fn stub_members(class: &str, var: &str) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        let mut in_class = false;
+        for line in STUBS.lines() {
+            if let Some(c) = line.strip_prefix("---@class ") {
+                in_class = c.split_whitespace().next() == Some(class);
+                continue;
+            }
+            if !line.starts_with("---") {
+                in_class = false;
+            }
+            if let Some(f) = line.strip_prefix("---@field ").filter(|_| in_class) {
+                out.insert(f.split_whitespace().next().unwrap_or("").to_string());
+            }
+            for sep in ['.', ':'] {
+                if let Some(f) = line.strip_prefix(&format!("function {var}{sep}")) {
+                    out.insert(f.split('(').next().unwrap_or("").to_string());
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_luals_stubs_declare_exactly_the_members_of_the_table() {
+        let mut stubs = BTreeSet::new();
+        for (class, var, prefix) in [
+            ("mypi.Api", "api", "api"),
+            ("mypi.Ctx", "Ctx", "ctx"),
+            ("mypi.Ui", "Ui", "ctx.ui"),
+        ] {
+            let found = stub_members(class, var);
+            assert!(!found.is_empty(), "no members found for {class}");
+            stubs.extend(found.into_iter().map(|n| format!("{prefix}.{n}")));
+        }
+        assert!(stubs.remove("ctx.ui"), "mypi.Ctx declares ui");
+        assert_eq!(
+            stubs,
+            defined(),
+            "stdlib/types/mypi.lua vs the member table"
+        );
     }
 }

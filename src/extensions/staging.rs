@@ -9,7 +9,6 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use serde_json::Value;
 
 use super::api::{CallbackId, ToolDef};
 use super::proxies::{CommandProxy, HookProxy, ToolProxy};
@@ -128,13 +127,8 @@ impl HostRegistrar {
 
 impl Registrar for HostRegistrar {
     fn on(&self, owner: &Owner, event: &str, cb: CallbackId) -> Result<Handle, String> {
-        let kind = EventKind::parse(event).ok_or_else(|| {
-            let names: Vec<&str> = EventKind::ALL.iter().map(|k| k.name()).collect();
-            format!(
-                "unknown event '{event}'; the events are: {}",
-                names.join(", ")
-            )
-        })?;
+        // The script API checked the name (see `surface.rs`); this is the backstop.
+        let kind = EventKind::parse(event).ok_or_else(|| format!("unknown event '{event}'"))?;
         let proxy = HookProxy {
             worker: self.worker()?,
             cb,
@@ -148,7 +142,6 @@ impl Registrar for HostRegistrar {
     }
 
     fn tool(&self, owner: &Owner, def: ToolDef, cb: CallbackId) -> Result<Handle, String> {
-        check_tool(&def)?;
         let worker = self.worker()?;
         let budget = def
             .timeout_ms
@@ -239,33 +232,4 @@ impl Registrar for HostRegistrar {
         });
         before != list.len()
     }
-}
-
-/// Checks a tool definition before it is offered to the model.
-fn check_tool(def: &ToolDef) -> Result<(), String> {
-    if def.name.is_empty()
-        || !def
-            .name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    {
-        return Err(format!(
-            "tool name {:?} must be letters, digits, '_' or '-'",
-            def.name
-        ));
-    }
-    if def.parameters.get("type").and_then(Value::as_str) != Some("object") {
-        return Err(format!(
-            "tool '{}': parameters must be a JSON Schema object with type = \"object\"",
-            def.name
-        ));
-    }
-    jsonschema::validator_for(&def.parameters)
-        .map(|_| ())
-        .map_err(|e| {
-            format!(
-                "tool '{}': parameters are not a valid JSON Schema: {e}",
-                def.name
-            )
-        })
 }

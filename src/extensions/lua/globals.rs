@@ -1,18 +1,21 @@
-//! The `api` global and the functions of `ctx`: each member checks its arguments and calls
-//! the extension's [`ApiLink`]. Errors are raised at the script's line (`path:line: ...`).
-//! Script functions given to `api.on` / `api.tool` / `api.command` are kept in a Lua table in
-//! the registry under the [`CallbackId`]s handed to the link.
+//! The `api` global and the functions of `ctx`, built from the engine-neutral member table
+//! ([`surface::MEMBERS`]): each function converts its Lua arguments into [`Arg`]s as the
+//! member's parameter types ask (script functions are kept as callbacks), calls
+//! [`surface::call`], and converts the result back. Errors are raised at the script's line
+//! (`path:line: ...`). Script functions given to `api.on` / `api.tool` / `api.command` are
+//! kept in a Lua table in the registry under the [`CallbackId`]s handed to the link.
 
 use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use mlua::{Function, Lua, MetaMethod, Table, UserData, UserDataMethods, Value};
-use serde_json::{json, Value as Json};
+use mlua::{Function, Lua, MetaMethod, MultiValue, Table, UserData, UserDataMethods, Value};
+use serde_json::Value as Json;
 
 use super::convert::{json_to_lua, lua_to_json};
 use super::raise;
-use crate::extensions::api::{ApiLink, CallbackId, ToolDef};
+use crate::extensions::api::{ApiLink, CallbackId};
+use crate::extensions::surface::{self, Arg, Member, Object, Ret, Shape, Ty};
 use crate::run::RunContext;
 
 /// Registry name of the table of callbacks (`CallbackId` -> function).
@@ -72,289 +75,151 @@ impl UserData for LuaHandle {
     }
 }
 
-/// Registers `f` with `register` (a link call); on failure the function is dropped and the
-/// link's message raised at the caller's line.
-fn register(
-    lua: &Lua,
-    shared: &Rc<Shared>,
-    what: &str,
-    f: Function,
-    register: impl FnOnce(CallbackId) -> Result<u64, String>,
-) -> mlua::Result<LuaHandle> {
-    let cb = shared.keep(lua, f)?;
-    match register(cb) {
-        Ok(id) => Ok(LuaHandle {
+/// A Lua value as an [`Arg`] for a parameter of type `ty`; functions become callbacks.
+fn to_arg(lua: &Lua, shared: &Shared, ty: Ty, v: Value) -> mlua::Result<Arg> {
+    Ok(match (ty, v) {
+        (_, Value::Nil) => Arg::Nil,
+        (Ty::Func, Value::Function(f)) => Arg::Func(shared.keep(lua, f)?),
+        (Ty::Record(fields), Value::Table(t)) => {
+            let mut out = Vec::new();
+            for pair in t.pairs::<Value, Value>() {
+                let (k, v) = pair?;
+                let key = match &k {
+                    Value::String(s) => s.to_string_lossy(),
+                    other => other.to_string()?,
+                };
+                let field_ty = fields
+                    .iter()
+                    .find(|f| f.name == key)
+                    .map_or(Ty::Any, |f| f.ty);
+                out.push((key, to_arg(lua, shared, field_ty, v)?));
+            }
+            out.sort_by(|a, b| a.0.cmp(&b.0));
+            Arg::Record(out)
+        }
+        (_, Value::Boolean(b)) => Arg::Bool(b),
+        (_, Value::Integer(i)) => Arg::Int(i),
+        (_, Value::Number(n)) => Arg::Num(n),
+        (_, Value::String(s)) => Arg::Str(s.to_string_lossy()),
+        // A table that says how to print itself is shown that way.
+        (Ty::Any, v @ Value::Table(_)) if matches!(&v, Value::Table(t) if has_tostring(t)) => {
+            Arg::Str(v.to_string()?)
+        }
+        (ty, v @ Value::Table(_)) => match lua_to_json(lua, &v, ty == Ty::Any) {
+            Ok(j) => Arg::Data(j),
+            Err(e) => Arg::Other(e.describe("table holding", "it")),
+        },
+        (_, Value::Function(_)) => Arg::Other("function".into()),
+        (_, other) => Arg::Other(other.type_name().to_string()),
+    })
+}
+
+fn has_tostring(t: &Table) -> bool {
+    t.metatable()
+        .is_some_and(|m| matches!(m.raw_get::<Value>("__tostring"), Ok(Value::Function(_))))
+}
+
+/// A member's result as a Lua value.
+fn from_ret(lua: &Lua, shared: &Rc<Shared>, ret: Ret) -> mlua::Result<Value> {
+    Ok(match ret {
+        Ret::Nil => Value::Nil,
+        Ret::Bool(b) => Value::Boolean(b),
+        Ret::Handle { id, cb } => Value::UserData(lua.create_userdata(LuaHandle {
             id,
             cb,
             shared: shared.clone(),
-        }),
-        Err(e) => {
-            shared.forget(lua, cb)?;
-            Err(raise(lua, &format!("{what}: {e}")))
+        })?),
+        Ret::Data(j) => json_to_lua(lua, &j)?,
+    })
+}
+
+/// The Lua function for function member `member`; `ctx` is the run context it belongs to
+/// (for `ctx.*` members made per context).
+fn member_function(
+    lua: &Lua,
+    shared: &Rc<Shared>,
+    member: &'static Member,
+    ctx: Option<Arc<RunContext>>,
+) -> mlua::Result<Function> {
+    let shared = shared.clone();
+    lua.create_function(move |lua, argv: MultiValue| {
+        let params = member.params();
+        let mut args = Vec::with_capacity(argv.len());
+        for (i, v) in argv.into_iter().enumerate() {
+            let ty = params.get(i).map_or(Ty::Any, |p| p.ty);
+            args.push(to_arg(lua, &shared, ty, v)?);
         }
-    }
-}
-
-fn want_string(lua: &Lua, what: &str, v: Value) -> mlua::Result<String> {
-    match v {
-        Value::String(s) => Ok(s.to_string_lossy()),
-        Value::Integer(_) | Value::Number(_) => Ok(v.to_string()?),
-        other => Err(raise(
-            lua,
-            &format!("{what} must be a string, not {}", other.type_name()),
-        )),
-    }
-}
-
-fn want_function(lua: &Lua, what: &str, v: Value) -> mlua::Result<Function> {
-    match v {
-        Value::Function(f) => Ok(f),
-        other => Err(raise(
-            lua,
-            &format!("{what} must be a function, not {}", other.type_name()),
-        )),
-    }
+        let kept: Vec<CallbackId> = args.iter().flat_map(Arg::callbacks).collect();
+        match surface::call(&shared.link, member, args, ctx.as_ref()) {
+            Ok(ret) => from_ret(lua, &shared, ret),
+            Err(e) => {
+                for cb in kept {
+                    shared.forget(lua, cb)?;
+                }
+                Err(raise(lua, &e))
+            }
+        }
+    })
 }
 
 /// Builds the `api` table.
 pub(super) fn api_table(lua: &Lua, shared: &Rc<Shared>) -> mlua::Result<Table> {
     lua.set_named_registry_value(CALLBACKS, lua.create_table()?)?;
     let api = lua.create_table()?;
-    let s = shared.clone();
-    api.set(
-        "on",
-        lua.create_function(move |lua, (event, f): (Value, Value)| {
-            let event = want_string(lua, "api.on: the event", event)?;
-            let f = want_function(lua, "api.on: the handler", f)?;
-            register(lua, &s, "api.on", f, |cb| s.link.on(&event, cb))
-        })?,
-    )?;
-    let s = shared.clone();
-    api.set(
-        "tool",
-        lua.create_function(move |lua, spec: Value| {
-            let Value::Table(spec) = spec else {
-                return Err(raise(
-                    lua,
-                    "api.tool: expected a table {name, description, parameters, execute}",
-                ));
-            };
-            let (def, f) = tool_def(lua, &spec)?;
-            register(lua, &s, "api.tool", f, |cb| s.link.tool(def, cb))
-        })?,
-    )?;
-    let s = shared.clone();
-    api.set(
-        "command",
-        lua.create_function(
-            move |lua, (name, f, desc): (Value, Value, Option<String>)| {
-                let name = want_string(lua, "api.command: the name", name)?;
-                let f = want_function(lua, "api.command: the handler", f)?;
-                let desc = desc.unwrap_or_default();
-                register(lua, &s, "api.command", f, |cb| {
-                    s.link.command(&name, &desc, cb)
-                })
-            },
-        )?,
-    )?;
-    add_messages(lua, &api, shared)?;
-    add_exec(lua, &api, shared)?;
-    add_data(lua, &api, &shared.link)?;
-    Ok(api)
-}
-
-/// Reads `api.tool{...}`.
-fn tool_def(lua: &Lua, spec: &Table) -> mlua::Result<(ToolDef, Function)> {
-    let name = want_string(lua, "api.tool: name", spec.get("name")?)?;
-    if name.is_empty() {
-        return Err(raise(lua, "api.tool: name must not be empty"));
+    for m in surface::MEMBERS.iter().filter(|m| m.object == Object::Api) {
+        if let Shape::Function(_) = m.shape {
+            api.set(m.name, member_function(lua, shared, m, None)?)?;
+        }
     }
-    let f = want_function(lua, "api.tool: execute", spec.get("execute")?)?;
-    let description = match spec.get::<Value>("description")? {
-        Value::Nil => String::new(),
-        v => want_string(lua, "api.tool: description", v)?,
-    };
-    let parameters = match spec.get::<Value>("parameters")? {
-        Value::Nil => json!({"type": "object", "properties": {}}),
-        v @ Value::Table(_) => {
-            let mut schema = lua_to_json(lua, &v, false).map_err(|e| {
-                raise(
-                    lua,
-                    &format!(
-                        "api.tool: parameters: {}",
-                        e.describe("cannot hold", "parameters")
-                    ),
-                )
-            })?;
-            fix_schema_arrays(&mut schema);
-            schema
-        }
-        other => {
-            return Err(raise(
-                lua,
-                &format!(
-                    "api.tool: parameters must be a table (a JSON Schema), not {}",
-                    other.type_name()
-                ),
-            ))
-        }
-    };
-    let parallel_safe = spec.get::<Option<bool>>("parallel_safe")?.unwrap_or(false);
-    let timeout_ms = match spec.get::<Value>("timeout_ms")? {
-        Value::Nil => None,
-        Value::Integer(n) if n > 0 => Some(n as u64),
-        Value::Number(n) if n >= 1.0 && n.fract() == 0.0 => Some(n as u64),
-        _ => {
-            return Err(raise(
-                lua,
-                "api.tool: timeout_ms must be a positive integer",
-            ))
-        }
-    };
-    let def = ToolDef {
-        name,
-        description,
-        parameters,
-        parallel_safe,
-        timeout_ms,
-    };
-    Ok((def, f))
-}
-
-/// In a JSON Schema, keywords that hold arrays (`required`, `enum`, ...) written as empty Lua
-/// tables came out as `{}`: make them `[]`.
-fn fix_schema_arrays(v: &mut Json) {
-    const ARRAYS: [&str; 6] = ["required", "enum", "anyOf", "oneOf", "allOf", "prefixItems"];
-    match v {
-        Json::Object(map) => {
-            for (k, item) in map.iter_mut() {
-                if ARRAYS.contains(&k.as_str()) && item.as_object().is_some_and(|o| o.is_empty()) {
-                    *item = Json::Array(Vec::new());
-                } else {
-                    fix_schema_arrays(item);
-                }
-            }
-        }
-        Json::Array(items) => items.iter_mut().for_each(fix_schema_arrays),
-        _ => {}
-    }
-}
-
-/// `api.send_message`, `api.log`, `api.notify`.
-fn add_messages(lua: &Lua, api: &Table, shared: &Rc<Shared>) -> mlua::Result<()> {
-    let link = shared.link.clone();
-    api.set(
-        "send_message",
-        lua.create_function(move |lua, (text, opts): (Value, Option<Table>)| {
-            let text = want_string(lua, "api.send_message: the text", text)?;
-            let deliver_as = match &opts {
-                Some(o) => o.get::<Option<String>>("deliver_as")?,
-                None => None,
-            };
-            if let Some(d) = deliver_as.as_deref() {
-                if d != "steer" && d != "follow_up" {
-                    return Err(raise(lua, &format!(
-                        "api.send_message: deliver_as must be \"steer\" or \"follow_up\", not \"{d}\""
-                    )));
-                }
-            }
-            link.send_message(&text, deliver_as.as_deref())
-                .map_err(|e| raise(lua, &format!("api.send_message: {e}")))
-        })?,
-    )?;
-    let link = shared.link.clone();
-    api.set(
-        "log",
-        lua.create_function(move |_, msg: Value| {
-            link.log(&msg.to_string()?);
-            Ok(())
-        })?,
-    )?;
-    let link = shared.link.clone();
-    api.set(
-        "notify",
-        lua.create_function(move |_, msg: Value| {
-            link.notify(&msg.to_string()?);
-            Ok(())
-        })?,
-    )?;
-    Ok(())
-}
-
-/// `api.exec(cmd, args?, {timeout_ms?, cwd?}) -> {code, stdout, stderr, timed_out}`.
-fn add_exec(lua: &Lua, api: &Table, shared: &Rc<Shared>) -> mlua::Result<()> {
-    let link = shared.link.clone();
-    let exec = lua.create_function(
-        move |lua, (cmd, args, opts): (Value, Option<Table>, Option<Table>)| {
-            let cmd = want_string(lua, "api.exec: the command", cmd)?;
-            let mut argv = Vec::new();
-            if let Some(args) = args {
-                for v in args.sequence_values::<Value>() {
-                    argv.push(want_string(lua, "api.exec: each argument", v?)?);
-                }
-            }
-            let (timeout_ms, cwd) = match &opts {
-                Some(o) => (
-                    o.get::<Option<u64>>("timeout_ms")?,
-                    o.get::<Option<String>>("cwd")?,
-                ),
-                None => (None, None),
-            };
-            let out = link
-                .exec(&cmd, &argv, timeout_ms, cwd.as_deref())
-                .map_err(|e| raise(lua, &format!("api.exec: {e}")))?;
-            let t = lua.create_table_with_capacity(0, 4)?;
-            t.set("code", out.code)?;
-            t.set("stdout", out.stdout)?;
-            t.set("stderr", out.stderr)?;
-            t.set("timed_out", out.timed_out)?;
-            Ok(t)
-        },
-    )?;
-    api.set("exec", exec)
-}
-
-/// `api.state` and `api.extension`.
-fn add_data(lua: &Lua, api: &Table, link: &ApiLink) -> mlua::Result<()> {
+    let link = &shared.link;
     let state = match link.initial_state() {
         s @ Json::Object(_) => json_to_lua(lua, &s)?,
         _ => Value::Table(lua.create_table()?),
     };
     api.set("state", state)?;
-    let ext = lua.create_table()?;
-    ext.set("name", link.info.name.as_str())?;
-    ext.set("path", link.info.path.display().to_string())?;
-    ext.set("language", "lua")?;
-    api.set("extension", ext)
+    api.set(
+        "extension",
+        json_to_lua(lua, &surface::extension_value(&link.info))?,
+    )?;
+    Ok(api)
 }
 
 /// `ctx.ui` (`confirm`, `notify`), made once per VM.
-pub(super) fn ctx_ui(lua: &Lua, link: &Arc<ApiLink>) -> mlua::Result<Table> {
+pub(super) fn ctx_ui(lua: &Lua, shared: &Rc<Shared>) -> mlua::Result<Table> {
     let ui = lua.create_table()?;
-    let l = link.clone();
-    ui.set(
-        "confirm",
-        lua.create_function(move |lua, q: Value| {
-            let q = want_string(lua, "ctx.ui.confirm: the question", q)?;
-            Ok(l.confirm(&q))
-        })?,
-    )?;
-    let l = link.clone();
-    ui.set(
-        "notify",
-        lua.create_function(move |_, msg: Value| {
-            l.notify(&msg.to_string()?);
-            Ok(())
-        })?,
-    )?;
+    for m in surface::MEMBERS.iter().filter(|m| m.object == Object::Ui) {
+        ui.set(m.name, member_function(lua, shared, m, None)?)?;
+    }
     Ok(ui)
 }
 
-/// `ctx.abort` of one run context: cancels that run.
-pub(super) fn abort_function(lua: &Lua, ctx: &Arc<RunContext>) -> mlua::Result<Function> {
-    let cancel = ctx.cancel.clone();
-    lua.create_function(move |_, ()| {
-        cancel.cancel();
-        Ok(())
-    })
+/// The data fields and the functions of `ctx` for one run context, as key/value pairs (the
+/// engine copies them into a fresh table per call).
+pub(super) fn ctx_fields(
+    lua: &Lua,
+    shared: &Rc<Shared>,
+    ui: &Table,
+    ctx: &Arc<RunContext>,
+) -> mlua::Result<Vec<(Value, Value)>> {
+    let mut fields = Vec::new();
+    for (name, value) in surface::ctx_fields(ctx) {
+        fields.push((
+            Value::String(lua.create_string(name)?),
+            json_to_lua(lua, &value)?,
+        ));
+    }
+    fields.push((
+        Value::String(lua.create_string("ui")?),
+        Value::Table(ui.clone()),
+    ));
+    for m in surface::MEMBERS.iter().filter(|m| m.object == Object::Ctx) {
+        if let Shape::Function(_) = m.shape {
+            let f = member_function(lua, shared, m, Some(ctx.clone()))?;
+            fields.push((
+                Value::String(lua.create_string(m.name)?),
+                Value::Function(f),
+            ));
+        }
+    }
+    Ok(fields)
 }

@@ -58,6 +58,7 @@ pub struct LuaEngine {
     /// `CallbackId` -> function.
     callbacks: Table,
     ui: Table,
+    shared: Rc<globals::Shared>,
     /// The fields of `ctx` for the last run context seen, as Lua values: every call gets a
     /// fresh table, but building the strings again each time would cost more than the call.
     ctx_fields: RefCell<Option<CtxFields>>,
@@ -79,7 +80,7 @@ impl LuaEngine {
             let shared = globals::Shared::new(link.clone());
             let api = globals::api_table(&lua, &shared)?;
             lua.globals().set("api", &api)?;
-            let ui = globals::ctx_ui(&lua, &link)?;
+            let ui = globals::ctx_ui(&lua, &shared)?;
             lua.set_memory_limit(limits.memory_bytes)?;
             budget.set_memory_cap(limits.memory_bytes);
             Ok(LuaEngine {
@@ -90,6 +91,7 @@ impl LuaEngine {
                 api,
                 callbacks: globals::callbacks(&lua)?,
                 ui,
+                shared: shared.clone(),
                 ctx_fields: RefCell::new(None),
                 mark: lua.array_metatable(),
                 lua,
@@ -190,22 +192,10 @@ impl LuaEngine {
     fn ctx_table(&self, ctx: &Arc<RunContext>) -> mlua::Result<Table> {
         let mut cache = self.ctx_fields.borrow_mut();
         if cache.as_ref().is_none_or(|(seen, _)| *seen != ctx.id) {
-            let s = |text: &str| self.lua.create_string(text).map(Value::String);
-            let fields = vec![
-                (s("cwd")?, s(&ctx.cwd.display().to_string())?),
-                (s("mode")?, s(ctx.mode.name())?),
-                (s("session_id")?, s(&ctx.session_id)?),
-                (s("model")?, s(&ctx.model)?),
-                (s("depth")?, Value::Integer(i64::from(ctx.depth))),
-                (s("ui")?, Value::Table(self.ui.clone())),
-                (
-                    s("abort")?,
-                    Value::Function(globals::abort_function(&self.lua, ctx)?),
-                ),
-            ];
+            let fields = globals::ctx_fields(&self.lua, &self.shared, &self.ui, ctx)?;
             *cache = Some((ctx.id, fields));
         }
-        let t = self.lua.create_table_with_capacity(0, 7)?;
+        let t = self.lua.create_table_with_capacity(0, 8)?;
         if let Some((_, fields)) = cache.as_ref() {
             for (k, v) in fields {
                 t.raw_set(k, v)?;

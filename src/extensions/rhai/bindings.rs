@@ -1,17 +1,22 @@
-//! The `api` object of a Rhai script: a registered custom type `Api`, handed to scripts by
-//! the engine's variable resolver (`on_var`), with methods registered as native functions
-//! that call the extension's [`ApiLink`]. Callbacks (handlers, tools' `execute`, commands)
-//! are kept as `FnPtr`s in a [`Callbacks`] table keyed by [`CallbackId`].
+//! The `api` object of a Rhai script and the functions of `ctx.ui`, built from the
+//! engine-neutral member table ([`surface::MEMBERS`]): `Api` is a custom type handed to scripts
+//! by the engine's variable resolver (`on_var`); each function member is registered, for every
+//! number of arguments it accepts, as a raw function that converts its Rhai arguments into
+//! [`Arg`]s as the member's parameter types ask (closures and function names are kept as
+//! callbacks), calls [`surface::call`], and converts the result back. Callbacks are kept as
+//! `FnPtr`s in a [`Callbacks`] table keyed by [`CallbackId`].
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use ::rhai::{Array, Dynamic, Engine, FnPtr, Map, INT};
+use ::rhai::{Dynamic, Engine, FnPtr, INT};
 
-use super::convert::{map_to_json, script_err, to_json};
-use crate::extensions::api::{ApiLink, CallbackId, ToolDef};
+use super::convert::{script_err, to_dynamic, to_json};
+use super::ctx::{Ctx, Ui};
+use crate::extensions::api::{ApiLink, CallbackId};
+use crate::extensions::surface::{self, Arg, Member, Object, Ret, Shape, Ty};
 
 type RhaiResult<T> = Result<T, Box<::rhai::EvalAltResult>>;
 
@@ -46,47 +51,25 @@ pub struct ApiInner {
 impl Api {
     /// `state` must be a shared map (see [`Dynamic::into_shared`]).
     pub fn new(link: Arc<ApiLink>, callbacks: Rc<RefCell<Callbacks>>, state: Dynamic) -> Self {
-        let mut ext = Map::new();
-        ext.insert("name".into(), link.info.name.clone().into());
-        ext.insert(
-            "path".into(),
-            link.info.path.to_string_lossy().into_owned().into(),
-        );
-        ext.insert("language".into(), "rhai".into());
+        let extension = to_dynamic(&surface::extension_value(&link.info));
         Api(Rc::new(ApiInner {
             link,
             callbacks,
             state,
-            extension: Dynamic::from_map(ext),
+            extension,
         }))
     }
 
-    fn add_callback(&self, f: FnPtr) -> CallbackId {
+    pub fn link(&self) -> &Arc<ApiLink> {
+        &self.0.link
+    }
+
+    fn keep(&self, f: FnPtr) -> CallbackId {
         self.0.callbacks.borrow_mut().add(f)
     }
 
-    fn drop_callback(&self, cb: CallbackId) {
+    fn forget(&self, cb: CallbackId) {
         self.0.callbacks.borrow_mut().fns.remove(&cb);
-    }
-
-    /// Wraps a registration: on failure the callback is forgotten again.
-    fn register(
-        &self,
-        f: FnPtr,
-        reg: impl FnOnce(&ApiLink, CallbackId) -> Result<u64, String>,
-    ) -> RhaiResult<ApiHandle> {
-        let cb = self.add_callback(f);
-        match reg(&self.0.link, cb) {
-            Ok(id) => Ok(ApiHandle {
-                api: self.clone(),
-                id,
-                cb,
-            }),
-            Err(e) => {
-                self.drop_callback(cb);
-                Err(script_err(e))
-            }
-        }
     }
 }
 
@@ -102,68 +85,10 @@ impl ApiHandle {
     fn remove(&mut self) -> bool {
         let removed = self.api.0.link.remove(self.id);
         if removed {
-            self.api.drop_callback(self.cb);
+            self.api.forget(self.cb);
         }
         removed
     }
-}
-
-/// Registers `Api` and its handle type with their methods.
-pub fn register(engine: &mut Engine) {
-    engine.register_type_with_name::<Api>("Api");
-    engine.register_type_with_name::<ApiHandle>("ApiHandle");
-    engine.register_fn("remove", ApiHandle::remove);
-    engine.register_get("id", |h: &mut ApiHandle| h.id as INT);
-    engine.register_get("state", |api: &mut Api| api.0.state.clone());
-    engine.register_get("extension", |api: &mut Api| api.0.extension.clone());
-    register_registrations(engine);
-    register_messages(engine);
-    engine.register_fn("exec", |api: &mut Api, cmd: &str| {
-        exec(api, cmd, Array::new(), Map::new())
-    });
-    engine.register_fn("exec", |api: &mut Api, cmd: &str, args: Array| {
-        exec(api, cmd, args, Map::new())
-    });
-    engine.register_fn(
-        "exec",
-        |api: &mut Api, cmd: &str, args: Array, opts: Map| exec(api, cmd, args, opts),
-    );
-}
-
-fn register_registrations(engine: &mut Engine) {
-    engine.register_fn("on", |api: &mut Api, event: &str, f: FnPtr| {
-        on(api, event, f)
-    });
-    engine.register_fn("on", |api: &mut Api, event: &str, name: &str| {
-        on(api, event, FnPtr::new(name)?)
-    });
-    engine.register_fn("tool", tool);
-    engine.register_fn("command", |api: &mut Api, name: &str, f: FnPtr| {
-        command(api, name, f, "")
-    });
-    engine.register_fn(
-        "command",
-        |api: &mut Api, name: &str, f: FnPtr, description: &str| command(api, name, f, description),
-    );
-}
-
-fn register_messages(engine: &mut Engine) {
-    engine.register_fn("send_message", |api: &mut Api, text: &str| {
-        api.0.link.send_message(text, None).map_err(script_err)
-    });
-    engine.register_fn("send_message", |api: &mut Api, text: &str, opts: Map| {
-        let deliver_as = opt_string(&opts, "deliver_as")?;
-        api.0
-            .link
-            .send_message(text, deliver_as.as_deref())
-            .map_err(script_err)
-    });
-    engine.register_fn("log", |api: &mut Api, msg: Dynamic| {
-        api.0.link.log(&display(&msg))
-    });
-    engine.register_fn("notify", |api: &mut Api, msg: Dynamic| {
-        api.0.link.notify(&display(&msg))
-    });
 }
 
 /// A value as text: strings as they are, anything else as Rhai prints it.
@@ -174,100 +99,153 @@ pub fn display(value: &Dynamic) -> String {
     }
 }
 
-fn on(api: &mut Api, event: &str, f: FnPtr) -> RhaiResult<ApiHandle> {
-    if crate::hooks::EventKind::parse(event).is_none() {
-        return Err(script_err(format!("api.on: unknown event '{event}'")));
+/// A Rhai value as an [`Arg`] for a parameter of type `ty`; closures (and, where a function is
+/// expected, function names) become callbacks.
+fn to_arg(api: &Api, ty: Ty, v: &Dynamic) -> Arg {
+    if v.is_shared() {
+        return to_arg(api, ty, &v.flatten_clone());
     }
-    api.register(f, |link, cb| link.on(event, cb))
-}
-
-fn command(api: &mut Api, name: &str, f: FnPtr, description: &str) -> RhaiResult<ApiHandle> {
-    api.register(f, |link, cb| link.command(name, description, cb))
-}
-
-fn tool(api: &mut Api, def: Map) -> RhaiResult<ApiHandle> {
-    let name = opt_string(&def, "name")?
-        .ok_or_else(|| script_err("api.tool: 'name' (a string) is required"))?;
-    let execute = match def.get("execute") {
-        Some(f) if f.is_fnptr() => f.clone().cast::<FnPtr>(),
-        _ => {
-            return Err(script_err(format!(
-                "api.tool '{name}': 'execute' (a function) is required"
-            )))
+    if v.is_unit() {
+        return Arg::Nil;
+    }
+    if v.is_fnptr() {
+        return match ty {
+            Ty::Func => Arg::Func(api.keep(v.clone().cast::<FnPtr>())),
+            _ => Arg::Other("function".into()),
+        };
+    }
+    if let (Ty::Func, Ok(name)) = (ty, v.as_immutable_string_ref()) {
+        if let Ok(f) = FnPtr::new(name.as_str()) {
+            return Arg::Func(api.keep(f));
         }
-    };
-    let parameters = match def.get("parameters") {
-        None => serde_json::json!({"type": "object", "properties": {}}),
-        Some(p) => match p.as_map_ref() {
-            Ok(m) => map_to_json(&m)
-                .map_err(|e| script_err(format!("api.tool '{name}': parameters: {e}")))?,
-            Err(_) => {
-                return Err(script_err(format!(
-                    "api.tool '{name}': 'parameters' must be a map (a JSON Schema object)"
-                )))
-            }
-        },
-    };
-    let timeout_ms = match def.get("timeout_ms") {
-        None => None,
-        Some(t) => match t.as_int() {
-            Ok(ms) if ms > 0 => Some(ms as u64),
-            _ => {
-                return Err(script_err(format!(
-                    "api.tool '{name}': 'timeout_ms' must be a positive integer"
-                )))
-            }
-        },
-    };
-    let tool = ToolDef {
-        description: opt_string(&def, "description")?.unwrap_or_default(),
-        parallel_safe: def
-            .get("parallel_safe")
-            .and_then(|b| b.as_bool().ok())
-            .unwrap_or(false),
-        name,
-        parameters,
-        timeout_ms,
-    };
-    api.register(execute, move |link, cb| link.tool(tool, cb))
+    }
+    if let (Ty::Record(fields), true) = (ty, v.is_map()) {
+        let map = v
+            .read_lock::<::rhai::Map>()
+            .map(|m| m.clone())
+            .unwrap_or_default();
+        let mut out: Vec<(String, Arg)> = map
+            .iter()
+            .map(|(k, v)| {
+                let field_ty = fields
+                    .iter()
+                    .find(|f| f.name == k.as_str())
+                    .map_or(Ty::Any, |f| f.ty);
+                (k.to_string(), to_arg(api, field_ty, v))
+            })
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        return Arg::Record(out);
+    }
+    if let Ok(b) = v.as_bool() {
+        return Arg::Bool(b);
+    }
+    if let Ok(i) = v.as_int() {
+        return Arg::Int(i);
+    }
+    if let Ok(f) = v.as_float() {
+        return Arg::Num(f);
+    }
+    if v.is_string() || v.is_char() {
+        return Arg::Str(display(v));
+    }
+    if v.is_map() || v.is_array() {
+        return match to_json(v) {
+            Ok(j) => Arg::Data(j),
+            Err(e) => Arg::Other(format!("table holding {e}")),
+        };
+    }
+    Arg::Other(v.type_name().to_string())
 }
 
-/// `api.exec(cmd, args, #{timeout_ms, cwd})` -> `#{code, stdout, stderr, timed_out}`.
-fn exec(api: &mut Api, cmd: &str, args: Array, opts: Map) -> RhaiResult<Map> {
-    let args: Vec<String> = args.iter().map(display).collect();
-    let timeout_ms = match opts.get("timeout_ms") {
-        None => None,
-        Some(t) => match t.as_int() {
-            Ok(ms) if ms >= 0 => Some(ms as u64),
-            _ => return Err(script_err("api.exec: 'timeout_ms' must be an integer")),
-        },
-    };
-    let cwd = opt_string(&opts, "cwd")?;
-    let r = api
-        .0
-        .link
-        .exec(cmd, &args, timeout_ms, cwd.as_deref())
-        .map_err(script_err)?;
-    let mut out = Map::new();
-    let code = r
-        .code
-        .map_or(Dynamic::UNIT, |c| Dynamic::from_int(c as INT));
-    out.insert("code".into(), code);
-    out.insert("stdout".into(), r.stdout.into());
-    out.insert("stderr".into(), r.stderr.into());
-    out.insert("timed_out".into(), r.timed_out.into());
-    Ok(out)
+fn from_ret(api: &Api, ret: Ret) -> Dynamic {
+    match ret {
+        Ret::Nil => Dynamic::UNIT,
+        Ret::Bool(b) => Dynamic::from_bool(b),
+        Ret::Handle { id, cb } => Dynamic::from(ApiHandle {
+            api: api.clone(),
+            id,
+            cb,
+        }),
+        Ret::Data(j) => to_dynamic(&j),
+    }
 }
 
-/// A string field of an options map (`()` or missing -> `None`).
-fn opt_string(map: &Map, key: &str) -> RhaiResult<Option<String>> {
-    match map.get(key) {
-        None => Ok(None),
-        Some(v) if v.is_unit() => Ok(None),
-        Some(v) => match v.as_immutable_string_ref() {
-            Ok(s) => Ok(Some(s.to_string())),
-            Err(t) => Err(script_err(format!("'{key}' must be a string, not {t}"))),
-        },
+/// Calls `member` for `api` with the script's arguments; on failure the callbacks they
+/// created are forgotten and the message raised at the script's line.
+fn invoke(
+    api: &Api,
+    member: &'static Member,
+    args: &[Dynamic],
+    ctx: Option<&Ctx>,
+) -> RhaiResult<Dynamic> {
+    let params = member.params();
+    let values: Vec<Arg> = args
+        .iter()
+        .enumerate()
+        .map(|(i, v)| to_arg(api, params.get(i).map_or(Ty::Any, |p| p.ty), v))
+        .collect();
+    let kept: Vec<CallbackId> = values.iter().flat_map(Arg::callbacks).collect();
+    match surface::call(api.link(), member, values, ctx.map(Ctx::run)) {
+        Ok(ret) => Ok(from_ret(api, ret)),
+        Err(e) => {
+            for cb in kept {
+                api.forget(cb);
+            }
+            Err(script_err(e))
+        }
+    }
+}
+
+/// Registers `member` on the type `T` (the receiver: `api.on(...)`) for each number of
+/// arguments from its required ones to all of them. `api_of` finds the `Api` behind the
+/// receiver (and the `ctx`, for its functions).
+fn register_member<T: Clone + 'static>(
+    engine: &mut Engine,
+    member: &'static Member,
+    api_of: fn(&T) -> (Api, Option<Ctx>),
+) {
+    let params = member.params();
+    let required = params.iter().filter(|p| p.required).count();
+    let run = move |this: &T, args: &[Dynamic]| {
+        let (api, ctx) = api_of(this);
+        invoke(&api, member, args, ctx.as_ref())
+    };
+    for n in required..=params.len() {
+        let name = member.name;
+        match n {
+            0 => engine.register_fn(name, move |t: &mut T| run(t, &[])),
+            1 => engine.register_fn(name, move |t: &mut T, a: Dynamic| run(t, &[a])),
+            2 => engine.register_fn(name, move |t: &mut T, a: Dynamic, b: Dynamic| {
+                run(t, &[a, b])
+            }),
+            _ => engine.register_fn(
+                name,
+                move |t: &mut T, a: Dynamic, b: Dynamic, c: Dynamic| run(t, &[a, b, c]),
+            ),
+        };
+    }
+}
+
+/// Registers `Api`, its handle type and `ctx.ui`'s functions.
+pub fn register(engine: &mut Engine) {
+    engine.register_type_with_name::<Api>("Api");
+    engine.register_type_with_name::<ApiHandle>("ApiHandle");
+    engine.register_fn("remove", ApiHandle::remove);
+    engine.register_get("id", |h: &mut ApiHandle| h.id as INT);
+    engine.register_get("state", |api: &mut Api| api.0.state.clone());
+    engine.register_get("extension", |api: &mut Api| api.0.extension.clone());
+    for m in surface::MEMBERS {
+        match (m.object, m.shape) {
+            (Object::Api, Shape::Function(_)) => {
+                register_member::<Api>(engine, m, |api| (api.clone(), None))
+            }
+            (Object::Ui, _) => register_member::<Ui>(engine, m, |ui| (ui.api().clone(), None)),
+            (Object::Ctx, Shape::Function(_)) => {
+                register_member::<Ctx>(engine, m, |c| (c.api().clone(), Some(c.clone())))
+            }
+            _ => {}
+        }
     }
 }
 

@@ -1,6 +1,8 @@
-//! `ctx`, the last argument of every callback: a custom type `Ctx` with read-only properties
-//! `cwd`, `mode`, `session_id`, `model`, `depth` and `ui`, and the method `abort()`; `ctx.ui`
-//! is a `Ui` with `confirm(q) -> bool` and `notify(msg)`. The same members as Lua's `ctx`.
+//! `ctx`, the last argument of every callback: a custom type `Ctx` whose read-only properties
+//! are the data fields of the engine-neutral member table (`cwd`, `mode`, `session_id`,
+//! `model`, `depth`), plus `ui`; its functions (`abort()`) and `ctx.ui`'s (`confirm(q)`,
+//! `notify(msg)`) are registered from the same table in `bindings.rs`. The same members as
+//! Lua's `ctx`, and no others.
 //!
 //! Also [`LazyEvent`]: an event whose `text` (`message_update`'s reply so far) is read from the
 //! host only when the script asks for it (`e.text`, `e["text"]`); its other fields read like a
@@ -8,26 +10,48 @@
 
 use std::sync::Arc;
 
-use ::rhai::{Dynamic, Engine, Map, INT};
+use ::rhai::{Dynamic, Engine, Map};
 
-use super::bindings::display;
-use crate::extensions::api::ApiLink;
+use super::bindings::Api;
+use super::convert::to_dynamic;
+use crate::extensions::surface::{self, Object, Shape};
 use crate::hooks::SharedText;
 use crate::run::RunContext;
 
 /// `ctx`: the context of the run that made the call.
 #[derive(Clone)]
-pub struct Ctx(Arc<RunContext>, Arc<ApiLink>);
+pub struct Ctx(Arc<RunContext>, Api);
 
 impl Ctx {
-    pub fn new(data: Arc<RunContext>, link: Arc<ApiLink>) -> Self {
-        Ctx(data, link)
+    pub fn new(run: Arc<RunContext>, api: Api) -> Self {
+        Ctx(run, api)
+    }
+
+    pub fn run(&self) -> &Arc<RunContext> {
+        &self.0
+    }
+
+    pub fn api(&self) -> &Api {
+        &self.1
+    }
+
+    fn field(&self, name: &str) -> Dynamic {
+        surface::ctx_fields(&self.0)
+            .into_iter()
+            .find(|(n, _)| *n == name)
+            .map_or(Dynamic::UNIT, |(_, v)| to_dynamic(&v))
     }
 }
 
 /// `ctx.ui`.
 #[derive(Clone)]
-pub struct Ui(Arc<ApiLink>);
+pub struct Ui(Api);
+
+impl Ui {
+    pub fn api(&self) -> &Api {
+        &self.0
+    }
+}
 
 /// An event with a field read on demand.
 #[derive(Clone)]
@@ -49,26 +73,20 @@ impl LazyEvent {
     }
 }
 
-/// Registers `Ctx` and `Ui`.
+/// Registers `Ctx` (its data fields), `Ui` and `LazyEvent`.
 pub fn register(engine: &mut Engine) {
     engine.register_type_with_name::<Ctx>("Ctx");
     engine.register_type_with_name::<Ui>("Ui");
-    engine.register_get("cwd", |c: &mut Ctx| c.0.cwd.display().to_string());
-    engine.register_get("mode", |c: &mut Ctx| c.0.mode.name().to_string());
-    engine.register_get("session_id", |c: &mut Ctx| c.0.session_id.clone());
-    engine.register_get("model", |c: &mut Ctx| c.0.model.clone());
-    engine.register_get("depth", |c: &mut Ctx| INT::from(c.0.depth));
+    for m in surface::MEMBERS {
+        if let (Object::Ctx, Shape::Data) = (m.object, m.shape) {
+            let name = m.name;
+            engine.register_get(name, move |c: &mut Ctx| c.field(name));
+        }
+    }
     engine.register_get("ui", |c: &mut Ctx| Ui(c.1.clone()));
-    engine.register_fn("abort", |c: &mut Ctx| c.0.cancel.cancel());
     engine.register_type_with_name::<LazyEvent>("Event");
     engine.register_indexer_get(|e: &mut LazyEvent, key: &str| e.get(key));
     for field in ["type", "delta", "text"] {
         engine.register_get(field, move |e: &mut LazyEvent| e.get(field));
     }
-    engine.register_fn("confirm", |u: &mut Ui, q: Dynamic| {
-        u.0.confirm(&display(&q))
-    });
-    engine.register_fn("notify", |u: &mut Ui, msg: Dynamic| {
-        u.0.notify(&display(&msg))
-    });
 }

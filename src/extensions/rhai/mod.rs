@@ -65,6 +65,8 @@ pub struct RhaiEngine {
     ast: AST,
     scope: Scope<'static>,
     link: Arc<ApiLink>,
+    /// The `api` object (its callbacks, for `ctx`'s functions).
+    api: Api,
     limits: Limits,
     callbacks: Rc<RefCell<Callbacks>>,
     /// How many arguments each callback takes (learned at its first call).
@@ -96,10 +98,11 @@ impl RhaiEngine {
         bindings::register(&mut engine);
         ctx::register(&mut engine);
         globals::register(&mut engine, &link);
-        let api = Dynamic::from(Api::new(link.clone(), callbacks.clone(), state.clone()));
+        let api = Api::new(link.clone(), callbacks.clone(), state.clone());
+        let api_var = Dynamic::from(api.clone());
         #[allow(deprecated)] // `on_var` is marked volatile, not deprecated
         engine.on_var(move |name, _, _| match name {
-            "api" => Ok(Some(api.clone())),
+            "api" => Ok(Some(api_var.clone())),
             _ => Ok(None),
         });
         let ext_dir = link
@@ -124,6 +127,7 @@ impl RhaiEngine {
             ast: AST::empty(),
             scope: Scope::new(),
             link,
+            api,
             limits,
             callbacks,
             arity: HashMap::new(),
@@ -133,6 +137,13 @@ impl RhaiEngine {
             top_imports,
             path,
         })
+    }
+
+    /// The signatures of the functions and getters registered on the engine (for the tests
+    /// that hold the reference and the stubs to the code).
+    #[cfg(test)]
+    pub fn signatures(&self) -> Vec<String> {
+        self.engine.gen_fn_signatures(false)
     }
 
     /// The files the script imported (directly or through other modules), in import order;
@@ -192,7 +203,7 @@ impl RhaiEngine {
         let Some(f) = self.callbacks.borrow().fns.get(&cb).cloned() else {
             return Ok(Value::Null);
         };
-        argv.push(Dynamic::from(ctx::Ctx::new(ctx.clone(), self.link.clone())));
+        argv.push(Dynamic::from(ctx::Ctx::new(ctx.clone(), self.api.clone())));
         let n = match self.arity.get(&cb) {
             Some(n) => *n,
             None => {

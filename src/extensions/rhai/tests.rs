@@ -13,7 +13,7 @@ use crate::extensions::api::{
 use crate::extensions::registrar::Recording;
 use crate::owner::Owner;
 use crate::run::RunContext;
-use crate::testutil::TempDir;
+use crate::testutil::{TempDir, EVENTS};
 
 const BUDGET: Duration = Duration::from_millis(200);
 
@@ -128,7 +128,10 @@ fn registers_handlers_tools_and_commands() {
         assert_eq!(tools[0].description, "says hi");
         assert!(tools[0].parallel_safe);
         assert_eq!(tools[0].timeout_ms, Some(500));
-        assert_eq!(tools[1].parameters, json!({}));
+        assert_eq!(
+            tools[1].parameters,
+            json!({"type": "object", "properties": {}})
+        );
         assert!(!tools[1].parallel_safe);
     });
 }
@@ -210,7 +213,11 @@ fn unknown_event_is_an_error_at_the_caller() {
         assert_eq!(e.kind, ErrorKind::Runtime);
         assert_eq!(
             e.message,
-            format!("{}:2: api.on: unknown event 'nope'", f.path())
+            format!(
+                "{}:2: api.on: unknown event 'nope'; the events are: {}",
+                f.path(),
+                EVENTS
+            )
         );
     });
 }

@@ -14,7 +14,7 @@ use crate::extensions::api::{
 use crate::extensions::registrar::Recording;
 use crate::owner::Owner;
 use crate::run::RunContext;
-use crate::testutil::TempDir;
+use crate::testutil::{TempDir, EVENTS};
 
 mod isolation;
 mod modules;
@@ -183,19 +183,24 @@ fn bad_registrations_fail_at_the_callers_line() {
         assert_eq!(err.kind, ErrorKind::Runtime);
         assert_eq!(
             err.message,
-            format!("{}:3: api.on: unknown event 'no_such_event'", ext.main())
+            format!(
+                "{}:3: api.on: unknown event 'no_such_event'; the events are: {}",
+                ext.main(),
+                EVENTS
+            )
         );
         let (ext, err) = load_err("api.tool{name = 'x'}", limits());
         assert_eq!(
             err.message,
             format!(
-                "{}:1: api.tool: execute must be a function, not nil",
+                "{}:1: api.tool: 'execute' (a function) is required",
                 ext.main()
             )
         );
         let (_, err) = load_err("api.on('input')", limits());
         assert!(
-            err.message.contains("handler must be a function"),
+            err.message
+                .contains("api.on: the handler (a function) is missing"),
             "{}",
             err.message
         );

@@ -1,0 +1,728 @@
+//! The script API, defined once. Every member of `api`, `ctx` and `ctx.ui` is a [`Member`]
+//! here: its name, its parameters and their types, and a one-line summary; the functions'
+//! validation, error texts and effects live here too ([`call`]). The Lua and Rhai engines only
+//! convert their values into [`Arg`]s as a member's [`Ty`]s ask (keeping script functions as
+//! callbacks), call [`call`], and convert the [`Ret`] back. So both languages accept the same
+//! arguments and fail with the same messages; the reference (`stdlib/README.md`) and the LuaLS
+//! stubs are checked against [`MEMBERS`].
+
+use std::sync::Arc;
+
+use serde_json::{json, Value as Json};
+
+use super::api::{ApiLink, CallbackId, ExtensionInfo, ToolDef};
+use crate::hooks::EventKind;
+use crate::run::RunContext;
+
+/// Where a member lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Object {
+    Api,
+    Ctx,
+    /// `ctx.ui`.
+    Ui,
+}
+
+impl Object {
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Object::Api => "api",
+            Object::Ctx => "ctx",
+            Object::Ui => "ctx.ui",
+        }
+    }
+}
+
+/// The type a parameter (or a field of a table parameter) takes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Ty {
+    /// A string (numbers are taken as their text).
+    Str,
+    /// A script function, kept as a callback.
+    Func,
+    Int,
+    Bool,
+    /// Plain data (a table / map, converted to JSON).
+    Table,
+    /// A list of strings (numbers are taken as their text).
+    StrList,
+    /// Anything; shown as text.
+    Any,
+    /// A table with these fields.
+    Record(&'static [Field]),
+}
+
+/// A parameter, or a field of a [`Ty::Record`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Field {
+    pub name: &'static str,
+    pub ty: Ty,
+    pub required: bool,
+}
+
+const fn req(name: &'static str, ty: Ty) -> Field {
+    Field {
+        name,
+        ty,
+        required: true,
+    }
+}
+
+const fn opt(name: &'static str, ty: Ty) -> Field {
+    Field {
+        name,
+        ty,
+        required: false,
+    }
+}
+
+/// What a member is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Shape {
+    Function(&'static [Field]),
+    /// A data field the engine holds (`api.state`, `ctx.cwd`, ...).
+    Data,
+}
+
+/// One member of the script API.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Member {
+    pub object: Object,
+    pub name: &'static str,
+    pub shape: Shape,
+    pub summary: &'static str,
+}
+
+impl Member {
+    /// `api.on`, `ctx.ui.confirm`.
+    pub fn full_name(&self) -> String {
+        format!("{}.{}", self.object.prefix(), self.name)
+    }
+
+    pub fn params(&self) -> &'static [Field] {
+        match self.shape {
+            Shape::Function(params) => params,
+            Shape::Data => &[],
+        }
+    }
+}
+
+const TOOL_FIELDS: &[Field] = &[
+    req("name", Ty::Str),
+    opt("description", Ty::Str),
+    opt("parameters", Ty::Table),
+    req("execute", Ty::Func),
+    opt("parallel_safe", Ty::Bool),
+    opt("timeout_ms", Ty::Int),
+];
+const SEND_FIELDS: &[Field] = &[opt("deliver_as", Ty::Str)];
+const EXEC_FIELDS: &[Field] = &[opt("timeout_ms", Ty::Int), opt("cwd", Ty::Str)];
+
+const fn function(
+    object: Object,
+    name: &'static str,
+    params: &'static [Field],
+    summary: &'static str,
+) -> Member {
+    Member {
+        object,
+        name,
+        shape: Shape::Function(params),
+        summary,
+    }
+}
+
+const fn data(object: Object, name: &'static str, summary: &'static str) -> Member {
+    Member {
+        object,
+        name,
+        shape: Shape::Data,
+        summary,
+    }
+}
+
+/// Every member scripts can reach, in both languages.
+pub const MEMBERS: &[Member] = &[
+    function(
+        Object::Api,
+        "on",
+        &[req("event", Ty::Str), req("handler", Ty::Func)],
+        "subscribe to an event; returns a handle",
+    ),
+    function(
+        Object::Api,
+        "tool",
+        &[req("definition", Ty::Record(TOOL_FIELDS))],
+        "register a tool for the model; returns a handle",
+    ),
+    function(
+        Object::Api,
+        "command",
+        &[
+            req("name", Ty::Str),
+            req("handler", Ty::Func),
+            opt("description", Ty::Str),
+        ],
+        "register a slash command; returns a handle",
+    ),
+    function(
+        Object::Api,
+        "send_message",
+        &[
+            req("text", Ty::Str),
+            opt("options", Ty::Record(SEND_FIELDS)),
+        ],
+        "queue a user message (steer or follow_up)",
+    ),
+    function(
+        Object::Api,
+        "exec",
+        &[
+            req("command", Ty::Str),
+            opt("arguments", Ty::StrList),
+            opt("options", Ty::Record(EXEC_FIELDS)),
+        ],
+        "run a program without a shell",
+    ),
+    function(
+        Object::Api,
+        "log",
+        &[req("message", Ty::Any)],
+        "a debug line (MYPI_LOG=1)",
+    ),
+    function(
+        Object::Api,
+        "notify",
+        &[req("message", Ty::Any)],
+        "a line shown to the user",
+    ),
+    data(Object::Api, "state", "plain data kept across hot reloads"),
+    data(Object::Api, "extension", "{name, path, language}"),
+    data(Object::Ctx, "cwd", "the working folder"),
+    data(Object::Ctx, "mode", "repl, print or json"),
+    data(Object::Ctx, "session_id", "the run's session"),
+    data(Object::Ctx, "model", "the model in use"),
+    data(
+        Object::Ctx,
+        "depth",
+        "0 for the user's agent, 1+ in a child",
+    ),
+    function(
+        Object::Ctx,
+        "abort",
+        &[],
+        "cancel the run that made the call",
+    ),
+    function(
+        Object::Ui,
+        "confirm",
+        &[req("question", Ty::Str)],
+        "ask yes/no on the REPL",
+    ),
+    function(
+        Object::Ui,
+        "notify",
+        &[req("message", Ty::Any)],
+        "a line shown to the user",
+    ),
+];
+
+/// The member `name` of `object`.
+pub fn member(object: Object, name: &str) -> Option<&'static Member> {
+    MEMBERS
+        .iter()
+        .find(|m| m.object == object && m.name == name)
+}
+
+/// A value a script passed, as its engine converted it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Arg {
+    Nil,
+    Bool(bool),
+    Int(i64),
+    Num(f64),
+    Str(String),
+    /// A table / map / array, as JSON.
+    Data(Json),
+    /// A script function the engine now keeps under this id.
+    Func(CallbackId),
+    /// A table read field by field for a [`Ty::Record`].
+    Record(Vec<(String, Arg)>),
+    /// Anything else, by the name of its type.
+    Other(String),
+}
+
+impl Arg {
+    /// The type's name as both languages' messages say it.
+    pub fn type_name(&self) -> &str {
+        match self {
+            Arg::Nil => "nil",
+            Arg::Bool(_) => "boolean",
+            Arg::Int(_) | Arg::Num(_) => "number",
+            Arg::Str(_) => "string",
+            Arg::Data(_) | Arg::Record(_) => "table",
+            Arg::Func(_) => "function",
+            Arg::Other(t) => t,
+        }
+    }
+
+    /// The callbacks this argument holds (to forget when the call fails).
+    pub fn callbacks(&self) -> Vec<CallbackId> {
+        match self {
+            Arg::Func(cb) => vec![*cb],
+            Arg::Record(fields) => fields.iter().flat_map(|(_, a)| a.callbacks()).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The value as text, the same in both languages (tables as JSON).
+    pub fn display(&self) -> String {
+        match self {
+            Arg::Nil => "nil".into(),
+            Arg::Bool(b) => b.to_string(),
+            Arg::Int(i) => i.to_string(),
+            Arg::Num(n) => n.to_string(),
+            Arg::Str(s) => s.clone(),
+            Arg::Data(j) => j.to_string(),
+            Arg::Record(_) => "table".into(),
+            Arg::Func(_) => "function".into(),
+            Arg::Other(t) => t.clone(),
+        }
+    }
+}
+
+/// What a member returns.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ret {
+    Nil,
+    Bool(bool),
+    /// A registration's handle (`remove()` unregisters `id` and forgets `cb`).
+    Handle {
+        id: u64,
+        cb: CallbackId,
+    },
+    Data(Json),
+}
+
+/// The checked arguments of one call, by parameter.
+struct Args<'a> {
+    what: String,
+    params: &'a [Field],
+    values: Vec<Arg>,
+}
+
+impl Args<'_> {
+    fn take(&mut self, name: &str) -> Arg {
+        match self.params.iter().position(|p| p.name == name) {
+            Some(i) if i < self.values.len() => std::mem::replace(&mut self.values[i], Arg::Nil),
+            _ => Arg::Nil,
+        }
+    }
+}
+
+/// Checks `arg` against `ty`; the error names `what` (`api.on: the handler`).
+fn check(what: &str, ty: Ty, arg: &Arg) -> Result<(), String> {
+    let ok = match (ty, arg) {
+        (Ty::Any, _) => true,
+        (Ty::Str, Arg::Str(_) | Arg::Int(_) | Arg::Num(_)) => true,
+        (Ty::Func, Arg::Func(_)) => true,
+        (Ty::Int, Arg::Int(_)) => true,
+        (Ty::Int, Arg::Num(n)) => n.fract() == 0.0,
+        (Ty::Bool, Arg::Bool(_)) => true,
+        (Ty::Table, Arg::Data(_)) => true,
+        (Ty::StrList, Arg::Data(Json::Array(items))) => {
+            return match items.iter().find(|v| !(v.is_string() || v.is_number())) {
+                Some(bad) => Err(format!(
+                    "{what} must be a list of strings, but one is a {}",
+                    json_type(bad)
+                )),
+                None => Ok(()),
+            }
+        }
+        (Ty::Record(fields), Arg::Record(given)) => {
+            for (key, value) in given {
+                let Some(field) = fields.iter().find(|f| f.name == key) else {
+                    let names: Vec<&str> = fields.iter().map(|f| f.name).collect();
+                    return Err(format!(
+                        "{what}: unknown field '{key}'; the fields are {}",
+                        names.join(", ")
+                    ));
+                };
+                if !matches!(value, Arg::Nil) {
+                    check(&format!("{what}: '{key}'"), field.ty, value)?;
+                }
+            }
+            for f in fields.iter().filter(|f| f.required) {
+                if given
+                    .iter()
+                    .all(|(k, v)| k != f.name || matches!(v, Arg::Nil))
+                {
+                    return Err(format!(
+                        "{what}: '{}' ({}) is required",
+                        f.name,
+                        ty_name(f.ty)
+                    ));
+                }
+            }
+            true
+        }
+        _ => false,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what} must be {}, not {}",
+            ty_name(ty),
+            article(arg.type_name())
+        ))
+    }
+}
+
+fn ty_name(ty: Ty) -> &'static str {
+    match ty {
+        Ty::Str => "a string",
+        Ty::Func => "a function",
+        Ty::Int => "an integer",
+        Ty::Bool => "a boolean",
+        Ty::Table => "a table",
+        Ty::StrList => "a list of strings",
+        Ty::Any => "a value",
+        Ty::Record(_) => "a table",
+    }
+}
+
+fn article(type_name: &str) -> String {
+    match type_name {
+        "nil" => "nil".into(),
+        t if t.starts_with(['a', 'e', 'i', 'o', 'u']) => format!("an {t}"),
+        t => format!("a {t}"),
+    }
+}
+
+fn json_type(v: &Json) -> &'static str {
+    match v {
+        Json::Null => "nil",
+        Json::Bool(_) => "boolean",
+        Json::Number(_) => "number",
+        Json::String(_) => "string",
+        Json::Array(_) | Json::Object(_) => "table",
+    }
+}
+
+/// Checks the arguments of a call of `member` against its parameters.
+fn checked(member: &Member, values: Vec<Arg>) -> Result<Args<'static>, String> {
+    let params = member.params();
+    let name = member.full_name();
+    if values.len() > params.len() {
+        let names: Vec<&str> = params.iter().map(|p| p.name).collect();
+        return Err(format!(
+            "{name} takes {} argument{} ({}), got {}",
+            params.len(),
+            if params.len() == 1 { "" } else { "s" },
+            names.join(", "),
+            values.len()
+        ));
+    }
+    for (i, p) in params.iter().enumerate() {
+        let arg = values.get(i).unwrap_or(&Arg::Nil);
+        // A table of fields speaks for itself: `api.tool: 'execute' ... is required`.
+        let what = match p.ty {
+            Ty::Record(_) => name.clone(),
+            _ => format!("{name}: the {}", p.name),
+        };
+        match arg {
+            Arg::Nil if p.required => {
+                return Err(format!("{what} ({}) is missing", ty_name(p.ty)));
+            }
+            Arg::Nil => {}
+            arg => check(&what, p.ty, arg)?,
+        }
+    }
+    Ok(Args {
+        what: name,
+        params,
+        values,
+    })
+}
+
+/// Calls function member `member` with `values` for the extension behind `link`; `ctx` is
+/// the context the call was made in (for `ctx.*` members). The error is the message to raise
+/// at the script's line; the engine then forgets the callbacks the arguments hold.
+pub fn call(
+    link: &ApiLink,
+    member: &'static Member,
+    values: Vec<Arg>,
+    ctx: Option<&Arc<RunContext>>,
+) -> Result<Ret, String> {
+    let mut args = checked(member, values)?;
+    let what = args.what.clone();
+    let fail = |e: String| format!("{what}: {e}");
+    match (member.object, member.name) {
+        (Object::Api, "on") => {
+            let event = text(args.take("event"));
+            let cb = callback(args.take("handler"));
+            if EventKind::parse(&event).is_none() {
+                let names: Vec<&str> = EventKind::ALL.iter().map(|k| k.name()).collect();
+                return Err(fail(format!(
+                    "unknown event '{event}'; the events are: {}",
+                    names.join(", ")
+                )));
+            }
+            let id = link.on(&event, cb).map_err(fail)?;
+            Ok(Ret::Handle { id, cb })
+        }
+        (Object::Api, "tool") => {
+            let (def, cb) = tool_def(args.take("definition"))?;
+            let id = link.tool(def, cb).map_err(fail)?;
+            Ok(Ret::Handle { id, cb })
+        }
+        (Object::Api, "command") => {
+            let name = text(args.take("name"));
+            let cb = callback(args.take("handler"));
+            let description = opt_text(args.take("description")).unwrap_or_default();
+            let id = link.command(&name, &description, cb).map_err(fail)?;
+            Ok(Ret::Handle { id, cb })
+        }
+        (Object::Api, "send_message") => {
+            let text = text(args.take("text"));
+            let deliver_as = field(args.take("options"), "deliver_as").and_then(opt_text);
+            link.send_message(&text, deliver_as.as_deref())
+                .map_err(fail)?;
+            Ok(Ret::Nil)
+        }
+        (Object::Api, "exec") => exec(link, &mut args).map_err(fail),
+        (Object::Api, "log") => {
+            link.log(&args.take("message").display());
+            Ok(Ret::Nil)
+        }
+        (Object::Api | Object::Ui, "notify") => {
+            link.notify(&args.take("message").display());
+            Ok(Ret::Nil)
+        }
+        (Object::Ui, "confirm") => Ok(Ret::Bool(link.confirm(&text(args.take("question"))))),
+        (Object::Ctx, "abort") => {
+            if let Some(ctx) = ctx.cloned().or_else(|| link.current()) {
+                ctx.cancel.cancel();
+            }
+            Ok(Ret::Nil)
+        }
+        _ => Err(format!("{what} is not a function")),
+    }
+}
+
+fn text(arg: Arg) -> String {
+    opt_text(arg).unwrap_or_default()
+}
+
+fn opt_text(arg: Arg) -> Option<String> {
+    match arg {
+        Arg::Str(s) => Some(s),
+        Arg::Int(i) => Some(i.to_string()),
+        Arg::Num(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+fn callback(arg: Arg) -> CallbackId {
+    match arg {
+        Arg::Func(cb) => cb,
+        _ => 0,
+    }
+}
+
+fn int(arg: Arg) -> Option<i64> {
+    match arg {
+        Arg::Int(i) => Some(i),
+        Arg::Num(n) if n.fract() == 0.0 => Some(n as i64),
+        _ => None,
+    }
+}
+
+/// Field `name` of a record argument.
+fn field(arg: Arg, name: &str) -> Option<Arg> {
+    match arg {
+        Arg::Record(fields) => fields.into_iter().find(|(k, _)| k == name).map(|(_, v)| v),
+        _ => None,
+    }
+}
+
+/// Takes field `name` out of a record's fields.
+fn take_field(fields: &mut Vec<(String, Arg)>, name: &str) -> Arg {
+    match fields.iter().position(|(k, _)| k == name) {
+        Some(i) => fields.remove(i).1,
+        None => Arg::Nil,
+    }
+}
+
+/// `api.tool{...}` as a [`ToolDef`] and its `execute` callback.
+fn tool_def(arg: Arg) -> Result<(ToolDef, CallbackId), String> {
+    let Arg::Record(mut fields) = arg else {
+        return Err("api.tool: the definition must be a table".into());
+    };
+    let name = text(take_field(&mut fields, "name"));
+    let cb = callback(take_field(&mut fields, "execute"));
+    let fail = |e: String| format!("api.tool '{name}': {e}");
+    // Left out or empty: the tool takes no arguments.
+    let parameters = match take_field(&mut fields, "parameters") {
+        Arg::Data(mut schema) if schema.as_object().is_some_and(|o| !o.is_empty()) => {
+            fix_schema_arrays(&mut schema);
+            schema
+        }
+        _ => json!({"type": "object", "properties": {}}),
+    };
+    let timeout_ms = match int(take_field(&mut fields, "timeout_ms")) {
+        Some(ms) if ms > 0 => Some(ms as u64),
+        Some(_) => return Err(fail("'timeout_ms' must be a positive integer".into())),
+        None => None,
+    };
+    let def = ToolDef {
+        description: opt_text(take_field(&mut fields, "description")).unwrap_or_default(),
+        parallel_safe: matches!(take_field(&mut fields, "parallel_safe"), Arg::Bool(true)),
+        parameters,
+        timeout_ms,
+        name: name.clone(),
+    };
+    check_tool(&def).map_err(fail)?;
+    Ok((def, cb))
+}
+
+/// Checks a tool definition before it is offered to the model.
+fn check_tool(def: &ToolDef) -> Result<(), String> {
+    if def.name.is_empty()
+        || !def
+            .name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        return Err("the name must be letters, digits, '_' or '-'".into());
+    }
+    if def.parameters.get("type").and_then(Json::as_str) != Some("object") {
+        return Err("parameters must be a JSON Schema object with type = \"object\"".into());
+    }
+    jsonschema::validator_for(&def.parameters)
+        .map(|_| ())
+        .map_err(|e| format!("parameters are not a valid JSON Schema: {e}"))
+}
+
+/// In a JSON Schema, keywords that hold arrays (`required`, `enum`, ...) written as empty
+/// tables came out as `{}` (Lua cannot tell an empty list from an empty map): make them `[]`.
+fn fix_schema_arrays(v: &mut Json) {
+    const ARRAYS: [&str; 6] = ["required", "enum", "anyOf", "oneOf", "allOf", "prefixItems"];
+    match v {
+        Json::Object(map) => {
+            for (k, item) in map.iter_mut() {
+                if ARRAYS.contains(&k.as_str()) && item.as_object().is_some_and(|o| o.is_empty()) {
+                    *item = Json::Array(Vec::new());
+                } else {
+                    fix_schema_arrays(item);
+                }
+            }
+        }
+        Json::Array(items) => items.iter_mut().for_each(fix_schema_arrays),
+        _ => {}
+    }
+}
+
+/// `api.exec(cmd, args?, {timeout_ms?, cwd?}) -> {code, stdout, stderr, timed_out}`.
+fn exec(link: &ApiLink, args: &mut Args<'_>) -> Result<Ret, String> {
+    let cmd = text(args.take("command"));
+    let argv: Vec<String> = match args.take("arguments") {
+        Arg::Data(Json::Array(items)) => items
+            .into_iter()
+            .map(|v| match v {
+                Json::String(s) => s,
+                other => other.to_string(),
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let options = args.take("options");
+    let timeout_ms = match field(options.clone(), "timeout_ms").and_then(int) {
+        Some(ms) if ms < 0 => return Err("'timeout_ms' must not be negative".into()),
+        other => other.map(|ms| ms as u64),
+    };
+    let cwd = field(options, "cwd").and_then(opt_text);
+    let r = link.exec(&cmd, &argv, timeout_ms, cwd.as_deref())?;
+    Ok(Ret::Data(json!({
+        "code": r.code,
+        "stdout": r.stdout,
+        "stderr": r.stderr,
+        "timed_out": r.timed_out,
+    })))
+}
+
+/// `api.extension`.
+pub fn extension_value(info: &ExtensionInfo) -> Json {
+    json!({
+        "name": info.name,
+        "path": info.path.display().to_string(),
+        "language": info.language.name(),
+    })
+}
+
+/// The data fields of `ctx` for a run.
+pub fn ctx_fields(ctx: &RunContext) -> [(&'static str, Json); 5] {
+    [
+        ("cwd", json!(ctx.cwd.display().to_string())),
+        ("mode", json!(ctx.mode.name())),
+        ("session_id", json!(ctx.session_id)),
+        ("model", json!(ctx.model)),
+        ("depth", json!(ctx.depth)),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn on() -> &'static Member {
+        member(Object::Api, "on").unwrap()
+    }
+
+    #[test]
+    fn arguments_are_checked_with_one_wording() {
+        let e = checked(on(), vec![Arg::Str("input".into())]).err().unwrap();
+        assert_eq!(e, "api.on: the handler (a function) is missing");
+        let e = checked(on(), vec![Arg::Str("input".into()), Arg::Int(3)])
+            .err()
+            .unwrap();
+        assert_eq!(e, "api.on: the handler must be a function, not a number");
+        let e = checked(on(), vec![Arg::Nil, Arg::Nil, Arg::Nil])
+            .err()
+            .unwrap();
+        assert_eq!(e, "api.on takes 2 arguments (event, handler), got 3");
+        let tool = member(Object::Api, "tool").unwrap();
+        let e = checked(
+            tool,
+            vec![Arg::Record(vec![("name".into(), Arg::Str("t".into()))])],
+        )
+        .err()
+        .unwrap();
+        assert_eq!(e, "api.tool: 'execute' (a function) is required");
+        let e = checked(
+            tool,
+            vec![Arg::Record(vec![("nmae".into(), Arg::Str("t".into()))])],
+        )
+        .err()
+        .unwrap();
+        assert!(
+            e.contains("unknown field 'nmae'; the fields are name, "),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn every_function_member_is_dispatched() {
+        // A member in the table that `call` does not know would answer "is not a function".
+        let names: Vec<String> = MEMBERS.iter().map(Member::full_name).collect();
+        assert!(names.contains(&"ctx.ui.confirm".to_string()));
+        assert_eq!(
+            names.len(),
+            names
+                .iter()
+                .collect::<std::collections::BTreeSet<_>>()
+                .len()
+        );
+    }
+}
