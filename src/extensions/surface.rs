@@ -330,6 +330,8 @@ fn check(what: &str, ty: Ty, arg: &Arg) -> Result<(), String> {
         (Ty::Int, Arg::Num(n)) => n.fract() == 0.0,
         (Ty::Bool, Arg::Bool(_)) => true,
         (Ty::Table, Arg::Data(_)) => true,
+        // Lua cannot tell an empty list from an empty table.
+        (Ty::StrList, Arg::Data(Json::Object(o))) => o.is_empty(),
         (Ty::StrList, Arg::Data(Json::Array(items))) => {
             return match items.iter().find(|v| !(v.is_string() || v.is_number())) {
                 Some(bad) => Err(format!(

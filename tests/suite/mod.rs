@@ -10,6 +10,7 @@ mod ext_util;
 mod fakes;
 mod hooks;
 mod json_events;
+mod parity;
 mod print_mode;
 mod reload;
 mod reload_more;

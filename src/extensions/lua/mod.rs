@@ -378,7 +378,7 @@ pub(super) fn raise(lua: &Lua, msg: &str) -> mlua::Error {
 }
 
 /// The kind and the message of an error (without mlua's wrapping and traceback).
-fn classify(e: &mlua::Error) -> (ErrorKind, String) {
+pub(super) fn classify(e: &mlua::Error) -> (ErrorKind, String) {
     match e {
         mlua::Error::SyntaxError { message, .. } => (ErrorKind::Syntax, message.clone()),
         mlua::Error::MemoryError(m) => (ErrorKind::Memory, m.clone()),

@@ -9,7 +9,9 @@
 --    could never be stopped.
 -- 4. What must not run in an agent process: os.exit, os.execute, io.popen (use api.exec),
 --    os.setlocale (process-wide). print goes to the debug log, not to stdout.
-local over, log = ...
+-- 5. An error raised by mypi's own functions (api.on with a bad argument, ...) is caught by
+--    pcall as its message, a plain string, like an error the script raised itself.
+local over, log, plain = ...
 
 local error, select, type, rawget = error, select, type, rawget
 local tostring, concat = tostring, table.concat
@@ -18,8 +20,11 @@ local resume_, close_ = coroutine.resume, coroutine.close
 local setmetatable_ = setmetatable
 
 local function check(ok, ...)
-  if not ok and over() then
-    error((...), 0)
+  if not ok then
+    if over() then
+      error((...), 0)
+    end
+    return ok, plain((...))
   end
   return ok, ...
 end

@@ -137,9 +137,16 @@ pub(super) fn new_vm(budget: Rc<Budget>, log: impl Fn(&str) + 'static) -> mlua::
         log(&line.to_string_lossy());
         Ok(())
     })?;
+    let plain = lua.create_function(|lua, v: mlua::Value| match v {
+        mlua::Value::Error(e) => {
+            let (_, message) = super::classify(&e);
+            Ok(mlua::Value::String(lua.create_string(&message)?))
+        }
+        other => Ok(other),
+    })?;
     lua.load(PRELUDE)
         .set_name("=prelude")
-        .call::<()>((over, log))?;
+        .call::<()>((over, log, plain))?;
     let triggers = HookTriggers::new().every_nth_instruction(HOOK_EVERY);
     lua.set_global_hook(triggers, move |lua, _| budget.tick(lua))?;
     Ok(lua)

@@ -197,8 +197,9 @@ fn invoke(
     }
 }
 
-/// Registers `member` on the type `T` (the receiver: `api.on(...)`) for each number of
-/// arguments from its required ones to all of them. `api_of` finds the `Api` behind the
+/// Registers `member` on the type `T` (the receiver: `api.on(...)`) for every number of
+/// arguments from none to one too many, so that a missing or an extra argument gets the
+/// member's own message (as in Lua), not Rhai's "function not found". `api_of` finds the `Api` behind the
 /// receiver (and the `ctx`, for its functions).
 fn register_member<T: Clone + 'static>(
     engine: &mut Engine,
@@ -206,23 +207,21 @@ fn register_member<T: Clone + 'static>(
     api_of: fn(&T) -> (Api, Option<Ctx>),
 ) {
     let params = member.params();
-    let required = params.iter().filter(|p| p.required).count();
     let run = move |this: &T, args: &[Dynamic]| {
         let (api, ctx) = api_of(this);
         invoke(&api, member, args, ctx.as_ref())
     };
-    for n in required..=params.len() {
+    type D = Dynamic;
+    for n in 0..=(params.len() + 1).min(4) {
         let name = member.name;
         match n {
             0 => engine.register_fn(name, move |t: &mut T| run(t, &[])),
-            1 => engine.register_fn(name, move |t: &mut T, a: Dynamic| run(t, &[a])),
-            2 => engine.register_fn(name, move |t: &mut T, a: Dynamic, b: Dynamic| {
-                run(t, &[a, b])
+            1 => engine.register_fn(name, move |t: &mut T, a: D| run(t, &[a])),
+            2 => engine.register_fn(name, move |t: &mut T, a: D, b: D| run(t, &[a, b])),
+            3 => engine.register_fn(name, move |t: &mut T, a: D, b: D, c: D| run(t, &[a, b, c])),
+            _ => engine.register_fn(name, move |t: &mut T, a: D, b: D, c: D, d: D| {
+                run(t, &[a, b, c, d])
             }),
-            _ => engine.register_fn(
-                name,
-                move |t: &mut T, a: Dynamic, b: Dynamic, c: Dynamic| run(t, &[a, b, c]),
-            ),
         };
     }
 }

@@ -1,0 +1,243 @@
+//! The parity suite: the same scenarios written as a Lua and as a Rhai script, run through
+//! the binary, must give the same results and the same messages (the path of the script and
+//! its suffix aside). The script API is defined once (`src/extensions/surface.rs`); this is
+//! what holds the two languages to it from the outside.
+
+use serde_json::json;
+
+use super::ext_util::{faux, install};
+use crate::common::{Mypi, TestDir};
+
+/// `mypi ext check FILE` of a one-line script; the failure message without `path:line: `.
+fn load_error(dir: &TestDir, name: &str, source: &str) -> String {
+    let file = dir.write(name, source);
+    let out = Mypi::new(dir).args(["ext", "check"]).arg(&file).run();
+    assert_eq!(out.code, 1, "{name} loaded: {}", out.describe());
+    let path = file.display().to_string();
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.contains(&path))
+        .unwrap_or_else(|| panic!("no line for {name}: {}", out.describe()))
+        .to_string();
+    let after = line
+        .split_once(&format!("{path}:1: "))
+        .map(|(_, m)| m.to_string());
+    after.unwrap_or_else(|| panic!("no `{path}:1:` in {line}"))
+}
+
+/// Load-time mistakes: (what, Lua line, Rhai line, the message both must give).
+const LOAD_ERRORS: &[(&str, &str, &str, &str)] = &[
+    (
+        "unknown event",
+        r#"api.on("nope", function() end)"#,
+        r#"api.on("nope", |e| ());"#,
+        "api.on: unknown event 'nope'; the events are: session_start, session_shutdown, input, \
+         before_agent_start, turn_start, context, before_provider_request, message_update, \
+         message_end, tool_call, tool_result, turn_end, agent_end, extension_loaded",
+    ),
+    (
+        "handler not a function",
+        r#"api.on("input", 42)"#,
+        r#"api.on("input", 42);"#,
+        "api.on: the handler must be a function, not a number",
+    ),
+    (
+        "handler missing",
+        r#"api.on("input")"#,
+        r#"api.on("input");"#,
+        "api.on: the handler (a function) is missing",
+    ),
+    (
+        "tool without execute",
+        r#"api.tool{name = "t"}"#,
+        r#"api.tool(#{ name: "t" });"#,
+        "api.tool: 'execute' (a function) is required",
+    ),
+    (
+        "tool with a bad name",
+        r#"api.tool{name = "a b", execute = function() end}"#,
+        r#"api.tool(#{ name: "a b", execute: |a| () });"#,
+        "api.tool 'a b': the name must be letters, digits, '_' or '-'",
+    ),
+    (
+        "tool parameters not an object schema",
+        r#"api.tool{name = "t", parameters = {type = "string"}, execute = function() end}"#,
+        r#"api.tool(#{ name: "t", parameters: #{ "type": "string" }, execute: |a| () });"#,
+        "api.tool 't': parameters must be a JSON Schema object with type = \"object\"",
+    ),
+    (
+        "tool timeout not positive",
+        r#"api.tool{name = "t", timeout_ms = -5, execute = function() end}"#,
+        r#"api.tool(#{ name: "t", timeout_ms: -5, execute: |a| () });"#,
+        "api.tool 't': 'timeout_ms' must be a positive integer",
+    ),
+    (
+        "tool with an unknown field",
+        r#"api.tool{name = "t", execute = function() end, paralel_safe = true}"#,
+        r#"api.tool(#{ name: "t", execute: |a| (), paralel_safe: true });"#,
+        "api.tool: unknown field 'paralel_safe'; the fields are name, description, parameters, \
+         execute, parallel_safe, timeout_ms",
+    ),
+    (
+        "tool timeout not an integer",
+        r#"api.tool{name = "t", timeout_ms = "soon", execute = function() end}"#,
+        r#"api.tool(#{ name: "t", timeout_ms: "soon", execute: |a| () });"#,
+        "api.tool: 'timeout_ms' must be an integer, not a string",
+    ),
+    (
+        "deliver_as unknown",
+        r#"api.send_message("x", {deliver_as = "later"})"#,
+        r#"api.send_message("x", #{ deliver_as: "later" });"#,
+        "api.send_message: deliver_as must be \"steer\" or \"follow_up\", not \"later\"",
+    ),
+    (
+        "command name with a space",
+        r#"api.command("a b", function() end)"#,
+        r#"api.command("a b", |args| ());"#,
+        "api.command: command name \"a b\" must be one word without spaces",
+    ),
+    (
+        "exec arguments not strings",
+        r#"api.exec("true", {"a", {}})"#,
+        r#"api.exec("true", ["a", #{}]);"#,
+        "api.exec: the arguments must be a list of strings, but one is a table",
+    ),
+    (
+        "exec with an unknown option",
+        r#"api.exec("true", {}, {timout_ms = 5})"#,
+        r#"api.exec("true", [], #{ timout_ms: 5 });"#,
+        "api.exec: unknown field 'timout_ms'; the fields are timeout_ms, cwd",
+    ),
+    (
+        "too many arguments",
+        r#"api.notify("a", "b")"#,
+        r#"api.notify("a", "b");"#,
+        "api.notify takes 1 argument (message), got 2",
+    ),
+];
+
+#[test]
+fn load_time_mistakes_give_the_same_message_in_lua_and_rhai() {
+    let dir = TestDir::new();
+    for (i, (what, lua, rhai, expected)) in LOAD_ERRORS.iter().enumerate() {
+        let from_lua = load_error(&dir, &format!("l{i}.lua"), lua);
+        let from_rhai = load_error(&dir, &format!("r{i}.rhai"), rhai);
+        assert_eq!(from_lua, *expected, "{what} (Lua)");
+        assert_eq!(from_rhai, *expected, "{what} (Rhai)");
+    }
+}
+
+/// Runtime behaviour: the same commands in both languages answer the same.
+#[test]
+fn the_same_scripts_answer_the_same_in_lua_and_rhai() {
+    let dir = TestDir::new();
+    install(
+        &dir,
+        "p.lua",
+        r#"api.command("l_ctx", function(args, ctx)
+  return ("mode=%s depth=%d model=%s sid=%s"):format(ctx.mode, ctx.depth, ctx.model, tostring(#ctx.session_id > 0))
+end)
+api.command("l_send", function() api.send_message("later", {deliver_as = "follow-up"}) return "queued" end)
+api.command("l_exec", function()
+  local r = api.exec("sh", {"-c", "echo out; echo err >&2; exit 3"})
+  return ("code=%s out=%s err=%s timed_out=%s"):format(r.code, r.stdout, r.stderr, tostring(r.timed_out))
+end)
+api.command("l_ext", function() return api.extension.name .. " " .. api.extension.language end)
+api.command("l_pcall", function()
+  local ok, e = pcall(api.on, "nope", function() end)
+  return tostring(ok) .. " " .. (e:match("api%.on: unknown event 'nope'") or e)
+end)"#,
+    );
+    install(
+        &dir,
+        "p.rhai",
+        r#"api.command("r_ctx", |args, ctx| `mode=${ctx.mode} depth=${ctx.depth} model=${ctx.model} sid=${ctx.session_id.len() > 0}`);
+api.command("r_send", |args| { api.send_message("later", #{ deliver_as: "follow-up" }); "queued" });
+api.command("r_exec", |args| {
+  let r = api.exec("sh", ["-c", "echo out; echo err >&2; exit 3"]);
+  `code=${r.code} out=${r.stdout} err=${r.stderr} timed_out=${r.timed_out}`
+});
+api.command("r_ext", |args| api.extension.name + " " + api.extension.language);
+api.command("r_pcall", |args| {
+  let out = "true";
+  try { api.on("nope", |e| ()); } catch (e) {
+    out = if e.contains("api.on: unknown event 'nope'") { "false api.on: unknown event 'nope'" } else { e };
+  }
+  out
+});"#,
+    );
+    for (cmd, expected) in [
+        ("ctx", "mode=print depth=0 model=faux sid=true"),
+        ("send", "queued"),
+        ("exec", "code=3 out=out\n err=err\n timed_out=false"),
+        ("pcall", "false api.on: unknown event 'nope'"),
+    ] {
+        let l = faux(&dir, &[json!({"text": "a"})])
+            .args(["-p", &format!("/l_{cmd}")])
+            .run();
+        let r = faux(&dir, &[json!({"text": "a"})])
+            .args(["-p", &format!("/r_{cmd}")])
+            .run();
+        l.ok();
+        r.ok();
+        let first = |s: &str| s.lines().next().unwrap_or("").to_string();
+        let (lt, rt) = if cmd == "exec" {
+            (
+                l.stdout.trim_end().to_string(),
+                r.stdout.trim_end().to_string(),
+            )
+        } else {
+            (first(&l.stdout), first(&r.stdout))
+        };
+        assert_eq!(lt, expected, "/l_{cmd}: {}", l.describe());
+        assert_eq!(rt, expected, "/r_{cmd}: {}", r.describe());
+    }
+    let l = faux(&dir, &[]).args(["-p", "/l_ext"]).run();
+    let r = faux(&dir, &[]).args(["-p", "/r_ext"]).run();
+    assert_eq!(l.stdout.trim(), "p lua");
+    assert_eq!(r.stdout.trim(), "p rhai");
+}
+
+/// A guard removed through its handle stops blocking, in both languages.
+#[test]
+fn a_removed_handler_is_not_called_again_in_lua_and_rhai() {
+    for (file, source) in [
+        (
+            "g.lua",
+            r#"local h = api.on("tool_call", function() return {block = true, reason = "guarded"} end)
+api.command("off", function() return tostring(h:remove()) .. " " .. tostring(h:remove()) end)"#,
+        ),
+        (
+            "g.rhai",
+            r#"let h = api.on("tool_call", |e| #{ block: true, reason: "guarded" });
+api.command("off", |args| `${h.remove()} ${h.remove()}`);"#,
+        ),
+    ] {
+        let dir = TestDir::new();
+        install(&dir, file, source);
+        let replies = [
+            json!({"tool_calls": [{"name": "bash", "arguments": {"command": "echo ran > ran.txt"}}]}),
+            json!({"text": "done"}),
+        ];
+        let mut m = faux(&dir, &replies).arg("--no-watch").spawn();
+        m.send_line("/off");
+        m.wait_for_line("true false", super::ext_util::WAIT);
+        m.send_line("go");
+        m.wait_for_line("done", super::ext_util::WAIT);
+        m.close_stdin();
+        let out = m.wait();
+        out.ok();
+        assert_eq!(
+            dir.read("ran.txt").trim(),
+            "ran",
+            "{file}: {}",
+            out.describe()
+        );
+        assert!(
+            !out.stdout.contains("guarded"),
+            "{file}: {}",
+            out.describe()
+        );
+    }
+}
