@@ -3,22 +3,50 @@
 //! # Layout
 //!
 //! - [`protocol`]: the vocabulary (messages, tool calls, agent events); no I/O.
+//! - [`run`]: the context of one agent run (session, model, mode, cancellation, queues,
+//!   depth) that every hook, tool and command call receives.
 //! - [`agent`]: the loop (turns, tool batches, steer/follow-up queues, session files).
-//! - [`hooks`]: typed events, results and the bus that chains handlers.
+//! - [`hooks`]: typed events, results, the chaining rules and the bus that applies them.
 //! - [`tools`]: the tool trait, the registry and the built-in tools.
 //! - [`commands`]: the slash-command table.
-//! - [`providers`]: OpenAI-compatible, Anthropic and faux models behind one trait.
+//! - [`providers`]: OpenAI-compatible, Anthropic and faux models behind one trait; [`http`]:
+//!   the one HTTP client they (and later MCP) share.
+//! - [`extensions`]: Lua and Rhai scripts (see below).
+//! - [`process`]: child processes in their own process group, killed on every exit path.
+//! - [`ui`]: what the core may ask of the user (a yes/no question).
 //! - [`cli`], [`config`]: the command line and the resolved configuration.
 //! - [`app`]: wiring; [`repl`]: the REPL and print-mode front ends.
 //! - [`owner`], [`text`]: registration handles, text helpers.
 //!
 //! # Data flow
 //!
-//! A line from the REPL or `-p` goes to [`app::App::handle_line`]: a `/command` is answered
-//! from the command table; anything else goes through the `input` hook to
-//! [`agent::Agent::prompt`], which loops model request -> tool batch -> model request, firing
-//! hooks at each step, appending every message to the session file, and reporting
-//! [`protocol::AgentEvent`]s to the front end's sink.
+//! A line from the REPL or `-p` goes to [`app::App::handle_line`], which builds the line's
+//! [`run::RunContext`]: a `/command` is answered from the command table; anything else goes
+//! through the `input` hook to [`agent::Agent::prompt`], which loops model request -> tool
+//! batch -> model request, firing hooks at each step, appending every message to the session
+//! file, and reporting [`protocol::AgentEvent`]s to the front end's sink. Messages extensions
+//! queued meanwhile run after it ([`app::App::run_queued`]).
+//!
+//! # Extensions
+//!
+//! Each extension is a script file with its own VM on its own thread
+//! ([`extensions::worker`]). What a script can call is defined once, engine-neutral, in
+//! [`extensions::surface`]; the Lua and Rhai engines only convert values and keep callbacks.
+//! Registrations go through the extension's [`extensions::api::ApiLink`] into the Rust
+//! registries as proxies (hook handlers, tools, commands), staged while the script's top level
+//! runs so that a (re)load appears at once or not at all ([`extensions::host`],
+//! [`extensions::reload`]).
+//!
+//! A call into a script flows: the hook bus (or tool registry, or command table) calls the
+//! proxy with the run's context -> the proxy sends one job to the extension's thread (for an
+//! event, all the extension's handlers of it, run in order with the chaining rules of
+//! [`hooks::apply_outcome`]) -> the engine calls the script under its budget; a host
+//! operation the script asks for (`api.exec`, `ctx.ui.confirm`) is awaited on the async
+//! runtime from that thread, outside the budget -> the reply goes back on a oneshot channel.
+//! The caller waits without spinning; a watchdog reads the call's script time from the
+//! thread's [`extensions::meter::Meter`] and gives up on a call stuck in native code. A run
+//! started from inside a call (a child agent) lists the waiting thread in its context, so that
+//! thread is never re-entered.
 
 pub mod agent;
 pub mod app;

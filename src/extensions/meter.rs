@@ -1,4 +1,4 @@
-//! The clock of an extension's calls. One [`Meter`] per worker records, for the call running
+//! The clock of an extension's calls. One `Meter` per worker records, for the call running
 //! on it now, when it started, its budget, and how long it has waited on host operations
 //! (`api.exec`, `ctx.ui.confirm`, later MCP calls and child agents). Script time is the call's
 //! wall time minus host time; it is what the CPU budget counts (engines check it through a

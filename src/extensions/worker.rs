@@ -3,7 +3,7 @@
 //! the extension's handlers for one event (one round trip however many handlers it has).
 //!
 //! The async side sends a job and awaits the reply; it never spins. A watchdog reads the
-//! worker's [`Meter`]: a call whose script time (wall time minus host waits) passes its budget
+//! worker's [`Meter`](super::meter::Meter): a call whose script time (wall time minus host waits) passes its budget
 //! plus [`GRACE`] is stuck in native code, so the caller gives up and the extension is marked
 //! busy until its thread answers again (disabled after [`MAX_STRIKES`] failures in a row). A
 //! call waiting on the host (`api.exec`, `ctx.ui.confirm`, ...) is never given up on, however

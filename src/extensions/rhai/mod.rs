@@ -294,7 +294,7 @@ impl Engine for RhaiEngine {
         self.invoke(cb, argv, ctx, budget)
     }
 
-    /// An event with a `text` read on demand is a `LazyEvent` (see [`ctx::LazyEvent`]).
+    /// An event with a `text` read on demand is a `LazyEvent` (see `ctx.rs`).
     fn call_event(
         &mut self,
         cb: CallbackId,
