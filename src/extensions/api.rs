@@ -367,7 +367,8 @@ impl ApiLink {
     /// Starts the budget clock of a call (engines check it from their instruction hook or
     /// progress callback).
     pub fn start_call(&self, budget: Duration) -> CallClock {
-        self.meter.begin(budget)
+        let cancel = self.current().map(|c| c.cancel.clone()).unwrap_or_default();
+        self.meter.begin(budget, cancel)
     }
 
     /// Waits on the worker thread for a host operation, without spinning and without the

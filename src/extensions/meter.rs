@@ -9,6 +9,8 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use tokio_util::sync::CancellationToken;
+
 /// What the worker is doing, as the caller's watchdog sees it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Watch {
@@ -52,8 +54,8 @@ impl Meter {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// A call with `budget` starts now.
-    pub fn begin(self: &Arc<Self>, budget: Duration) -> CallClock {
+    /// A call with `budget`, for a run cancelled by `cancel`, starts now.
+    pub fn begin(self: &Arc<Self>, budget: Duration, cancel: CancellationToken) -> CallClock {
         self.lock().call = Some(Call {
             start: Instant::now(),
             budget,
@@ -63,6 +65,7 @@ impl Meter {
         });
         CallClock {
             meter: self.clone(),
+            cancel,
         }
     }
 
@@ -119,10 +122,12 @@ impl Drop for HostWait<'_> {
     }
 }
 
-/// An engine's view of the running call's clock.
+/// An engine's view of the running call's clock, and of its run's cancellation (a script
+/// call of a cancelled run stops at the next check, like one over its budget).
 #[derive(Clone)]
 pub struct CallClock {
     meter: Arc<Meter>,
+    cancel: CancellationToken,
 }
 
 impl CallClock {
@@ -134,6 +139,11 @@ impl CallClock {
     pub fn exceeded(&self, budget: Duration) -> bool {
         self.used() > budget
     }
+
+    /// Whether the run that made the call was cancelled.
+    pub fn cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
 }
 
 #[cfg(test)]
@@ -144,7 +154,7 @@ mod tests {
     fn host_waits_do_not_count_as_script_time() {
         let meter = Arc::new(Meter::default());
         assert_eq!(meter.watch(), Watch::Idle);
-        let clock = meter.begin(Duration::from_millis(50));
+        let clock = meter.begin(Duration::from_millis(50), CancellationToken::new());
         {
             let _wait = meter.host();
             assert_eq!(meter.watch(), Watch::Host);

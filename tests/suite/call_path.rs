@@ -307,3 +307,60 @@ end)"#,
     assert_eq!(texts.len(), 2, "{}", out.describe());
     assert!(texts[1].contains("/not-a-command"), "{texts:?}");
 }
+
+/// Ctrl-C during a script tool that loops stops the tool at once (its budget is 20 s), and
+/// the extension keeps working: a cancelled call is not a failure of the script.
+fn ctrl_c_stops_a_looping_script_tool(file: &str, script: &str) {
+    let dir = TestDir::new();
+    install(&dir, file, script);
+    let replies = [
+        json!({"tool_calls": [{"name": "spin", "arguments": {}}]}),
+        json!({"text": "never reached"}),
+    ];
+    let mut m = faux(&dir, &replies).arg("--no-watch").spawn();
+    m.wait_for_line("mypi ", WAIT);
+    m.send_line("go");
+    // The tool writes a file when it starts looping.
+    let started = Instant::now();
+    while !dir.exists("spinning") && started.elapsed() < WAIT {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let t = Instant::now();
+    m.interrupt();
+    m.wait_for_line("cancelling", WAIT);
+    m.send_line("/alive");
+    m.wait_for_line("still here", WAIT);
+    assert!(
+        t.elapsed() < Duration::from_secs(3),
+        "the loop ran on: {:?}",
+        t.elapsed()
+    );
+    m.close_stdin();
+    let out = m.wait();
+    out.ok();
+    assert!(!out.stdout.contains("never reached"), "{}", out.describe());
+}
+
+#[test]
+fn ctrl_c_stops_a_looping_lua_tool() {
+    ctrl_c_stops_a_looping_script_tool(
+        "spin.lua",
+        r#"api.tool{name = "spin", timeout_ms = 20000, execute = function()
+  io.open("spinning", "w"):close()
+  while true do pcall(function() end) end
+end}
+api.command("alive", function() return "still here" end)"#,
+    );
+}
+
+#[test]
+fn ctrl_c_stops_a_looping_rhai_tool() {
+    ctrl_c_stops_a_looping_script_tool(
+        "spin.rhai",
+        r#"api.tool(#{ name: "spin", timeout_ms: 20000, execute: |args| {
+  write_file("spinning", "");
+  loop { try { let x = 1; } catch { } }
+}});
+api.command("alive", |args| "still here");"#,
+    );
+}

@@ -124,6 +124,13 @@ impl LuaEngine {
         self.budget.start(self.link.start_call(budget), budget);
         let out = f();
         let spent = self.budget.stop();
+        if spent.cancelled {
+            self.recover();
+            return Err(ScriptError::runtime(format!(
+                "{}: stopped: the run was cancelled",
+                self.link.info.path.display()
+            )));
+        }
         match (out, spent.over.is_some()) {
             (Ok(v), false) => Ok(v),
             (Ok(_), true) => Err(self.budget_error(&spent)),

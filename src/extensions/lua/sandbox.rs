@@ -37,6 +37,8 @@ pub(super) struct Budget {
     clock: RefCell<Option<CallClock>>,
     limit: Cell<Duration>,
     over: Cell<bool>,
+    /// Set with `over` when the stop is the run's cancellation, not the budget.
+    cancelled: Cell<bool>,
     /// `path:line` where the script was when it ran out.
     at: RefCell<Option<String>>,
     /// Half the VM's memory cap: past it, deep recursion is stopped.
@@ -49,6 +51,8 @@ pub(super) struct Spent {
     pub used: Duration,
     /// Whether the call ran out; with the place it was stopped at, if known.
     pub over: Option<Option<String>>,
+    /// The call was stopped because its run was cancelled.
+    pub cancelled: bool,
 }
 
 impl Budget {
@@ -57,6 +61,7 @@ impl Budget {
         *self.clock.borrow_mut() = Some(clock);
         self.limit.set(limit);
         self.over.set(false);
+        self.cancelled.set(false);
         *self.at.borrow_mut() = None;
     }
 
@@ -68,9 +73,11 @@ impl Budget {
             .take()
             .map_or(Duration::ZERO, |c| c.used());
         let over = self.over.replace(false);
+        let cancelled = self.cancelled.replace(false);
         Spent {
             used,
             over: over.then(|| self.at.borrow_mut().take()),
+            cancelled,
         }
     }
 
@@ -88,10 +95,12 @@ impl Budget {
     /// stops a runaway recursion before it uses up the memory cap.
     fn tick(&self, lua: &Lua) -> mlua::Result<VmState> {
         if !self.over.get() {
-            let exceeded = match &*self.clock.borrow() {
-                Some(clock) => clock.exceeded(self.limit.get()),
-                None => false,
+            let (exceeded, cancelled) = match &*self.clock.borrow() {
+                Some(clock) => (clock.exceeded(self.limit.get()), clock.cancelled()),
+                None => (false, false),
             };
+            self.cancelled.set(cancelled);
+            let exceeded = exceeded || cancelled;
             if !exceeded {
                 if lua.used_memory() > self.half_memory.get()
                     && lua.inspect_stack(DEEP, |_| ()).is_some()

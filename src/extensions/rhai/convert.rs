@@ -142,6 +142,13 @@ impl ErrorContext<'_> {
         };
         let (kind, message) = match err {
             EvalAltResult::ErrorParsing(e, _) => (ErrorKind::Syntax, e.to_string()),
+            EvalAltResult::ErrorTerminated(why, _)
+                if why
+                    .read_lock::<::rhai::ImmutableString>()
+                    .is_some_and(|s| s.as_str() == super::CANCELLED) =>
+            {
+                return ScriptError::runtime(format!("{at}: stopped: {}", super::CANCELLED))
+            }
             EvalAltResult::ErrorTerminated(..) => {
                 return ScriptError::new(
                     ErrorKind::Budget,

@@ -53,6 +53,8 @@ use crate::run::RunContext;
 const OPERATIONS_PER_SEC: f64 = 4e9;
 /// The budget clock is read every this many operations (a power of two).
 const CLOCK_EVERY: u64 = 1024;
+/// What the progress hook ends a call of a cancelled run with.
+pub(super) const CANCELLED: &str = "the run was cancelled";
 /// Called at the end of the top level, to keep the modules the script imported.
 const CAPTURE_IMPORTS: &str = "__mypi_capture_imports";
 
@@ -244,6 +246,7 @@ fn configure_limits(engine: &mut ::rhai::Engine, limits: &Limits, deadline: &Dea
             return None;
         }
         match &*deadline.borrow() {
+            Some((clock, _)) if clock.cancelled() => Some(Dynamic::from(CANCELLED)),
             Some((clock, budget)) if clock.exceeded(*budget) => Some(Dynamic::UNIT),
             _ => None,
         }
