@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+use crate::config::{Overrides, ProviderKind};
+
 /// Which model API to talk to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ProviderArg {
@@ -67,6 +69,44 @@ pub struct Cli {
 
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+impl Cli {
+    /// What the flags ask of the configuration.
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            print: self.print.clone(),
+            json: self.json,
+            provider: self.provider.map(|p| match p {
+                ProviderArg::Openai => ProviderKind::OpenAi,
+                ProviderArg::Anthropic => ProviderKind::Anthropic,
+                ProviderArg::Faux => ProviderKind::Faux,
+            }),
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            faux_script: self.faux_script.clone(),
+            continue_session: self.continue_session,
+            no_session: self.no_session,
+            extensions_dir: self.extensions_dir.clone(),
+            no_extensions: self.no_extensions,
+            no_watch: self.no_watch,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_needs_print_and_flags_become_overrides() {
+        assert!(Cli::try_parse_from(["mypi", "--json"]).is_err());
+        let cli = Cli::try_parse_from(["mypi", "-p", "--json", "--provider", "anthropic"]).unwrap();
+        let o = cli.overrides();
+        assert_eq!(o.print.as_deref(), Some(""));
+        assert!(o.json);
+        assert_eq!(o.provider, Some(ProviderKind::Anthropic));
+    }
 }
 
 /// Subcommands.

@@ -30,7 +30,7 @@ fn run(cli: Cli) -> i32 {
     if let Some(Command::Ext { action }) = &cli.command {
         return run_ext(action, &cli, cwd);
     }
-    let config = match Config::resolve(&cli, &|k| std::env::var(k).ok(), cwd) {
+    let config = match Config::resolve(&cli.overrides(), &|k| std::env::var(k).ok(), cwd) {
         Ok(c) => c,
         Err(e) => {
             stderr_line(&format!("mypi: {e}"));
@@ -86,7 +86,7 @@ fn run(cli: Cli) -> i32 {
 /// `mypi ext check|list`: no agent, no provider.
 fn run_ext(action: &ExtAction, cli: &Cli, cwd: std::path::PathBuf) -> i32 {
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    let configured = mypi::config::extension_roots(cli, &cwd, home.as_deref());
+    let configured = mypi::config::extension_roots(&cli.overrides(), &cwd, home.as_deref());
     match action {
         ExtAction::List => {
             stdout_line(&check::list(&configured));

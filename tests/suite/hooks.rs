@@ -66,7 +66,7 @@ fn rig_for(provider: &str, url: &str, key_var: &'static str) -> Rig {
         "MYPI_RETRY_BASE_MS" => Some("1".to_string()),
         _ => None,
     };
-    let config = Config::resolve(&cli, &env, dir.path().to_path_buf()).unwrap();
+    let config = Config::resolve(&cli.overrides(), &env, dir.path().to_path_buf()).unwrap();
     let notices = Arc::new(Mutex::new(Vec::new()));
     let n = notices.clone();
     let app = App::build(config, Arc::new(move |m| n.lock().unwrap().push(m))).unwrap();
