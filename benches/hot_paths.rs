@@ -1,6 +1,8 @@
 //! Hot-path benchmarks (`cargo bench`): streaming many small deltas through the agent with no
-//! hooks registered, and emitting an event nobody subscribed to. A plain harness (median of
-//! repeated runs, CPU time of this thread) keeps the build free of a benchmark framework.
+//! hooks registered, emitting an event nobody subscribed to, and streaming 10,000 then
+//! 80,000 deltas of 21 characters to a Lua `message_update` subscriber that does nothing (the
+//! cost per delta must not grow with the text so far). A plain harness (median of repeated
+//! runs, CPU time) keeps the build free of a benchmark framework.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -9,6 +11,8 @@ use std::time::{Duration, Instant};
 use futures_util::future::BoxFuture;
 use mypi::agent::session::SessionSlot;
 use mypi::agent::{Agent, AgentParts, EventSink};
+use mypi::extensions::host::ExtensionHost;
+use mypi::extensions::services::HostContext;
 use mypi::hooks::{EventKind, HookBus, HookEvent, InputSource};
 use mypi::protocol::AgentEvent;
 use mypi::providers::{EventStream, Provider, ProviderError, StreamEvent};
@@ -18,7 +22,7 @@ use serde_json::Value;
 
 const DELTAS: usize = 10_000;
 
-struct Deltas;
+struct Deltas(usize, &'static str);
 
 struct DeltaStream(VecDeque<StreamEvent>);
 
@@ -40,8 +44,8 @@ impl Provider for Deltas {
         &self,
         _payload: Value,
     ) -> BoxFuture<'_, Result<Box<dyn EventStream>, ProviderError>> {
-        let mut events: VecDeque<StreamEvent> = (0..DELTAS)
-            .map(|i| StreamEvent::TextDelta(if i % 2 == 0 { "ab" } else { "c " }.to_string()))
+        let mut events: VecDeque<StreamEvent> = (0..self.0)
+            .map(|_| StreamEvent::TextDelta(self.1.to_string()))
             .collect();
         events.push_back(StreamEvent::Done { stop_reason: None });
         Box::pin(async move { Ok(Box::new(DeltaStream(events)) as Box<dyn EventStream>) })
@@ -78,7 +82,7 @@ fn median(mut v: Vec<Duration>) -> Duration {
 fn bench_streaming(rt: &tokio::runtime::Runtime) {
     let hooks = HookBus::new(Arc::new(|_| {}));
     let mut agent = Agent::new(AgentParts {
-        provider: Arc::new(Deltas),
+        provider: Arc::new(Deltas(DELTAS, "ab")),
         tools: ToolRegistry::new(),
         hooks,
         cwd: std::env::temp_dir(),
@@ -138,6 +142,86 @@ fn bench_unsubscribed_emit(rt: &tokio::runtime::Runtime) {
     );
 }
 
+/// The CPU time of the whole process (all threads: the agent and the extension's worker).
+fn process_cpu() -> Duration {
+    // SAFETY: getrusage fills the struct we pass and touches nothing else.
+    let usage = unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut u);
+        u
+    };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+/// Process CPU to stream `n` deltas of 21 characters to a do-nothing Lua subscriber.
+fn stream_to_subscriber(rt: &tokio::runtime::Runtime, n: usize) -> Duration {
+    let dir = std::env::temp_dir().join(format!("mypi-bench-mu-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    std::fs::write(
+        dir.join("noop.lua"),
+        r#"api.on("message_update", function(e) end)"#,
+    )
+    .expect("write script");
+    let notice: mypi::hooks::NoticeFn = Arc::new(|m| eprintln!("{m}"));
+    let ctx = Arc::new(HostContext::standalone(dir.clone(), notice));
+    let host = ExtensionHost::new(ctx.clone());
+    let loaded = rt.block_on(host.load_all(mypi::extensions::discovery::discover(
+        std::slice::from_ref(&dir),
+    )));
+    assert!(loaded.iter().all(|s| s.error.is_none()), "{loaded:?}");
+    let mut agent = Agent::new(AgentParts {
+        provider: Arc::new(Deltas(n, "0123456789abcdefghij ")),
+        tools: ToolRegistry::new(),
+        hooks: ctx.hooks.clone(),
+        cwd: dir.clone(),
+        system_prompt: "bench".into(),
+        session: SessionSlot::Off,
+        messages: Vec::new(),
+    });
+    let run = ctx.session();
+    let start = process_cpu();
+    let out = rt.block_on(async move {
+        tokio::spawn(async move {
+            let sink = CountingSink(Default::default());
+            agent
+                .prompt("go", InputSource::User, &sink, &run)
+                .await
+                .map(|o| o.text.len())
+        })
+        .await
+        .expect("bench task")
+    });
+    let cpu = process_cpu() - start;
+    assert_eq!(out.unwrap_or(0), n * 21);
+    host.unload_all();
+    let _ = std::fs::remove_dir_all(&dir);
+    cpu
+}
+
+fn bench_subscriber_is_flat() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let us = |d: Duration, n: usize| d.as_secs_f64() * 1e6 / n as f64;
+    let (mut first, mut later) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        let small = stream_to_subscriber(&rt, 10_000);
+        let big = stream_to_subscriber(&rt, 80_000);
+        first.push(small);
+        later.push(big.saturating_sub(small));
+    }
+    let (first, later) = (median(first), median(later));
+    println!(
+        "message_update subscriber (Lua, does nothing), process CPU per delta: {:.1} µs over \
+         the first 10,000 deltas, {:.1} µs over deltas 10,001-80,000",
+        us(first, 10_000),
+        us(later, 70_000)
+    );
+}
+
 fn main() {
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -151,4 +235,5 @@ fn main() {
     };
     bench_streaming(&rt);
     bench_unsubscribed_emit(&rt);
+    bench_subscriber_is_flat();
 }

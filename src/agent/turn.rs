@@ -222,7 +222,10 @@ impl Agent {
         // What `message_update` handlers see: one buffer, never copied per delta.
         let mut so_far = SharedText::new();
         loop {
+            // The stream first: when a piece is ready, the cancellation is not even polled
+            // (registering and dropping its waiter per delta costs more than the delta).
             let next = tokio::select! {
+                biased;
                 n = stream.next() => n,
                 _ = ctx.cancel.cancelled() => return Err(fail(AgentError::Cancelled, streamed)),
             };
