@@ -45,8 +45,19 @@ pub fn new_engine(link: Arc<ApiLink>, limits: Limits) -> Result<Box<dyn Engine>,
     Ok(Box::new(LuaEngine::new(link, limits)?))
 }
 
-/// The id of a run context and the key/value pairs of its Lua `ctx` table.
-type CtxFields = (u64, Vec<(Value, Value)>);
+/// The id of a run context and its Lua `ctx` table.
+type CtxFields = (u64, Table);
+
+/// Makes the read-only `ctx` of one run from a table of its fields: reads go to the fields,
+/// writes fail, `pairs` lists the fields. One is made per run context and given to every call
+/// of that run (a fresh table per call would cost more than the call).
+const CTX_PROXY: &str = r#"local fields, next = ...
+return setmetatable({}, {
+  __index = fields,
+  __newindex = function() error("ctx is read-only", 2) end,
+  __pairs = function() return next, fields, nil end,
+  __metatable = "ctx",
+})"#;
 
 /// An extension's Lua VM.
 pub struct LuaEngine {
@@ -59,8 +70,7 @@ pub struct LuaEngine {
     callbacks: Table,
     ui: Table,
     shared: Rc<globals::Shared>,
-    /// The fields of `ctx` for the last run context seen, as Lua values: every call gets a
-    /// fresh table, but building the strings again each time would cost more than the call.
+    /// `ctx` for the last run context seen.
     ctx_fields: RefCell<Option<CtxFields>>,
     /// mlua's array metatable (marks tables that are JSON arrays).
     mark: Table,
@@ -198,17 +208,23 @@ impl LuaEngine {
     /// `ctx` of a call: the data of `ctx` plus `ui` and `abort`.
     fn ctx_table(&self, ctx: &Arc<RunContext>) -> mlua::Result<Table> {
         let mut cache = self.ctx_fields.borrow_mut();
-        if cache.as_ref().is_none_or(|(seen, _)| *seen != ctx.id) {
-            let fields = globals::ctx_fields(&self.lua, &self.shared, &self.ui, ctx)?;
-            *cache = Some((ctx.id, fields));
-        }
-        let t = self.lua.create_table_with_capacity(0, 8)?;
-        if let Some((_, fields)) = cache.as_ref() {
-            for (k, v) in fields {
-                t.raw_set(k, v)?;
+        if let Some((seen, table)) = cache.as_ref() {
+            if *seen == ctx.id {
+                return Ok(table.clone());
             }
         }
-        Ok(t)
+        let fields = self.lua.create_table_with_capacity(0, 8)?;
+        for (k, v) in globals::ctx_fields(&self.lua, &self.shared, &self.ui, ctx)? {
+            fields.raw_set(k, v)?;
+        }
+        let next: Function = self.lua.globals().raw_get("next")?;
+        let table: Table = self
+            .lua
+            .load(CTX_PROXY)
+            .set_name("=ctx")
+            .call((fields, next))?;
+        *cache = Some((ctx.id, table.clone()));
+        Ok(table)
     }
 
     /// The function and arguments of a call; `None` when the callback was removed.

@@ -510,3 +510,26 @@ fn timing() {
         println!("new engine + load: {:?}", start.elapsed());
     });
 }
+
+#[test]
+fn ctx_is_read_only_and_lists_its_fields() {
+    on_worker(|| {
+        let mut ext = load(
+            r#"
+            api.command("w", function(_, ctx)
+              local ok, e = pcall(function() ctx.mode = "repl" end)
+              local keys = {}
+              for k in pairs(ctx) do keys[#keys + 1] = k end
+              table.sort(keys)
+              return {ok, e, ctx.mode, table.concat(keys, ",")}
+            end)
+            "#,
+        );
+        let cmd = ext.cb("command", 0);
+        let v = ext.call(cmd, vec![json!("")]).unwrap();
+        assert_eq!(v[0], json!(false));
+        assert!(v[1].as_str().unwrap().ends_with("ctx is read-only"), "{v}");
+        assert_eq!(v[2], json!("print"));
+        assert_eq!(v[3], json!("abort,cwd,depth,mode,model,session_id,ui"));
+    });
+}
