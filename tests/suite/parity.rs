@@ -241,3 +241,50 @@ api.command("off", |args| `${h.remove()} ${h.remove()}`);"#,
         );
     }
 }
+
+fn lua_alias(v: &str) -> String {
+    format!(
+        r#"local s = api.state
+s.n = s.n or 0
+api.on("session_shutdown", function(e) if e.reason == "reload" then s.n = s.n + 10 end end)
+api.command("l_n", function() return "{v} n=" .. s.n end)
+api.command("l_inc", function() s.n = s.n + 1 return "{v} n=" .. api.state.n end)
+"#
+    )
+}
+
+fn rhai_alias(v: &str) -> String {
+    format!(
+        r#"let s = api.state;
+if !("n" in s) {{ s.n = 0; }}
+api.on("session_shutdown", |e| {{ if e.reason == "reload" {{ s.n += 10; }} }});
+api.command("r_n", |a| `{v} n=${{s.n}}`);
+api.command("r_inc", |a| {{ s.n += 1; `{v} n=${{api.state.n}}` }});
+"#
+    )
+}
+
+/// `local s = api.state` / `let s = api.state;` is the state itself, before and after a
+/// reload hands over what the old version's `session_shutdown` left in it.
+#[test]
+fn an_alias_of_api_state_stays_the_state_across_a_reload_in_lua_and_rhai() {
+    use super::reload::{ask, ext_rel, save_in_place, start};
+    let dir = TestDir::new();
+    let lua = dir.write(&ext_rel("a.lua"), &lua_alias("v1"));
+    let rhai = dir.write(&ext_rel("a.rhai"), &rhai_alias("v1"));
+    let mut m = start(&dir, &[]);
+    for p in ["l", "r"] {
+        ask(&mut m, &format!("/{p}_inc"), "v1 n=1");
+        ask(&mut m, &format!("/{p}_n"), "v1 n=1");
+    }
+    save_in_place(&lua, &lua_alias("v2"));
+    m.wait_for_line("reloaded a.lua", super::ext_util::WAIT);
+    save_in_place(&rhai, &rhai_alias("v2"));
+    m.wait_for_line("reloaded a.rhai", super::ext_util::WAIT);
+    for p in ["l", "r"] {
+        ask(&mut m, &format!("/{p}_n"), "v2 n=11");
+        ask(&mut m, &format!("/{p}_inc"), "v2 n=12");
+    }
+    m.send_line("/quit");
+    m.wait().ok();
+}

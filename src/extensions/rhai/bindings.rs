@@ -15,6 +15,7 @@ use ::rhai::{Dynamic, Engine, FnPtr, INT};
 
 use super::convert::{script_err, to_dynamic, to_json};
 use super::ctx::{Ctx, Ui};
+use super::state::State;
 use crate::extensions::api::{ApiLink, CallbackId};
 use crate::extensions::surface::{self, Arg, Member, Object, Ret, Shape, Ty};
 
@@ -42,15 +43,14 @@ pub struct Api(Rc<ApiInner>);
 pub struct ApiInner {
     link: Arc<ApiLink>,
     callbacks: Rc<RefCell<Callbacks>>,
-    /// `api.state`: a shared map, so `api.state.count += 1` changes it in place.
-    state: Dynamic,
+    /// `api.state`: a handle on the extension's one state map.
+    state: State,
     /// `api.extension`: `#{name, path, language}`.
     extension: Dynamic,
 }
 
 impl Api {
-    /// `state` must be a shared map (see [`Dynamic::into_shared`]).
-    pub fn new(link: Arc<ApiLink>, callbacks: Rc<RefCell<Callbacks>>, state: Dynamic) -> Self {
+    pub fn new(link: Arc<ApiLink>, callbacks: Rc<RefCell<Callbacks>>, state: State) -> Self {
         let extension = to_dynamic(&surface::extension_value(&link.info));
         Api(Rc::new(ApiInner {
             link,
@@ -246,9 +246,4 @@ pub fn register(engine: &mut Engine) {
             _ => {}
         }
     }
-}
-
-/// `api.state` as JSON (`{}` if the script put non-data into it).
-pub fn state_json(state: &Dynamic) -> Result<serde_json::Value, String> {
-    to_json(state)
 }

@@ -59,6 +59,9 @@ pub fn to_json(value: &Dynamic) -> Result<Value, String> {
     if value.is_map() {
         return map_to_json(&*value.as_map_ref()?);
     }
+    if let Some(state) = value.read_lock::<super::state::State>() {
+        return state.to_json();
+    }
     if value.is_blob() {
         let blob = value.as_blob_ref()?;
         return Ok(Value::Array(blob.iter().map(|b| Value::from(*b)).collect()));

@@ -5,8 +5,9 @@
 //! What a script sees (same names and behaviour as Lua, method-call syntax):
 //! - `api` (provided by the variable resolver, not a script variable): `on`, `tool`,
 //!   `command`, `send_message`, `exec`, `log`, `notify`, `state`, `extension`
-//!   ([`bindings`]). `api.state` is one shared map: change its fields
-//!   (`api.state.count += 1`, `api.state.clear()`); it cannot be reassigned as a whole;
+//!   ([`bindings`]). `api.state` is a handle on one map ([`state`]): change its fields
+//!   (`api.state.count += 1`, `api.state.clear()`); `let s = api.state;` aliases it; it
+//!   cannot be reassigned as a whole;
 //! - `ctx`, the last argument of every callback ([`ctx`]);
 //! - global `read_file`, `write_file`, `file_exists`, `list_dir`, `json_encode`,
 //!   `json_decode`; `print` / `debug` go to the debug log ([`globals`]);
@@ -26,6 +27,7 @@ mod convert;
 mod ctx;
 mod globals;
 mod resolver;
+mod state;
 #[cfg(test)]
 mod tests;
 
@@ -73,7 +75,7 @@ pub struct RhaiEngine {
     callbacks: Rc<RefCell<Callbacks>>,
     /// How many arguments each callback takes (learned at its first call).
     arity: HashMap<CallbackId, usize>,
-    state: Dynamic,
+    state: state::State,
     deadline: Deadline,
     imports: Rc<RefCell<Imports>>,
     /// `(alias, module)` imported at the top level, made visible to later callbacks.
@@ -91,13 +93,14 @@ impl RhaiEngine {
     pub fn new(link: Arc<ApiLink>, limits: Limits) -> Result<Self, ScriptError> {
         let path = link.info.path.to_string_lossy().into_owned();
         let callbacks = Rc::new(RefCell::new(Callbacks::default()));
-        let state = Dynamic::from_map(initial_state(&link, &path)?).into_shared();
+        let state = state::State::new(initial_state(&link, &path)?, limits.max_map_len);
         let deadline: Deadline = Rc::new(RefCell::new(None));
         let imports = Rc::new(RefCell::new(Imports::default()));
         let top_imports = Rc::new(RefCell::new(Vec::new()));
         let mut engine = ::rhai::Engine::new();
         configure_limits(&mut engine, &limits, &deadline);
         bindings::register(&mut engine);
+        state::register(&mut engine);
         ctx::register(&mut engine);
         globals::register(&mut engine, &link);
         let api = Api::new(link.clone(), callbacks.clone(), state.clone());
@@ -321,20 +324,12 @@ impl Engine for RhaiEngine {
                 self.path
             )));
         };
-        match self.state.write_lock::<Map>() {
-            Some(mut map) => {
-                *map = fresh;
-                Ok(())
-            }
-            None => Err(ScriptError::runtime(format!(
-                "{}: api.state is not a map",
-                self.path
-            ))),
-        }
+        self.state.replace(fresh);
+        Ok(())
     }
 
     fn state(&mut self) -> Value {
-        match bindings::state_json(&self.state) {
+        match self.state.to_json() {
             Ok(v) => v,
             Err(e) => {
                 self.link

@@ -598,3 +598,22 @@ fn median_call_time() {
         println!("rhai call median: {:?}", times[times.len() / 2]);
     });
 }
+
+#[test]
+fn a_top_level_alias_of_api_state_sees_the_state_a_reload_hands_over() {
+    on_worker(|| {
+        let mut f = loaded(
+            r#"
+            let s = api.state;
+            api.command("get", |args| s.count);
+            api.command("set", |args| { api.state.count = 7; });
+            api.command("shared", |args| is_shared(s));
+            "#,
+        );
+        assert_eq!(f.call("command", 2, vec![json!("")]).unwrap(), json!(true));
+        f.call("command", 1, vec![json!("")]).unwrap();
+        assert_eq!(f.call("command", 0, vec![json!("")]).unwrap(), json!(7));
+        f.engine.set_state(json!({"count": 5})).unwrap();
+        assert_eq!(f.call("command", 0, vec![json!("")]).unwrap(), json!(5));
+    });
+}
