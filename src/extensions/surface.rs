@@ -4,15 +4,16 @@
 //! convert their values into [`Arg`]s as a member's [`Ty`]s ask (keeping script functions as
 //! callbacks), call [`call`], and convert the [`Ret`] back. So both languages accept the same
 //! arguments and fail with the same messages; the reference (`stdlib/README.md`) and the LuaLS
-//! stubs are checked against [`MEMBERS`].
+//! stubs are checked against [`MEMBERS`]. What each function does is in `surface/call.rs`.
 
-use std::sync::Arc;
+mod call;
 
 use serde_json::{json, Value as Json};
 
-use super::api::{ApiLink, CallbackId, ExtensionInfo, ToolDef};
-use crate::hooks::EventKind;
+use super::api::{CallbackId, ExtensionInfo};
 use crate::run::RunContext;
+
+pub use call::call;
 
 /// Where a member lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -446,212 +447,6 @@ fn checked(member: &Member, values: Vec<Arg>) -> Result<Args<'static>, String> {
         params,
         values,
     })
-}
-
-/// Calls function member `member` with `values` for the extension behind `link`; `ctx` is
-/// the context the call was made in (for `ctx.*` members). The error is the message to raise
-/// at the script's line; the engine then forgets the callbacks the arguments hold.
-pub fn call(
-    link: &ApiLink,
-    member: &'static Member,
-    values: Vec<Arg>,
-    ctx: Option<&Arc<RunContext>>,
-) -> Result<Ret, String> {
-    let mut args = checked(member, values)?;
-    let what = args.what.clone();
-    let fail = |e: String| format!("{what}: {e}");
-    match (member.object, member.name) {
-        (Object::Api, "on") => {
-            let event = text(args.take("event"));
-            let cb = callback(args.take("handler"));
-            if EventKind::parse(&event).is_none() {
-                let names: Vec<&str> = EventKind::ALL.iter().map(|k| k.name()).collect();
-                return Err(fail(format!(
-                    "unknown event '{event}'; the events are: {}",
-                    names.join(", ")
-                )));
-            }
-            let id = link.on(&event, cb).map_err(fail)?;
-            Ok(Ret::Handle { id, cb })
-        }
-        (Object::Api, "tool") => {
-            let (def, cb) = tool_def(args.take("definition"))?;
-            let id = link.tool(def, cb).map_err(fail)?;
-            Ok(Ret::Handle { id, cb })
-        }
-        (Object::Api, "command") => {
-            let name = text(args.take("name"));
-            let cb = callback(args.take("handler"));
-            let description = opt_text(args.take("description")).unwrap_or_default();
-            let id = link.command(&name, &description, cb).map_err(fail)?;
-            Ok(Ret::Handle { id, cb })
-        }
-        (Object::Api, "send_message") => {
-            let text = text(args.take("text"));
-            let deliver_as = field(args.take("options"), "deliver_as").and_then(opt_text);
-            link.send_message(&text, deliver_as.as_deref())
-                .map_err(fail)?;
-            Ok(Ret::Nil)
-        }
-        (Object::Api, "exec") => exec(link, &mut args).map_err(fail),
-        (Object::Api, "log") => {
-            link.log(&args.take("message").display());
-            Ok(Ret::Nil)
-        }
-        (Object::Api | Object::Ui, "notify") => {
-            link.notify(&args.take("message").display());
-            Ok(Ret::Nil)
-        }
-        (Object::Ui, "confirm") => Ok(Ret::Bool(link.confirm(&text(args.take("question"))))),
-        (Object::Ctx, "abort") => {
-            if let Some(ctx) = ctx.cloned().or_else(|| link.current()) {
-                ctx.cancel.cancel();
-            }
-            Ok(Ret::Nil)
-        }
-        _ => Err(format!("{what} is not a function")),
-    }
-}
-
-fn text(arg: Arg) -> String {
-    opt_text(arg).unwrap_or_default()
-}
-
-fn opt_text(arg: Arg) -> Option<String> {
-    match arg {
-        Arg::Str(s) => Some(s),
-        Arg::Int(i) => Some(i.to_string()),
-        Arg::Num(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
-
-fn callback(arg: Arg) -> CallbackId {
-    match arg {
-        Arg::Func(cb) => cb,
-        _ => 0,
-    }
-}
-
-fn int(arg: Arg) -> Option<i64> {
-    match arg {
-        Arg::Int(i) => Some(i),
-        Arg::Num(n) if n.fract() == 0.0 => Some(n as i64),
-        _ => None,
-    }
-}
-
-/// Field `name` of a record argument.
-fn field(arg: Arg, name: &str) -> Option<Arg> {
-    match arg {
-        Arg::Record(fields) => fields.into_iter().find(|(k, _)| k == name).map(|(_, v)| v),
-        _ => None,
-    }
-}
-
-/// Takes field `name` out of a record's fields.
-fn take_field(fields: &mut Vec<(String, Arg)>, name: &str) -> Arg {
-    match fields.iter().position(|(k, _)| k == name) {
-        Some(i) => fields.remove(i).1,
-        None => Arg::Nil,
-    }
-}
-
-/// `api.tool{...}` as a [`ToolDef`] and its `execute` callback.
-fn tool_def(arg: Arg) -> Result<(ToolDef, CallbackId), String> {
-    let Arg::Record(mut fields) = arg else {
-        return Err("api.tool: the definition must be a table".into());
-    };
-    let name = text(take_field(&mut fields, "name"));
-    let cb = callback(take_field(&mut fields, "execute"));
-    let fail = |e: String| format!("api.tool '{name}': {e}");
-    // Left out or empty: the tool takes no arguments.
-    let parameters = match take_field(&mut fields, "parameters") {
-        Arg::Data(mut schema) if schema.as_object().is_some_and(|o| !o.is_empty()) => {
-            fix_schema_arrays(&mut schema);
-            schema
-        }
-        _ => json!({"type": "object", "properties": {}}),
-    };
-    let timeout_ms = match int(take_field(&mut fields, "timeout_ms")) {
-        Some(ms) if ms > 0 => Some(ms as u64),
-        Some(_) => return Err(fail("'timeout_ms' must be a positive integer".into())),
-        None => None,
-    };
-    let def = ToolDef {
-        description: opt_text(take_field(&mut fields, "description")).unwrap_or_default(),
-        parallel_safe: matches!(take_field(&mut fields, "parallel_safe"), Arg::Bool(true)),
-        parameters,
-        timeout_ms,
-        name: name.clone(),
-    };
-    check_tool(&def).map_err(fail)?;
-    Ok((def, cb))
-}
-
-/// Checks a tool definition before it is offered to the model.
-fn check_tool(def: &ToolDef) -> Result<(), String> {
-    if def.name.is_empty()
-        || !def
-            .name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    {
-        return Err("the name must be letters, digits, '_' or '-'".into());
-    }
-    if def.parameters.get("type").and_then(Json::as_str) != Some("object") {
-        return Err("parameters must be a JSON Schema object with type = \"object\"".into());
-    }
-    jsonschema::validator_for(&def.parameters)
-        .map(|_| ())
-        .map_err(|e| format!("parameters are not a valid JSON Schema: {e}"))
-}
-
-/// In a JSON Schema, keywords that hold arrays (`required`, `enum`, ...) written as empty
-/// tables came out as `{}` (Lua cannot tell an empty list from an empty map): make them `[]`.
-fn fix_schema_arrays(v: &mut Json) {
-    const ARRAYS: [&str; 6] = ["required", "enum", "anyOf", "oneOf", "allOf", "prefixItems"];
-    match v {
-        Json::Object(map) => {
-            for (k, item) in map.iter_mut() {
-                if ARRAYS.contains(&k.as_str()) && item.as_object().is_some_and(|o| o.is_empty()) {
-                    *item = Json::Array(Vec::new());
-                } else {
-                    fix_schema_arrays(item);
-                }
-            }
-        }
-        Json::Array(items) => items.iter_mut().for_each(fix_schema_arrays),
-        _ => {}
-    }
-}
-
-/// `api.exec(cmd, args?, {timeout_ms?, cwd?}) -> {code, stdout, stderr, timed_out}`.
-fn exec(link: &ApiLink, args: &mut Args<'_>) -> Result<Ret, String> {
-    let cmd = text(args.take("command"));
-    let argv: Vec<String> = match args.take("arguments") {
-        Arg::Data(Json::Array(items)) => items
-            .into_iter()
-            .map(|v| match v {
-                Json::String(s) => s,
-                other => other.to_string(),
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
-    let options = args.take("options");
-    let timeout_ms = match field(options.clone(), "timeout_ms").and_then(int) {
-        Some(ms) if ms < 0 => return Err("'timeout_ms' must not be negative".into()),
-        other => other.map(|ms| ms as u64),
-    };
-    let cwd = field(options, "cwd").and_then(opt_text);
-    let r = link.exec(&cmd, &argv, timeout_ms, cwd.as_deref())?;
-    Ok(Ret::Data(json!({
-        "code": r.code,
-        "stdout": r.stdout,
-        "stderr": r.stderr,
-        "timed_out": r.timed_out,
-    })))
 }
 
 /// `api.extension`.
