@@ -10,9 +10,12 @@
 //!
 //! The calls are made from a task on the runtime's workers, as the agent makes them.
 
+#[path = "util/mod.rs"]
+mod util;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use util::*;
 
 use futures_util::future::BoxFuture;
 use mypi::agent::queue::Queues;
@@ -83,11 +86,6 @@ fn event() -> HookEvent {
         name: "bash".into(),
         args: json!({"command": "ls -la"}),
     }
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
 }
 
 fn suffix(language: Language) -> &'static str {
@@ -201,18 +199,6 @@ fn counters(
     let (_, total) = emits(rt, &ctx, 1000);
     host.unload_all();
     total
-}
-
-/// The process's CPU time (user + system).
-fn process_cpu() -> Duration {
-    // SAFETY: getrusage fills the struct we pass and touches nothing else.
-    let usage = unsafe {
-        let mut u: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut u);
-        u
-    };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
 /// CPU time the whole process spends while a command waits 3 s on `api.exec("sleep 3")`.

@@ -4,9 +4,12 @@
 //! cost per delta must not grow with the text so far). A plain harness (median of repeated
 //! runs, CPU time) keeps the build free of a benchmark framework.
 
+#[path = "util/mod.rs"]
+mod util;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use util::*;
 
 use futures_util::future::BoxFuture;
 use mypi::agent::session::SessionSlot;
@@ -74,11 +77,6 @@ fn thread_cpu() -> Duration {
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
 fn bench_streaming(rt: &tokio::runtime::Runtime) {
     let hooks = HookBus::new(Arc::new(|_| {}));
     let mut agent = Agent::new(AgentParts {
@@ -140,18 +138,6 @@ fn bench_unsubscribed_emit(rt: &tokio::runtime::Runtime) {
         check.as_nanos() as f64 / n as f64,
         emit.as_nanos() as f64 / 10_000.0
     );
-}
-
-/// The CPU time of the whole process (all threads: the agent and the extension's worker).
-fn process_cpu() -> Duration {
-    // SAFETY: getrusage fills the struct we pass and touches nothing else.
-    let usage = unsafe {
-        let mut u: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut u);
-        u
-    };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
 /// Process CPU to stream `n` deltas of 21 characters to a do-nothing Lua subscriber.

@@ -8,9 +8,12 @@
 //!   reload), so end to end minus both is the file-notification latency;
 //! - scaling: reloading one extension with 1 vs 200 loaded (reload_named and sync).
 
+#[path = "util/mod.rs"]
+mod util;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use util::*;
 
 use mypi::commands::Action;
 use mypi::extensions::discovery;
@@ -53,11 +56,6 @@ async fn answer(ctx: &HostContext, cmd: &str) -> Option<String> {
         Action::Handler(h) => h.call("", &ctx.session()).await.ok(),
         Action::Builtin(_) => None,
     }
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
 }
 
 fn ms(d: Duration) -> String {

@@ -17,8 +17,6 @@ pub mod api;
 pub mod discovery;
 pub mod exec;
 pub mod host;
-#[cfg(test)]
-mod host_tests;
 pub mod lua;
 pub mod meter;
 mod proxies;
@@ -30,4 +28,6 @@ pub mod rhai;
 pub mod services;
 pub mod staging;
 pub mod surface;
+#[cfg(test)]
+mod tests;
 pub mod worker;

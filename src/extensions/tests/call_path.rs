@@ -8,10 +8,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::discovery;
-use super::host::ExtensionHost;
-use super::services::HostContext;
 use crate::commands::Action;
+use crate::extensions::discovery;
+use crate::extensions::host::ExtensionHost;
+use crate::extensions::services::HostContext;
 use crate::hooks::HookEvent;
 use crate::testutil::TempDir;
 
