@@ -436,7 +436,11 @@ fn checked(member: &Member, values: Vec<Arg>) -> Result<Args<'static>, String> {
         };
         match arg {
             Arg::Nil if p.required => {
-                return Err(format!("{what} ({}) is missing", ty_name(p.ty)));
+                return Err(format!(
+                    "{name}: the {} ({}) is missing",
+                    p.name,
+                    ty_name(p.ty)
+                ));
             }
             Arg::Nil => {}
             arg => check(&what, p.ty, arg)?,
@@ -511,15 +515,32 @@ mod tests {
 
     #[test]
     fn every_function_member_is_dispatched() {
-        // A member in the table that `call` does not know would answer "is not a function".
-        let names: Vec<String> = MEMBERS.iter().map(Member::full_name).collect();
-        assert!(names.contains(&"ctx.ui.confirm".to_string()));
-        assert_eq!(
-            names.len(),
-            names
-                .iter()
-                .collect::<std::collections::BTreeSet<_>>()
-                .len()
-        );
+        // Called with no arguments, each function member either runs (it needs none) or
+        // names its first missing argument; none falls through to "is not a function".
+        let dir = crate::testutil::TempDir::new("surface");
+        let info = ExtensionInfo {
+            name: "t".into(),
+            path: dir.0.join("t.lua"),
+            language: crate::extensions::api::Language::Lua,
+            root: dir.0.clone(),
+        };
+        let registrar = crate::extensions::registrar::Recording::new(dir.0.clone());
+        let owner = crate::owner::Owner::new("t", 1);
+        let link = crate::extensions::api::ApiLink::new(info, owner, registrar, json!({}));
+        let ctx = crate::testutil::run_ctx(&dir.0);
+        for m in MEMBERS
+            .iter()
+            .filter(|m| matches!(m.shape, Shape::Function(_)))
+        {
+            let out = call(&link, m, Vec::new(), Some(&ctx));
+            match m.params().iter().find(|p| p.required) {
+                Some(p) => {
+                    let e = out.expect_err(&m.full_name());
+                    assert!(e.contains(&format!("the {} (", p.name)), "{e}");
+                }
+                None => assert!(out.is_ok(), "{}: {out:?}", m.full_name()),
+            }
+        }
+        assert!(ctx.cancel.is_cancelled(), "ctx.abort() cancelled the run");
     }
 }

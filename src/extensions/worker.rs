@@ -102,6 +102,14 @@ impl Health {
     }
 }
 
+/// Why a disabled extension takes no calls.
+fn disabled(name: &str) -> String {
+    format!(
+        "{name} is disabled after {MAX_STRIKES} calls in a row failed on their time budget; \
+         fix the script and reload it"
+    )
+}
+
 fn on_budget(result: &Result<Value, ScriptError>) -> bool {
     matches!(result, Err(e) if matches!(e.kind, ErrorKind::Budget | ErrorKind::Unavailable))
 }
@@ -200,11 +208,7 @@ impl Worker {
         if self.is_disabled() {
             return Some(ScriptError::new(
                 ErrorKind::Unavailable,
-                format!(
-                    "{} is disabled after {MAX_STRIKES} calls in a row failed on their time \
-                     budget; fix the script and reload it",
-                    self.name
-                ),
+                disabled(&self.name),
             ));
         }
         self.is_busy().then(|| {
@@ -468,11 +472,7 @@ impl Server {
         let (mut value, mut text) = event.to_script();
         for cb in callbacks {
             let outcome = if self.health.disabled.load(Ordering::SeqCst) {
-                Err(HookError::new(format!(
-                    "{} is disabled after {MAX_STRIKES} calls in a row failed on their time \
-                     budget; fix the script and reload it",
-                    self.link.info.name
-                )))
+                Err(HookError::new(disabled(&self.link.info.name)))
             } else {
                 let lazy = text.as_ref();
                 let called = self.around(ctx, |engine| {
