@@ -2,7 +2,6 @@
 //! the REPL or print mode, and map the outcome to an exit code (0 ok, 1 the prompt failed,
 //! 2 bad usage or configuration).
 
-use std::io::Write;
 use std::sync::Arc;
 
 use clap::Parser;
@@ -49,7 +48,7 @@ fn run(cli: Cli) -> i32 {
             Mode::Print { json: true, .. } => Arc::new(|message| {
                 if let Ok(line) = serde_json::to_string(&AgentEvent::Notice { message }) {
                     // Like the other JSON events: a closed stdout is not worth a panic.
-                    let _ = writeln!(std::io::stdout().lock(), "{line}");
+                    mypi::stdio::out_line(&line);
                 }
             }),
             Mode::Print { .. } => Arc::new(|message| stderr_line(&format!("mypi: {message}"))),

@@ -37,6 +37,11 @@ pub async fn run_print(mut app: App) -> i32 {
         stderr_line("mypi: the prompt is empty; pass -p \"PROMPT\" or pipe it on standard input");
         return 2;
     }
+    // From here on only mypi writes to stdout, and nothing reads stdin.
+    if let Err(e) = crate::stdio::isolate() {
+        stderr_line(&format!("mypi: cannot set up standard output: {e}"));
+        return 1;
+    }
     for s in app.load_extensions().await {
         if let Some(e) = &s.error {
             app.extensions.context().notice.as_ref()(format!(
@@ -83,9 +88,7 @@ fn failed(e: &AppError) -> i32 {
 /// Prints the answer and a newline. A reader that went away (`mypi -p ... | head -c1`) is
 /// not an error worth a panic: the write error is ignored.
 fn print_answer(text: &str) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{text}").and_then(|_| out.flush());
+    crate::stdio::out_line(text);
 }
 
 /// The interactive loop. Returns the exit code.

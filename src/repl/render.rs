@@ -22,9 +22,7 @@ pub fn stderr_line(text: &str) {
 
 /// Writes a line to stdout; a closed stdout (`mypi -p ... | head`) is ignored.
 pub fn stdout_line(text: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{text}");
-    let _ = out.flush();
+    crate::stdio::out_line(text);
 }
 
 /// `--json`: every event as one line on stdout.
@@ -33,9 +31,7 @@ pub struct JsonSink;
 impl EventSink for JsonSink {
     fn emit(&self, event: AgentEvent) {
         if let Ok(line) = serde_json::to_string(&event) {
-            let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "{line}");
-            let _ = out.flush();
+            crate::stdio::out_line(&line);
         }
     }
 }

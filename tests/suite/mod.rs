@@ -8,6 +8,7 @@ mod ext_features;
 mod ext_isolation;
 mod ext_util;
 mod fakes;
+mod front_end_purity;
 mod hooks;
 mod json_events;
 mod parity;

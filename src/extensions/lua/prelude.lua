@@ -8,7 +8,10 @@
 -- 3. __gc metamethods are refused: finalizers run with hooks off, so an endless loop in one
 --    could never be stopped.
 -- 4. What must not run in an agent process: os.exit, os.execute, io.popen (use api.exec),
---    os.setlocale (process-wide). print goes to the debug log, not to stdout.
+--    os.setlocale (process-wide). print, io.write and io.stdout / io.stderr go to the debug
+--    log, never to mypi's stdout (which carries the answer or JSON events); io.read, io.lines
+--    without a file and io.stdin cannot read mypi's stdin; io.input / io.output are gone and
+--    io.open refuses the standard streams and the terminal (/dev/stdout, /dev/fd/1, ...).
 -- 5. An error raised by mypi's own functions (api.on with a bad argument, ...) is caught by
 --    pcall as its message, a plain string, like an error the script raised itself.
 local over, log, plain = ...
@@ -87,6 +90,69 @@ function print(...)
     parts[i] = tostring((select(i, ...)))
   end
   log(concat(parts, "\t"))
+end
+
+local function logged(...)
+  local parts = {}
+  for i = 1, select("#", ...) do
+    parts[i] = tostring((select(i, ...)))
+  end
+  log(concat(parts))
+end
+
+local function no_stdin()
+  error("extensions cannot read mypi's standard input", 2)
+end
+
+local function stream(name)
+  local s = {}
+  function s.write(self, ...)
+    logged(...)
+    return self
+  end
+  function s.flush(self)
+    return self
+  end
+  function s.setvbuf()
+    return true
+  end
+  function s.close()
+    return true
+  end
+  s.read, s.lines, s.seek = no_stdin, no_stdin, no_stdin
+  return setmetatable_(s, {
+    __name = "FILE*",
+    __tostring = function()
+      return "file (" .. name .. ", to the debug log)"
+    end,
+  })
+end
+
+local open_, lines_ = io.open, io.lines
+local stdout = stream("stdout")
+io.stdout, io.stderr, io.stdin = stdout, stream("stderr"), stream("stdin")
+function io.write(...)
+  logged(...)
+  return stdout
+end
+io.read = no_stdin
+io.input, io.output = nil, nil
+local function standard_stream(name)
+  return type(name) == "string"
+    and (name:match("^/dev/std") or name:match("^/dev/fd/") or name:match("^/dev/tty")
+      or name:match("^/proc/[^/]+/fd/") or name:match("^/dev/pts/") or name == "/dev/console")
+end
+function io.lines(name, ...)
+  if name == nil or standard_stream(name) then
+    no_stdin()
+  end
+  return lines_(name, ...)
+end
+function io.open(name, ...)
+  if standard_stream(name) then
+    return nil, name .. ": extensions cannot open mypi's standard streams or terminal"
+  end
+  return open_(name, ...)
 end
 
 string.dump = nil
