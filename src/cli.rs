@@ -67,6 +67,10 @@ pub struct Cli {
     #[arg(long)]
     pub no_watch: bool,
 
+    /// Stop a run after N model turns (default: MYPI_MAX_TURNS, else 50).
+    #[arg(long, value_name = "N")]
+    pub max_turns: Option<u32>,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -90,6 +94,7 @@ impl Cli {
             extensions_dir: self.extensions_dir.clone(),
             no_extensions: self.no_extensions,
             no_watch: self.no_watch,
+            max_turns: self.max_turns,
         }
     }
 }

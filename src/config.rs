@@ -5,6 +5,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::agent::queue::QueueLimits;
+
 use crate::providers::RetryPolicy;
 
 /// The provider to use.
@@ -49,6 +51,8 @@ pub struct Overrides {
     pub extensions_dir: Vec<PathBuf>,
     pub no_extensions: bool,
     pub no_watch: bool,
+    /// `--max-turns N`.
+    pub max_turns: Option<u32>,
 }
 
 /// How mypi talks to the user.
@@ -71,6 +75,8 @@ pub enum ConfigError {
     MissingAnthropicKey,
     #[error("{name}={value:?} is not a number of milliseconds")]
     BadNumber { name: &'static str, value: String },
+    #[error("{name}={value:?} is not a whole number above 0")]
+    BadCount { name: &'static str, value: String },
 }
 
 /// Everything resolved.
@@ -97,6 +103,12 @@ pub struct Config {
     pub watch: bool,
     /// The time budget of one script call (`MYPI_EXT_BUDGET_MS`, default 1 s).
     pub ext_budget: Duration,
+    /// Model turns one run may take (`--max-turns`, `MYPI_MAX_TURNS`, default 50).
+    pub max_turns: u32,
+    /// Queue sizes and the chain of queued prompts (`MYPI_QUEUE_MAX`, `MYPI_MAX_FOLLOW_UPS`).
+    pub queue: QueueLimits,
+    /// A model stream with no byte for this long fails (`MYPI_READ_TIMEOUT_S`, default 120).
+    pub read_timeout: Duration,
 }
 
 impl Config {
@@ -143,7 +155,26 @@ impl Config {
             None => Duration::from_secs(1),
         };
         let extension_roots = extension_roots(cli, &cwd, home.as_deref());
+        let max_turns = match cli.max_turns {
+            Some(0) => {
+                return Err(ConfigError::BadCount {
+                    name: "--max-turns",
+                    value: "0".into(),
+                })
+            }
+            Some(n) => n,
+            None => count(&var, "MYPI_MAX_TURNS", 50)?,
+        };
+        let defaults = QueueLimits::default();
+        let queue = QueueLimits {
+            max_len: count(&var, "MYPI_QUEUE_MAX", defaults.max_len as u32)? as usize,
+            max_chain: count(&var, "MYPI_MAX_FOLLOW_UPS", defaults.max_chain as u32)? as usize,
+        };
+        let read_timeout = Duration::from_secs(count(&var, "MYPI_READ_TIMEOUT_S", 120)?.into());
         Ok(Config {
+            max_turns,
+            queue,
+            read_timeout,
             extension_roots,
             log: var("MYPI_LOG").is_some_and(|v| v != "0"),
             ext_budget,
@@ -173,6 +204,21 @@ impl Config {
         self.home
             .as_ref()
             .map(|h| h.join(".agents").join("mypi_history"))
+    }
+}
+
+/// A positive whole number from the environment variable `name`, or `default`.
+fn count(
+    var: &dyn Fn(&str) -> Option<String>,
+    name: &'static str,
+    default: u32,
+) -> Result<u32, ConfigError> {
+    match var(name) {
+        None => Ok(default),
+        Some(v) => match v.trim().parse::<u32>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(ConfigError::BadCount { name, value: v }),
+        },
     }
 }
 

@@ -18,6 +18,7 @@ use crate::protocol::Message;
 use crate::run::RunContext;
 use futures_util::future::BoxFuture;
 
+mod repeats;
 mod result;
 mod text;
 pub use result::HookResult;
@@ -350,19 +351,30 @@ pub struct HookBus {
     lists: [RwLock<Arc<Vec<Arc<Entry>>>>; 14],
     mask: AtomicU32,
     notice: NoticeFn,
+    repeats: Arc<repeats::Repeats>,
     weak_self: OnceLock<Weak<HookBus>>,
 }
 
 impl HookBus {
+    /// A bus reporting through `notice`; a report that repeats is counted until
+    /// [`HookBus::flush_reports`].
     pub fn new(notice: NoticeFn) -> Arc<Self> {
+        let repeats = Arc::new(repeats::Repeats::new(notice));
+        let counted = repeats.clone();
         let bus = Arc::new(HookBus {
             lists: std::array::from_fn(|_| RwLock::new(Arc::new(Vec::new()))),
             mask: AtomicU32::new(0),
-            notice,
+            notice: Arc::new(move |m| counted.notice(m)),
+            repeats,
             weak_self: OnceLock::new(),
         });
         let _ = bus.weak_self.set(Arc::downgrade(&bus));
         bus
+    }
+
+    /// Reports how often each report of the run repeated ("… 6,310 more: ...").
+    pub fn flush_reports(&self) {
+        self.repeats.flush();
     }
 
     /// Whether anybody listens to `kind`; callers skip building the event when not.

@@ -142,8 +142,24 @@ impl Agent {
         sink: &dyn EventSink,
         ctx: &Arc<RunContext>,
     ) -> Result<RunOutcome, AgentError> {
+        if source == InputSource::User {
+            ctx.queues.user_prompted();
+        }
+        let outcome = self.prompt_chain(text, source, sink, ctx).await;
+        self.hooks.flush_reports();
+        outcome
+    }
+
+    /// [`Agent::prompt`] without the final report of repeated hook failures.
+    async fn prompt_chain(
+        &mut self,
+        text: &str,
+        source: InputSource,
+        sink: &dyn EventSink,
+        ctx: &Arc<RunContext>,
+    ) -> Result<RunOutcome, AgentError> {
         let mut outcome = self.prompt_once(text, source, sink, ctx).await?;
-        while let Some(next) = ctx.queues.next_idle_prompt() {
+        while let Some(next) = next_queued(&ctx.queues, sink) {
             if ctx.cancel.is_cancelled() {
                 return Err(AgentError::Cancelled);
             }
@@ -208,3 +224,16 @@ impl Agent {
 
 #[cfg(test)]
 mod tests;
+
+/// The next queued prompt that may run now; when the chain limit ends it, a notice says so.
+pub(crate) fn next_queued(queues: &queue::Queues, sink: &dyn EventSink) -> Option<String> {
+    match queues.next_chained() {
+        Ok(next) => next,
+        Err(ended) => {
+            sink.emit(AgentEvent::Notice {
+                message: ended.to_string(),
+            });
+            None
+        }
+    }
+}

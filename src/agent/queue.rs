@@ -2,6 +2,11 @@
 //! current tool batch, before the next model request; follow-ups run as new prompts once the
 //! agent is idle. A steer that arrives while idle starts a run at once (it is treated as the
 //! next prompt). Anyone holding the `Arc<Queues>` (scripts, the REPL) may push.
+//!
+//! Both are bounded, so a runaway script cannot fill memory or keep the agent busy forever:
+//! each queue holds at most [`QueueLimits::max_len`] messages (a push beyond is refused with
+//! [`QueueFull`]), and after the user's last prompt at most [`QueueLimits::max_chain`] queued
+//! prompts run; the rest are dropped with a notice ([`Queues::next_chained`]).
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -28,12 +33,48 @@ impl Delivery {
     }
 }
 
+/// How much the queues hold and how many queued prompts run in a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueLimits {
+    /// Messages one queue holds (`MYPI_QUEUE_MAX`, default 100).
+    pub max_len: usize,
+    /// Queued prompts that run after the user's last one (`MYPI_MAX_FOLLOW_UPS`, default 10).
+    pub max_chain: usize,
+}
+
+impl Default for QueueLimits {
+    fn default() -> Self {
+        QueueLimits {
+            max_len: 100,
+            max_chain: 10,
+        }
+    }
+}
+
+/// A push was refused: the queue already holds its maximum.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the {queue} queue is full ({max} messages wait already; MYPI_QUEUE_MAX raises the limit)")]
+pub struct QueueFull {
+    pub queue: &'static str,
+    pub max: usize,
+}
+
+/// Queued prompts were dropped: the chain after the user's last prompt reached its limit.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("stopped after {ran} prompts queued by extensions in a row (MYPI_MAX_FOLLOW_UPS); {dropped} more dropped")]
+pub struct ChainEnded {
+    pub ran: usize,
+    pub dropped: usize,
+}
+
 /// Both queues, and a notification for an idle front end that something arrived.
 #[derive(Default, Debug)]
 pub struct Queues {
     steer: Mutex<VecDeque<String>>,
     follow_up: Mutex<VecDeque<String>>,
     wake: Notify,
+    limits: QueueLimits,
+    chained: Mutex<usize>,
 }
 
 impl Queues {
@@ -41,16 +82,68 @@ impl Queues {
         Self::default()
     }
 
-    pub fn push(&self, text: impl Into<String>, delivery: Delivery) {
-        let queue = match delivery {
-            Delivery::Steer => &self.steer,
-            Delivery::FollowUp => &self.follow_up,
+    pub fn with_limits(limits: QueueLimits) -> Self {
+        Queues {
+            limits,
+            ..Self::default()
+        }
+    }
+
+    /// Queues `text`; refused when that queue is full.
+    pub fn push(&self, text: impl Into<String>, delivery: Delivery) -> Result<(), QueueFull> {
+        let (queue, name) = match delivery {
+            Delivery::Steer => (&self.steer, "steer"),
+            Delivery::FollowUp => (&self.follow_up, "follow-up"),
         };
-        queue
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push_back(text.into());
+        {
+            let mut q = queue.lock().unwrap_or_else(|p| p.into_inner());
+            if q.len() >= self.limits.max_len {
+                return Err(QueueFull {
+                    queue: name,
+                    max: self.limits.max_len,
+                });
+            }
+            q.push_back(text.into());
+        }
         self.wake.notify_one();
+        Ok(())
+    }
+
+    /// The user typed a prompt: queued prompts may chain again.
+    pub fn user_prompted(&self) {
+        *self.chained.lock().unwrap_or_else(|p| p.into_inner()) = 0;
+    }
+
+    /// The next queued prompt to run while idle, counted against the chain limit. Past the
+    /// limit both queues are emptied and `Err` says how many were dropped.
+    pub fn next_chained(&self) -> Result<Option<String>, ChainEnded> {
+        let mut chained = self.chained.lock().unwrap_or_else(|p| p.into_inner());
+        if *chained >= self.limits.max_chain {
+            let dropped = self.clear();
+            return match dropped {
+                0 => Ok(None),
+                dropped => Err(ChainEnded {
+                    ran: *chained,
+                    dropped,
+                }),
+            };
+        }
+        let next = self.next_idle_prompt();
+        if next.is_some() {
+            *chained += 1;
+        }
+        Ok(next)
+    }
+
+    /// Empties both queues; how many messages were dropped.
+    fn clear(&self) -> usize {
+        let mut n = 0;
+        for q in [&self.steer, &self.follow_up] {
+            let mut q = q.lock().unwrap_or_else(|p| p.into_inner());
+            n += q.len();
+            q.clear();
+        }
+        n
     }
 
     /// Takes every queued steer message, oldest first.
@@ -90,8 +183,8 @@ mod tests {
     #[test]
     fn steer_goes_before_follow_up_when_idle() {
         let q = Queues::new();
-        q.push("later", Delivery::FollowUp);
-        q.push("now", Delivery::Steer);
+        q.push("later", Delivery::FollowUp).unwrap();
+        q.push("now", Delivery::Steer).unwrap();
         assert_eq!(q.next_idle_prompt().as_deref(), Some("now"));
         assert_eq!(q.next_idle_prompt().as_deref(), Some("later"));
         assert_eq!(q.next_idle_prompt(), None);
@@ -100,11 +193,37 @@ mod tests {
     #[test]
     fn take_steer_drains_in_order() {
         let q = Queues::new();
-        q.push("a", Delivery::Steer);
-        q.push("b", Delivery::Steer);
+        q.push("a", Delivery::Steer).unwrap();
+        q.push("b", Delivery::Steer).unwrap();
         assert_eq!(q.take_steer(), vec!["a", "b"]);
         assert!(q.take_steer().is_empty());
         assert_eq!(Delivery::parse("follow_up"), Some(Delivery::FollowUp));
         assert_eq!(Delivery::parse("x"), None);
+    }
+
+    #[test]
+    fn queues_are_bounded_and_chains_end() {
+        let q = Queues::with_limits(QueueLimits {
+            max_len: 2,
+            max_chain: 3,
+        });
+        q.push("1", Delivery::FollowUp).unwrap();
+        q.push("2", Delivery::FollowUp).unwrap();
+        let full = q.push("3", Delivery::FollowUp).unwrap_err();
+        assert!(
+            full.to_string().contains("follow-up queue is full (2"),
+            "{full}"
+        );
+        q.push("s", Delivery::Steer).unwrap();
+        for _ in 0..3 {
+            assert!(q.next_chained().unwrap().is_some());
+        }
+        q.push("4", Delivery::FollowUp).unwrap();
+        let ended = q.next_chained().unwrap_err();
+        assert_eq!(ended, ChainEnded { ran: 3, dropped: 1 });
+        assert_eq!(q.next_chained(), Ok(None));
+        q.user_prompted();
+        q.push("5", Delivery::FollowUp).unwrap();
+        assert_eq!(q.next_chained(), Ok(Some("5".into())));
     }
 }

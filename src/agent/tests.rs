@@ -365,7 +365,7 @@ async fn steer_during_a_tool_batch_is_in_the_next_request() {
     );
     let q = r.queues.clone();
     r.on(EventKind::ToolCall, move |_| {
-        q.push("also check the tests", Delivery::Steer);
+        q.push("also check the tests", Delivery::Steer).unwrap();
         None
     });
     r.prompt("go").await.0.unwrap();
@@ -386,7 +386,7 @@ async fn follow_up_runs_after_the_agent_is_idle() {
     r.on(EventKind::AgentEnd, move |e| {
         if let HookEvent::AgentEnd { messages } = e {
             if messages.len() == 2 {
-                q.push("now the follow-up", Delivery::FollowUp);
+                q.push("now the follow-up", Delivery::FollowUp).unwrap();
             }
         }
         None

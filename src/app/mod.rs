@@ -105,7 +105,7 @@ impl App {
         let tools = ToolRegistry::new();
         tools::register_builtins(&tools);
         let hooks = HookBus::new(notice.clone());
-        let queues = Arc::new(Queues::new());
+        let queues = Arc::new(Queues::with_limits(config.queue));
         let (session, messages) = if config.no_session {
             (SessionSlot::Off, Vec::new())
         } else if config.continue_session {
@@ -127,6 +127,7 @@ impl App {
             messages,
         });
         agent.retry = config.retry;
+        agent.max_turns = config.max_turns;
         let commands = CommandTable::with_builtins();
         let ui = Arc::new(ui::AppUi::default());
         let host = HostContext {
@@ -277,7 +278,7 @@ impl App {
         cancel: &CancellationToken,
     ) -> Option<Result<RunOutcome, AppError>> {
         let mut last = None;
-        while let Some(text) = self.queues.next_idle_prompt() {
+        while let Some(text) = crate::agent::next_queued(&self.queues, sink) {
             if cancel.is_cancelled() {
                 break;
             }

@@ -198,8 +198,8 @@ impl Registrar for HostRegistrar {
         })?;
         queues
             .unwrap_or_else(|| self.ctx.queues.clone())
-            .push(text, delivery);
-        Ok(())
+            .push(text, delivery)
+            .map_err(|e| e.to_string())
     }
 
     fn log(&self, line: &str) {

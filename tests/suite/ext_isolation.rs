@@ -9,17 +9,28 @@ use serde_json::json;
 
 use crate::common::{FakeOpenAi, Mypi, Reply, Running, TestDir};
 
-use super::ext_util::{healthy_still_works, install, install_fixture, quit, repl, BUDGET_MS, WAIT};
+use super::ext_util::{
+    healthy_still_works, install, install_fixture, quit, repl, repl_with_budget, BUDGET_MS, WAIT,
+};
 use super::wire::tool_results;
+
+/// The budget of the memory and recursion tests.
+const SLOW_BUDGET_MS: &str = "5000";
 
 /// A project with `healthy.lua` and the fixtures, and a REPL on the echoing faux model.
 fn start(fixtures: &[&str]) -> (TestDir, Running) {
+    start_with_budget(fixtures, BUDGET_MS)
+}
+
+/// Like `start` with a script budget of `ms`: memory and stack limits must be reached before
+/// the budget, also when a loaded machine runs the script slowly.
+fn start_with_budget(fixtures: &[&str], ms: &str) -> (TestDir, Running) {
     let dir = TestDir::new();
     install_fixture(&dir, "healthy.lua");
     for f in fixtures {
         install_fixture(&dir, f);
     }
-    let mut m = repl(&dir);
+    let mut m = repl_with_budget(&dir, ms);
     m.wait_for_line("ext healthy (lua", WAIT);
     (dir, m)
 }
@@ -246,7 +257,7 @@ fn endless_loops_in_rhai_commands_are_stopped() {
 
 #[test]
 fn memory_bomb_in_lua_hits_the_memory_cap() {
-    let (dir, mut m) = start(&["memory.lua"]);
+    let (dir, mut m) = start_with_budget(&["memory.lua"], SLOW_BUDGET_MS);
     m.send_line("/bomb");
     let err = m.wait_for_line("error: /bomb:", WAIT);
     assert!(
@@ -265,7 +276,7 @@ fn memory_bomb_in_lua_hits_the_memory_cap() {
 
 #[test]
 fn memory_bomb_in_rhai_hits_the_size_limits() {
-    let (dir, mut m) = start(&["memory.rhai"]);
+    let (dir, mut m) = start_with_budget(&["memory.rhai"], SLOW_BUDGET_MS);
     m.send_line("/bomb_rhai");
     let err = m.wait_for_line("error: /bomb_rhai:", WAIT);
     assert!(err.contains(&path_of(&dir, "memory.rhai")), "{err}");
@@ -276,7 +287,7 @@ fn memory_bomb_in_rhai_hits_the_size_limits() {
 
 #[test]
 fn unbounded_recursion_does_not_abort_the_process() {
-    let (dir, mut m) = start(&["recursion.lua", "recursion.rhai"]);
+    let (dir, mut m) = start_with_budget(&["recursion.lua", "recursion.rhai"], SLOW_BUDGET_MS);
     m.send_line("/recurse");
     let err = m.wait_for_line("error: /recurse:", WAIT);
     assert!(

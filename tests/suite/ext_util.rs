@@ -62,8 +62,13 @@ pub fn faux(dir: &TestDir, replies: &[Value]) -> Mypi {
 
 /// A REPL on the faux model (no script: it echoes), reading from a pipe.
 pub fn repl(dir: &TestDir) -> Running {
+    repl_with_budget(dir, BUDGET_MS)
+}
+
+/// Like [`repl`] with a script budget of `ms` (for work that is slow on a loaded machine).
+pub fn repl_with_budget(dir: &TestDir, ms: &str) -> Running {
     Mypi::new(dir)
-        .env("MYPI_EXT_BUDGET_MS", BUDGET_MS)
+        .env("MYPI_EXT_BUDGET_MS", ms)
         .args(["--provider", "faux", "--no-watch"])
         .spawn()
 }

@@ -16,6 +16,7 @@ mod print_mode;
 mod reload;
 mod reload_more;
 mod repl;
+mod runaway;
 mod sessions;
 mod streaming;
 mod tools;
