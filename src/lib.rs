@@ -62,6 +62,7 @@ pub mod protocol;
 pub mod providers;
 pub mod repl;
 pub mod run;
+pub mod signals;
 pub mod stdio;
 #[cfg(test)]
 mod testutil;

@@ -15,7 +15,12 @@ use mypi::repl::render::{stderr_line, stdout_line, Printer};
 
 fn main() {
     let cli = Cli::parse();
-    std::process::exit(run(cli));
+    let code = std::panic::catch_unwind(|| run(cli)).unwrap_or(101);
+    // Exit runs no destructors: whatever child is still alive (an `api.exec` in an
+    // extension's thread, say) is killed here.
+    mypi::process::kill_all();
+    mypi::stdio::restore_terminal();
+    std::process::exit(code);
 }
 
 fn run(cli: Cli) -> i32 {
@@ -42,6 +47,10 @@ fn run(cli: Cli) -> i32 {
     // The front end runs as a task on the runtime's workers rather than on this thread: a
     // worker that waits for an extension's reply parks the way the runtime does, which makes
     // the round trip about twice as fast as from `block_on`'s thread.
+    let repl = config.mode == Mode::Repl;
+    if repl {
+        mypi::stdio::save_terminal();
+    }
     let app = async move {
         let printer = Printer::new();
         let notice: NoticeFn = match &config.mode {
@@ -72,6 +81,9 @@ fn run(cli: Cli) -> i32 {
         }
     };
     runtime.block_on(async move {
+        if let Err(e) = mypi::signals::install(!repl) {
+            stderr_line(&format!("mypi: cannot watch for signals: {e}"));
+        }
         match tokio::spawn(app).await {
             Ok(code) => code,
             Err(e) => {

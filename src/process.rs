@@ -3,6 +3,10 @@
 //! the caller is done with it, on timeout, on cancellation, or when the guard is dropped on any
 //! other exit path. Shared by the `bash` tool and `api.exec` (and later MCP stdio servers).
 //!
+//! Every live group is also in a process-wide registry, so the exit paths that run no
+//! destructors (a signal, `std::process::exit`, a panic hook) can still kill them all with
+//! [`kill_all`].
+//!
 //! Output is read as it arrives into [`Bounded`] buffers that keep the first and last
 //! [`KEEP_BYTES`] and count what was dropped between, so a child printing without end costs a
 //! fixed amount of memory.
@@ -23,18 +27,77 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long to wait for a killed child to be reaped.
 const REAP_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// The process groups started and not killed yet.
+static LIVE: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+fn live() -> std::sync::MutexGuard<'static, Vec<i32>> {
+    LIVE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Sends SIGKILL to the process group `pgid`.
+fn kill_group(pgid: i32) {
+    if pgid > 0 {
+        // SAFETY: kill(2) takes plain integers and touches no memory of ours; a negative
+        // pid addresses the process group the spawned child leads.
+        unsafe {
+            libc::kill(-pgid, libc::SIGKILL);
+        }
+    }
+}
+
+/// Kills every process group still alive: for exit paths that skip destructors.
+pub fn kill_all() {
+    let groups = std::mem::take(&mut *live());
+    for pgid in groups {
+        kill_group(pgid);
+    }
+}
+
+/// How many process groups are alive (started and not killed yet).
+pub fn live_groups() -> usize {
+    live().len()
+}
+
+/// The processes of group `pgid` that are alive (zombies waiting for a reaper do not count),
+/// each as its `/proc/PID/stat` line.
+pub fn live_in_group(pgid: i32) -> Vec<String> {
+    let mut live = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return live;
+    };
+    for entry in entries.flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // After the command name in parentheses: state, ppid, pgrp, ...
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if fields.get(2) == Some(&pgid.to_string().as_str()) && fields.first() != Some(&"Z") {
+            live.push(stat);
+        }
+    }
+    live
+}
+
 /// Kills a process group (once) when asked or when dropped.
 pub struct Group(Option<i32>);
 
 impl Group {
+    /// Takes charge of the group `pgid` (registered until it is killed).
+    pub fn new(pgid: Option<i32>) -> Group {
+        if let Some(p) = pgid.filter(|&p| p > 0) {
+            live().push(p);
+        }
+        Group(pgid)
+    }
+
     /// Kills the group with SIGKILL; later calls do nothing.
     pub fn kill(&mut self) {
-        if let Some(pgid) = self.0.take().filter(|&p| p > 0) {
-            // SAFETY: kill(2) takes plain integers and touches no memory of ours; a negative
-            // pid addresses the process group the spawned child leads.
-            unsafe {
-                libc::kill(-pgid, libc::SIGKILL);
-            }
+        if let Some(pgid) = self.0.take() {
+            live().retain(|&p| p != pgid);
+            kill_group(pgid);
         }
     }
 }
@@ -54,7 +117,7 @@ pub fn spawn(command: &mut Command) -> std::io::Result<(Child, Group)> {
         .kill_on_drop(true)
         .spawn()?;
     // The child leads its own group, so the group id is its pid.
-    let group = Group(child.id().and_then(|id| i32::try_from(id).ok()));
+    let group = Group::new(child.id().and_then(|id| i32::try_from(id).ok()));
     Ok((child, group))
 }
 
@@ -259,7 +322,7 @@ mod tests {
         assert!(matches!(end, End::TimedOut), "{end:?}");
         assert!(start.elapsed() < Duration::from_secs(3));
         assert!(
-            crate::testutil::live_in_group(pid).is_empty(),
+            crate::process::live_in_group(pid).is_empty(),
             "the process group outlived the call"
         );
     }

@@ -12,6 +12,32 @@ use std::io::{self, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::sync::{Mutex, OnceLock};
 
+/// The terminal settings of stdin when mypi started (REPL only).
+static TERMINAL: OnceLock<libc::termios> = OnceLock::new();
+
+/// Remembers the terminal settings of stdin, if it is a terminal, for [`restore_terminal`].
+pub fn save_terminal() {
+    // SAFETY: termios is plain data; tcgetattr fills it or fails without touching it.
+    unsafe {
+        let mut t: libc::termios = std::mem::zeroed();
+        if libc::isatty(libc::STDIN_FILENO) == 1 && libc::tcgetattr(libc::STDIN_FILENO, &mut t) == 0
+        {
+            let _ = TERMINAL.set(t);
+        }
+    }
+}
+
+/// Puts the terminal back as [`save_terminal`] found it (after raw-mode line editing, on an
+/// exit path that skips the editor's own clean-up).
+pub fn restore_terminal() {
+    if let Some(t) = TERMINAL.get() {
+        // SAFETY: `t` came from tcgetattr on the same descriptor.
+        unsafe {
+            libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, t);
+        }
+    }
+}
+
 /// The real stdout after [`isolate`].
 static PRIVATE: OnceLock<Mutex<File>> = OnceLock::new();
 

@@ -40,24 +40,6 @@ pub fn run_ctx(cwd: &std::path::Path) -> std::sync::Arc<crate::run::RunContext> 
     std::sync::Arc::new(ctx)
 }
 
-/// Processes of group `pgid` that are alive (zombies waiting for a reaper do not count).
-pub fn live_in_group(pgid: i32) -> Vec<String> {
-    let mut live = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
-            continue;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        if fields.get(2) == Some(&pgid.to_string().as_str()) && fields[0] != "Z" {
-            live.push(stat);
-        }
-    }
-    live
-}
-
 /// The events as `api.on`'s error lists them.
 pub const EVENTS: &str = "session_start, session_shutdown, input, before_agent_start, \
 turn_start, context, before_provider_request, message_update, message_end, tool_call, \

@@ -276,9 +276,9 @@ mod tests {
         let pgid: i32 = out.content.lines().next().unwrap().parse().unwrap();
         tokio::time::sleep(Duration::from_millis(100)).await;
         assert!(
-            crate::testutil::live_in_group(pgid).is_empty(),
+            crate::process::live_in_group(pgid).is_empty(),
             "{:?}",
-            crate::testutil::live_in_group(pgid)
+            crate::process::live_in_group(pgid)
         );
     }
 
@@ -291,7 +291,7 @@ mod tests {
         assert!(out.content.ends_with("exit code: 0"), "{}", out.content);
         let pgid: i32 = out.content.lines().next().unwrap().parse().unwrap();
         tokio::time::sleep(Duration::from_millis(100)).await;
-        assert!(crate::testutil::live_in_group(pgid).is_empty());
+        assert!(crate::process::live_in_group(pgid).is_empty());
     }
 
     #[tokio::test]
@@ -310,7 +310,7 @@ mod tests {
         assert!(out.content.ends_with("\ncancelled"), "{}", out.content);
         let pgid: i32 = out.content.lines().next().unwrap().parse().unwrap();
         tokio::time::sleep(Duration::from_millis(100)).await;
-        assert!(crate::testutil::live_in_group(pgid).is_empty());
+        assert!(crate::process::live_in_group(pgid).is_empty());
         let again = bash(&dir, json!({"command": "echo hi"})).await;
         assert_eq!(again.content, "hi\nexit code: 0");
         let out = BashTool::new()

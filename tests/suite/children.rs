@@ -1,0 +1,206 @@
+//! No process outlives mypi (issue 8, family 3): the `bash` tool's and `api.exec`'s process
+//! groups are killed on every exit path (SIGTERM, SIGHUP, SIGINT in print mode, the normal
+//! end of `-p`, `/quit` and Ctrl-D in the REPL), and `api.exec` honours its timeout when a
+//! background child keeps the output pipe open.
+
+use std::time::{Duration, Instant};
+
+use mypi::process::live_in_group;
+
+use crate::common::{Mypi, Running, TestDir};
+
+use super::ext_util::install;
+
+/// A shell command that writes its process group id to `pgid` and then waits, with a
+/// background child holding its output open.
+const LINGER: &str = "echo $$ > pgid; sleep 300 & sleep 300";
+
+/// Waits for `dir/pgid` to be written; the group id.
+fn pgid_of(dir: &TestDir, m: &Running) -> i32 {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(dir.join("pgid")) {
+            if let Ok(n) = text.trim().parse() {
+                return n;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the command never started: {}",
+            m.stderr_so_far()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Asserts that group `pgid` is gone (allowing a moment for the kernel to deliver SIGKILL).
+fn assert_gone(pgid: i32, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while !live_in_group(pgid).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "{what}: processes outlived mypi: {:?}",
+            live_in_group(pgid)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn bash_call(dir: &TestDir) {
+    let call =
+        serde_json::json!({"tool_calls": [{"name": "bash", "arguments": {"command": LINGER}}]});
+    dir.write(
+        "replies.jsonl",
+        &format!("{call}\n{{\"text\": \"done\"}}\n"),
+    );
+}
+
+#[test]
+fn signals_end_print_mode_and_kill_the_bash_tools_group() {
+    for (sig, name) in [
+        (libc::SIGTERM, "SIGTERM"),
+        (libc::SIGHUP, "SIGHUP"),
+        (libc::SIGINT, "SIGINT"),
+    ] {
+        let dir = TestDir::new();
+        bash_call(&dir);
+        let m = Mypi::new(&dir)
+            .args([
+                "--provider",
+                "faux",
+                "--faux-script",
+                "replies.jsonl",
+                "-p",
+                "go",
+            ])
+            .spawn();
+        let pgid = pgid_of(&dir, &m);
+        m.signal(sig);
+        let started = Instant::now();
+        let out = m.wait();
+        assert!(started.elapsed() < Duration::from_secs(5), "{name}");
+        assert_eq!(out.code, 128 + sig, "{name}: {}", out.describe());
+        assert!(
+            out.stderr.contains(&format!("stopped by {name}")),
+            "{}",
+            out.describe()
+        );
+        assert_gone(pgid, name);
+    }
+}
+
+#[test]
+fn signals_end_the_repl_and_kill_the_bash_tools_group() {
+    for sig in [libc::SIGTERM, libc::SIGHUP] {
+        let dir = TestDir::new();
+        bash_call(&dir);
+        let mut m = Mypi::new(&dir)
+            .args([
+                "--provider",
+                "faux",
+                "--faux-script",
+                "replies.jsonl",
+                "--no-watch",
+            ])
+            .spawn();
+        m.send_line("go");
+        let pgid = pgid_of(&dir, &m);
+        m.signal(sig);
+        let out = m.wait();
+        assert_eq!(out.code, 128 + sig, "{}", out.describe());
+        assert_gone(pgid, "repl");
+    }
+}
+
+/// A Lua command that starts `sh -c SCRIPT` through `api.exec` and returns what it saw.
+const EXEC: &str = r#"
+api.command("exec", function(script)
+  local r = api.exec("sh", {"-c", script}, {timeout_ms = 1500})
+  return string.format("code=%s timed_out=%s out=%s", tostring(r.code), tostring(r.timed_out),
+    r.stdout:gsub("%s+$", ""))
+end)
+"#;
+
+#[test]
+fn api_exec_background_children_do_not_outlive_the_call() {
+    let dir = TestDir::new();
+    install(&dir, "exec.lua", EXEC);
+    let started = Instant::now();
+    let out = Mypi::new(&dir)
+        .args([
+            "--provider",
+            "faux",
+            "-p",
+            "/exec echo $$ > pgid; sleep 300 & echo started",
+        ])
+        .run();
+    out.ok();
+    assert!(
+        out.stdout.contains("code=0 timed_out=false out=started"),
+        "{}",
+        out.describe()
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{}",
+        out.describe()
+    );
+    let pgid: i32 = dir.read("pgid").trim().parse().unwrap();
+    assert_gone(pgid, "background child of api.exec");
+}
+
+#[test]
+fn api_exec_times_out_while_a_background_child_holds_the_pipe() {
+    let dir = TestDir::new();
+    install(&dir, "exec.lua", EXEC);
+    let started = Instant::now();
+    let out = Mypi::new(&dir)
+        .args([
+            "--provider",
+            "faux",
+            "-p",
+            "/exec echo $$ > pgid; sleep 300 & echo started; sleep 300",
+        ])
+        .run();
+    out.ok();
+    assert!(
+        out.stdout.contains("timed_out=true out=started"),
+        "{}",
+        out.describe()
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{}",
+        out.describe()
+    );
+    let pgid: i32 = dir.read("pgid").trim().parse().unwrap();
+    assert_gone(pgid, "timed-out api.exec");
+}
+
+#[test]
+fn quit_and_ctrl_d_leave_no_child_behind() {
+    for how in ["/quit", "eof"] {
+        let dir = TestDir::new();
+        install(&dir, "exec.lua", EXEC);
+        bash_call(&dir);
+        let mut m = Mypi::new(&dir)
+            .args([
+                "--provider",
+                "faux",
+                "--faux-script",
+                "replies.jsonl",
+                "--no-watch",
+            ])
+            .spawn();
+        m.send_line("go");
+        let pgid = pgid_of(&dir, &m);
+        // The line waits until the prompt ends; Ctrl-C ends it, then the REPL leaves.
+        if how == "/quit" {
+            m.send_line("/quit");
+        }
+        m.interrupt();
+        let out = m.wait();
+        out.ok();
+        assert_gone(pgid, how);
+    }
+}
