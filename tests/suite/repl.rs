@@ -241,3 +241,41 @@ fn continue_in_the_repl_resumes_the_conversation() {
     mypi.wait().ok();
     assert_eq!(user_texts(&fake.requests()[1]), vec!["before", "after"]);
 }
+
+/// Ctrl-C typed on a real terminal during the first reply cancels the reply and never kills
+/// mypi (issue 8, family 5), over many starts: the line editor must not put back the default
+/// SIGINT handler it found before the runtime registered its own.
+#[test]
+fn ctrl_c_during_the_first_reply_never_kills_the_repl() {
+    let dir = TestDir::new();
+    let slow = serde_json::json!({"text": "one two three four five six seven eight nine ten ".repeat(20), "delay_ms": 20});
+    dir.write("replies.jsonl", &format!("{slow}\n").repeat(2));
+    for round in 0..12 {
+        let m = Mypi::new(&dir).args([
+            "--provider",
+            "faux",
+            "--faux-script",
+            "replies.jsonl",
+            "--no-session",
+            "--no-watch",
+        ]);
+        let mut pty = crate::common::pty::Pty::spawn(m.command());
+        let at = pty.wait_for("/help for commands", 0, Duration::from_secs(20));
+        pty.type_keys("hello\r");
+        let at = pty.wait_for("four", at, Duration::from_secs(20));
+        pty.type_keys("\x03");
+        let at = pty.wait_for("cancel", at, Duration::from_secs(20));
+        assert!(
+            pty.alive(),
+            "round {round}: Ctrl-C killed mypi:\n{}",
+            pty.screen()
+        );
+        pty.type_keys("/quit\r");
+        assert_eq!(
+            pty.wait(Duration::from_secs(20)),
+            0,
+            "round {round}:\n{}",
+            &pty.screen()[at..]
+        );
+    }
+}

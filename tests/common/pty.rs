@@ -1,0 +1,129 @@
+//! A `mypi` REPL on a real pseudo-terminal, for what only a terminal shows: raw-mode line
+//! editing and Ctrl-C typed as a key (the terminal turns it into SIGINT for mypi's process
+//! group while no line is being edited).
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+pub struct Pty {
+    child: Child,
+    master: File,
+    seen: Arc<(Mutex<String>, Condvar)>,
+}
+
+impl Pty {
+    /// Starts `cmd` as a session leader whose controlling terminal is a new pty.
+    pub fn spawn(mut cmd: Command) -> Pty {
+        let (mut m, mut s) = (0, 0);
+        // SAFETY: openpty fills two descriptors; the null pointers mean default settings.
+        let rc = unsafe {
+            libc::openpty(
+                &mut m,
+                &mut s,
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                std::ptr::null(),
+            )
+        };
+        assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
+        // SAFETY: both descriptors are fresh and owned here.
+        let (master, slave) = unsafe { (OwnedFd::from_raw_fd(m), OwnedFd::from_raw_fd(s)) };
+        let io = |fd: &OwnedFd| Stdio::from(fd.try_clone().unwrap());
+        cmd.stdin(io(&slave)).stdout(io(&slave)).stderr(io(&slave));
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().unwrap();
+        drop(slave);
+        let master = File::from(master);
+        let seen = Arc::new((Mutex::new(String::new()), Condvar::new()));
+        let mut reader = master.try_clone().unwrap();
+        let sink = seen.clone();
+        thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                let (lock, cv) = &*sink;
+                lock.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+                cv.notify_all();
+            }
+        });
+        Pty {
+            child,
+            master,
+            seen,
+        }
+    }
+
+    /// Types `text` (use `\r` for Enter, `\x03` for Ctrl-C, `\x04` for Ctrl-D).
+    pub fn type_keys(&mut self, text: &str) {
+        self.master.write_all(text.as_bytes()).unwrap();
+    }
+
+    /// Everything the terminal showed so far.
+    pub fn screen(&self) -> String {
+        self.seen.0.lock().unwrap().clone()
+    }
+
+    /// Waits until the screen, after byte `from`, contains `pattern`; the position after it.
+    pub fn wait_for(&self, pattern: &str, from: usize, timeout: Duration) -> usize {
+        let deadline = Instant::now() + timeout;
+        let (lock, cv) = &*self.seen;
+        let mut text = lock.lock().unwrap();
+        loop {
+            if let Some(at) = text.get(from..).and_then(|t| t.find(pattern)) {
+                return from + at + pattern.len();
+            }
+            let now = Instant::now();
+            assert!(
+                now < deadline,
+                "no {pattern:?} on the terminal within {timeout:?}; it shows:\n{}",
+                *text
+            );
+            text = cv.wait_timeout(text, deadline - now).unwrap().0;
+        }
+    }
+
+    /// Whether the process is still running.
+    pub fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Waits for the exit code (-1 for a signal); kills the process after `timeout`.
+    pub fn wait(&mut self, timeout: Duration) -> i32 {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status.code().unwrap_or(-1);
+            }
+            if Instant::now() >= deadline {
+                let _ = self.child.kill();
+                panic!("mypi did not exit within {timeout:?}:\n{}", self.screen());
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for Pty {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
