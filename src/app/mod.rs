@@ -101,6 +101,7 @@ pub fn provider_for(config: &Config, model: &str) -> Result<Arc<dyn Provider>, A
 impl App {
     /// Builds the app. `notice` receives reports from hooks and start-up warnings.
     pub fn build(config: Config, notice: NoticeFn) -> Result<App, AppError> {
+        crate::http::set_read_timeout(config.read_timeout);
         let provider = provider_for(&config, &config.model)?;
         let tools = ToolRegistry::new();
         tools::register_builtins(&tools);

@@ -319,7 +319,12 @@ pub(crate) fn connect_error(provider: &str, url: &str, error: &reqwest::Error) -
             "cannot send a request to {provider} at {url}: {message}"
         ));
     }
-    if error.is_timeout() && !message.contains("timed out") {
+    if error.is_timeout() && !error.is_connect() {
+        message = format!(
+            "timed out: the server sent nothing for {} s (MYPI_READ_TIMEOUT_S)",
+            crate::http::read_timeout().as_secs_f64()
+        );
+    } else if error.is_timeout() && !message.contains("timed out") {
         message = format!("timed out ({message})");
     }
     ProviderError::Connect {

@@ -82,6 +82,8 @@ pub struct Reply {
     pub kind: ReplyKind,
     /// Wait this long before sending anything.
     pub delay: Duration,
+    /// A pause in the middle of a streamed body (a stalled stream).
+    pub stall: Duration,
     /// Extra response headers (e.g. `retry-after`).
     pub headers: Vec<(String, String)>,
     /// `(input_tokens, output_tokens)` reported in the stream.
@@ -93,6 +95,7 @@ impl Reply {
         Reply {
             kind,
             delay: Duration::ZERO,
+            stall: Duration::ZERO,
             headers: Vec::new(),
             usage: (10, 5),
         }
@@ -167,6 +170,12 @@ impl Reply {
     /// Waits `delay` before answering.
     pub fn after(mut self, delay: Duration) -> Reply {
         self.delay = delay;
+        self
+    }
+
+    /// Stops streaming for `d` halfway through the body, then goes on.
+    pub fn stall_midway(mut self, d: Duration) -> Reply {
+        self.stall = d;
         self
     }
 
@@ -399,7 +408,9 @@ fn respond(shared: &Shared, req: Recorded, w: &mut TcpStream) -> std::io::Result
     if !out.streamed {
         return write_plain(w, out.status, &out.content_type, &reply.headers, &out.body);
     }
-    write_streamed(w, &out, &reply.headers)
+    write_streamed(w, &out, &reply.headers, || {
+        reply.stall.is_zero() || sleep_unless_stopped(shared, reply.stall)
+    })
 }
 
 fn sleep_unless_stopped(shared: &Shared, d: Duration) -> bool {
@@ -459,10 +470,12 @@ fn write_plain(
     Ok(true)
 }
 
+/// Streams `out` chunked; `midway` runs halfway through (false: stop there).
 fn write_streamed(
     w: &mut TcpStream,
     out: &Rendered,
     extra: &[(String, String)],
+    midway: impl Fn() -> bool,
 ) -> std::io::Result<bool> {
     let mut h = head(out.status, &out.content_type, extra);
     h.push_str("cache-control: no-cache\r\ntransfer-encoding: chunked\r\n\r\n");
@@ -476,6 +489,9 @@ fn write_streamed(
         pieces.len()
     };
     for (i, piece) in pieces.iter().take(limit).enumerate() {
+        if i == pieces.len() / 2 && !midway() {
+            return Ok(false);
+        }
         let mut frame = format!("{:x}\r\n", piece.len()).into_bytes();
         frame.extend_from_slice(piece);
         frame.extend_from_slice(b"\r\n");

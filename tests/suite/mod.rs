@@ -1,6 +1,7 @@
 //! Integration test modules; each file covers one area.
 
 mod call_path;
+mod cancel;
 mod children;
 mod errors;
 mod ext_check;

@@ -1,0 +1,107 @@
+//! Every wait can be cancelled or times out (issue 8, family 4): a model stream that stalls
+//! fails after the read timeout (retried when nothing was streamed yet), and Ctrl-C ends a
+//! prompt within a second whatever it waits on.
+
+use std::time::{Duration, Instant};
+
+use crate::common::{FakeOpenAi, Mypi, Reply, TestDir};
+
+use super::ext_util::install;
+
+#[test]
+fn a_stalled_stream_before_any_output_is_retried() {
+    let dir = TestDir::new();
+    let fake = FakeOpenAi::with_replies(vec![
+        Reply::hang_then_text(Duration::from_secs(20), "too late"),
+        Reply::text("second try"),
+    ]);
+    let started = Instant::now();
+    let out = Mypi::new(&dir)
+        .openai(&fake)
+        .env("MYPI_READ_TIMEOUT_S", "1")
+        .env("MYPI_RETRY_BASE_MS", "10")
+        .args(["-p", "hi"])
+        .run();
+    out.ok();
+    assert_eq!(out.stdout, "second try\n", "{}", out.describe());
+    assert!(
+        out.stderr.contains("the server sent nothing for 1 s"),
+        "{}",
+        out.describe()
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{}",
+        out.describe()
+    );
+}
+
+#[test]
+fn a_stream_that_stalls_midway_fails_without_a_retry() {
+    let dir = TestDir::new();
+    let fake = FakeOpenAi::with_replies(vec![
+        Reply::text("a long answer that will stop in the middle ".repeat(40))
+            .stall_midway(Duration::from_secs(20)),
+        Reply::text("must not be asked for"),
+    ]);
+    let started = Instant::now();
+    let out = Mypi::new(&dir)
+        .openai(&fake)
+        .env("MYPI_READ_TIMEOUT_S", "1")
+        .args(["-p", "hi"])
+        .run();
+    out.expect_code(1);
+    assert!(
+        out.stderr.contains("the server sent nothing for 1 s"),
+        "{}",
+        out.describe()
+    );
+    assert_eq!(fake.request_count(), 1, "{}", out.describe());
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{}",
+        out.describe()
+    );
+}
+
+#[test]
+fn ctrl_c_ends_a_script_tool_in_a_long_loop_within_a_second() {
+    let dir = TestDir::new();
+    install(
+        &dir,
+        "spin.lua",
+        r#"api.tool{name = "spin", description = "spins", parameters = {type = "object"},
+  timeout_ms = 60000,
+  execute = function() local n = 0 while true do n = n + 1 end end}"#,
+    );
+    let call = serde_json::json!({"tool_calls": [{"name": "spin", "arguments": {}}]});
+    dir.write(
+        "replies.jsonl",
+        &format!("{call}\n{{\"text\": \"after\"}}\n"),
+    );
+    let mut m = Mypi::new(&dir)
+        .env("MYPI_EXT_BUDGET_MS", "60000")
+        .args([
+            "--provider",
+            "faux",
+            "--faux-script",
+            "replies.jsonl",
+            "--no-watch",
+        ])
+        .spawn();
+    m.send_line("go");
+    m.wait_for_text("spin", Duration::from_secs(20));
+    std::thread::sleep(Duration::from_millis(500));
+    let started = Instant::now();
+    m.interrupt();
+    m.wait_for_text("cancel", Duration::from_secs(5));
+    m.send_line("/quit");
+    let out = m.wait();
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "took {:?}: {}",
+        started.elapsed(),
+        out.describe()
+    );
+    out.ok();
+}
