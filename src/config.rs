@@ -109,6 +109,10 @@ pub struct Config {
     pub queue: QueueLimits,
     /// A model stream with no byte for this long fails (`MYPI_READ_TIMEOUT_S`, default 120).
     pub read_timeout: Duration,
+    /// An extension VM's memory cap (`MYPI_EXT_MEMORY_MB`, default 64).
+    pub ext_memory_bytes: usize,
+    /// The largest value a script may hand to mypi (`MYPI_EXT_VALUE_MB`, default 16).
+    pub ext_value_bytes: usize,
 }
 
 impl Config {
@@ -169,9 +173,15 @@ impl Config {
         let queue = QueueLimits {
             max_len: count(&var, "MYPI_QUEUE_MAX", defaults.max_len as u32)? as usize,
             max_chain: count(&var, "MYPI_MAX_FOLLOW_UPS", defaults.max_chain as u32)? as usize,
+            ..defaults
         };
         let read_timeout = Duration::from_secs(count(&var, "MYPI_READ_TIMEOUT_S", 120)?.into());
+        let mib = |n: u32| n as usize * 1024 * 1024;
+        let ext_memory_bytes = mib(count(&var, "MYPI_EXT_MEMORY_MB", 64)?);
+        let ext_value_bytes = mib(count(&var, "MYPI_EXT_VALUE_MB", 16)?);
         Ok(Config {
+            ext_memory_bytes,
+            ext_value_bytes,
             max_turns,
             queue,
             read_timeout,

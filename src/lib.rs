@@ -49,6 +49,7 @@
 //! thread is never re-entered.
 
 pub mod agent;
+pub mod alloc;
 pub mod app;
 pub mod cli;
 pub mod commands;

@@ -169,7 +169,12 @@ impl Agent {
             is_error: output.is_error,
         };
         if let HookEvent::ToolResult { result, .. } = self.hooks.emit(event, ctx).await.event {
-            output.content = result;
+            // A rewritten result is cut like the tool's own before it is stored or sent.
+            output.content = if result.len() > MAX_OUTPUT_BYTES {
+                truncate_middle(&result, MAX_OUTPUT_BYTES)
+            } else {
+                result
+            };
         }
         output
     }

@@ -40,6 +40,8 @@ pub struct QueueLimits {
     pub max_len: usize,
     /// Queued prompts that run after the user's last one (`MYPI_MAX_FOLLOW_UPS`, default 10).
     pub max_chain: usize,
+    /// Bytes of text one queue holds.
+    pub max_bytes: usize,
 }
 
 impl Default for QueueLimits {
@@ -47,16 +49,18 @@ impl Default for QueueLimits {
         QueueLimits {
             max_len: 100,
             max_chain: 10,
+            max_bytes: 16 * 1024 * 1024,
         }
     }
 }
 
 /// A push was refused: the queue already holds its maximum.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the {queue} queue is full ({max} messages wait already; MYPI_QUEUE_MAX raises the limit)")]
+#[error("the {queue} queue is full ({what} wait already; MYPI_QUEUE_MAX raises the number)")]
 pub struct QueueFull {
     pub queue: &'static str,
-    pub max: usize,
+    /// `100 messages` or `16 MiB of text`.
+    pub what: String,
 }
 
 /// Queued prompts were dropped: the chain after the user's last prompt reached its limit.
@@ -95,15 +99,21 @@ impl Queues {
             Delivery::Steer => (&self.steer, "steer"),
             Delivery::FollowUp => (&self.follow_up, "follow-up"),
         };
+        let text = text.into();
         {
             let mut q = queue.lock().unwrap_or_else(|p| p.into_inner());
-            if q.len() >= self.limits.max_len {
-                return Err(QueueFull {
-                    queue: name,
-                    max: self.limits.max_len,
-                });
+            let what = if q.len() >= self.limits.max_len {
+                Some(format!("{} messages", self.limits.max_len))
+            } else if q.iter().map(String::len).sum::<usize>() + text.len() > self.limits.max_bytes
+            {
+                Some(format!("{} MiB of text", self.limits.max_bytes >> 20))
+            } else {
+                None
+            };
+            if let Some(what) = what {
+                return Err(QueueFull { queue: name, what });
             }
-            q.push_back(text.into());
+            q.push_back(text);
         }
         self.wake.notify_one();
         Ok(())
@@ -206,6 +216,7 @@ mod tests {
         let q = Queues::with_limits(QueueLimits {
             max_len: 2,
             max_chain: 3,
+            max_bytes: 1 << 20,
         });
         q.push("1", Delivery::FollowUp).unwrap();
         q.push("2", Delivery::FollowUp).unwrap();
@@ -214,6 +225,9 @@ mod tests {
             full.to_string().contains("follow-up queue is full (2"),
             "{full}"
         );
+        let big = "x".repeat((1 << 20) + 1);
+        let full = q.push(big, Delivery::Steer).unwrap_err();
+        assert!(full.to_string().contains("1 MiB of text"), "{full}");
         q.push("s", Delivery::Steer).unwrap();
         for _ in 0..3 {
             assert!(q.next_chained().unwrap().is_some());

@@ -142,6 +142,8 @@ impl App {
             session: RwLock::new(Arc::new(RunContext::detached(config.cwd.clone()))),
             limits: Limits {
                 budget: config.ext_budget,
+                memory_bytes: config.ext_memory_bytes,
+                max_value_bytes: config.ext_value_bytes,
                 ..Limits::default()
             },
             log: config.log,

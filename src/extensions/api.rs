@@ -67,8 +67,12 @@ pub struct ExtensionInfo {
 pub struct Limits {
     /// Time a call may run (the CPU budget), default 1 s; tools may set their own.
     pub budget: Duration,
-    /// Lua: the VM's memory cap.
+    /// The VM's memory cap (Lua: its allocator limit; Rhai: what its thread allocated and
+    /// has not freed, see `alloc.rs`), default 64 MiB (`MYPI_EXT_MEMORY_MB`).
     pub memory_bytes: usize,
+    /// The largest value a script may hand to the host (see `crossing.rs`), default 16 MiB
+    /// (`MYPI_EXT_VALUE_MB`).
+    pub max_value_bytes: usize,
     /// Rhai: the deepest call nesting.
     pub max_call_levels: usize,
     /// Rhai: the largest string, array and map a script may build.
@@ -82,6 +86,7 @@ impl Default for Limits {
         Limits {
             budget: Duration::from_secs(1),
             memory_bytes: 64 * 1024 * 1024,
+            max_value_bytes: 16 * 1024 * 1024,
             max_call_levels: 64,
             max_string_bytes: 16 * 1024 * 1024,
             max_array_len: 1_000_000,
@@ -348,10 +353,34 @@ impl ApiLink {
         self.registrar.cwd()
     }
 
-    /// Reads a file (Rhai's `read_file`); relative paths are against the working folder.
-    pub fn read_file(&self, path: &str) -> Result<String, String> {
+    /// Reads a file (Rhai's `read_file`); relative paths are against the working folder. Only
+    /// regular files (a FIFO would block the call), and at most `max` bytes.
+    pub fn read_file(&self, path: &str, max: usize) -> Result<String, String> {
+        use std::io::Read;
         let p = self.registrar.cwd().join(path);
-        std::fs::read_to_string(&p).map_err(|e| format!("cannot read {}: {e}", p.display()))
+        let shown = p.display();
+        let meta = std::fs::metadata(&p).map_err(|e| format!("cannot read {shown}: {e}"))?;
+        if !meta.is_file() {
+            return Err(format!("cannot read {shown}: not a regular file"));
+        }
+        let too_big = || {
+            format!(
+                "cannot read {shown}: it is larger than {} (the script size limits)",
+                crate::extensions::crossing::mib(max)
+            )
+        };
+        if meta.len() > max as u64 {
+            return Err(too_big());
+        }
+        let file = std::fs::File::open(&p).map_err(|e| format!("cannot read {shown}: {e}"))?;
+        let mut bytes = Vec::new();
+        file.take(max as u64 + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| format!("cannot read {shown}: {e}"))?;
+        if bytes.len() > max {
+            return Err(too_big());
+        }
+        String::from_utf8(bytes).map_err(|_| format!("cannot read {shown}: it is not UTF-8 text"))
     }
 
     /// Writes a file (Rhai's `write_file`), creating parent folders.

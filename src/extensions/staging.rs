@@ -4,6 +4,11 @@
 //! appears (and a reloaded one replaces the old) all at once, or not at all; and it carries out
 //! the extension's queue pushes, notices and questions to the user.
 
+/// The longest line a script can show the user (`api.log`, `api.notify`, a confirm
+/// question); longer text is cut in the middle.
+const MAX_LINE_BYTES: usize = 8 * 1024;
+
+use crate::text::truncate_middle;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
@@ -205,16 +210,19 @@ impl Registrar for HostRegistrar {
     fn log(&self, line: &str) {
         if self.ctx.log {
             use std::io::Write;
+            let line = truncate_middle(line, MAX_LINE_BYTES);
             let _ = writeln!(std::io::stderr().lock(), "{line}");
         }
     }
 
     fn notify(&self, line: &str) {
-        (self.ctx.notice)(line.to_string());
+        (self.ctx.notice)(truncate_middle(line, MAX_LINE_BYTES));
     }
 
     fn confirm(&self, question: &str) -> BoxFuture<'static, bool> {
-        self.ctx.ui.confirm(question)
+        self.ctx
+            .ui
+            .confirm(&truncate_middle(question, MAX_LINE_BYTES))
     }
 
     fn cwd(&self) -> PathBuf {

@@ -12,6 +12,7 @@ mod ext_util;
 mod fakes;
 mod front_end_purity;
 mod hooks;
+mod hostile_values;
 mod json_events;
 mod parity;
 mod print_mode;

@@ -15,9 +15,9 @@
 
 use mlua::{Lua, LuaSerdeExt, Table, Value};
 use serde_json::{Map, Number, Value as Json};
+use std::cell::RefCell;
 
-/// How deep tables may nest before the conversion gives up (a table that contains itself).
-const MAX_DEPTH: usize = 100;
+use crate::extensions::crossing::Crossing;
 
 /// Why a Lua value has no JSON form, and where in the value it sits.
 #[derive(Debug)]
@@ -106,6 +106,7 @@ pub(super) fn lua_to_json_marked(
     let conv = ToJson {
         mark: mark.to_pointer(),
         lenient,
+        budget: RefCell::new(Crossing::for_thread()),
     };
     Ok(conv.value(v, 0)?.unwrap_or(Json::Null))
 }
@@ -114,6 +115,17 @@ struct ToJson {
     /// The array metatable's address.
     mark: *const std::ffi::c_void,
     lenient: bool,
+    /// The host's limits on what crosses over ([`Crossing`]).
+    budget: RefCell<Crossing>,
+}
+
+impl ToJson {
+    fn charge(&self, text_bytes: usize) -> Result<(), ConvError> {
+        self.budget
+            .borrow_mut()
+            .charge(text_bytes)
+            .map_err(ConvError::new)
+    }
 }
 
 impl ToJson {
@@ -126,6 +138,10 @@ impl ToJson {
                 Err(ConvError::new(what))
             }
         };
+        self.charge(match v {
+            Value::String(s) => s.as_bytes().len(),
+            _ => 0,
+        })?;
         Ok(Some(match v {
             Value::Nil => Json::Null,
             Value::Boolean(b) => Json::Bool(*b),
@@ -142,11 +158,7 @@ impl ToJson {
     }
 
     fn table(&self, t: &Table, depth: usize) -> Result<Option<Json>, ConvError> {
-        if depth >= MAX_DEPTH {
-            return Err(ConvError::new(format!(
-                "tables nested more than {MAX_DEPTH} levels (a table that contains itself?)"
-            )));
-        }
+        Crossing::check_depth(depth + 1).map_err(ConvError::new)?;
         let marked = t.metatable().is_some_and(|m| m.to_pointer() == self.mark);
         let len = t.raw_len();
         let mut pairs = Vec::new();
@@ -179,7 +191,10 @@ impl ToJson {
         let mut out = Map::new();
         for (k, v) in pairs {
             let key = match &k {
-                Value::String(s) => s.to_string_lossy(),
+                Value::String(s) => {
+                    self.charge(s.as_bytes().len())?;
+                    s.to_string_lossy()
+                }
                 Value::Integer(i) => i.to_string(),
                 Value::Number(f) => f.to_string(),
                 _ if self.lenient => continue,

@@ -81,6 +81,7 @@ pub struct LuaEngine {
 impl LuaEngine {
     /// A VM with the sandbox, `api` and `require` in place; the script is not run yet.
     pub fn new(link: Arc<ApiLink>, limits: Limits) -> Result<Self, ScriptError> {
+        crate::extensions::crossing::set_thread_cap(limits.max_value_bytes);
         let budget = Rc::new(Budget::default());
         let modules = Rc::new(Modules::new(&link.info.path, &link.info.root));
         let setup = || -> mlua::Result<LuaEngine> {

@@ -4,10 +4,11 @@
 
 use std::time::Duration;
 
-use ::rhai::{Array, Dynamic, EvalAltResult, Map, ParseError, Position, FLOAT, INT};
+use ::rhai::{Dynamic, EvalAltResult, Map, ParseError, Position, FLOAT, INT};
 use serde_json::{Map as JsonMap, Number, Value};
 
 use crate::extensions::api::{ErrorKind, ScriptError};
+use crate::extensions::crossing::Crossing;
 
 /// JSON -> Rhai: objects become maps, arrays arrays, `null` unit.
 pub fn to_dynamic(value: &Value) -> Dynamic {
@@ -30,11 +31,32 @@ pub fn to_dynamic(value: &Value) -> Dynamic {
     }
 }
 
-/// Rhai -> JSON. Functions, custom types and other non-data values are errors.
+/// Rhai -> JSON. Functions, custom types and other non-data values are errors, and so is a
+/// value past the host's limits ([`Crossing`]: nesting depth, total size counting every
+/// appearance of a string).
 pub fn to_json(value: &Dynamic) -> Result<Value, String> {
+    value_to_json(value, &mut Crossing::for_thread(), 0)
+}
+
+/// A Rhai map as a JSON object (an empty map stays an object), within the host's limits.
+pub fn map_to_json(map: &Map) -> Result<Value, String> {
+    fields_to_json(map, &mut Crossing::for_thread(), 0)
+}
+
+fn value_to_json(value: &Dynamic, budget: &mut Crossing, depth: usize) -> Result<Value, String> {
+    Crossing::check_depth(depth)?;
     if value.is_shared() {
-        return to_json(&value.flatten_clone());
+        // Read through the shared cell without copying what it holds.
+        let inner = value
+            .read_lock::<Dynamic>()
+            .ok_or("a shared value that is being changed")?;
+        return value_to_json(&inner, budget, depth + 1);
     }
+    if let Ok(s) = value.as_immutable_string_ref() {
+        budget.charge(s.len())?;
+        return Ok(Value::String(s.to_string()));
+    }
+    budget.charge(0)?;
     if value.is_unit() {
         return Ok(Value::Null);
     }
@@ -47,23 +69,26 @@ pub fn to_json(value: &Dynamic) -> Result<Value, String> {
     if let Ok(f) = value.as_float() {
         return Ok(Number::from_f64(f).map_or(Value::Null, Value::Number));
     }
-    if let Ok(s) = value.as_immutable_string_ref() {
-        return Ok(Value::String(s.to_string()));
-    }
     if let Ok(c) = value.as_char() {
         return Ok(Value::String(c.to_string()));
     }
     if value.is_array() {
-        return array_to_json(&*value.as_array_ref()?);
+        let items = value.as_array_ref()?;
+        return items
+            .iter()
+            .map(|v| value_to_json(v, budget, depth + 1))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Value::Array);
     }
     if value.is_map() {
-        return map_to_json(&*value.as_map_ref()?);
+        return fields_to_json(&*value.as_map_ref()?, budget, depth);
     }
     if let Some(state) = value.read_lock::<super::state::State>() {
         return state.to_json();
     }
     if value.is_blob() {
         let blob = value.as_blob_ref()?;
+        budget.charge(blob.len() * 4)?;
         return Ok(Value::Array(blob.iter().map(|b| Value::from(*b)).collect()));
     }
     Err(format!(
@@ -72,19 +97,11 @@ pub fn to_json(value: &Dynamic) -> Result<Value, String> {
     ))
 }
 
-fn array_to_json(items: &Array) -> Result<Value, String> {
-    items
-        .iter()
-        .map(to_json)
-        .collect::<Result<Vec<_>, _>>()
-        .map(Value::Array)
-}
-
-/// A Rhai map as a JSON object (an empty map stays an object).
-pub fn map_to_json(map: &Map) -> Result<Value, String> {
+fn fields_to_json(map: &Map, budget: &mut Crossing, depth: usize) -> Result<Value, String> {
     let mut out = JsonMap::new();
     for (k, v) in map {
-        let value = to_json(v).map_err(|e| format!("field '{k}': {e}"))?;
+        budget.charge(k.len())?;
+        let value = value_to_json(v, budget, depth + 1).map_err(|e| format!("field '{k}': {e}"))?;
         out.insert(k.to_string(), value);
     }
     Ok(Value::Object(out))
@@ -95,6 +112,7 @@ pub struct ErrorContext<'a> {
     pub path: &'a str,
     pub budget: Duration,
     pub max_call_levels: usize,
+    pub memory_cap: usize,
 }
 
 impl ErrorContext<'_> {
@@ -151,6 +169,19 @@ impl ErrorContext<'_> {
                     .is_some_and(|s| s.as_str() == super::CANCELLED) =>
             {
                 return ScriptError::runtime(format!("{at}: stopped: {}", super::CANCELLED))
+            }
+            EvalAltResult::ErrorTerminated(why, _)
+                if why
+                    .read_lock::<::rhai::ImmutableString>()
+                    .is_some_and(|s| s.as_str() == super::OUT_OF_MEMORY) =>
+            {
+                (
+                    ErrorKind::Memory,
+                    format!(
+                        "out of memory: the script used more than its {} (MYPI_EXT_MEMORY_MB)",
+                        crate::extensions::crossing::mib(self.memory_cap)
+                    ),
+                )
             }
             EvalAltResult::ErrorTerminated(..) => {
                 return ScriptError::new(

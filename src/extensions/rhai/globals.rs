@@ -15,7 +15,7 @@ use crate::extensions::api::ApiLink;
 type RhaiResult<T> = Result<T, Box<::rhai::EvalAltResult>>;
 
 /// Registers the global functions and the `print` / `debug` hooks.
-pub fn register(engine: &mut Engine, link: &Arc<ApiLink>) {
+pub fn register(engine: &mut Engine, link: &Arc<ApiLink>, max_string_bytes: usize) {
     let l = link.clone();
     engine.on_print(move |s| l.log(s));
     let l = link.clone();
@@ -25,7 +25,7 @@ pub fn register(engine: &mut Engine, link: &Arc<ApiLink>) {
     });
     let l = link.clone();
     engine.register_fn("read_file", move |path: &str| {
-        l.read_file(path).map_err(script_err)
+        l.read_file(path, max_string_bytes).map_err(script_err)
     });
     let l = link.clone();
     engine.register_fn("write_file", move |path: &str, text: &str| {

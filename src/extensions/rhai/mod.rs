@@ -46,6 +46,7 @@ use self::convert::{to_dynamic, to_json, ErrorContext};
 use self::resolver::{Imports, Resolver};
 use super::api::{ApiLink, CallbackId, Engine, Limits, ScriptError};
 use super::meter::CallClock;
+use crate::alloc;
 use crate::hooks::SharedText;
 use crate::run::RunContext;
 
@@ -54,9 +55,11 @@ use crate::run::RunContext;
 /// call first.
 const OPERATIONS_PER_SEC: f64 = 4e9;
 /// The budget clock is read every this many operations (a power of two).
-const CLOCK_EVERY: u64 = 1024;
+const CLOCK_EVERY: u64 = 64;
 /// What the progress hook ends a call of a cancelled run with.
 pub(super) const CANCELLED: &str = "the run was cancelled";
+/// What the progress hook ends a call with when the VM is over its memory cap.
+pub(super) const OUT_OF_MEMORY: &str = "out of memory";
 /// Called at the end of the top level, to keep the modules the script imported.
 const CAPTURE_IMPORTS: &str = "__mypi_capture_imports";
 
@@ -81,6 +84,8 @@ pub struct RhaiEngine {
     /// `(alias, module)` imported at the top level, made visible to later callbacks.
     top_imports: Rc<RefCell<Vec<(String, Module)>>>,
     path: String,
+    /// What the VM's allocations are charged to (held so that it lives as long as the VM).
+    _memory: Option<Rc<alloc::Meter>>,
 }
 
 /// Builds the engine for an extension (on its worker thread).
@@ -92,17 +97,23 @@ impl RhaiEngine {
     /// Configures an engine for `link`'s script; [`Engine::load`] runs it.
     pub fn new(link: Arc<ApiLink>, limits: Limits) -> Result<Self, ScriptError> {
         let path = link.info.path.to_string_lossy().into_owned();
+        // Everything this thread allocates from here on counts toward the VM's memory cap.
+        let memory = alloc::Meter::new().map(Rc::new);
+        if let Some(m) = &memory {
+            m.enter();
+        }
+        crate::extensions::crossing::set_thread_cap(limits.max_value_bytes);
         let callbacks = Rc::new(RefCell::new(Callbacks::default()));
         let state = state::State::new(initial_state(&link, &path)?, limits.max_map_len);
         let deadline: Deadline = Rc::new(RefCell::new(None));
         let imports = Rc::new(RefCell::new(Imports::default()));
         let top_imports = Rc::new(RefCell::new(Vec::new()));
         let mut engine = ::rhai::Engine::new();
-        configure_limits(&mut engine, &limits, &deadline);
+        configure_limits(&mut engine, &limits, &deadline, memory.clone());
         bindings::register(&mut engine);
         state::register(&mut engine);
         ctx::register(&mut engine);
-        globals::register(&mut engine, &link);
+        globals::register(&mut engine, &link, limits.max_string_bytes);
         let api = Api::new(link.clone(), callbacks.clone(), state.clone());
         let api_var = Dynamic::from(api.clone());
         #[allow(deprecated)] // `on_var` is marked volatile, not deprecated
@@ -141,6 +152,7 @@ impl RhaiEngine {
             imports,
             top_imports,
             path,
+            _memory: memory,
         })
     }
 
@@ -162,6 +174,7 @@ impl RhaiEngine {
             path: &self.path,
             budget,
             max_call_levels: self.limits.max_call_levels,
+            memory_cap: self.limits.memory_bytes,
         }
     }
 
@@ -237,14 +250,24 @@ fn initial_state(link: &ApiLink, path: &str) -> Result<Map, ScriptError> {
     }
 }
 
-fn configure_limits(engine: &mut ::rhai::Engine, limits: &Limits, deadline: &Deadline) {
+fn configure_limits(
+    engine: &mut ::rhai::Engine,
+    limits: &Limits,
+    deadline: &Deadline,
+    memory: Option<Rc<alloc::Meter>>,
+) {
     engine.set_max_call_levels(limits.max_call_levels);
     engine.set_max_string_size(limits.max_string_bytes);
     engine.set_max_array_size(limits.max_array_len);
     engine.set_max_map_size(limits.max_map_len);
     engine.set_max_expr_depths(64, 32);
     let deadline = deadline.clone();
+    let cap = limits.memory_bytes;
     engine.on_progress(move |ops| {
+        // Every operation: one may allocate a whole string or array at the size limits.
+        if memory.as_ref().is_some_and(|m| m.bytes() > cap) {
+            return Some(Dynamic::from(OUT_OF_MEMORY));
+        }
         if ops % CLOCK_EVERY != 0 {
             return None;
         }

@@ -1,0 +1,101 @@
+//! The host's backstop on values a script hands over (handler and callback results, tool
+//! results, `api.*` arguments, `json_encode`), shared by both engines' converters: at most
+//! [`MAX_DEPTH`] levels of nesting, and at most [`Limits::max_value_bytes`] bytes of JSON,
+//! counting every string each time it appears (one 1 MiB string referenced 3,000 times in a
+//! returned table is 3 GB, not 1 MiB) plus a little for every value and key.
+//!
+//! The cap is set once per worker thread ([`set_thread_cap`]) when its engine starts, so each
+//! conversion on that thread can start a [`Crossing`] without the limits at hand.
+//!
+//! [`Limits::max_value_bytes`]: super::api::Limits::max_value_bytes
+
+use std::cell::Cell;
+
+/// How deep a value may nest.
+pub const MAX_DEPTH: usize = 100;
+
+/// What every value and key costs on top of its text (about what JSON and the host's
+/// representation spend on it).
+const PER_ITEM: usize = 16;
+
+/// The cap when no engine set one (tests, tools).
+const DEFAULT_CAP: usize = 16 * 1024 * 1024;
+
+thread_local! {
+    static CAP: Cell<usize> = const { Cell::new(DEFAULT_CAP) };
+}
+
+/// Sets the byte cap of conversions on this thread.
+pub fn set_thread_cap(bytes: usize) {
+    CAP.with(|c| c.set(bytes));
+}
+
+/// One conversion's budget.
+pub struct Crossing {
+    left: usize,
+    cap: usize,
+}
+
+impl Crossing {
+    /// A budget of this thread's cap.
+    pub fn for_thread() -> Crossing {
+        let cap = CAP.with(Cell::get);
+        Crossing { left: cap, cap }
+    }
+
+    /// Counts one value (or key) of `text_bytes` bytes of text.
+    pub fn charge(&mut self, text_bytes: usize) -> Result<(), String> {
+        match self.left.checked_sub(text_bytes.saturating_add(PER_ITEM)) {
+            Some(left) => {
+                self.left = left;
+                Ok(())
+            }
+            None => Err(format!(
+                "a value larger than {} (a string counts each time it appears; MYPI_EXT_VALUE_MB raises the limit)",
+                mib(self.cap)
+            )),
+        }
+    }
+
+    /// Fails when `depth` is past [`MAX_DEPTH`].
+    pub fn check_depth(depth: usize) -> Result<(), String> {
+        if depth > MAX_DEPTH {
+            Err(format!(
+                "a value nested more than {MAX_DEPTH} levels deep (one that contains itself?)"
+            ))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// `16 MiB`, `512 KiB`, `100 bytes`.
+pub fn mib(bytes: usize) -> String {
+    if bytes >= 1024 * 1024 && bytes.is_multiple_of(1024 * 1024) {
+        format!("{} MiB", bytes / (1024 * 1024))
+    } else if bytes >= 1024 && bytes.is_multiple_of(1024) {
+        format!("{} KiB", bytes / 1024)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_appearance_counts_and_depth_is_capped() {
+        set_thread_cap(1000);
+        let mut c = Crossing::for_thread();
+        for _ in 0..9 {
+            c.charge(90).unwrap();
+        }
+        let e = c.charge(90).unwrap_err();
+        assert!(e.contains("larger than 1000 bytes"), "{e}");
+        assert!(Crossing::check_depth(MAX_DEPTH).is_ok());
+        assert!(Crossing::check_depth(MAX_DEPTH + 1).is_err());
+        set_thread_cap(DEFAULT_CAP);
+        assert_eq!(mib(16 << 20), "16 MiB");
+    }
+}
