@@ -18,4 +18,5 @@ mod repl;
 mod sessions;
 mod streaming;
 mod tools;
+mod tools_safety;
 mod wire;
