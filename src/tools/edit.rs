@@ -1,25 +1,25 @@
 //! The built-in `edit` tool: exact-string replacement in a text file. The text to replace must
 //! occur exactly once unless `replace_all` is set; failures say why (with the line numbers of
 //! the occurrences, or of a near match that differs only in whitespace or line endings). Files
-//! with CRLF line endings keep them. The file is replaced atomically.
+//! with CRLF line endings keep them. The file is replaced atomically, and only if nothing else
+//! changed it since it was read (else the error says "the file changed; read it again"); a
+//! directory, named pipe, socket or device is refused untouched, a symbolic link edited through.
+//! The line numbers, snippets and near-match hints it shows are in `edit/hints.rs`.
 
-use std::fs;
-use std::io;
+mod hints;
+
 use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::write::write_atomic;
+use hints::{line_numbers, list_lines, not_found, snippet};
+
+use super::fsguard::{Action, Kind, Target};
+use super::replace::{self, CommitError};
+use super::snapshot::Snapshot;
 use super::{Tool, ToolContext};
 use crate::protocol::{ToolOutput, ToolSpec};
 use futures_util::future::BoxFuture;
-
-/// Lines of context shown around an edit.
-const CONTEXT_LINES: usize = 3;
-/// Most lines shown in a snippet.
-const SNIPPET_MAX_LINES: usize = 20;
-/// Most line numbers listed for repeated occurrences.
-const MAX_LISTED_LINES: usize = 20;
 
 const DESCRIPTION: &str = "\
 Edit a file by replacing exact text.
@@ -31,7 +31,9 @@ change every occurrence (e.g. renaming a variable), set `replace_all` to true.
 - `new_text` replaces it; it may be empty to delete text.
 - Line endings are handled for you: a file with CRLF line endings keeps them.
 - To create a new file or rewrite one completely, use `write` instead.
-- On success the result shows the edited region with line numbers.";
+- On success the result shows the edited region with line numbers.
+- If the file changes on disk while the edit is made, nothing is written and the error says \
+\"the file changed; read it again\": read it and redo the edit.";
 
 pub struct EditTool {
     spec: ToolSpec,
@@ -119,8 +121,9 @@ struct Edit {
     replace_all: bool,
 }
 
-/// Reads, edits and atomically rewrites the file.
-fn edit_file(target: &Path, edit: &Edit) -> ToolOutput {
+/// Reads, edits and atomically rewrites the file. Only a regular file is edited (through
+/// symbolic links), and only if nothing else changed it since it was read.
+fn edit_file(path: &Path, edit: &Edit) -> ToolOutput {
     let display = &edit.display;
     if edit.old.is_empty() {
         return ToolOutput::error(
@@ -128,32 +131,53 @@ fn edit_file(target: &Path, edit: &Edit) -> ToolOutput {
              file, use write)",
         );
     }
-    let bytes = match fs::read(target) {
-        Ok(b) => b,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+    let target = match Target::resolve(path, display, Action::Edit) {
+        Ok(t) => t,
+        Err(msg) => return ToolOutput::error(msg),
+    };
+    match target.kind() {
+        Some(Kind::Regular) => {}
+        None => {
             return ToolOutput::error(format!(
-                "no such file: {display} (to create a file, use write)"
+                "{} (to create a file, use write)",
+                target.missing()
             ))
         }
-        Err(_) if target.is_dir() => {
-            return ToolOutput::error(format!("{display} is a directory, not a file"))
-        }
-        Err(e) => return ToolOutput::error(format!("could not read {display}: {e}")),
+        Some(_) => return ToolOutput::error(target.refusal(Action::Edit)),
+    }
+    let snap = match Snapshot::take(&target) {
+        Ok(s) => s,
+        Err(msg) => return ToolOutput::error(msg),
     };
-    let Ok(content) = String::from_utf8(bytes) else {
+    let Ok(content) = std::str::from_utf8(&snap.bytes) else {
         return ToolOutput::error(format!(
             "{display} is not valid UTF-8 text; edit only changes text files (use write to \
              replace it whole)"
         ));
     };
-    let (updated, message) = match apply(&content, edit) {
+    let (updated, message) = match apply(content, edit) {
         Ok(done) => done,
         Err(msg) => return ToolOutput::error(msg),
     };
-    match write_atomic(target, updated.as_bytes()) {
+    match commit(&target, &snap, updated.as_bytes()) {
         Ok(()) => ToolOutput::ok(message),
-        Err(e) => ToolOutput::error(format!("could not write {display}: {e}")),
+        Err(msg) => ToolOutput::error(msg),
     }
+}
+
+/// Writes the new content over the file, unless it changed since `snap` was taken.
+fn commit(target: &Target, snap: &Snapshot, bytes: &[u8]) -> Result<(), String> {
+    let display = &target.display;
+    let staged = replace::stage(&target.path, bytes, Some(&snap.meta))
+        .map_err(|e| format!("could not write {display}: {e}"))?;
+    snap.unchanged()?;
+    staged
+        .commit_over(|entry| snap.check_entry(entry))
+        .map_err(|e| match e {
+            CommitError::Refused(msg) => msg,
+            CommitError::Exists => snap.changed(),
+            CommitError::Io(e) => format!("could not write {display}: {e}"),
+        })
 }
 
 /// Whether every line break in `text` is CRLF (and there is at least one).
@@ -215,129 +239,13 @@ fn apply(content: &str, edit: &Edit) -> Result<(String, String), String> {
     Ok((out, message))
 }
 
-/// 1-based line numbers of sorted byte offsets.
-fn line_numbers(text: &str, starts: &[usize]) -> Vec<usize> {
-    let mut line = 1;
-    let mut pos = 0;
-    starts
-        .iter()
-        .map(|&s| {
-            line += text.get(pos..s).map_or(0, |t| t.matches('\n').count());
-            pos = s;
-            line
-        })
-        .collect()
-}
-
-/// "a, b, c", shortened when there are very many.
-fn list_lines(lines: &[usize]) -> String {
-    let mut s: Vec<String> = lines
-        .iter()
-        .take(MAX_LISTED_LINES)
-        .map(usize::to_string)
-        .collect();
-    if lines.len() > MAX_LISTED_LINES {
-        s.push(format!("and {} more", lines.len() - MAX_LISTED_LINES));
-    }
-    s.join(", ")
-}
-
-/// Lines `first..first+count` of `text` with context, numbered, at most [`SNIPPET_MAX_LINES`].
-fn snippet(text: &str, first: usize, count: usize) -> String {
-    let from = first.saturating_sub(CONTEXT_LINES).max(1);
-    let to = first + count - 1 + CONTEXT_LINES;
-    let mut out: Vec<String> = text
-        .lines()
-        .enumerate()
-        .map(|(i, l)| (i + 1, l))
-        .filter(|(n, _)| (from..=to).contains(n))
-        .take(SNIPPET_MAX_LINES + 1)
-        .map(|(n, l)| format!("{n:>6}\t{l}"))
-        .collect();
-    if out.len() > SNIPPET_MAX_LINES {
-        out.truncate(SNIPPET_MAX_LINES);
-        out.push("   ...".into());
-    }
-    out.join("\n")
-}
-
-/// The error for text that does not occur, with a hint when it does once whitespace is ignored.
-fn not_found(work: &str, old: &str, display: &str) -> String {
-    let base = format!("old_text not found in {display}");
-    let (hay, map) = normalize(work);
-    let (needle, _) = normalize(old);
-    let needle = needle.trim();
-    let near = match needle.is_empty() {
-        true => None,
-        false => hay.find(needle),
-    };
-    let (Some(at), Some(&start)) = (near, near.and_then(|i| map.get(i))) else {
-        return format!(
-            "{base}; read the file again and copy the text to replace exactly, including \
-             whitespace and indentation"
-        );
-    };
-    let end = map
-        .get(at + needle.len().saturating_sub(1))
-        .copied()
-        .unwrap_or(start);
-    let lines = line_numbers(work, &[start, end]);
-    let (l1, l2) = (lines[0], lines[1]);
-    let span = if l1 == l2 {
-        format!("line {l1}")
-    } else {
-        format!("lines {l1}-{l2}")
-    };
-    format!(
-        "{base}. Hint: it matches {span} if whitespace and line endings are ignored, so the \
-         indentation, spacing or line breaks differ. The file has there:\n{}\nCopy the text \
-         exactly as shown (without the line numbers) and try again.",
-        snippet_exact(work, l1, l2)
-    )
-}
-
-/// Lines `l1..=l2` of `text`, numbered, at most [`SNIPPET_MAX_LINES`].
-fn snippet_exact(text: &str, l1: usize, l2: usize) -> String {
-    let mut out: Vec<String> = text
-        .lines()
-        .enumerate()
-        .map(|(i, l)| (i + 1, l))
-        .filter(|(n, _)| (l1..=l2).contains(n))
-        .take(SNIPPET_MAX_LINES)
-        .map(|(n, l)| format!("{n:>6}\t{l}"))
-        .collect();
-    if l2 + 1 - l1 > SNIPPET_MAX_LINES {
-        out.push("   ...".into());
-    }
-    out.join("\n")
-}
-
-/// `text` with every run of whitespace collapsed to one space, and for each byte of the result
-/// the byte offset in `text` it came from.
-fn normalize(text: &str) -> (String, Vec<usize>) {
-    let mut out = String::with_capacity(text.len());
-    let mut map = Vec::with_capacity(text.len());
-    let mut in_space = false;
-    for (i, c) in text.char_indices() {
-        if c.is_whitespace() {
-            if !in_space {
-                out.push(' ');
-                map.push(i);
-            }
-            in_space = true;
-        } else {
-            out.push(c);
-            map.extend(std::iter::repeat_n(i, c.len_utf8()));
-            in_space = false;
-        }
-    }
-    (out, map)
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::fsguard::special;
     use super::*;
     use crate::testutil::TempDir;
+    use std::fs;
+    use std::os::unix::fs::FileTypeExt;
     use std::path::PathBuf;
     use tokio_util::sync::CancellationToken;
 
@@ -504,6 +412,59 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn special_files_are_refused_without_blocking() {
+        let dir = TempDir::new("special");
+        special::mkfifo(&dir.0.join("pipe"));
+        let _sock = std::os::unix::net::UnixListener::bind(dir.0.join("sock")).unwrap();
+        let mut names = vec!["pipe", "sock"];
+        if special::mknod_null(&dir.0.join("null")) {
+            names.push("null");
+        }
+        for name in names {
+            let out = dir.edit(args(name, "a", "b")).await;
+            assert!(out.is_error);
+            assert!(
+                out.content
+                    .contains("not a regular file; edit only changes regular files"),
+                "{name}: {}",
+                out.content
+            );
+        }
+        assert!(fs::symlink_metadata(dir.0.join("pipe"))
+            .unwrap()
+            .file_type()
+            .is_fifo());
+    }
+
+    #[tokio::test]
+    async fn edits_through_a_symlink_keeping_link_and_permissions() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = TempDir::new("link");
+        let real = dir.file("real.sh", "echo old\n");
+        fs::set_permissions(&real, fs::Permissions::from_mode(0o700)).unwrap();
+        std::os::unix::fs::symlink("real.sh", dir.0.join("link.sh")).unwrap();
+        let out = dir.edit(args("link.sh", "old", "new")).await;
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(fs::read_to_string(&real).unwrap(), "echo new\n");
+        assert_eq!(
+            fs::metadata(&real).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
+        assert!(fs::symlink_metadata(dir.0.join("link.sh"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        std::os::unix::fs::symlink("gone", dir.0.join("dangling")).unwrap();
+        let out = dir.edit(args("dangling", "a", "b")).await;
+        assert!(out.is_error);
+        assert!(
+            out.content.contains("which does not exist"),
+            "{}",
+            out.content
+        );
+    }
+
+    #[tokio::test]
     async fn identical_texts_and_odd_arguments_are_errors() {
         let dir = TempDir::new("odd");
         dir.file("s.txt", "same");
@@ -512,22 +473,6 @@ mod tests {
         assert!(out.content.contains("the same"));
         let out = dir.edit(json!({"path": "s.txt", "old_text": 1})).await;
         assert!(out.is_error);
-    }
-
-    #[test]
-    fn normalize_maps_back_to_offsets() {
-        let (n, map) = normalize("a  \t b\né");
-        assert_eq!(n, "a b é");
-        assert_eq!(map, vec![0, 1, 5, 6, 7, 7]);
-    }
-
-    #[test]
-    fn snippet_is_bounded() {
-        let text: String = (1..=100).map(|i| format!("l{i}\n")).collect();
-        let s = snippet(&text, 10, 50);
-        assert!(s.starts_with("     7\tl7"));
-        assert_eq!(s.lines().count(), SNIPPET_MAX_LINES + 1);
-        assert!(s.ends_with("..."));
     }
 
     #[test]

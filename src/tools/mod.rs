@@ -1,10 +1,17 @@
 //! Tools the model can call: the [`Tool`] trait, the [`ToolRegistry`] (owned registrations
 //! with handles, later registrations override earlier ones of the same name) and argument
-//! validation against each tool's JSON Schema. One built-in tool per file.
+//! validation against each tool's JSON Schema. One built-in tool per file; the file handling
+//! they share is in `fsguard` (what a path names, refusing what is not a regular file),
+//! `replace` (atomic replacement), `snapshot` (did the file change since it was read) and `page`
+//! (cutting what `read` shows, with bounded memory).
 
 pub mod bash;
 pub mod edit;
+mod fsguard;
+mod page;
 pub mod read;
+mod replace;
+mod snapshot;
 pub mod write;
 
 use std::collections::HashMap;

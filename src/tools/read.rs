@@ -1,13 +1,17 @@
 //! The built-in `read` tool: shows a text file (or part of it, by line), lists a directory, and
-//! refuses binary files. Output is bounded by a line count and [`MAX_OUTPUT_BYTES`]; when it is
-//! cut, a last line says which lines were shown and which `offset` continues.
+//! refuses binary files and anything that is not a regular file (named pipes, sockets, devices:
+//! never opened, so a read never blocks). Output is bounded by a line count and
+//! [`MAX_OUTPUT_BYTES`] and memory by [`super::page`]; when output is cut, a last line says which
+//! lines were shown and which `offset` continues.
 
-use std::fs::{self, File};
-use std::io::{self, BufRead, BufReader, Read};
+use std::fs;
+use std::io::{self, BufReader, Read};
 use std::path::Path;
 
 use serde_json::{json, Value};
 
+use super::fsguard::{Action, Kind, Target};
+use super::page::{read_page, render_page};
 use super::{Tool, ToolContext, MAX_OUTPUT_BYTES};
 use crate::protocol::{ToolOutput, ToolSpec};
 use crate::text::truncate_middle;
@@ -19,6 +23,8 @@ const DEFAULT_LIMIT: usize = 2000;
 const BINARY_SNIFF_BYTES: usize = 8192;
 /// Room left under [`MAX_OUTPUT_BYTES`] for the continuation note.
 const NOTE_ROOM: usize = 200;
+/// Bytes read from the file at a time.
+const READ_BUFFER: usize = 64 * 1024;
 
 const DESCRIPTION: &str = "\
 Read a file from the local filesystem.
@@ -32,7 +38,7 @@ which lines were shown and the `offset` to pass to read on, e.g. \
 - `offset` is the 1-based line to start at and `limit` the number of lines to return; use them \
 to read a long file in parts, or just the region you need.
 - Reading a directory lists its entries, sorted, with folders ending in /.
-- Binary files are not shown.
+- Binary files are not shown, nor named pipes, sockets or devices.
 - Read a file before editing it, so you can copy the text to replace exactly.";
 
 pub struct ReadTool {
@@ -109,21 +115,18 @@ fn usize_arg(args: &Value, key: &str) -> Option<usize> {
     v.as_u64().map(|n| usize::try_from(n).unwrap_or(usize::MAX))
 }
 
-/// Reads a file or lists a directory.
-fn read_path(target: &Path, display: &str, offset: usize, limit: usize) -> ToolOutput {
-    let meta = match fs::metadata(target) {
-        Ok(m) => m,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return ToolOutput::error(format!("no such file: {display}"))
-        }
-        Err(e) => return ToolOutput::error(format!("could not read {display}: {e}")),
+/// Reads a regular file or lists a directory; anything else (a named pipe, socket or device,
+/// also at the end of a symbolic link) is refused without being opened.
+fn read_path(path: &Path, display: &str, offset: usize, limit: usize) -> ToolOutput {
+    let target = match Target::resolve(path, display, Action::Read) {
+        Ok(t) => t,
+        Err(msg) => return ToolOutput::error(msg),
     };
-    if meta.is_dir() {
-        return list_dir(target, display);
-    }
-    match read_file(target, display, offset, limit, meta.len()) {
-        Ok(out) => out,
-        Err(e) => ToolOutput::error(format!("could not read {display}: {e}")),
+    match target.kind() {
+        None => ToolOutput::error(target.missing()),
+        Some(Kind::Directory) => list_dir(path, display),
+        Some(Kind::Regular) => read_file(&target, offset, limit),
+        Some(_) => ToolOutput::error(target.refusal(Action::Read)),
     }
 }
 
@@ -156,149 +159,37 @@ fn list_dir(target: &Path, display: &str) -> ToolOutput {
     ))
 }
 
-/// Reads the requested lines of a regular file, refusing binary content.
-fn read_file(
-    target: &Path,
-    display: &str,
-    offset: usize,
-    limit: usize,
-    size: u64,
-) -> io::Result<ToolOutput> {
-    let mut file = File::open(target)?;
-    let mut head = Vec::with_capacity(BINARY_SNIFF_BYTES);
-    (&mut file)
-        .take(BINARY_SNIFF_BYTES as u64)
-        .read_to_end(&mut head)?;
-    if head.contains(&0) {
-        return Ok(ToolOutput::error(format!(
-            "{display} is a binary file ({size} bytes); read only shows text"
-        )));
-    }
-    let reader = BufReader::new(io::Cursor::new(head).chain(file));
-    let page = read_page(reader, offset, limit, MAX_OUTPUT_BYTES - NOTE_ROOM)?;
-    Ok(render_page(page, display, offset))
-}
-
-/// The lines of one call, and what is needed to describe the cut.
-#[derive(Debug)]
-struct Page {
-    text: String,
-    /// Lines shown (0 when `offset` is past the end).
-    shown: usize,
-    /// Lines in the whole file.
-    total: usize,
-    /// Whether the last line shown was cut in the middle because it alone was too long.
-    cut_line: bool,
-    /// Whether lines were left out because of the byte limit (rather than `limit`).
-    byte_limited: bool,
-}
-
-/// Collects up to `limit` lines from line `offset` on, at most `max_bytes`, and counts all lines.
-fn read_page(
-    mut reader: impl BufRead,
-    offset: usize,
-    limit: usize,
-    max_bytes: usize,
-) -> io::Result<Page> {
-    let mut page = Page {
-        text: String::new(),
-        shown: 0,
-        total: 0,
-        cut_line: false,
-        byte_limited: false,
+/// Reads the requested lines of a regular file, refusing binary content. The file is
+/// streamed: memory stays bounded however long the file or its lines are.
+fn read_file(target: &Target, offset: usize, limit: usize) -> ToolOutput {
+    let display = &target.display;
+    let (mut file, meta) = match target.open_regular(Action::Read) {
+        Ok(opened) => opened,
+        Err(msg) => return ToolOutput::error(msg),
     };
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        if reader.read_until(b'\n', &mut line)? == 0 {
-            return Ok(page);
-        }
-        page.total += 1;
-        if page.total < offset {
-            continue;
-        }
-        if page.shown >= limit || page.byte_limited {
-            page.total += count_lines(&mut reader, line.ends_with(b"\n"))?;
-            return Ok(page);
-        }
-        let text = String::from_utf8_lossy(&line);
-        if page.text.len() + text.len() <= max_bytes {
-            page.text.push_str(&text);
-            page.shown += 1;
-        } else if page.shown == 0 {
-            page.text = truncate_middle(&text, max_bytes);
-            page.shown = 1;
-            page.cut_line = true;
-            page.byte_limited = true;
-        } else {
-            page.byte_limited = true;
-            page.total += count_lines(&mut reader, line.ends_with(b"\n"))?;
-            return Ok(page);
-        }
+    let mut head = Vec::with_capacity(BINARY_SNIFF_BYTES);
+    if let Err(e) = (&mut file)
+        .take(BINARY_SNIFF_BYTES as u64)
+        .read_to_end(&mut head)
+    {
+        return ToolOutput::error(format!("could not read {display}: {e}"));
     }
-}
-
-/// Counts the lines left in `reader`; `at_line_start` tells whether the previous byte ended a line.
-fn count_lines(reader: &mut impl BufRead, mut at_line_start: bool) -> io::Result<usize> {
-    let mut lines = 0;
-    loop {
-        let buf = reader.fill_buf()?;
-        if buf.is_empty() {
-            return Ok(lines);
-        }
-        let n = buf.len();
-        for &b in buf {
-            if at_line_start {
-                lines += 1;
-            }
-            at_line_start = b == b'\n';
-        }
-        reader.consume(n);
-    }
-}
-
-/// The page text plus a note when anything was left out.
-fn render_page(page: Page, display: &str, offset: usize) -> ToolOutput {
-    if page.total == 0 {
-        return ToolOutput::ok(format!("[{display} is empty]"));
-    }
-    if page.shown == 0 {
+    if head.contains(&0) {
         return ToolOutput::error(format!(
-            "offset {offset} is past the end of {display} ({} lines)",
-            page.total
+            "{display} is a binary file ({} bytes); read only shows text",
+            meta.len()
         ));
     }
-    let last = offset + page.shown - 1;
-    let mut text = page.text;
-    let mut notes = Vec::new();
-    if page.cut_line {
-        notes.push(format!(
-            "line {last} is longer than the output limit and was cut in the middle"
-        ));
+    let reader = BufReader::with_capacity(READ_BUFFER, io::Cursor::new(head).chain(file));
+    match read_page(reader, offset, limit, MAX_OUTPUT_BYTES - NOTE_ROOM) {
+        Ok(page) => render_page(page, display, offset),
+        Err(e) => ToolOutput::error(format!("could not read {display}: {e}")),
     }
-    if last < page.total {
-        let why = if page.byte_limited {
-            " (output limit reached)"
-        } else {
-            ""
-        };
-        notes.push(format!(
-            "showing lines {offset}-{last} of {}{why}; call read with offset={} to continue",
-            page.total,
-            last + 1
-        ));
-    }
-    if !notes.is_empty() {
-        if !text.ends_with('\n') {
-            text.push('\n');
-        }
-        text.push_str(&format!("[{}]", notes.join("; ")));
-    }
-    ToolOutput::ok(text)
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::fsguard::special;
     use super::*;
     use crate::testutil::TempDir;
 
@@ -365,25 +256,6 @@ mod tests {
         assert!(out.content.contains("call read with offset="));
     }
 
-    #[test]
-    fn single_overlong_line_is_cut_in_the_middle() {
-        let text = format!("{}\nshort\n", "y".repeat(500));
-        let page = read_page(io::Cursor::new(text), 1, 10, 100).unwrap();
-        assert!(page.cut_line);
-        assert_eq!((page.shown, page.total), (1, 2));
-        let out = render_page(page, "f", 1);
-        assert!(out.content.contains("omitted"), "{}", out.content);
-        assert!(out.content.contains("offset=2"), "{}", out.content);
-    }
-
-    #[test]
-    fn counts_last_line_without_newline() {
-        let page = read_page(io::Cursor::new("a\nb\nc"), 1, 1, 1000).unwrap();
-        assert_eq!((page.shown, page.total), (1, 3));
-        let page = read_page(io::Cursor::new("a\nb\nc\n"), 1, 1, 1000).unwrap();
-        assert_eq!(page.total, 3);
-    }
-
     #[tokio::test]
     async fn invalid_utf8_is_lossy() {
         let dir = TempDir::new("lossy");
@@ -435,6 +307,54 @@ mod tests {
         assert_eq!(
             out.content,
             "b.bin is a binary file (11 bytes); read only shows text"
+        );
+    }
+
+    #[tokio::test]
+    async fn special_files_are_refused_without_blocking() {
+        let dir = TempDir::new("special");
+        special::mkfifo(&dir.0.join("pipe"));
+        let _sock = std::os::unix::net::UnixListener::bind(dir.0.join("sock")).unwrap();
+        std::os::unix::fs::symlink("pipe", dir.0.join("link")).unwrap();
+        let mut cases = vec![("pipe", "a named pipe (FIFO)"), ("sock", "a socket")];
+        if special::mknod_null(&dir.0.join("null")) {
+            cases.push(("null", "a character device"));
+        }
+        for (name, kind) in cases {
+            let out = read(&dir, json!({"path": name})).await;
+            assert!(out.is_error);
+            assert_eq!(
+                out.content,
+                format!(
+                    "{name} is {kind}, not a regular file; read only shows regular files and \
+                     lists directories"
+                )
+            );
+        }
+        let out = read(&dir, json!({"path": "link"})).await;
+        assert!(out.is_error);
+        assert!(
+            out.content.contains("which is a named pipe"),
+            "{}",
+            out.content
+        );
+    }
+
+    #[tokio::test]
+    async fn reads_through_symlinks_and_names_a_dangling_one() {
+        let dir = TempDir::new("links");
+        fs::write(dir.0.join("real.txt"), "real\n").unwrap();
+        std::os::unix::fs::symlink("real.txt", dir.0.join("link")).unwrap();
+        std::os::unix::fs::symlink("gone.txt", dir.0.join("dangling")).unwrap();
+        let out = read(&dir, json!({"path": "link"})).await;
+        assert_eq!(out.content, "real\n");
+        let out = read(&dir, json!({"path": "dangling"})).await;
+        assert!(out.is_error);
+        assert!(
+            out.content
+                .starts_with("no such file: dangling is a symbolic link to "),
+            "{}",
+            out.content
         );
     }
 

@@ -1,16 +1,16 @@
 //! The built-in `write` tool: creates or replaces a whole file. Parent folders are created as
-//! needed and the file is replaced atomically (a temporary file in the same folder, flushed, then
-//! renamed over the target), so readers never see a half-written file.
-//!
-//! [`write_atomic`] is shared with the `edit` tool.
+//! needed and the file is replaced atomically (see [`super::replace`]), so readers never see a
+//! half-written file. Only regular files are replaced: a directory, named pipe, socket or device
+//! at the path (or at the end of a symbolic link) is refused and left untouched. A symbolic link
+//! is written through and kept; a dangling one creates the file it points to.
 
-use std::fs::{self, OpenOptions};
-use std::io::{self, Write};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::fs;
+use std::path::Path;
 
 use serde_json::{json, Value};
 
+use super::fsguard::{Action, Kind, Target};
+use super::replace::{self, CommitError};
 use super::{Tool, ToolContext};
 use crate::protocol::{ToolOutput, ToolSpec};
 use futures_util::future::BoxFuture;
@@ -22,7 +22,8 @@ Write a file to the local filesystem, replacing it completely if it exists.
 - `content` is the complete new text of the file: nothing of the old file is kept.
 - Prefer `edit` to change part of an existing file; use `write` for new files or full rewrites.
 - Read an existing file before overwriting it, so nothing you did not mean to drop is lost.
-- The file is replaced atomically and keeps its permissions.";
+- The file is replaced atomically and keeps its permissions; a symbolic link is written through.
+- Only regular files are written: a directory, named pipe, socket or device is refused.";
 
 pub struct WriteTool {
     spec: ToolSpec,
@@ -85,87 +86,82 @@ impl Tool for WriteTool {
     }
 }
 
-/// Creates parent folders and writes the file; the message says whether it was new.
-fn write_file(target: &Path, display: &str, bytes: &[u8]) -> ToolOutput {
-    let previous = match fs::metadata(target) {
-        Ok(meta) if meta.is_dir() => {
-            return ToolOutput::error(format!(
-                "{display} is a directory; give the path of a file to write"
-            ))
-        }
-        Ok(meta) => Some(meta.len()),
-        Err(_) => None,
+/// Creates parent folders and writes the file; the message says whether it was new. Only a
+/// regular file (or nothing) is replaced, through symbolic links; anything else is refused.
+fn write_file(path: &Path, display: &str, bytes: &[u8]) -> ToolOutput {
+    let target = match Target::resolve(path, display, Action::Write) {
+        Ok(t) => t,
+        Err(msg) => return ToolOutput::error(msg),
     };
-    if let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty()) {
-        if let Err(e) = fs::create_dir_all(parent) {
-            return ToolOutput::error(format!("could not create folder {}: {e}", parent.display()));
-        }
+    if target.kind().is_some_and(|k| k != Kind::Regular) {
+        return ToolOutput::error(target.refusal(Action::Write));
     }
-    if let Err(e) = write_atomic(target, bytes) {
-        return ToolOutput::error(format!("could not write {display}: {e}"));
+    if let Err(msg) = make_parent(&target) {
+        return ToolOutput::error(msg);
     }
-    let n = bytes.len();
-    match previous {
-        None => ToolOutput::ok(format!("wrote {n} bytes to {display} (created new file)")),
-        Some(old) => ToolOutput::ok(format!(
-            "wrote {n} bytes to {display} (overwrote existing file of {old} bytes)"
+    let staged = match replace::stage(&target.path, bytes, target.meta.as_ref()) {
+        Ok(s) => s,
+        Err(e) => return ToolOutput::error(format!("could not write {display}: {e}")),
+    };
+    let committed = match &target.meta {
+        None => staged.commit_new(),
+        Some(_) => staged.commit_over(|now| match Kind::of(now) {
+            Kind::Regular => Ok(()),
+            kind => Err(target.refusal_for(kind, Action::Write)),
+        }),
+    };
+    match committed {
+        Ok(()) => ToolOutput::ok(written(&target, bytes.len())),
+        Err(CommitError::Refused(msg)) => ToolOutput::error(msg),
+        Err(CommitError::Exists) => ToolOutput::error(format!(
+            "{display} was created by another program while write was writing it, so it was \
+             left as that program made it; read it, then call write again"
         )),
+        Err(CommitError::Io(e)) => ToolOutput::error(format!("could not write {display}: {e}")),
     }
 }
 
-/// Writes `bytes` to `path` atomically: a temporary file in the same folder is written, flushed
-/// and renamed over `path`. A replaced file's permissions are kept; a symlink at `path` is
-/// followed, so its target is replaced, not the link. The parent folder must exist.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let target = resolve_symlink(path);
-    let name = target
-        .file_name()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?;
-    let dir = match target.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
+/// Creates the folder a new file goes in. At the far end of a dangling symbolic link no folder
+/// is created: the link is followed only to a folder that exists.
+fn make_parent(target: &Target) -> Result<(), String> {
+    let Some(parent) = target.path.parent().filter(|p| !p.as_os_str().is_empty()) else {
+        return Ok(());
     };
-    let tmp = dir.join(temp_name(&name.to_string_lossy()));
-    let permissions = fs::metadata(&target).ok().map(|m| m.permissions());
-    let result = (|| {
-        let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        file.write_all(bytes)?;
-        if let Some(p) = permissions {
-            file.set_permissions(p)?;
-        }
-        file.sync_all()?;
-        drop(file);
-        fs::rename(&tmp, &target)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
+    if target.meta.is_some() || parent.is_dir() {
+        return Ok(());
     }
-    result
+    if target.via_link {
+        return Err(format!(
+            "{} is a symbolic link to {}, whose folder does not exist; create the folder or \
+             write to another path",
+            target.display,
+            target.path.display()
+        ));
+    }
+    fs::create_dir_all(parent)
+        .map_err(|e| format!("could not create folder {}: {e}", parent.display()))
 }
 
-/// The file a symlink at `path` points to (if it resolves), else `path` itself.
-fn resolve_symlink(path: &Path) -> PathBuf {
-    match fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_symlink() => {
-            fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
-        }
-        _ => path.to_path_buf(),
+/// The success message.
+fn written(target: &Target, n: usize) -> String {
+    let display = &target.display;
+    let through = if target.via_link {
+        format!(", through the symbolic link to {}", target.path.display())
+    } else {
+        String::new()
+    };
+    match &target.meta {
+        None => format!("wrote {n} bytes to {display} (created new file{through})"),
+        Some(old) => format!(
+            "wrote {n} bytes to {display} (overwrote existing file of {} bytes{through})",
+            old.len()
+        ),
     }
-}
-
-/// A hidden, unique temporary name next to the file, short enough for any file system.
-fn temp_name(file_name: &str) -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let mut stem: String = file_name.chars().take(64).collect();
-    while stem.len() > 100 {
-        stem.pop();
-    }
-    format!(".{stem}.mypi-{}-{n}.tmp", std::process::id())
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::fsguard::special;
     use super::*;
     use crate::testutil::TempDir;
 
@@ -237,6 +233,97 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn special_files_are_refused_and_left_untouched() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = TempDir::new("special");
+        special::mkfifo(&dir.0.join("pipe"));
+        let _sock = std::os::unix::net::UnixListener::bind(dir.0.join("sock")).unwrap();
+        let has_dev = special::mknod_null(&dir.0.join("null"));
+        let mut cases = vec![("pipe", "a named pipe (FIFO)"), ("sock", "a socket")];
+        if has_dev {
+            cases.push(("null", "a character device"));
+        }
+        for (name, kind) in cases {
+            let out = write(&dir, name, "x").await;
+            assert!(out.is_error, "{name}: {}", out.content);
+            assert_eq!(
+                out.content,
+                format!(
+                    "{name} is {kind}, not a regular file; write only changes regular files, \
+                     so it was left untouched"
+                )
+            );
+        }
+        let types = |n: &str| fs::symlink_metadata(dir.0.join(n)).unwrap().file_type();
+        assert!(types("pipe").is_fifo());
+        assert!(types("sock").is_socket());
+        assert!(!has_dev || special::is_char_device(&dir.0.join("null")));
+        assert!(no_temp_files(&dir.0));
+    }
+
+    #[tokio::test]
+    async fn symlink_to_a_special_file_is_refused() {
+        let dir = TempDir::new("linkspecial");
+        special::mkfifo(&dir.0.join("pipe"));
+        std::os::unix::fs::symlink("pipe", dir.0.join("link")).unwrap();
+        let out = write(&dir, "link", "x").await;
+        assert!(out.is_error);
+        assert!(
+            out.content.starts_with("link is a symbolic link to ")
+                && out.content.contains("which is a named pipe (FIFO)"),
+            "{}",
+            out.content
+        );
+        assert!(fs::symlink_metadata(dir.0.join("link"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+    }
+
+    #[tokio::test]
+    async fn symlink_keeps_the_target_permissions() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = TempDir::new("linkperm");
+        let real = dir.0.join("real.sh");
+        fs::write(&real, "old").unwrap();
+        fs::set_permissions(&real, fs::Permissions::from_mode(0o750)).unwrap();
+        std::os::unix::fs::symlink("real.sh", dir.0.join("link.sh")).unwrap();
+        let out = write(&dir, "link.sh", "new").await;
+        assert!(!out.is_error, "{}", out.content);
+        assert!(
+            out.content.contains("through the symbolic link to"),
+            "{}",
+            out.content
+        );
+        assert_eq!(fs::read_to_string(&real).unwrap(), "new");
+        let mode = fs::metadata(&real).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o750);
+    }
+
+    #[tokio::test]
+    async fn dangling_symlink_creates_its_target_in_an_existing_folder() {
+        let dir = TempDir::new("dangling");
+        std::os::unix::fs::symlink("made.txt", dir.0.join("link")).unwrap();
+        let out = write(&dir, "link", "hi").await;
+        assert!(!out.is_error, "{}", out.content);
+        assert!(out.content.contains("created new file"), "{}", out.content);
+        assert_eq!(fs::read_to_string(dir.0.join("made.txt")).unwrap(), "hi");
+        assert!(fs::symlink_metadata(dir.0.join("link"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        std::os::unix::fs::symlink("no/such/dir/f", dir.0.join("far")).unwrap();
+        let out = write(&dir, "far", "hi").await;
+        assert!(out.is_error);
+        assert!(
+            out.content.contains("whose folder does not exist"),
+            "{}",
+            out.content
+        );
+        assert!(!dir.0.join("no").exists());
+    }
+
+    #[tokio::test]
     async fn parent_that_is_a_file_is_an_error() {
         let dir = TempDir::new("parentfile");
         fs::write(dir.0.join("plain"), "x").unwrap();
@@ -261,13 +348,5 @@ mod tests {
         assert!(v.is_valid(&json!({"path": "a", "content": ""})));
         assert!(!v.is_valid(&json!({"path": "a"})));
         assert!(!v.is_valid(&json!({"path": "a", "content": "", "mode": 1})));
-    }
-
-    #[test]
-    fn temp_names_are_short_and_unique() {
-        let long = "x".repeat(300);
-        let a = temp_name(&long);
-        assert!(a.len() < 140);
-        assert_ne!(a, temp_name(&long));
     }
 }

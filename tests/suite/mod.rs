@@ -23,4 +23,5 @@ mod runaway;
 mod sessions;
 mod streaming;
 mod tools;
+mod tools_safety;
 mod wire;
