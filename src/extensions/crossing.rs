@@ -9,7 +9,9 @@
 //!
 //! [`Limits::max_value_bytes`]: super::api::Limits::max_value_bytes
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// How deep a value may nest.
 pub const MAX_DEPTH: usize = 100;
@@ -23,6 +25,13 @@ const DEFAULT_CAP: usize = 16 * 1024 * 1024;
 
 thread_local! {
     static CAP: Cell<usize> = const { Cell::new(DEFAULT_CAP) };
+    /// Set by the host when it gave up on the thread's running call.
+    static ABANDONED: RefCell<Option<Arc<AtomicBool>>> = const { RefCell::new(None) };
+}
+
+/// Makes conversions on this thread stop once `flag` is set (the host gave up on the call).
+pub fn set_thread_abandoned(flag: Arc<AtomicBool>) {
+    ABANDONED.with(|a| *a.borrow_mut() = Some(flag));
 }
 
 /// Sets the byte cap of conversions on this thread.
@@ -34,17 +43,30 @@ pub fn set_thread_cap(bytes: usize) {
 pub struct Crossing {
     left: usize,
     cap: usize,
+    abandoned: Option<Arc<AtomicBool>>,
 }
 
 impl Crossing {
     /// A budget of this thread's cap.
     pub fn for_thread() -> Crossing {
         let cap = CAP.with(Cell::get);
-        Crossing { left: cap, cap }
+        let abandoned = ABANDONED.with(|a| a.borrow().clone());
+        Crossing {
+            left: cap,
+            cap,
+            abandoned,
+        }
     }
 
     /// Counts one value (or key) of `text_bytes` bytes of text.
     pub fn charge(&mut self, text_bytes: usize) -> Result<(), String> {
+        if self
+            .abandoned
+            .as_ref()
+            .is_some_and(|a| a.load(Ordering::Relaxed))
+        {
+            return Err("nothing: the call was given up before its value was ready".into());
+        }
         match self.left.checked_sub(text_bytes.saturating_add(PER_ITEM)) {
             Some(left) => {
                 self.left = left;

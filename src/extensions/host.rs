@@ -95,6 +95,10 @@ pub struct ExtensionHost {
     next_order: AtomicU64,
     /// Serialises reloads (watcher and `/reload`).
     pub(super) reloading: tokio::sync::Mutex<()>,
+    /// Loads given up on whose top level may still run (stuck in native code), by file: no
+    /// new load of that file starts until the thread returns, so saves do not pile up
+    /// spinning threads.
+    stuck_loads: Mutex<Vec<(PathBuf, Arc<Worker>)>>,
 }
 
 fn factory(language: Language) -> EngineFactory {
@@ -128,6 +132,7 @@ impl ExtensionHost {
             generation: AtomicU64::new(1),
             next_order: AtomicU64::new(1),
             reloading: tokio::sync::Mutex::new(()),
+            stuck_loads: Mutex::new(Vec::new()),
         }
     }
 
@@ -164,6 +169,15 @@ impl ExtensionHost {
     ) -> (Owner, Arc<Worker>, Arc<HostRegistrar>, LoadReceiver) {
         let owner = owner.with_generation(self.generation.fetch_add(1, Ordering::Relaxed));
         let registrar = HostRegistrar::staging(self.ctx.clone());
+        if self.still_stuck(&info.path) {
+            let message = format!(
+                "{}: an earlier load is still stuck in native code; it loads again once that \
+                 thread returns (or restart mypi)",
+                info.path.display()
+            );
+            let (worker, rx) = Worker::not_started(info.name.clone(), self.ctx.limits, message);
+            return (owner, worker, registrar, rx);
+        }
         let (info2, owner2, reg2) = (info.clone(), owner.clone(), registrar.clone());
         let (worker, rx) = Worker::spawn(
             info.name.clone(),
@@ -177,6 +191,13 @@ impl ExtensionHost {
         (owner, worker, registrar, rx)
     }
 
+    /// Whether an earlier load of `path` is still running after it was given up on.
+    fn still_stuck(&self, path: &std::path::Path) -> bool {
+        let mut stuck = self.stuck_loads.lock().unwrap_or_else(|p| p.into_inner());
+        stuck.retain(|(_, w)| w.is_loading());
+        stuck.iter().any(|(p, _)| p == path)
+    }
+
     /// Waits for a started load with the load deadline.
     async fn finish(
         &self,
@@ -185,13 +206,19 @@ impl ExtensionHost {
     ) -> Attempt {
         let outcome = match worker.wait(&mut rx).await {
             Waited::Answer(r) => r,
-            Waited::TimedOut(_) => Err(ScriptError::new(
-                ErrorKind::Unavailable,
-                format!(
-                    "{}: loading did not finish in time (stuck in native code?)",
-                    info.path.display()
-                ),
-            )),
+            Waited::TimedOut(_) => Err({
+                self.stuck_loads
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push((info.path.clone(), worker.clone()));
+                ScriptError::new(
+                    ErrorKind::Unavailable,
+                    format!(
+                        "{}: loading did not finish in time (stuck in native code?)",
+                        info.path.display()
+                    ),
+                )
+            }),
             Waited::Gone => Err(ScriptError::runtime(format!(
                 "{}: the extension's thread stopped while loading",
                 info.path.display()

@@ -87,11 +87,13 @@ pub enum Waited<T> {
 #[derive(Default)]
 struct Health {
     /// Set when the host gave up on a call; cleared when the thread finishes a job.
-    stuck: AtomicBool,
+    stuck: Arc<AtomicBool>,
     strikes: AtomicU32,
     disabled: AtomicBool,
     /// Jobs the thread has taken.
     served: AtomicU64,
+    /// The script's top level has not returned yet.
+    loading: AtomicBool,
 }
 
 impl Health {
@@ -145,6 +147,7 @@ impl Worker {
     ) -> (Arc<Worker>, LoadReceiver) {
         let (jobs_tx, jobs_rx) = std_mpsc::channel();
         let health = Arc::new(Health::default());
+        health.loading.store(true, Ordering::SeqCst);
         let worker = Arc::new(Worker {
             name: name.clone(),
             id: NEXT_WORKER.fetch_add(1, Ordering::Relaxed),
@@ -160,14 +163,36 @@ impl Worker {
             serve(factory, link, limits, jobs_rx, load_tx, health)
         });
         if let Err(e) = spawned {
-            let (tx, rx) = oneshot::channel();
-            let _ = tx.send(Err(ScriptError::new(
-                ErrorKind::Unavailable,
-                format!("cannot start a thread for {name}: {e}"),
-            )));
-            return (worker, rx);
+            worker.health.loading.store(false, Ordering::SeqCst);
+            return (
+                worker,
+                failed_load(format!("cannot start a thread for {name}: {e}")),
+            );
         }
         (worker, load_rx)
+    }
+
+    /// A worker that never started, whose load fails with `message`.
+    pub fn not_started(
+        name: String,
+        limits: Limits,
+        message: String,
+    ) -> (Arc<Worker>, LoadReceiver) {
+        let (jobs, _) = std_mpsc::channel();
+        let worker = Arc::new(Worker {
+            name,
+            id: NEXT_WORKER.fetch_add(1, Ordering::Relaxed),
+            jobs,
+            health: Arc::new(Health::default()),
+            link: OnceLock::new(),
+            limits,
+        });
+        (worker, failed_load(message))
+    }
+
+    /// Whether the script's top level is still running (a load given up on may still be).
+    pub fn is_loading(&self) -> bool {
+        self.health.loading.load(Ordering::SeqCst)
     }
 
     pub fn link(&self) -> Option<&Arc<ApiLink>> {
@@ -339,6 +364,13 @@ impl Worker {
 
 /// A chain that could not run: the failure counts as each handler's (so a `tool_call` guard
 /// that cannot run blocks the call).
+/// A load outcome that is already there: the failure `message`.
+fn failed_load(message: String) -> LoadReceiver {
+    let (tx, rx) = oneshot::channel();
+    let _ = tx.send(Err(ScriptError::new(ErrorKind::Unavailable, message)));
+    rx
+}
+
 /// Starts a worker thread with a [`STACK_BYTES`] stack, or [`SMALL_STACK_BYTES`] where the
 /// system will not reserve that much.
 fn spawn_thread<F: FnOnce() + Send + 'static>(name: String, f: F) -> std::io::Result<()> {
@@ -394,15 +426,19 @@ fn serve(
     loaded: oneshot::Sender<Result<Vec<PathBuf>, ScriptError>>,
     health: Arc<Health>,
 ) {
+    // A conversion still running when the host gives up on its call stops there.
+    crate::extensions::crossing::set_thread_abandoned(health.stuck.clone());
     let mut engine = match factory(link.clone(), limits) {
         Ok(engine) => engine,
         Err(e) => {
+            health.loading.store(false, Ordering::SeqCst);
             let _ = loaded.send(Err(e));
             return;
         }
     };
     let outcome = engine.load().map(|()| engine.required_files());
     link.meter().end();
+    health.loading.store(false, Ordering::SeqCst);
     let ok = outcome.is_ok();
     let _ = loaded.send(outcome);
     if !ok {

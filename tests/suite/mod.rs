@@ -1,5 +1,6 @@
 //! Integration test modules; each file covers one area.
 
+mod budgets;
 mod call_path;
 mod cancel;
 mod children;

@@ -72,6 +72,8 @@ pub struct LuaEngine {
     shared: Rc<globals::Shared>,
     /// `ctx` for the last run context seen.
     ctx_fields: RefCell<Option<CtxFields>>,
+    /// The prelude's `run(f, ...)`: calls `f` in a fresh coroutine (see [`LuaEngine::resume`]).
+    runner: mlua::Function,
     /// mlua's array metatable (marks tables that are JSON arrays).
     mark: Table,
     /// Declared last: dropped after the Lua values above.
@@ -86,7 +88,7 @@ impl LuaEngine {
         let modules = Rc::new(Modules::new(&link.info.path, &link.info.root));
         let setup = || -> mlua::Result<LuaEngine> {
             let log_link = link.clone();
-            let lua = sandbox::new_vm(budget.clone(), move |line| log_link.log(line))?;
+            let (lua, runner) = sandbox::new_vm(budget.clone(), move |line| log_link.log(line))?;
             modules::install(&lua, modules.clone())?;
             let shared = globals::Shared::new(link.clone());
             let api = globals::api_table(&lua, &shared)?;
@@ -104,6 +106,7 @@ impl LuaEngine {
                 ui,
                 shared: shared.clone(),
                 ctx_fields: RefCell::new(None),
+                runner,
                 mark: lua.array_metatable(),
                 lua,
             })
@@ -157,6 +160,19 @@ impl LuaEngine {
                 Err(err)
             }
         }
+    }
+
+    /// Calls `f` through the prelude's `run`, in a fresh coroutine that the budget hook
+    /// suspends (and the VM drops) once the call is past its budget: no code of the script
+    /// runs after that, not even its `__close` methods.
+    fn resume<R: mlua::FromLuaMulti>(
+        &self,
+        f: &mlua::Function,
+        args: impl mlua::IntoLuaMulti,
+    ) -> mlua::Result<R> {
+        let mut argv = args.into_lua_multi(&self.lua)?;
+        argv.push_front(Value::Function(f.clone()));
+        self.runner.call::<R>(argv)
     }
 
     /// After a budget or memory failure: free what the failed call left behind.
@@ -267,7 +283,7 @@ impl LuaEngine {
         else {
             return Ok(Json::Null);
         };
-        let out = self.guarded(budget, || f.call::<Value>(argv))?;
+        let out = self.guarded(budget, || self.resume::<Value>(&f, argv))?;
         convert::lua_to_json_marked(&out, &self.mark, false).map_err(|e| {
             ScriptError::runtime(format!(
                 "{}: {}; return plain data (tables, strings, numbers, booleans)",
@@ -310,7 +326,7 @@ impl Engine for LuaEngine {
             .set_mode(mlua::ChunkMode::Text)
             .into_function()
             .map_err(|e| self.script_error(&e))?;
-        self.guarded(self.limits.budget, || chunk.call::<()>(()))
+        self.guarded(self.limits.budget, || self.resume::<()>(&chunk, ()))
     }
 
     /// A removed callback (its handle's `remove()` ran) answers `null`, as if it returned

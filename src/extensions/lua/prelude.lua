@@ -14,12 +14,17 @@
 --    io.open refuses the standard streams and the terminal (/dev/stdout, /dev/fd/1, ...).
 -- 5. An error raised by mypi's own functions (api.on with a bad argument, ...) is caught by
 --    pcall as its message, a plain string, like an error the script raised itself.
-local over, log, plain = ...
+-- 6. Every call runs in a fresh coroutine (`run`, returned to the host): past its budget the
+--    hook suspends it, and it is dropped as it is. Nothing unwinds, so no __close method,
+--    message handler or metamethod of the script runs after the budget is spent. The string
+--    metatable is hidden, so no script can give every string a __close or __index of its own.
+local over, log, plain, over_message = ...
 
 local error, select, type, rawget = error, select, type, rawget
 local tostring, concat = tostring, table.concat
 local pcall_, xpcall_, load_, loadfile_ = pcall, xpcall, load, loadfile
 local resume_, close_ = coroutine.resume, coroutine.close
+local create_, status_ = coroutine.create, coroutine.status
 local setmetatable_ = setmetatable
 
 local function check(ok, ...)
@@ -155,7 +160,29 @@ function io.open(name, ...)
   return open_(name, ...)
 end
 
+getmetatable("").__metatable = false
+
+local function finish(co, ok, ...)
+  if not ok then
+    error((...), 0)
+  end
+  if status_(co) == "suspended" then
+    if over() then
+      error(over_message, 0)
+    end
+    error("coroutine.yield was called outside a coroutine", 0)
+  end
+  return ...
+end
+
+local function run(f, ...)
+  local co = create_(f)
+  return finish(co, resume_(co, ...))
+end
+
 string.dump = nil
 os.exit, os.execute, os.setlocale = nil, nil, nil
 io.popen = nil
 package.loadlib, package.cpath = nil, ""
+
+return run

@@ -22,7 +22,7 @@ use crate::extensions::meter::CallClock;
 const HOOK_EVERY: u32 = 10_000;
 
 /// The error value the hook raises (the host sees the budget message built from [`Budget`]).
-const OVER_BUDGET: &str = "stopped: the call ran past its CPU budget";
+pub(super) const OVER_BUDGET: &str = "stopped: the call ran past its CPU budget";
 
 /// Call depth from which recursion counts as runaway once the VM has used half its memory
 /// (Lua's own "stack overflow" comes only at about 200 000 levels, past a 64 MiB cap).
@@ -39,6 +39,9 @@ pub(super) struct Budget {
     over: Cell<bool>,
     /// Set with `over` when the stop is the run's cancellation, not the budget.
     cancelled: Cell<bool>,
+    /// The last tick over budget asked to yield (the next one raises, in case that tick was
+    /// where no yield is possible).
+    tried_yield: Cell<bool>,
     /// `path:line` where the script was when it ran out.
     at: RefCell<Option<String>>,
     /// Half the VM's memory cap: past it, deep recursion is stopped.
@@ -62,6 +65,7 @@ impl Budget {
         self.limit.set(limit);
         self.over.set(false);
         self.cancelled.set(false);
+        self.tried_yield.set(false);
         *self.at.borrow_mut() = None;
     }
 
@@ -115,6 +119,13 @@ impl Budget {
             self.over.set(true);
             *self.at.borrow_mut() = place(lua);
         }
+        // Leave the call by suspending the coroutine it runs in: nothing unwinds, so no
+        // `__close`, message handler or metamethod of the script runs after its budget. Where
+        // a yield is impossible (inside a C function) the next tick raises instead.
+        if !self.tried_yield.replace(true) {
+            return Ok(VmState::Yield);
+        }
+        self.tried_yield.set(false);
         Err(mlua::Error::runtime(OVER_BUDGET))
     }
 }
@@ -136,7 +147,10 @@ fn place(lua: &Lua) -> Option<String> {
 
 /// A fresh VM with the safe libraries, the prelude and the budget hook. `log` receives what
 /// `print` writes. The memory cap is set by the caller once everything is in place.
-pub(super) fn new_vm(budget: Rc<Budget>, log: impl Fn(&str) + 'static) -> mlua::Result<Lua> {
+pub(super) fn new_vm(
+    budget: Rc<Budget>,
+    log: impl Fn(&str) + 'static,
+) -> mlua::Result<(Lua, mlua::Function)> {
     let lua = Lua::new_with(StdLib::ALL_SAFE, LuaOptions::default())?;
     let over = {
         let budget = budget.clone();
@@ -153,10 +167,11 @@ pub(super) fn new_vm(budget: Rc<Budget>, log: impl Fn(&str) + 'static) -> mlua::
         }
         other => Ok(other),
     })?;
-    lua.load(PRELUDE)
-        .set_name("=prelude")
-        .call::<()>((over, log, plain))?;
+    let run: mlua::Function =
+        lua.load(PRELUDE)
+            .set_name("=prelude")
+            .call((over, log, plain, OVER_BUDGET))?;
     let triggers = HookTriggers::new().every_nth_instruction(HOOK_EVERY);
     lua.set_global_hook(triggers, move |lua, _| budget.tick(lua))?;
-    Ok(lua)
+    Ok((lua, run))
 }

@@ -154,3 +154,29 @@ fn deep_recursion_is_an_error_not_a_crash() {
         ext.still_works();
     });
 }
+
+#[test]
+fn code_run_while_a_budget_stop_unwinds_is_bounded() {
+    on_worker(|| {
+        let looping_close = "setmetatable({}, {__close = function() while true do end end})";
+        expect_budget_stop(&format!(
+            "local x <close> = {looping_close} while true do end"
+        ));
+        expect_budget_stop(&format!(
+            "local function f(n) local x <close> = {looping_close} if n > 0 then return f(n - 1) end while true do end end f(50)"
+        ));
+        expect_budget_stop(&format!(
+            "pcall(function() local x <close> = {looping_close} while true do end end) while true do end"
+        ));
+        expect_budget_stop(
+            "xpcall(function() while true do end end, function() while true do end end)",
+        );
+        expect_budget_stop(
+            "local t = setmetatable({}, {__index = function() while true do end end}) local _ = t.x",
+        );
+        expect_budget_stop("table.sort({3, 2, 1, 5, 4}, function(a, b) while true do end end)");
+        expect_budget_stop(
+            "local e = setmetatable({}, {__tostring = function() while true do end end}) error(e)",
+        );
+    });
+}
