@@ -67,6 +67,10 @@ pub struct Cli {
     #[arg(long)]
     pub no_watch: bool,
 
+    /// Trust this project folder for this run: load its .agents/extensions without asking.
+    #[arg(long)]
+    pub trust: bool,
+
     /// Stop a run after N model turns (default: MYPI_MAX_TURNS, else 50).
     #[arg(long, value_name = "N")]
     pub max_turns: Option<u32>,
@@ -95,6 +99,7 @@ impl Cli {
             no_extensions: self.no_extensions,
             no_watch: self.no_watch,
             max_turns: self.max_turns,
+            trust: self.trust,
         }
     }
 }
@@ -122,6 +127,25 @@ pub enum Command {
         #[command(subcommand)]
         action: ExtAction,
     },
+    /// Trust a project folder, so its own extensions load (the answer is kept in
+    /// ~/.agents/config.toml); --list shows the trusted folders, --revoke forgets one.
+    Trust(TrustArgs),
+}
+
+/// `mypi trust ...`.
+#[derive(Debug, clap::Args)]
+pub struct TrustArgs {
+    /// The project folder (default: the current folder).
+    pub path: Option<PathBuf>,
+    /// List the trusted (and refused) folders.
+    #[arg(long, conflicts_with_all = ["revoke", "children"])]
+    pub list: bool,
+    /// Forget PATH: its project code is not loaded until it is trusted again.
+    #[arg(long, conflicts_with = "children")]
+    pub revoke: bool,
+    /// Trust PATH and every folder below it.
+    #[arg(long)]
+    pub children: bool,
 }
 
 /// `mypi ext ...`.

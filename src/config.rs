@@ -53,6 +53,8 @@ pub struct Overrides {
     pub no_watch: bool,
     /// `--max-turns N`.
     pub max_turns: Option<u32>,
+    /// `--trust`: project code loads without asking, for this run.
+    pub trust: bool,
 }
 
 /// How mypi talks to the user.
@@ -109,6 +111,11 @@ pub struct Config {
     pub queue: QueueLimits,
     /// A model stream with no byte for this long fails (`MYPI_READ_TIMEOUT_S`, default 120).
     pub read_timeout: Duration,
+    /// `--trust`: this run trusts the project folder.
+    pub trust: bool,
+    /// The project's own extension folder, `<cwd>/.agents/extensions`, when it is one of the
+    /// roots (not with `--extensions-dir`, `--no-extensions`, or when cwd is HOME).
+    pub project_extensions: Option<PathBuf>,
     /// An extension VM's memory cap (`MYPI_EXT_MEMORY_MB`, default 64).
     pub ext_memory_bytes: usize,
     /// The largest value a script may hand to mypi (`MYPI_EXT_VALUE_MB`, default 16).
@@ -179,7 +186,10 @@ impl Config {
         let mib = |n: u32| n as usize * 1024 * 1024;
         let ext_memory_bytes = mib(count(&var, "MYPI_EXT_MEMORY_MB", 64)?);
         let ext_value_bytes = mib(count(&var, "MYPI_EXT_VALUE_MB", 16)?);
+        let project_extensions = project_root(cli, &cwd, home.as_deref());
         Ok(Config {
+            trust: cli.trust,
+            project_extensions,
             ext_memory_bytes,
             ext_value_bytes,
             max_turns,
@@ -267,6 +277,22 @@ fn pick_provider(
 
 /// Where extensions are discovered: `--extensions-dir` roots, none with `--no-extensions`,
 /// else the project's and the user's `.agents/extensions`.
+/// `<cwd>/.agents/extensions` when it is a project root of its own (see
+/// [`Config::project_extensions`]).
+fn project_root(
+    cli: &Overrides,
+    cwd: &std::path::Path,
+    home: Option<&std::path::Path>,
+) -> Option<PathBuf> {
+    let same = |a: &std::path::Path, b: &std::path::Path| {
+        a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+    };
+    let is_home = home.is_some_and(|h| same(h, cwd));
+    (!cli.no_extensions && cli.extensions_dir.is_empty() && !is_home)
+        .then(|| cwd.join(".agents").join("extensions"))
+}
+
+/// The extension roots the command line asks for.
 pub fn extension_roots(
     cli: &Overrides,
     cwd: &std::path::Path,

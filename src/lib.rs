@@ -69,4 +69,5 @@ pub mod stdio;
 mod testutil;
 pub mod text;
 pub mod tools;
+pub mod trust;
 pub mod ui;

@@ -31,8 +31,10 @@ fn run(cli: Cli) -> i32 {
             return 1;
         }
     };
-    if let Some(Command::Ext { action }) = &cli.command {
-        return run_ext(action, &cli, cwd);
+    match &cli.command {
+        Some(Command::Ext { action }) => return run_ext(action, &cli, cwd),
+        Some(Command::Trust(args)) => return run_trust(args, &cwd),
+        None => {}
     }
     let config = match Config::resolve(&cli.overrides(), &|k| std::env::var(k).ok(), cwd) {
         Ok(c) => c,
@@ -94,10 +96,78 @@ fn run(cli: Cli) -> i32 {
     })
 }
 
+/// `mypi trust [PATH] [--list | --revoke | --children]`.
+fn run_trust(args: &mypi::cli::TrustArgs, cwd: &std::path::Path) -> i32 {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let store = match mypi::trust::TrustStore::in_home(home.as_deref()) {
+        Ok(s) => s,
+        Err(e) => {
+            stderr_line(&format!("mypi: {e}"));
+            return 2;
+        }
+    };
+    let folder = args
+        .path
+        .as_ref()
+        .map_or(cwd.to_path_buf(), |p| cwd.join(p));
+    let outcome = if args.list {
+        store.list().map(|l| {
+            let mut lines = Vec::new();
+            for (what, paths) in [
+                ("trusted", &l.folders),
+                ("trusted with its children", &l.trees),
+                ("not trusted", &l.denied),
+            ] {
+                lines.extend(paths.iter().map(|p| format!("{what}: {}", p.display())));
+            }
+            if lines.is_empty() {
+                lines.push(format!(
+                    "no folder is trusted yet ({})",
+                    store.path().display()
+                ));
+            }
+            lines.join("\n")
+        })
+    } else if args.revoke {
+        store.revoke(&folder).map(|found| match found {
+            true => format!("{} is no longer trusted", folder.display()),
+            false => format!("{} was not in the trust settings", folder.display()),
+        })
+    } else {
+        store
+            .trust(&folder, args.children)
+            .map(|p| match args.children {
+                true => format!("trusted {} and every folder below it", p.display()),
+                false => format!("trusted {}", p.display()),
+            })
+    };
+    match outcome {
+        Ok(text) => {
+            stdout_line(&text);
+            0
+        }
+        Err(e) => {
+            stderr_line(&format!("mypi: {e}"));
+            2
+        }
+    }
+}
+
 /// `mypi ext check|list`: no agent, no provider.
 fn run_ext(action: &ExtAction, cli: &Cli, cwd: std::path::PathBuf) -> i32 {
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    let configured = mypi::config::extension_roots(&cli.overrides(), &cwd, home.as_deref());
+    let mut configured = mypi::config::extension_roots(&cli.overrides(), &cwd, home.as_deref());
+    if cli.extensions_dir.is_empty() && !cli.trust {
+        if let Some(root) = mypi::app::untrusted_project_root(&cwd, home.as_deref()) {
+            if configured.contains(&root) {
+                stderr_line(&format!(
+                    "mypi: {} skipped: the folder is not trusted (pass --trust, or run `mypi trust`)",
+                    root.display()
+                ));
+                configured.retain(|r| r != &root);
+            }
+        }
+    }
     match action {
         ExtAction::List => {
             stdout_line(&check::list(&configured));

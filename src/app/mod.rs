@@ -4,6 +4,8 @@
 
 mod builtins;
 pub mod check;
+mod gate;
+pub use gate::{untrusted_project_root, Gate};
 pub mod ui;
 
 use std::sync::{Arc, RwLock};

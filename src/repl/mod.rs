@@ -42,6 +42,10 @@ pub async fn run_print(mut app: App) -> i32 {
         stderr_line(&format!("mypi: cannot set up standard output: {e}"));
         return 1;
     }
+    if let crate::app::Gate::Closed { why } = app.project_gate() {
+        stderr_line(&format!("mypi: {why}"));
+        app.close_project();
+    }
     for s in app.load_extensions().await {
         if let Some(e) = &s.error {
             app.extensions.context().notice.as_ref()(format!(
@@ -114,13 +118,14 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
     if let Some(hint) = app.faux_hint() {
         printer.line(hint);
     }
+    app.ui.set_confirm(input.confirmer());
+    ask_trust(&mut app, &printer).await;
     for s in app.load_extensions().await {
         printer.line(&format!("  ext {}", s.line()));
     }
     if let Some(problem) = app.watch_extensions() {
         printer.line(&format!("! {problem}"));
     }
-    app.ui.set_confirm(input.confirmer());
     app.start().await;
     let sink = HumanSink {
         printer: printer.clone(),
@@ -152,6 +157,41 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
     }
     app.shutdown().await;
     0
+}
+
+/// Applies the trust gate: asks once for a folder never answered (showing what would load).
+async fn ask_trust(app: &mut App, printer: &Printer) {
+    use crate::app::Gate;
+    match app.project_gate() {
+        Gate::Open => {}
+        Gate::Closed { why } => {
+            printer.line(&format!("! {why}"));
+            app.close_project();
+        }
+        Gate::Ask { folder, files } => {
+            printer.line(
+                "This folder has its own extensions. They run as you and can run any command:",
+            );
+            for f in &files {
+                printer.line(&format!("  {f}"));
+            }
+            let question = format!(
+                "Trust {} and load them? (remembered; `mypi trust --revoke` undoes it)",
+                folder.display()
+            );
+            let yes = crate::ui::Ui::confirm(app.ui.as_ref(), &question).await;
+            if let Some(problem) = app.remember_trust(&folder, yes) {
+                printer.line(&format!("! {problem}"));
+            }
+            if !yes {
+                printer.line(&format!(
+                    "! project extensions not loaded; `mypi trust {}` trusts the folder later",
+                    folder.display()
+                ));
+                app.close_project();
+            }
+        }
+    }
 }
 
 /// Prints what the sink did not: a blocked input's answer, an error that is not the agent's

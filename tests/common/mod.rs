@@ -49,7 +49,19 @@ impl TestDir {
         let path = std::env::temp_dir().join(name);
         std::fs::create_dir_all(&path).expect("create test dir");
         let path = path.canonicalize().expect("canonicalize test dir");
-        TestDir { path }
+        let dir = TestDir { path };
+        // Project extensions load only in a trusted folder: the tests' projects are trusted
+        // (with everything below them) unless a test says otherwise (`untrust`).
+        dir.write(
+            "home/.agents/config.toml",
+            &format!("[trust]\ntrees = [{:?}]\n", dir.path.display().to_string()),
+        );
+        dir
+    }
+
+    /// Removes the trust the folder starts with (the user config in the fake home).
+    pub fn untrust(&self) {
+        let _ = std::fs::remove_file(self.home().join(".agents/config.toml"));
     }
 
     pub fn path(&self) -> &Path {

@@ -25,4 +25,5 @@ mod sessions;
 mod streaming;
 mod tools;
 mod tools_safety;
+mod trust;
 mod wire;
