@@ -12,7 +12,12 @@
 //! - [`providers`]: OpenAI-compatible, Anthropic and faux models behind one trait; [`http`]:
 //!   the one HTTP client they (and later MCP) share.
 //! - [`extensions`]: Lua and Rhai scripts (see below).
-//! - [`process`]: child processes in their own process group, killed on every exit path.
+//! - [`process`]: child processes in their own process group, killed on every exit path;
+//!   [`signals`]: the signals that end mypi (killing every child group first).
+//! - [`alloc`]: the process allocator, which charges every block to a meter (a Rhai VM's
+//!   memory cap).
+//! - [`stdio`]: mypi's own stdout in print mode, out of reach of scripts and children.
+//! - [`trust`]: which project folders may run their own code.
 //! - [`ui`]: what the core may ask of the user (a yes/no question).
 //! - [`cli`], [`config`]: the command line and the resolved configuration.
 //! - [`app`]: wiring; [`repl`]: the REPL and print-mode front ends.
