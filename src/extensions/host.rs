@@ -219,7 +219,7 @@ impl ExtensionHost {
                     ),
                 )
             }),
-            Waited::Gone => Err(ScriptError::runtime(format!(
+            Waited::Gone | Waited::Cancelled => Err(ScriptError::runtime(format!(
                 "{}: the extension's thread stopped while loading",
                 info.path.display()
             ))),

@@ -81,7 +81,14 @@ pub enum Waited<T> {
     TimedOut(Duration),
     /// The thread dropped the reply (it stopped).
     Gone,
+    /// The run that made the call was cancelled and the script did not stop by itself in
+    /// [`CANCEL_GRACE`] (it is stuck in native code): the caller stops waiting.
+    Cancelled,
 }
+
+/// How long a call of a cancelled run may take to stop by itself before its caller stops
+/// waiting (the budget hook ends a script within a few thousand instructions).
+const CANCEL_GRACE: Duration = Duration::from_millis(500);
 
 /// Whether the extension can take calls; shared by the async side and the thread.
 #[derive(Default)]
@@ -232,6 +239,39 @@ impl Worker {
         }
     }
 
+    /// Like [`Worker::wait`], but once `cancel` fires the call has [`CANCEL_GRACE`] to end; a
+    /// call that does not (stuck in native code) is left behind and the extension marked busy
+    /// until its thread answers, without a strike: Ctrl-C ends a prompt whatever the script
+    /// is stuck in.
+    async fn wait_cancellable<T>(
+        &self,
+        rx: &mut oneshot::Receiver<T>,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Waited<T> {
+        tokio::select! {
+            biased;
+            w = self.wait(rx) => return w,
+            _ = cancel.cancelled() => {}
+        }
+        match tokio::time::timeout(CANCEL_GRACE, self.wait(rx)).await {
+            Ok(w) => w,
+            Err(_) => {
+                self.health.stuck.store(true, Ordering::SeqCst);
+                Waited::Cancelled
+            }
+        }
+    }
+
+    fn cancelled(&self) -> ScriptError {
+        ScriptError::new(
+            ErrorKind::Unavailable,
+            format!(
+                "{}: stopped: the run was cancelled (the extension is busy until its call returns)",
+                self.name
+            ),
+        )
+    }
+
     /// Why the extension cannot take a call now, if it cannot.
     fn refuse(&self) -> Option<ScriptError> {
         if self.is_disabled() {
@@ -277,6 +317,7 @@ impl Worker {
             return Err(e);
         }
         let (reply, mut rx) = oneshot::channel();
+        let cancel = ctx.cancel.clone();
         let job = Job::Call {
             cb,
             args,
@@ -287,10 +328,11 @@ impl Worker {
         if self.jobs.send(job).is_err() {
             return Err(self.gone());
         }
-        match self.wait(&mut rx).await {
+        match self.wait_cancellable(&mut rx, &cancel).await {
             Waited::Answer(r) => r,
             Waited::TimedOut(after) => Err(self.gave_up(after)),
             Waited::Gone => Err(self.gone()),
+            Waited::Cancelled => Err(self.cancelled()),
         }
     }
 
@@ -305,6 +347,7 @@ impl Worker {
             chain.notice.clone(),
             chain.event.clone(),
         );
+        let cancel = ctx.cancel.clone();
         let job = Job::Chain {
             chain,
             ctx,
@@ -314,7 +357,7 @@ impl Worker {
         let failure = if self.jobs.send(job).is_err() {
             self.gone()
         } else {
-            match self.wait(&mut rx).await {
+            match self.wait_cancellable(&mut rx, &cancel).await {
                 Waited::Answer((out, blocked)) => {
                     drop(event);
                     return Emitted {
@@ -324,6 +367,7 @@ impl Worker {
                 }
                 Waited::TimedOut(after) => self.gave_up(after),
                 Waited::Gone => self.gone(),
+                Waited::Cancelled => self.cancelled(),
             }
         };
         refused_parts(Arc::unwrap_or_clone(event), &owner, &notice, failure)
@@ -362,8 +406,6 @@ impl Worker {
     }
 }
 
-/// A chain that could not run: the failure counts as each handler's (so a `tool_call` guard
-/// that cannot run blocks the call).
 /// A load outcome that is already there: the failure `message`.
 fn failed_load(message: String) -> LoadReceiver {
     let (tx, rx) = oneshot::channel();
@@ -395,6 +437,8 @@ fn spawn_thread<F: FnOnce() + Send + 'static>(name: String, f: F) -> std::io::Re
     Err(failure.unwrap_or_else(|| std::io::Error::other("no thread")))
 }
 
+/// A chain that could not run: the failure counts as each handler's (so a `tool_call` guard
+/// that cannot run blocks the call).
 fn refused(chain: Chain, e: ScriptError) -> Emitted {
     refused_parts(
         Arc::unwrap_or_clone(chain.event),

@@ -105,3 +105,50 @@ fn ctrl_c_ends_a_script_tool_in_a_long_loop_within_a_second() {
     );
     out.ok();
 }
+
+#[test]
+fn ctrl_c_ends_a_prompt_whose_script_tool_is_stuck_reading_a_fifo() {
+    let dir = TestDir::new();
+    let fifo = dir.join("pipe");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    install(
+        &dir,
+        "fifo.lua",
+        r#"api.tool{name = "wait_pipe", description = "reads a pipe", parameters = {type = "object"},
+  timeout_ms = 60000,
+  execute = function() local f = io.open("pipe", "r") return f:read("a") end}"#,
+    );
+    let call = serde_json::json!({"tool_calls": [{"name": "wait_pipe", "arguments": {}}]});
+    dir.write(
+        "replies.jsonl",
+        &format!("{call}\n{{\"text\": \"after\"}}\n"),
+    );
+    let mut m = Mypi::new(&dir)
+        .env("MYPI_EXT_BUDGET_MS", "60000")
+        .args([
+            "--provider",
+            "faux",
+            "--faux-script",
+            "replies.jsonl",
+            "--no-watch",
+        ])
+        .spawn();
+    m.send_line("go");
+    m.wait_for_text("wait_pipe", Duration::from_secs(20));
+    std::thread::sleep(Duration::from_millis(500));
+    let started = Instant::now();
+    m.interrupt();
+    m.wait_for_text("cancel", Duration::from_secs(5));
+    // The prompt ended: the next one gets the model's next reply.
+    m.send_line("still here?");
+    m.wait_for_line("after", Duration::from_secs(5));
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "took {:?}",
+        started.elapsed()
+    );
+    m.send_line("/quit");
+    m.wait().ok();
+}

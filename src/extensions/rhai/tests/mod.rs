@@ -444,10 +444,12 @@ fn endless_loops_end_at_the_budget() {
 #[test]
 fn size_bombs_are_memory_errors() {
     on_worker(|| {
+        // A budget that a loaded machine cannot use up before the size limits are reached.
         let small = Limits {
             max_string_bytes: 1 << 20,
             max_array_len: 1_000,
             max_map_len: 1_000,
+            budget: Duration::from_secs(10),
             ..limits()
         };
         let main = r#"
