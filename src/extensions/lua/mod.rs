@@ -72,8 +72,10 @@ pub struct LuaEngine {
     shared: Rc<globals::Shared>,
     /// `ctx` for the last run context seen.
     ctx_fields: RefCell<Option<CtxFields>>,
-    /// The prelude's `run(f, ...)`: calls `f` in a fresh coroutine (see [`LuaEngine::resume`]).
+    /// The prelude's `run(co, ...)`: resumes coroutine `co` (see [`LuaEngine::resume`]).
     runner: mlua::Function,
+    /// A coroutine whose call finished, for the next call.
+    spare: RefCell<Option<mlua::Thread>>,
     /// mlua's array metatable (marks tables that are JSON arrays).
     mark: Table,
     /// Declared last: dropped after the Lua values above.
@@ -107,6 +109,7 @@ impl LuaEngine {
                 shared: shared.clone(),
                 ctx_fields: RefCell::new(None),
                 runner,
+                spare: RefCell::new(None),
                 mark: lua.array_metatable(),
                 lua,
             })
@@ -162,17 +165,27 @@ impl LuaEngine {
         }
     }
 
-    /// Calls `f` through the prelude's `run`, in a fresh coroutine that the budget hook
-    /// suspends (and the VM drops) once the call is past its budget: no code of the script
-    /// runs after that, not even its `__close` methods.
+    /// Calls `f` through the prelude's `run`, in a coroutine that the budget hook suspends
+    /// (and the VM drops) once the call is past its budget: no code of the script runs after
+    /// that, not even its `__close` methods. A coroutine whose call finished is reset and
+    /// reused (creating one per call costs more than the rest of a small call).
     fn resume<R: mlua::FromLuaMulti>(
         &self,
         f: &mlua::Function,
         args: impl mlua::IntoLuaMulti,
     ) -> mlua::Result<R> {
+        let spare = self.spare.borrow_mut().take();
+        let thread = match spare {
+            Some(t) if t.reset(f.clone()).is_ok() => t,
+            _ => self.lua.create_thread(f.clone())?,
+        };
         let mut argv = args.into_lua_multi(&self.lua)?;
-        argv.push_front(Value::Function(f.clone()));
-        self.runner.call::<R>(argv)
+        argv.push_front(Value::Thread(thread.clone()));
+        let out = self.runner.call::<R>(argv);
+        if thread.status() == mlua::ThreadStatus::Finished {
+            *self.spare.borrow_mut() = Some(thread);
+        }
+        out
     }
 
     /// After a budget or memory failure: free what the failed call left behind.

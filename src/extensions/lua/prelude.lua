@@ -14,8 +14,8 @@
 --    io.open refuses the standard streams and the terminal (/dev/stdout, /dev/fd/1, ...).
 -- 5. An error raised by mypi's own functions (api.on with a bad argument, ...) is caught by
 --    pcall as its message, a plain string, like an error the script raised itself.
--- 6. Every call runs in a fresh coroutine (`run`, returned to the host): past its budget the
---    hook suspends it, and it is dropped as it is. Nothing unwinds, so no __close method,
+-- 6. Every call runs in a coroutine of its own (`run`, returned to the host, resumes it): past
+--    its budget the hook suspends it, and it is dropped as it is. Nothing unwinds, so no __close method,
 --    message handler or metamethod of the script runs after the budget is spent. The string
 --    metatable is hidden, so no script can give every string a __close or __index of its own.
 local over, log, plain, over_message = ...
@@ -24,7 +24,7 @@ local error, select, type, rawget = error, select, type, rawget
 local tostring, concat = tostring, table.concat
 local pcall_, xpcall_, load_, loadfile_ = pcall, xpcall, load, loadfile
 local resume_, close_ = coroutine.resume, coroutine.close
-local create_, status_ = coroutine.create, coroutine.status
+local status_ = coroutine.status
 local setmetatable_ = setmetatable
 
 local function check(ok, ...)
@@ -175,8 +175,7 @@ local function finish(co, ok, ...)
   return ...
 end
 
-local function run(f, ...)
-  local co = create_(f)
+local function run(co, ...)
   return finish(co, resume_(co, ...))
 end
 
