@@ -43,10 +43,10 @@ impl Provider for Deltas {
     fn model(&self) -> &str {
         "bench"
     }
-    fn stream(
-        &self,
-        _payload: Value,
-    ) -> BoxFuture<'_, Result<Box<dyn EventStream>, ProviderError>> {
+    fn stream<'a>(
+        &'a self,
+        _payload: &'a Value,
+    ) -> BoxFuture<'a, Result<Box<dyn EventStream>, ProviderError>> {
         let mut events: VecDeque<StreamEvent> = (0..self.0)
             .map(|_| StreamEvent::TextDelta(self.1.to_string()))
             .collect();

@@ -3,12 +3,12 @@
 //! failed requests are retried while nothing was streamed yet, and steer messages join
 //! before the next request.
 
-use std::collections::HashSet;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::{Agent, AgentError, EventSink, RunOutcome};
 use crate::hooks::{EventKind, HookEvent, SharedText};
-use crate::protocol::{AgentEvent, Message, Role, ToolOutput, Usage};
+use crate::protocol::{AgentEvent, Message, Usage};
 use crate::providers::{Accumulator, EventStream, ModelRequest, ProviderError, StreamEvent};
 use crate::run::RunContext;
 
@@ -115,10 +115,8 @@ impl Agent {
             self.record(message.clone())?;
             let mut results = Vec::new();
             if !calls.is_empty() {
-                results = self.run_tools(&calls, sink, ctx).await;
-                for result in &results {
-                    self.record(result.clone())?;
-                }
+                // Each result is stored as its call finishes.
+                results = self.run_tools(&calls, sink, ctx).await?;
                 if ctx.cancel.is_cancelled() {
                     return Err(AgentError::Cancelled);
                 }
@@ -146,9 +144,12 @@ impl Agent {
     async fn payload(&self, system_prompt: &str, ctx: &Arc<RunContext>) -> serde_json::Value {
         let mut messages = repair_transcript(&self.messages);
         if self.hooks.has(EventKind::Context) {
-            let out = self.hooks.emit(HookEvent::Context { messages }, ctx).await;
+            let event = HookEvent::Context {
+                messages: messages.into_owned(),
+            };
+            let out = self.hooks.emit(event, ctx).await;
             messages = match out.event {
-                HookEvent::Context { messages } => messages,
+                HookEvent::Context { messages } => Cow::Owned(messages),
                 _ => repair_transcript(&self.messages),
             };
         }
@@ -180,7 +181,7 @@ impl Agent {
     ) -> Result<Reply, AgentError> {
         let mut attempt = 0;
         loop {
-            let failed = match self.stream_once(payload.clone(), sink, ctx).await {
+            let failed = match self.stream_once(&payload, sink, ctx).await {
                 Ok(reply) => return Ok(reply),
                 Err(failed) => failed,
             };
@@ -207,7 +208,7 @@ impl Agent {
 
     async fn stream_once(
         &self,
-        payload: serde_json::Value,
+        payload: &serde_json::Value,
         sink: &dyn EventSink,
         ctx: &Arc<RunContext>,
     ) -> Result<Reply, Failed> {
@@ -272,23 +273,8 @@ impl Agent {
 }
 
 /// The conversation as a provider may receive it: an assistant tool call whose result is
-/// missing (the process was stopped mid-batch) gets an error result, so strict APIs accept
-/// the transcript.
-pub(super) fn repair_transcript(messages: &[Message]) -> Vec<Message> {
-    let answered: HashSet<&str> = messages
-        .iter()
-        .filter(|m| m.role == Role::Tool)
-        .filter_map(|m| m.tool_call_id.as_deref())
-        .collect();
-    let mut out = Vec::with_capacity(messages.len());
-    for m in messages {
-        out.push(m.clone());
-        for call in m.tool_calls.iter() {
-            if !answered.contains(call.id.as_str()) {
-                let output = ToolOutput::error("no result: the session was interrupted");
-                out.push(Message::tool_result(call, &output));
-            }
-        }
-    }
-    out
+/// missing (the process was stopped mid-batch) gets an "interrupted" result, so strict APIs
+/// accept the transcript. Borrowed (not copied) when nothing is missing.
+pub(super) fn repair_transcript(messages: &[Message]) -> Cow<'_, [Message]> {
+    super::session::repair::for_request(messages)
 }

@@ -75,8 +75,9 @@ impl Provider for AnthropicProvider {
             "model": request.model,
             "max_tokens": MAX_TOKENS,
             "stream": true,
-            "messages": wire_messages(&request.messages),
         });
+        // Moved in, not through `json!` (which would copy the whole conversation once more).
+        body["messages"] = Value::Array(wire_messages(&request.messages));
         if !system.is_empty() {
             body["system"] = Value::String(system.join("\n\n"));
         }
@@ -94,14 +95,17 @@ impl Provider for AnthropicProvider {
         body
     }
 
-    fn stream(&self, payload: Value) -> BoxFuture<'_, Result<Box<dyn EventStream>, ProviderError>> {
+    fn stream<'a>(
+        &'a self,
+        payload: &'a Value,
+    ) -> BoxFuture<'a, Result<Box<dyn EventStream>, ProviderError>> {
         Box::pin(async move {
             let url = self.url();
             let mut headers = vec![("anthropic-version", API_VERSION.to_string())];
             if let Some(key) = &self.api_key {
                 headers.push(("x-api-key", key.clone()));
             }
-            let response = post_json(NAME, &url, &headers, &payload).await?;
+            let response = post_json(NAME, &url, &headers, payload).await?;
             let stream = SseEventStream::new(response, AnthropicDecoder::default(), NAME, &url);
             Ok(Box::new(stream) as Box<dyn EventStream>)
         })
@@ -145,7 +149,9 @@ fn wire_messages(messages: &[Message]) -> Vec<Value> {
             } else {
                 Value::Array(blocks)
             };
-            json!({"role": role, "content": content})
+            let mut turn = json!({ "role": role });
+            turn["content"] = content;
+            turn
         })
         .collect()
 }
@@ -319,7 +325,8 @@ mod tests {
                 Message::tool_result(&b, &ToolOutput::error("bad args")),
                 Message::user("also this"),
                 Message::assistant("ok", vec![]),
-            ],
+            ]
+            .into(),
             tools: vec![ToolSpec {
                 name: "read".into(),
                 description: "Read a file".into(),
@@ -357,7 +364,7 @@ mod tests {
         let request = ModelRequest {
             model: "m".into(),
             system_prompt: String::new(),
-            messages: vec![Message::user("q")],
+            messages: vec![Message::user("q")].into(),
             tools: vec![],
         };
         let body = AnthropicProvider::new("m", None, None).payload(&request);
@@ -455,7 +462,7 @@ mod tests {
         );
         let (url, server) = serve_once(response).await;
         let p = AnthropicProvider::new("m", Some(url), Some("sk-ant".into()));
-        let mut stream = p.stream(json!({"model": "m"})).await.unwrap();
+        let mut stream = p.stream(&json!({"model": "m"})).await.unwrap();
         let mut items = Vec::new();
         while let Some(item) = stream.next().await {
             items.push(item);

@@ -12,6 +12,7 @@ pub mod openai;
 pub mod sse;
 
 use futures_util::future::BoxFuture;
+use std::borrow::Cow;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -19,12 +20,13 @@ use serde_json::Value;
 
 use crate::protocol::{Message, ToolCall, ToolSpec, Usage};
 
-/// Everything a provider needs for one request.
+/// Everything a provider needs for one request. The messages are usually the agent's own,
+/// borrowed: a long conversation is not copied to build a request.
 #[derive(Debug, Clone, Serialize)]
-pub struct ModelRequest {
+pub struct ModelRequest<'a> {
     pub model: String,
     pub system_prompt: String,
-    pub messages: Vec<Message>,
+    pub messages: Cow<'a, [Message]>,
     pub tools: Vec<ToolSpec>,
 }
 
@@ -103,8 +105,12 @@ pub trait Provider: Send + Sync {
         serde_json::to_value(request).unwrap_or(Value::Null)
     }
 
-    /// Sends the (possibly rewritten) body and returns the reply as a stream.
-    fn stream(&self, payload: Value) -> BoxFuture<'_, Result<Box<dyn EventStream>, ProviderError>>;
+    /// Sends the (possibly rewritten) body and returns the reply as a stream. The body is
+    /// borrowed, so a retry sends it again without a copy.
+    fn stream<'a>(
+        &'a self,
+        payload: &'a Value,
+    ) -> BoxFuture<'a, Result<Box<dyn EventStream>, ProviderError>>;
 }
 
 /// Builds the assistant message from stream events.

@@ -61,8 +61,9 @@ impl Provider for OpenAiProvider {
             "model": request.model,
             "stream": true,
             "stream_options": {"include_usage": true},
-            "messages": messages,
         });
+        // Moved in, not through `json!` (which would copy the whole conversation once more).
+        body["messages"] = Value::Array(messages);
         if !request.tools.is_empty() {
             let tools: Vec<Value> = request
                 .tools
@@ -78,14 +79,17 @@ impl Provider for OpenAiProvider {
         body
     }
 
-    fn stream(&self, payload: Value) -> BoxFuture<'_, Result<Box<dyn EventStream>, ProviderError>> {
+    fn stream<'a>(
+        &'a self,
+        payload: &'a Value,
+    ) -> BoxFuture<'a, Result<Box<dyn EventStream>, ProviderError>> {
         Box::pin(async move {
             let url = self.url();
             let mut headers = Vec::new();
             if let Some(key) = &self.api_key {
                 headers.push(("authorization", format!("Bearer {key}")));
             }
-            let response = post_json(NAME, &url, &headers, &payload).await?;
+            let response = post_json(NAME, &url, &headers, payload).await?;
             let stream = SseEventStream::new(response, OpenAiDecoder::default(), NAME, &url);
             Ok(Box::new(stream) as Box<dyn EventStream>)
         })
@@ -236,7 +240,7 @@ mod tests {
     use crate::providers::sse::{decode_chunks, serve_once};
     use crate::providers::Accumulator;
 
-    fn request() -> ModelRequest {
+    fn request() -> ModelRequest<'static> {
         let good = ToolCall::from_raw("c1".into(), "read".into(), r#"{"path":"a"}"#);
         let bad = ToolCall::from_raw("c2".into(), "bash".into(), "{\"command\": ");
         ModelRequest {
@@ -247,7 +251,8 @@ mod tests {
                 Message::assistant("", vec![good.clone(), bad]),
                 Message::tool_result(&good, &ToolOutput::ok("text")),
                 Message::assistant("done", vec![]),
-            ],
+            ]
+            .into(),
             tools: vec![ToolSpec {
                 name: "read".into(),
                 description: "Read a file".into(),
@@ -388,7 +393,7 @@ mod tests {
         );
         let (url, server) = serve_once(response).await;
         let p = OpenAiProvider::new("m", Some(url), Some("sk-test".into()));
-        let err = p.stream(json!({"model": "m"})).await.err().unwrap();
+        let err = p.stream(&json!({"model": "m"})).await.err().unwrap();
         assert_eq!(
             err,
             ProviderError::Http {
@@ -412,7 +417,7 @@ mod tests {
         );
         let (url, server) = serve_once(response).await;
         let p = OpenAiProvider::new("m", Some(format!("{url}/")), None);
-        let mut stream = p.stream(json!({"model": "m"})).await.unwrap();
+        let mut stream = p.stream(&json!({"model": "m"})).await.unwrap();
         let mut acc = Accumulator::default();
         while let Some(item) = stream.next().await {
             acc.push(&item.unwrap());
@@ -431,7 +436,7 @@ mod tests {
         );
         let (url, _server) = serve_once(response).await;
         let p = OpenAiProvider::new("m", Some(url), None);
-        let mut stream = p.stream(json!({})).await.unwrap();
+        let mut stream = p.stream(&json!({})).await.unwrap();
         let first = stream.next().await.unwrap();
         assert_eq!(first, Ok(StreamEvent::TextDelta("par".into())));
         let second = stream.next().await.unwrap();
@@ -448,7 +453,7 @@ mod tests {
         let url = format!("http://{}", listener.local_addr().unwrap());
         drop(listener);
         let p = OpenAiProvider::new("m", Some(url.clone()), None);
-        match p.stream(json!({})).await.err().unwrap() {
+        match p.stream(&json!({})).await.err().unwrap() {
             ProviderError::Connect {
                 provider,
                 url: u,

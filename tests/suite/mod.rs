@@ -15,6 +15,7 @@ mod print_mode;
 mod reload;
 mod reload_more;
 mod repl;
+mod session_safety;
 mod sessions;
 mod streaming;
 mod tools;
