@@ -14,7 +14,7 @@ use super::*;
 use crate::hooks::{EventKind, HookError, HookHandler};
 use crate::owner::Owner;
 use crate::protocol::{Role, ToolSpec};
-use crate::providers::{EventStream, StreamEvent};
+use crate::providers::{EventStream, Payload, StreamEvent};
 use crate::run::RunContext;
 use crate::tools::{Tool, ToolContext};
 use futures_util::future::BoxFuture;
@@ -43,9 +43,12 @@ impl Provider for Scripted {
     }
     fn stream<'a>(
         &'a self,
-        payload: &'a Value,
+        payload: &'a Payload,
     ) -> BoxFuture<'a, Result<Box<dyn EventStream>, ProviderError>> {
-        self.requests.lock().unwrap().push(payload.clone());
+        self.requests
+            .lock()
+            .unwrap()
+            .push(payload.to_json().into_owned());
         let events = self.replies.lock().unwrap().pop_front().unwrap_or_default();
         Box::pin(async move { Ok(Box::new(VecStream(events.into())) as Box<dyn EventStream>) })
     }

@@ -9,7 +9,9 @@ use std::sync::Arc;
 use super::{Agent, AgentError, EventSink, RunOutcome};
 use crate::hooks::{EventKind, HookEvent, SharedText};
 use crate::protocol::{AgentEvent, Message, Usage};
-use crate::providers::{Accumulator, EventStream, ModelRequest, ProviderError, StreamEvent};
+use crate::providers::{
+    Accumulator, EventStream, ModelRequest, Payload, ProviderError, StreamEvent,
+};
 use crate::run::RunContext;
 
 /// What streaming one reply produced.
@@ -140,8 +142,10 @@ impl Agent {
     }
 
     /// The request body for the next model call, after the `context` and
-    /// `before_provider_request` hooks.
-    async fn payload(&self, system_prompt: &str, ctx: &Arc<RunContext>) -> serde_json::Value {
+    /// `before_provider_request` hooks. Without a `before_provider_request` handler the body
+    /// is encoded straight from the conversation, which is then held only once more (as
+    /// bytes), however long it is.
+    async fn payload(&self, system_prompt: &str, ctx: &Arc<RunContext>) -> Payload {
         let mut messages = repair_transcript(&self.messages);
         if self.hooks.has(EventKind::Context) {
             let event = HookEvent::Context {
@@ -159,23 +163,25 @@ impl Agent {
             messages,
             tools: self.tools.specs(),
         };
-        let payload = self.provider.payload(&request);
         if !self.hooks.has(EventKind::BeforeProviderRequest) {
-            return payload;
+            return match self.provider.encode(&request) {
+                Some(bytes) => Payload::Encoded(bytes.into()),
+                None => Payload::Json(self.provider.payload(&request)),
+            };
         }
         let event = HookEvent::BeforeProviderRequest {
             provider: self.provider.name().to_string(),
-            payload,
+            payload: self.provider.payload(&request),
         };
         match self.hooks.emit(event, ctx).await.event {
-            HookEvent::BeforeProviderRequest { payload, .. } => payload,
-            _ => serde_json::Value::Null,
+            HookEvent::BeforeProviderRequest { payload, .. } => Payload::Json(payload),
+            _ => Payload::Json(serde_json::Value::Null),
         }
     }
 
     async fn stream_with_retry(
         &self,
-        payload: serde_json::Value,
+        payload: Payload,
         sink: &dyn EventSink,
         ctx: &Arc<RunContext>,
     ) -> Result<Reply, AgentError> {
@@ -208,7 +214,7 @@ impl Agent {
 
     async fn stream_once(
         &self,
-        payload: &serde_json::Value,
+        payload: &Payload,
         sink: &dyn EventSink,
         ctx: &Arc<RunContext>,
     ) -> Result<Reply, Failed> {

@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{EventStream, Provider, ProviderError, StreamEvent};
+use super::{EventStream, Payload, Provider, ProviderError, StreamEvent};
 use crate::protocol::Usage;
 
 /// The text a scripted model sends once its script has run out.
@@ -171,10 +171,11 @@ impl Provider for FauxProvider {
 
     fn stream<'a>(
         &'a self,
-        payload: &'a Value,
+        payload: &'a Payload,
     ) -> BoxFuture<'a, Result<Box<dyn EventStream>, ProviderError>> {
-        let reply = self.reply_for(payload);
-        let events = self.events_for(&reply, payload);
+        let payload = payload.to_json();
+        let reply = self.reply_for(&payload);
+        let events = self.events_for(&reply, &payload);
         Box::pin(async move {
             Ok(Box::new(FauxStream {
                 events: events.into(),
@@ -303,7 +304,7 @@ mod tests {
     }
 
     async fn run(p: &FauxProvider, payload: Value) -> (Vec<StreamEvent>, Accumulator) {
-        let mut stream = p.stream(&payload).await.unwrap();
+        let mut stream = p.stream(&Payload::Json(payload)).await.unwrap();
         let mut events = Vec::new();
         let mut acc = Accumulator::default();
         while let Some(item) = stream.next().await {

@@ -10,7 +10,9 @@ pub mod anthropic;
 pub mod faux;
 pub mod openai;
 pub mod sse;
+mod wire;
 
+use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use std::borrow::Cow;
 use std::time::Duration;
@@ -28,6 +30,38 @@ pub struct ModelRequest<'a> {
     pub system_prompt: String,
     pub messages: Cow<'a, [Message]>,
     pub tools: Vec<ToolSpec>,
+}
+
+/// A request body on its way to a provider.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Payload {
+    /// JSON: what `before_provider_request` handlers see and may rewrite.
+    Json(Value),
+    /// The body encoded straight from the request (when no handler needs the JSON), sent as
+    /// it is by every attempt.
+    Encoded(Bytes),
+}
+
+impl Payload {
+    /// The bytes to send: a handle on them when already encoded.
+    pub fn to_bytes(&self) -> Result<Bytes, ProviderError> {
+        match self {
+            Payload::Json(value) => serde_json::to_vec(value)
+                .map(Bytes::from)
+                .map_err(|e| ProviderError::Config(format!("could not encode the request: {e}"))),
+            Payload::Encoded(bytes) => Ok(bytes.clone()),
+        }
+    }
+
+    /// The body as JSON (decoded again when it was encoded; `null` if that fails).
+    pub fn to_json(&self) -> Cow<'_, Value> {
+        match self {
+            Payload::Json(value) => Cow::Borrowed(value),
+            Payload::Encoded(bytes) => {
+                Cow::Owned(serde_json::from_slice(bytes).unwrap_or_default())
+            }
+        }
+    }
 }
 
 /// One normalized piece of a streamed reply.
@@ -105,11 +139,18 @@ pub trait Provider: Send + Sync {
         serde_json::to_value(request).unwrap_or(Value::Null)
     }
 
+    /// The body encoded straight from the request, used when no handler needs the JSON: a
+    /// long conversation is then not copied into a JSON value first. `None` (the default):
+    /// [`Provider::payload`]'s JSON is sent.
+    fn encode(&self, _request: &ModelRequest) -> Option<Vec<u8>> {
+        None
+    }
+
     /// Sends the (possibly rewritten) body and returns the reply as a stream. The body is
     /// borrowed, so a retry sends it again without a copy.
     fn stream<'a>(
         &'a self,
-        payload: &'a Value,
+        payload: &'a Payload,
     ) -> BoxFuture<'a, Result<Box<dyn EventStream>, ProviderError>>;
 }
 

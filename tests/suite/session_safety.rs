@@ -397,35 +397,102 @@ fn run_measured(mut cmd: std::process::Command, timeout: Duration) -> (i32, u64)
     }
 }
 
+/// A Chat Completions server on 127.0.0.1 that reads each request body without keeping it
+/// and streams the reply "ok". Returns its URL and the body sizes it saw.
+fn start_sink() -> (String, std::sync::mpsc::Receiver<usize>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let (sizes, seen) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(stream);
+            let mut length = 0;
+            let mut line = String::new();
+            while reader.read_line(&mut line).unwrap_or(0) > 2 {
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+                line.clear();
+            }
+            let got = std::io::copy(&mut (&mut reader).take(length as u64), &mut std::io::sink());
+            let _ = sizes.send(got.unwrap_or(0) as usize);
+            let body = concat!(
+                "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"}}]}\n\n",
+                "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+                "data: [DONE]\n\n"
+            );
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\
+                 connection: close\r\n\r\n",
+                body.len()
+            );
+            let mut stream = reader.into_inner();
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(body.as_bytes());
+        }
+    });
+    (url, seen)
+}
+
 #[test]
 fn resuming_a_large_session_needs_memory_near_its_size() {
-    const SIZE: u64 = 200 << 20;
+    const SIZE: u64 = 160 << 20;
     let dir = TestDir::new();
     let path = dir.join(".agents/sessions/20250101-000000-0b1g.jsonl");
     write_large_session(&path, SIZE);
-    let file_len = std::fs::metadata(&path).unwrap().len();
-    let cmd = Mypi::new(&dir)
-        .args([
-            "--provider",
-            "faux",
-            "--no-extensions",
-            "-c",
-            "-p",
-            "still there?",
-        ])
-        .command();
-    let (code, peak) = run_measured(cmd, Duration::from_secs(300));
-    assert_eq!(code, 0);
-    let tail = session_messages(&path);
-    assert_eq!(tail.last().unwrap()["content"], "still there?");
-    let ratio = peak as f64 / file_len as f64;
-    eprintln!(
-        "peak RSS {} MB for a {} MB session ({ratio:.2}x)",
-        peak >> 20,
-        file_len >> 20
+    let file_len = std::fs::metadata(&path).unwrap().len() as f64;
+    let measure = |args: &[&str]| -> f64 {
+        let cmd = Mypi::new(&dir).args(args).command();
+        let (code, peak) = run_measured(cmd, Duration::from_secs(300));
+        assert_eq!(code, 0, "{args:?}");
+        let ratio = peak as f64 / file_len;
+        eprintln!(
+            "{args:?}: peak RSS {} MB, {ratio:.2}x the session",
+            peak >> 20
+        );
+        ratio
+    };
+
+    // The offline model: the session in memory and the request as JSON.
+    let faux = measure(&[
+        "--provider",
+        "faux",
+        "--no-extensions",
+        "-c",
+        "-p",
+        "still there?",
+    ]);
+    assert_eq!(
+        session_messages(&path).last().unwrap()["content"],
+        "still there?"
     );
     assert!(
-        ratio < 3.0,
-        "resuming a {file_len}-byte session peaked at {peak} bytes ({ratio:.2}x)"
+        faux < 3.0,
+        "resuming with faux peaked at {faux:.2}x the session"
+    );
+
+    // A real API: the session in memory and the encoded request body, nothing more.
+    let (url, seen) = start_sink();
+    let args = [
+        "--provider",
+        "openai",
+        "--base-url",
+        &url,
+        "--no-extensions",
+        "-c",
+        "-p",
+        "and now?",
+    ];
+    let openai = measure(&args);
+    let sent = seen.recv_timeout(WAIT).unwrap() as f64;
+    assert!(
+        sent > 0.9 * file_len,
+        "the whole conversation was sent ({sent} bytes)"
+    );
+    assert_eq!(session_messages(&path).last().unwrap()["content"], "ok");
+    assert!(
+        openai < 2.75,
+        "resuming with openai peaked at {openai:.2}x the session"
     );
 }
