@@ -69,8 +69,9 @@ impl Agent {
         };
         self.execute(prepared, &mut batch).await;
         let results: Vec<Message> = batch.results.into_iter().flatten().collect();
-        batch.stored?;
+        // The calls ran: the conversation has their results even if the file could not.
         self.messages.extend(results.iter().cloned());
+        batch.stored?;
         Ok(results)
     }
 

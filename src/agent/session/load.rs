@@ -69,6 +69,8 @@ pub fn open_regular(path: &Path, append: bool) -> Result<File, SessionError> {
     };
     let mut options = OpenOptions::new();
     options.read(true).append(append);
+    // Opening a FIFO without it would wait for a writer. On the regular file that passes the
+    // check below the flag changes nothing (reads and writes of regular files never block).
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
