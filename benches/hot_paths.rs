@@ -18,10 +18,9 @@ use mypi::extensions::host::ExtensionHost;
 use mypi::extensions::services::HostContext;
 use mypi::hooks::{EventKind, HookBus, HookEvent, InputSource};
 use mypi::protocol::AgentEvent;
-use mypi::providers::{EventStream, Provider, ProviderError, StreamEvent};
+use mypi::providers::{EventStream, Payload, Provider, ProviderError, StreamEvent};
 use mypi::run::RunContext;
 use mypi::tools::ToolRegistry;
-use serde_json::Value;
 
 const DELTAS: usize = 10_000;
 
@@ -43,10 +42,10 @@ impl Provider for Deltas {
     fn model(&self) -> &str {
         "bench"
     }
-    fn stream(
-        &self,
-        _payload: Value,
-    ) -> BoxFuture<'_, Result<Box<dyn EventStream>, ProviderError>> {
+    fn stream<'a>(
+        &'a self,
+        _payload: &'a Payload,
+    ) -> BoxFuture<'a, Result<Box<dyn EventStream>, ProviderError>> {
         let mut events: VecDeque<StreamEvent> = (0..self.0)
             .map(|_| StreamEvent::TextDelta(self.1.to_string()))
             .collect();

@@ -46,7 +46,8 @@ pub struct Cli {
     #[arg(long, value_name = "FILE")]
     pub faux_script: Option<PathBuf>,
 
-    /// Resume the latest session in this folder.
+    /// Resume the latest session in this folder (when another mypi has it open, start a new
+    /// session instead).
     #[arg(long = "continue", short = 'c')]
     pub continue_session: bool,
 

@@ -1,14 +1,18 @@
 //! One batch of tool calls from a model reply: each call goes through the `tool_call` hook
 //! (block / rewrite arguments) and schema validation in call order, then the calls run
-//! (consecutive parallel-safe calls together, the others one at a time), then each result
-//! goes through the `tool_result` hook. Results come back in call order.
+//! (consecutive parallel-safe calls together, the others one at a time). As each call
+//! finishes, its result goes through the `tool_result` hook and is stored in the session at
+//! once, so a process killed while later calls run keeps the results that were done. The
+//! conversation gets the results in call order when the batch is over.
 
 use std::sync::Arc;
 
+use futures_util::future::BoxFuture;
+use futures_util::stream::{FuturesUnordered, StreamExt};
 use serde_json::Value;
-use tokio::task::JoinHandle;
 
-use super::{Agent, EventSink};
+use super::session::SessionError;
+use super::{Agent, AgentError, EventSink};
 use crate::hooks::{EventKind, HookEvent};
 use crate::protocol::{AgentEvent, Message, ToolCall, ToolOutput};
 use crate::run::RunContext;
@@ -21,38 +25,108 @@ enum Prepared {
     Answered(ToolOutput),
 }
 
+/// Calls running together; each yields its index in the batch and its output.
+type Group = FuturesUnordered<BoxFuture<'static, (usize, ToolOutput)>>;
+
+/// One batch in progress: the calls, the arguments they run with, and the results so far.
+struct Batch<'a> {
+    calls: &'a [ToolCall],
+    args: Vec<Value>,
+    results: Vec<Option<Message>>,
+    /// The first failure to store a result; later results are not written.
+    stored: Result<(), SessionError>,
+    sink: &'a dyn EventSink,
+    ctx: &'a Arc<RunContext>,
+}
+
 impl Agent {
+    /// Runs a batch; returns the results in call order, each already in the session file.
     pub(super) async fn run_tools(
-        &self,
+        &mut self,
         calls: &[ToolCall],
         sink: &dyn EventSink,
         ctx: &Arc<RunContext>,
-    ) -> Vec<Message> {
+    ) -> Result<Vec<Message>, AgentError> {
         let mut prepared = Vec::with_capacity(calls.len());
-        let mut final_args = Vec::with_capacity(calls.len());
+        let mut args = Vec::with_capacity(calls.len());
         for call in calls {
-            let (p, args) = self.prepare(call, ctx).await;
+            let (p, final_args) = self.prepare(call, ctx).await;
             sink.emit(AgentEvent::ToolCall {
                 id: call.id.clone(),
                 name: call.name.clone(),
-                arguments: args.clone(),
+                arguments: final_args.clone(),
             });
             prepared.push(p);
-            final_args.push(args);
+            args.push(final_args);
         }
-        let outputs = self.execute(prepared, ctx).await;
-        let mut results = Vec::with_capacity(calls.len());
-        for ((call, args), output) in calls.iter().zip(final_args).zip(outputs) {
-            let output = self.after(call, args, output, ctx).await;
-            sink.emit(AgentEvent::ToolResult {
-                id: call.id.clone(),
-                name: call.name.clone(),
-                content: output.content.clone(),
-                is_error: output.is_error,
-            });
-            results.push(Message::tool_result(call, &output));
+        let mut batch = Batch {
+            calls,
+            args,
+            results: vec![None; calls.len()],
+            stored: Ok(()),
+            sink,
+            ctx,
+        };
+        self.execute(prepared, &mut batch).await;
+        let results: Vec<Message> = batch.results.into_iter().flatten().collect();
+        // The calls ran: the conversation has their results even if the file could not.
+        self.messages.extend(results.iter().cloned());
+        batch.stored?;
+        Ok(results)
+    }
+
+    /// Runs the prepared calls (consecutive parallel-safe ones together), finishing each
+    /// result as soon as its call is done.
+    async fn execute(&mut self, prepared: Vec<Prepared>, batch: &mut Batch<'_>) {
+        let mut group = Group::new();
+        for (index, p) in prepared.into_iter().enumerate() {
+            match p {
+                Prepared::Answered(output) => self.finish(index, output, batch).await,
+                Prepared::Run { entry, args } => {
+                    let safe = entry.tool.parallel_safe();
+                    if !safe {
+                        self.drain(&mut group, batch).await;
+                    }
+                    let handle = tokio::spawn(entry.tool.call(args, batch.ctx.clone()));
+                    group.push(Box::pin(async move {
+                        let output = match handle.await {
+                            Ok(output) => output,
+                            Err(e) => ToolOutput::error(format!("the tool crashed: {e}")),
+                        };
+                        (index, output)
+                    }));
+                    if !safe {
+                        self.drain(&mut group, batch).await;
+                    }
+                }
+            }
         }
-        results
+        self.drain(&mut group, batch).await;
+    }
+
+    /// Finishes the running calls in the order they end.
+    async fn drain(&mut self, group: &mut Group, batch: &mut Batch<'_>) {
+        while let Some((index, output)) = group.next().await {
+            self.finish(index, output, batch).await;
+        }
+    }
+
+    /// The end of one call: the `tool_result` hook, the event, and the session line.
+    async fn finish(&mut self, index: usize, output: ToolOutput, batch: &mut Batch<'_>) {
+        let call = &batch.calls[index];
+        let args = std::mem::take(&mut batch.args[index]);
+        let output = self.after(call, args, output, batch.ctx).await;
+        batch.sink.emit(AgentEvent::ToolResult {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            content: output.content.clone(),
+            is_error: output.is_error,
+        });
+        let result = Message::tool_result(call, &output);
+        if batch.stored.is_ok() {
+            batch.stored = self.session.append(&result);
+        }
+        batch.results[index] = Some(result);
     }
 
     /// Hooks and validation for one call; returns it with the arguments it will run with.
@@ -121,32 +195,6 @@ impl Agent {
         )
     }
 
-    /// Runs the prepared calls: consecutive parallel-safe ones together.
-    async fn execute(&self, prepared: Vec<Prepared>, ctx: &Arc<RunContext>) -> Vec<ToolOutput> {
-        let mut outputs = Vec::with_capacity(prepared.len());
-        let mut group: Vec<JoinHandle<ToolOutput>> = Vec::new();
-        for p in prepared {
-            match p {
-                Prepared::Answered(output) => {
-                    drain(&mut group, &mut outputs).await;
-                    outputs.push(output);
-                }
-                Prepared::Run { entry, args } => {
-                    let safe = entry.tool.parallel_safe();
-                    if !safe {
-                        drain(&mut group, &mut outputs).await;
-                    }
-                    group.push(tokio::spawn(entry.tool.call(args, ctx.clone())));
-                    if !safe {
-                        drain(&mut group, &mut outputs).await;
-                    }
-                }
-            }
-        }
-        drain(&mut group, &mut outputs).await;
-        outputs
-    }
-
     /// Truncates the output and runs the `tool_result` hook.
     async fn after(
         &self,
@@ -177,15 +225,5 @@ impl Agent {
             };
         }
         output
-    }
-}
-
-/// Awaits the running group in order.
-async fn drain(group: &mut Vec<JoinHandle<ToolOutput>>, outputs: &mut Vec<ToolOutput>) {
-    for handle in group.drain(..) {
-        outputs.push(match handle.await {
-            Ok(output) => output,
-            Err(e) => ToolOutput::error(format!("the tool crashed: {e}")),
-        });
     }
 }

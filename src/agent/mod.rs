@@ -1,7 +1,7 @@
 //! The agent: the conversation, its session file, and the loop that turns a prompt into model
 //! requests and tool calls. [`Agent::prompt`] runs one prompt (after the `input` hook) and then
 //! any follow-ups queued while it ran. The loop itself is in `turn.rs`, tool batches in
-//! `exec.rs`, the queues in `queue.rs`, the transcript in `session.rs`.
+//! `exec.rs`, the queues in `queue.rs`, the transcript in `session/`.
 //!
 //! The agent knows hooks, tools and providers only through their registries and traits; it
 //! never sees scripts, MCP or the terminal.

@@ -14,7 +14,7 @@ use super::*;
 use crate::hooks::{EventKind, HookError, HookHandler};
 use crate::owner::Owner;
 use crate::protocol::{Role, ToolSpec};
-use crate::providers::{EventStream, ModelRequest, StreamEvent};
+use crate::providers::{EventStream, Payload, StreamEvent};
 use crate::run::RunContext;
 use crate::tools::{Tool, ToolContext};
 use futures_util::future::BoxFuture;
@@ -41,8 +41,14 @@ impl Provider for Scripted {
     fn model(&self) -> &str {
         "m"
     }
-    fn stream(&self, payload: Value) -> BoxFuture<'_, Result<Box<dyn EventStream>, ProviderError>> {
-        self.requests.lock().unwrap().push(payload);
+    fn stream<'a>(
+        &'a self,
+        payload: &'a Payload,
+    ) -> BoxFuture<'a, Result<Box<dyn EventStream>, ProviderError>> {
+        self.requests
+            .lock()
+            .unwrap()
+            .push(payload.to_json().into_owned());
         let events = self.replies.lock().unwrap().pop_front().unwrap_or_default();
         Box::pin(async move { Ok(Box::new(VecStream(events.into())) as Box<dyn EventStream>) })
     }
@@ -198,20 +204,24 @@ impl Rig {
         self.hooks.on(kind, Owner::new("test", 1), h);
     }
 
-    fn request(&self, n: usize) -> ModelRequest {
+    fn request(&self, n: usize) -> Sent {
         let v = self.provider.requests.lock().unwrap()[n].clone();
-        ModelRequest {
-            model: v["model"].as_str().unwrap().into(),
+        Sent {
             system_prompt: v["system_prompt"].as_str().unwrap().into(),
             messages: serde_json::from_value(v["messages"].clone()).unwrap(),
-            tools: serde_json::from_value(v["tools"].clone()).unwrap(),
         }
     }
 
     fn stored(&self) -> Vec<Message> {
         let path = self.agent.session().unwrap().path().to_path_buf();
-        SessionWriter::resume(&path).unwrap().messages
+        session::read_messages(&path).unwrap()
     }
+}
+
+/// What the scripted provider was sent (the default payload: the request as JSON).
+struct Sent {
+    system_prompt: String,
+    messages: Vec<Message>,
 }
 
 impl Drop for Rig {

@@ -3,13 +3,15 @@
 //! failed requests are retried while nothing was streamed yet, and steer messages join
 //! before the next request.
 
-use std::collections::HashSet;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::{Agent, AgentError, EventSink, RunOutcome};
 use crate::hooks::{EventKind, HookEvent, SharedText};
-use crate::protocol::{AgentEvent, Message, Role, ToolOutput, Usage};
-use crate::providers::{Accumulator, EventStream, ModelRequest, ProviderError, StreamEvent};
+use crate::protocol::{AgentEvent, Message, Usage};
+use crate::providers::{
+    Accumulator, EventStream, ModelRequest, Payload, ProviderError, StreamEvent,
+};
 use crate::run::RunContext;
 
 /// What streaming one reply produced.
@@ -115,10 +117,8 @@ impl Agent {
             self.record(message.clone())?;
             let mut results = Vec::new();
             if !calls.is_empty() {
-                results = self.run_tools(&calls, sink, ctx).await;
-                for result in &results {
-                    self.record(result.clone())?;
-                }
+                // Each result is stored as its call finishes.
+                results = self.run_tools(&calls, sink, ctx).await?;
                 if ctx.cancel.is_cancelled() {
                     return Err(AgentError::Cancelled);
                 }
@@ -142,13 +142,18 @@ impl Agent {
     }
 
     /// The request body for the next model call, after the `context` and
-    /// `before_provider_request` hooks.
-    async fn payload(&self, system_prompt: &str, ctx: &Arc<RunContext>) -> serde_json::Value {
+    /// `before_provider_request` hooks. Without a `before_provider_request` handler the body
+    /// is encoded straight from the conversation, which is then held only once more (as
+    /// bytes), however long it is.
+    async fn payload(&self, system_prompt: &str, ctx: &Arc<RunContext>) -> Payload {
         let mut messages = repair_transcript(&self.messages);
         if self.hooks.has(EventKind::Context) {
-            let out = self.hooks.emit(HookEvent::Context { messages }, ctx).await;
+            let event = HookEvent::Context {
+                messages: messages.into_owned(),
+            };
+            let out = self.hooks.emit(event, ctx).await;
             messages = match out.event {
-                HookEvent::Context { messages } => messages,
+                HookEvent::Context { messages } => Cow::Owned(messages),
                 _ => repair_transcript(&self.messages),
             };
         }
@@ -158,29 +163,31 @@ impl Agent {
             messages,
             tools: self.tools.specs(),
         };
-        let payload = self.provider.payload(&request);
         if !self.hooks.has(EventKind::BeforeProviderRequest) {
-            return payload;
+            return match self.provider.encode(&request) {
+                Some(bytes) => Payload::Encoded(bytes.into()),
+                None => Payload::Json(self.provider.payload(&request)),
+            };
         }
         let event = HookEvent::BeforeProviderRequest {
             provider: self.provider.name().to_string(),
-            payload,
+            payload: self.provider.payload(&request),
         };
         match self.hooks.emit(event, ctx).await.event {
-            HookEvent::BeforeProviderRequest { payload, .. } => payload,
-            _ => serde_json::Value::Null,
+            HookEvent::BeforeProviderRequest { payload, .. } => Payload::Json(payload),
+            _ => Payload::Json(serde_json::Value::Null),
         }
     }
 
     async fn stream_with_retry(
         &self,
-        payload: serde_json::Value,
+        payload: Payload,
         sink: &dyn EventSink,
         ctx: &Arc<RunContext>,
     ) -> Result<Reply, AgentError> {
         let mut attempt = 0;
         loop {
-            let failed = match self.stream_once(payload.clone(), sink, ctx).await {
+            let failed = match self.stream_once(&payload, sink, ctx).await {
                 Ok(reply) => return Ok(reply),
                 Err(failed) => failed,
             };
@@ -207,7 +214,7 @@ impl Agent {
 
     async fn stream_once(
         &self,
-        payload: serde_json::Value,
+        payload: &Payload,
         sink: &dyn EventSink,
         ctx: &Arc<RunContext>,
     ) -> Result<Reply, Failed> {
@@ -272,23 +279,8 @@ impl Agent {
 }
 
 /// The conversation as a provider may receive it: an assistant tool call whose result is
-/// missing (the process was stopped mid-batch) gets an error result, so strict APIs accept
-/// the transcript.
-pub(super) fn repair_transcript(messages: &[Message]) -> Vec<Message> {
-    let answered: HashSet<&str> = messages
-        .iter()
-        .filter(|m| m.role == Role::Tool)
-        .filter_map(|m| m.tool_call_id.as_deref())
-        .collect();
-    let mut out = Vec::with_capacity(messages.len());
-    for m in messages {
-        out.push(m.clone());
-        for call in m.tool_calls.iter() {
-            if !answered.contains(call.id.as_str()) {
-                let output = ToolOutput::error("no result: the session was interrupted");
-                out.push(Message::tool_result(call, &output));
-            }
-        }
-    }
-    out
+/// missing (the process was stopped mid-batch) gets an "interrupted" result, so strict APIs
+/// accept the transcript. Borrowed (not copied) when nothing is missing.
+pub(super) fn repair_transcript(messages: &[Message]) -> Cow<'_, [Message]> {
+    super::session::repair::for_request(messages)
 }

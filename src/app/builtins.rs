@@ -144,9 +144,10 @@ impl App {
         }
     }
 
-    /// Emits the `session_start` of start-up (`startup`, or `resume` with --continue).
+    /// Emits the `session_start` of start-up (`startup`, or `resume` when --continue resumed
+    /// a session).
     pub async fn start(&self) {
-        let reason = if self.config.continue_session {
+        let reason = if self.resumed {
             Reason::Resume
         } else {
             Reason::Startup

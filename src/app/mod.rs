@@ -49,7 +49,11 @@ impl AppError {
     pub fn exit_code(&self) -> i32 {
         match self {
             AppError::Config(_) | AppError::FauxScript(_) => 2,
-            AppError::Session(SessionError::NoneToContinue(_)) => 2,
+            AppError::Session(
+                SessionError::NoneToContinue { .. }
+                | SessionError::Locked { .. }
+                | SessionError::NotASession { .. },
+            ) => 2,
             _ => 1,
         }
     }
@@ -78,6 +82,8 @@ pub struct App {
     pub ui: Arc<ui::AppUi>,
     /// Reloads extensions on save while it lives (REPL).
     pub watcher: Option<crate::extensions::reload::Watcher>,
+    /// Whether start-up resumed a session (`--continue` found one that was free).
+    pub resumed: bool,
 }
 
 /// Builds the provider the configuration names.
@@ -109,16 +115,12 @@ impl App {
         tools::register_builtins(&tools);
         let hooks = HookBus::new(notice.clone());
         let queues = Arc::new(Queues::with_limits(config.queue));
-        let (session, messages) = if config.no_session {
-            (SessionSlot::Off, Vec::new())
+        let (session, messages, resumed) = if config.no_session {
+            (SessionSlot::Off, Vec::new(), false)
         } else if config.continue_session {
-            let resumed = SessionWriter::resume_latest(&config.sessions_dir())?;
-            for w in resumed.warnings {
-                notice(w);
-            }
-            (SessionSlot::Open(resumed.writer), resumed.messages)
+            Self::continue_session(&config, &notice)?
         } else {
-            (Self::pending_session(&config), Vec::new())
+            (Self::pending_session(&config), Vec::new(), false)
         };
         let mut agent = Agent::new(AgentParts {
             provider,
@@ -160,9 +162,31 @@ impl App {
             extensions: Arc::new(ExtensionHost::new(Arc::new(host))),
             ui,
             watcher: None,
+            resumed,
         };
         app.refresh_session();
         Ok(app)
+    }
+
+    /// The latest session for `--continue`, and whether it was resumed. One that another mypi
+    /// has open is left to it: this process says so and starts a new session instead.
+    fn continue_session(
+        config: &Config,
+        notice: &NoticeFn,
+    ) -> Result<(SessionSlot, Vec<crate::protocol::Message>, bool), AppError> {
+        match SessionWriter::resume_latest(&config.sessions_dir()) {
+            Ok(resumed) => {
+                for w in resumed.warnings {
+                    notice(w);
+                }
+                Ok((SessionSlot::Open(resumed.writer), resumed.messages, true))
+            }
+            Err(e @ SessionError::Locked { .. }) => {
+                notice(format!("{e}; starting a new session"));
+                Ok((Self::pending_session(config), Vec::new(), false))
+            }
+            Err(e) => Err(e.into()),
+        }
     }
 
     fn pending_session(config: &Config) -> SessionSlot {

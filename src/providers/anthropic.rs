@@ -3,11 +3,12 @@
 //! its streamed events.
 
 use futures_util::future::BoxFuture;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::sse::{parse_data, post_json, stream_error, SseDecoder, SseEvent, SseEventStream};
-use super::{EventStream, ModelRequest, Provider, ProviderError, StreamEvent};
-use crate::protocol::{Message, Role, Usage};
+use super::wire::AnthropicBody;
+use super::{EventStream, ModelRequest, Payload, Provider, ProviderError, StreamEvent};
+use crate::protocol::Usage;
 
 /// Where requests go when no base URL is configured.
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -59,110 +60,28 @@ impl Provider for AnthropicProvider {
     }
 
     fn payload(&self, request: &ModelRequest) -> Value {
-        // System messages inside the conversation join the system prompt: the API has no
-        // system role.
-        let system: Vec<&str> = std::iter::once(request.system_prompt.as_str())
-            .chain(
-                request
-                    .messages
-                    .iter()
-                    .filter(|m| m.role == Role::System)
-                    .map(|m| m.content.as_str()),
-            )
-            .filter(|s| !s.is_empty())
-            .collect();
-        let mut body = json!({
-            "model": request.model,
-            "max_tokens": MAX_TOKENS,
-            "stream": true,
-            "messages": wire_messages(&request.messages),
-        });
-        if !system.is_empty() {
-            body["system"] = Value::String(system.join("\n\n"));
-        }
-        if !request.tools.is_empty() {
-            let tools: Vec<Value> = request
-                .tools
-                .iter()
-                .map(|t| {
-                    json!({"name": t.name, "description": t.description,
-                           "input_schema": t.parameters})
-                })
-                .collect();
-            body["tools"] = Value::Array(tools);
-        }
-        body
+        serde_json::to_value(AnthropicBody::new(request, MAX_TOKENS)).unwrap_or(Value::Null)
     }
 
-    fn stream(&self, payload: Value) -> BoxFuture<'_, Result<Box<dyn EventStream>, ProviderError>> {
+    fn encode(&self, request: &ModelRequest) -> Option<Vec<u8>> {
+        serde_json::to_vec(&AnthropicBody::new(request, MAX_TOKENS)).ok()
+    }
+
+    fn stream<'a>(
+        &'a self,
+        payload: &'a Payload,
+    ) -> BoxFuture<'a, Result<Box<dyn EventStream>, ProviderError>> {
         Box::pin(async move {
             let url = self.url();
             let mut headers = vec![("anthropic-version", API_VERSION.to_string())];
             if let Some(key) = &self.api_key {
                 headers.push(("x-api-key", key.clone()));
             }
-            let response = post_json(NAME, &url, &headers, &payload).await?;
+            let response = post_json(NAME, &url, &headers, payload).await?;
             let stream = SseEventStream::new(response, AnthropicDecoder::default(), NAME, &url);
             Ok(Box::new(stream) as Box<dyn EventStream>)
         })
     }
-}
-
-/// The conversation as Messages API turns. Consecutive messages that land on the same role
-/// (tool results, then a user message) are merged into one turn, since roles must alternate.
-fn wire_messages(messages: &[Message]) -> Vec<Value> {
-    let mut turns: Vec<(&str, Vec<Value>)> = Vec::new();
-    for m in messages {
-        let (role, blocks) = match m.role {
-            Role::System => continue,
-            Role::User => ("user", vec![json!({"type": "text", "text": m.content})]),
-            Role::Tool => (
-                "user",
-                vec![json!({
-                    "type": "tool_result",
-                    "tool_use_id": m.tool_call_id.clone().unwrap_or_default(),
-                    "content": m.content,
-                    "is_error": m.is_error,
-                })],
-            ),
-            Role::Assistant => ("assistant", assistant_blocks(m)),
-        };
-        if blocks.is_empty() {
-            continue;
-        }
-        match turns.last_mut() {
-            Some((last, existing)) if *last == role => existing.extend(blocks),
-            _ => turns.push((role, blocks)),
-        }
-    }
-    turns
-        .into_iter()
-        .map(|(role, mut blocks)| {
-            // A lone text block is sent as plain string content.
-            let lone_text = blocks.len() == 1 && blocks[0]["type"] == "text" && role == "user";
-            let content = if lone_text {
-                blocks.swap_remove(0)["text"].take()
-            } else {
-                Value::Array(blocks)
-            };
-            json!({"role": role, "content": content})
-        })
-        .collect()
-}
-
-fn assistant_blocks(m: &Message) -> Vec<Value> {
-    let mut blocks = Vec::with_capacity(m.tool_calls.len() + 1);
-    if !m.content.is_empty() {
-        blocks.push(json!({"type": "text", "text": m.content}));
-    }
-    for call in &m.tool_calls {
-        let input = match (&call.invalid_arguments, &call.arguments) {
-            (None, args @ Value::Object(_)) => args.clone(),
-            _ => json!({}),
-        };
-        blocks.push(json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input}));
-    }
-    blocks
 }
 
 /// Decodes Messages API stream events.
@@ -301,9 +220,10 @@ fn block_delta(index: usize, delta: &Value, out: &mut Vec<StreamEvent>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{ToolCall, ToolOutput, ToolSpec};
+    use crate::protocol::{Message, ToolCall, ToolOutput, ToolSpec};
     use crate::providers::sse::{decode_chunks, serve_once};
     use crate::providers::Accumulator;
+    use serde_json::json;
 
     #[test]
     fn payload_shape_merges_tool_results_and_following_user_text() {
@@ -319,7 +239,8 @@ mod tests {
                 Message::tool_result(&b, &ToolOutput::error("bad args")),
                 Message::user("also this"),
                 Message::assistant("ok", vec![]),
-            ],
+            ]
+            .into(),
             tools: vec![ToolSpec {
                 name: "read".into(),
                 description: "Read a file".into(),
@@ -349,6 +270,12 @@ mod tests {
                            "input_schema": {"type": "object"}}],
             })
         );
+        let decoded: Value = serde_json::from_slice(&p.encode(&request).unwrap()).unwrap();
+        assert_eq!(
+            decoded,
+            p.payload(&request),
+            "the bytes say what the JSON says"
+        );
         assert_eq!(p.url(), "https://api.anthropic.com/v1/messages");
     }
 
@@ -357,7 +284,7 @@ mod tests {
         let request = ModelRequest {
             model: "m".into(),
             system_prompt: String::new(),
-            messages: vec![Message::user("q")],
+            messages: vec![Message::user("q")].into(),
             tools: vec![],
         };
         let body = AnthropicProvider::new("m", None, None).payload(&request);
@@ -455,7 +382,10 @@ mod tests {
         );
         let (url, server) = serve_once(response).await;
         let p = AnthropicProvider::new("m", Some(url), Some("sk-ant".into()));
-        let mut stream = p.stream(json!({"model": "m"})).await.unwrap();
+        let mut stream = p
+            .stream(&Payload::Json(json!({"model": "m"})))
+            .await
+            .unwrap();
         let mut items = Vec::new();
         while let Some(item) = stream.next().await {
             items.push(item);

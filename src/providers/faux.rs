@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{EventStream, Provider, ProviderError, StreamEvent};
+use super::{EventStream, Payload, Provider, ProviderError, StreamEvent};
 use crate::protocol::Usage;
 
 /// The text a scripted model sends once its script has run out.
@@ -143,7 +143,7 @@ impl FauxProvider {
             });
             events.push(StreamEvent::ToolCallDelta { index, arguments });
         }
-        let input_chars = payload.get("messages").map_or(0, |m| m.to_string().len());
+        let input_chars = payload.get("messages").map_or(0, json_len);
         events.push(StreamEvent::Usage(Usage {
             input_tokens: (input_chars as u64).div_ceil(4),
             output_tokens: (output_chars as u64).div_ceil(4),
@@ -169,7 +169,11 @@ impl Provider for FauxProvider {
         "faux"
     }
 
-    fn stream(&self, payload: Value) -> BoxFuture<'_, Result<Box<dyn EventStream>, ProviderError>> {
+    fn stream<'a>(
+        &'a self,
+        payload: &'a Payload,
+    ) -> BoxFuture<'a, Result<Box<dyn EventStream>, ProviderError>> {
+        let payload = payload.to_json();
         let reply = self.reply_for(&payload);
         let events = self.events_for(&reply, &payload);
         Box::pin(async move {
@@ -210,6 +214,26 @@ fn describe_json_error(e: &serde_json::Error) -> String {
 }
 
 /// The text of the last user message in a request payload.
+/// The length of `value` as JSON text, counted without building the text (a resumed
+/// conversation can be large).
+fn json_len(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => 0,
+    }
+}
+
 fn last_user_text(payload: &Value) -> String {
     payload
         .get("messages")
@@ -274,13 +298,13 @@ mod tests {
         p.payload(&ModelRequest {
             model: "faux".into(),
             system_prompt: "sys".into(),
-            messages: vec![Message::user("first"), Message::user(user)],
+            messages: vec![Message::user("first"), Message::user(user)].into(),
             tools: vec![],
         })
     }
 
     async fn run(p: &FauxProvider, payload: Value) -> (Vec<StreamEvent>, Accumulator) {
-        let mut stream = p.stream(payload).await.unwrap();
+        let mut stream = p.stream(&Payload::Json(payload)).await.unwrap();
         let mut events = Vec::new();
         let mut acc = Accumulator::default();
         while let Some(item) = stream.next().await {

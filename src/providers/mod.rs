@@ -10,8 +10,11 @@ pub mod anthropic;
 pub mod faux;
 pub mod openai;
 pub mod sse;
+mod wire;
 
+use bytes::Bytes;
 use futures_util::future::BoxFuture;
+use std::borrow::Cow;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -19,13 +22,46 @@ use serde_json::Value;
 
 use crate::protocol::{Message, ToolCall, ToolSpec, Usage};
 
-/// Everything a provider needs for one request.
+/// Everything a provider needs for one request. The messages are usually the agent's own,
+/// borrowed: a long conversation is not copied to build a request.
 #[derive(Debug, Clone, Serialize)]
-pub struct ModelRequest {
+pub struct ModelRequest<'a> {
     pub model: String,
     pub system_prompt: String,
-    pub messages: Vec<Message>,
+    pub messages: Cow<'a, [Message]>,
     pub tools: Vec<ToolSpec>,
+}
+
+/// A request body on its way to a provider.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Payload {
+    /// JSON: what `before_provider_request` handlers see and may rewrite.
+    Json(Value),
+    /// The body encoded straight from the request (when no handler needs the JSON), sent as
+    /// it is by every attempt.
+    Encoded(Bytes),
+}
+
+impl Payload {
+    /// The bytes to send: a handle on them when already encoded.
+    pub fn to_bytes(&self) -> Result<Bytes, ProviderError> {
+        match self {
+            Payload::Json(value) => serde_json::to_vec(value)
+                .map(Bytes::from)
+                .map_err(|e| ProviderError::Config(format!("could not encode the request: {e}"))),
+            Payload::Encoded(bytes) => Ok(bytes.clone()),
+        }
+    }
+
+    /// The body as JSON (decoded again when it was encoded; `null` if that fails).
+    pub fn to_json(&self) -> Cow<'_, Value> {
+        match self {
+            Payload::Json(value) => Cow::Borrowed(value),
+            Payload::Encoded(bytes) => {
+                Cow::Owned(serde_json::from_slice(bytes).unwrap_or_default())
+            }
+        }
+    }
 }
 
 /// One normalized piece of a streamed reply.
@@ -103,8 +139,19 @@ pub trait Provider: Send + Sync {
         serde_json::to_value(request).unwrap_or(Value::Null)
     }
 
-    /// Sends the (possibly rewritten) body and returns the reply as a stream.
-    fn stream(&self, payload: Value) -> BoxFuture<'_, Result<Box<dyn EventStream>, ProviderError>>;
+    /// The body encoded straight from the request, used when no handler needs the JSON: a
+    /// long conversation is then not copied into a JSON value first. `None` (the default):
+    /// [`Provider::payload`]'s JSON is sent.
+    fn encode(&self, _request: &ModelRequest) -> Option<Vec<u8>> {
+        None
+    }
+
+    /// Sends the (possibly rewritten) body and returns the reply as a stream. The body is
+    /// borrowed, so a retry sends it again without a copy.
+    fn stream<'a>(
+        &'a self,
+        payload: &'a Payload,
+    ) -> BoxFuture<'a, Result<Box<dyn EventStream>, ProviderError>>;
 }
 
 /// Builds the assistant message from stream events.

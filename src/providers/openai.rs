@@ -2,11 +2,12 @@
 //! the request body built from a [`ModelRequest`], and the decoder of its streamed chunks.
 
 use futures_util::future::BoxFuture;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::sse::{parse_data, post_json, stream_error, SseDecoder, SseEvent, SseEventStream};
-use super::{EventStream, ModelRequest, Provider, ProviderError, StreamEvent};
-use crate::protocol::{Message, Role, Usage};
+use super::wire::OpenAiBody;
+use super::{EventStream, ModelRequest, Payload, Provider, ProviderError, StreamEvent};
+use crate::protocol::Usage;
 
 /// Where requests go when no base URL is configured.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -52,76 +53,27 @@ impl Provider for OpenAiProvider {
     }
 
     fn payload(&self, request: &ModelRequest) -> Value {
-        let mut messages = Vec::with_capacity(request.messages.len() + 1);
-        if !request.system_prompt.is_empty() {
-            messages.push(json!({"role": "system", "content": request.system_prompt}));
-        }
-        messages.extend(request.messages.iter().map(wire_message));
-        let mut body = json!({
-            "model": request.model,
-            "stream": true,
-            "stream_options": {"include_usage": true},
-            "messages": messages,
-        });
-        if !request.tools.is_empty() {
-            let tools: Vec<Value> = request
-                .tools
-                .iter()
-                .map(|t| {
-                    json!({"type": "function", "function": {
-                        "name": t.name, "description": t.description, "parameters": t.parameters,
-                    }})
-                })
-                .collect();
-            body["tools"] = Value::Array(tools);
-        }
-        body
+        serde_json::to_value(OpenAiBody::new(request)).unwrap_or(Value::Null)
     }
 
-    fn stream(&self, payload: Value) -> BoxFuture<'_, Result<Box<dyn EventStream>, ProviderError>> {
+    fn encode(&self, request: &ModelRequest) -> Option<Vec<u8>> {
+        serde_json::to_vec(&OpenAiBody::new(request)).ok()
+    }
+
+    fn stream<'a>(
+        &'a self,
+        payload: &'a Payload,
+    ) -> BoxFuture<'a, Result<Box<dyn EventStream>, ProviderError>> {
         Box::pin(async move {
             let url = self.url();
             let mut headers = Vec::new();
             if let Some(key) = &self.api_key {
                 headers.push(("authorization", format!("Bearer {key}")));
             }
-            let response = post_json(NAME, &url, &headers, &payload).await?;
+            let response = post_json(NAME, &url, &headers, payload).await?;
             let stream = SseEventStream::new(response, OpenAiDecoder::default(), NAME, &url);
             Ok(Box::new(stream) as Box<dyn EventStream>)
         })
-    }
-}
-
-/// One conversation message in the Chat Completions shape.
-fn wire_message(m: &Message) -> Value {
-    match m.role {
-        Role::System => json!({"role": "system", "content": m.content}),
-        Role::User => json!({"role": "user", "content": m.content}),
-        Role::Tool => json!({
-            "role": "tool",
-            "tool_call_id": m.tool_call_id.clone().unwrap_or_default(),
-            "content": m.content,
-        }),
-        Role::Assistant if m.tool_calls.is_empty() => {
-            json!({"role": "assistant", "content": m.content})
-        }
-        Role::Assistant => {
-            let calls: Vec<Value> = m
-                .tool_calls
-                .iter()
-                .map(|c| {
-                    json!({"id": c.id, "type": "function", "function": {
-                        "name": c.name, "arguments": c.arguments_text(),
-                    }})
-                })
-                .collect();
-            let content = if m.content.is_empty() {
-                Value::Null
-            } else {
-                Value::String(m.content.clone())
-            };
-            json!({"role": "assistant", "content": content, "tool_calls": calls})
-        }
     }
 }
 
@@ -232,11 +184,12 @@ fn tool_call_events(position: usize, call: &Value, out: &mut Vec<StreamEvent>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{ToolCall, ToolOutput, ToolSpec};
+    use crate::protocol::{Message, ToolCall, ToolOutput, ToolSpec};
     use crate::providers::sse::{decode_chunks, serve_once};
     use crate::providers::Accumulator;
+    use serde_json::json;
 
-    fn request() -> ModelRequest {
+    fn request() -> ModelRequest<'static> {
         let good = ToolCall::from_raw("c1".into(), "read".into(), r#"{"path":"a"}"#);
         let bad = ToolCall::from_raw("c2".into(), "bash".into(), "{\"command\": ");
         ModelRequest {
@@ -247,7 +200,8 @@ mod tests {
                 Message::assistant("", vec![good.clone(), bad]),
                 Message::tool_result(&good, &ToolOutput::ok("text")),
                 Message::assistant("done", vec![]),
-            ],
+            ]
+            .into(),
             tools: vec![ToolSpec {
                 name: "read".into(),
                 description: "Read a file".into(),
@@ -278,6 +232,13 @@ mod tests {
                     "name": "read", "description": "Read a file",
                     "parameters": {"type": "object"}}}],
             })
+        );
+        let encoded = p.encode(&request()).unwrap();
+        let decoded: Value = serde_json::from_slice(&encoded).unwrap();
+        assert_eq!(
+            decoded,
+            p.payload(&request()),
+            "the bytes say what the JSON says"
         );
         let mut bare = request();
         bare.tools.clear();
@@ -388,7 +349,11 @@ mod tests {
         );
         let (url, server) = serve_once(response).await;
         let p = OpenAiProvider::new("m", Some(url), Some("sk-test".into()));
-        let err = p.stream(json!({"model": "m"})).await.err().unwrap();
+        let err = p
+            .stream(&Payload::Json(json!({"model": "m"})))
+            .await
+            .err()
+            .unwrap();
         assert_eq!(
             err,
             ProviderError::Http {
@@ -412,7 +377,10 @@ mod tests {
         );
         let (url, server) = serve_once(response).await;
         let p = OpenAiProvider::new("m", Some(format!("{url}/")), None);
-        let mut stream = p.stream(json!({"model": "m"})).await.unwrap();
+        let mut stream = p
+            .stream(&Payload::Json(json!({"model": "m"})))
+            .await
+            .unwrap();
         let mut acc = Accumulator::default();
         while let Some(item) = stream.next().await {
             acc.push(&item.unwrap());
@@ -431,7 +399,7 @@ mod tests {
         );
         let (url, _server) = serve_once(response).await;
         let p = OpenAiProvider::new("m", Some(url), None);
-        let mut stream = p.stream(json!({})).await.unwrap();
+        let mut stream = p.stream(&Payload::Json(json!({}))).await.unwrap();
         let first = stream.next().await.unwrap();
         assert_eq!(first, Ok(StreamEvent::TextDelta("par".into())));
         let second = stream.next().await.unwrap();
@@ -448,7 +416,7 @@ mod tests {
         let url = format!("http://{}", listener.local_addr().unwrap());
         drop(listener);
         let p = OpenAiProvider::new("m", Some(url.clone()), None);
-        match p.stream(json!({})).await.err().unwrap() {
+        match p.stream(&Payload::Json(json!({}))).await.err().unwrap() {
             ProviderError::Connect {
                 provider,
                 url: u,

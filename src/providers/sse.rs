@@ -11,7 +11,9 @@ use std::collections::VecDeque;
 
 use serde_json::Value;
 
-use super::{error_message_from_body, http_client, EventStream, ProviderError, StreamEvent};
+use super::{
+    error_message_from_body, http_client, EventStream, Payload, ProviderError, StreamEvent,
+};
 
 /// One dispatched event: its `event:` name, if any, and its `data:` lines joined by `\n`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -273,16 +275,16 @@ impl<D: SseDecoder> EventStream for SseEventStream<D> {
 }
 
 /// POSTs `payload` as JSON and returns the response if its status is a success; an error
-/// status becomes [`ProviderError::Http`] with the message from the body.
+/// status becomes [`ProviderError::Http`] with the message from the body. An encoded payload
+/// is sent as it is, without a copy.
 pub(crate) async fn post_json(
     provider: &str,
     url: &str,
     headers: &[(&str, String)],
-    payload: &Value,
+    payload: &Payload,
 ) -> Result<reqwest::Response, ProviderError> {
     let client = http_client()?;
-    let body = serde_json::to_vec(payload)
-        .map_err(|e| ProviderError::Config(format!("could not encode the request: {e}")))?;
+    let body = payload.to_bytes()?;
     let mut request = client
         .post(url)
         .header("content-type", "application/json")

@@ -21,6 +21,7 @@ mod reload;
 mod reload_more;
 mod repl;
 mod runaway;
+mod session_safety;
 mod sessions;
 mod streaming;
 mod tools;

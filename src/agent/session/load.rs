@@ -1,0 +1,230 @@
+//! Reading a session file back: line by line through a `BufRead`, each line parsed straight
+//! into its typed entry (no whole-file string, no JSON value tree), so resuming needs about the
+//! memory of the messages it keeps.
+//!
+//! The last line decides what happens to the file's end: a line that ends in `\n` is clean; a
+//! last line without `\n` that is a complete JSON value is kept (the writer adds the missing
+//! newline before its next line); one that is not (the process was killed while writing it)
+//! is torn: skipped, and the caller cuts it off.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, BufReader};
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::error::Category;
+
+use super::SessionError;
+use crate::protocol::Message;
+
+/// How the file ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tail {
+    /// Empty, or the last line ends with `\n`.
+    Clean,
+    /// The last line is complete but has no `\n`: the next write must add one first.
+    MissingNewline,
+    /// The last line is incomplete; everything from `good_len` on is to be cut off.
+    Torn,
+}
+
+/// What reading a session file found.
+#[derive(Debug)]
+pub struct Loaded {
+    pub messages: Vec<Message>,
+    pub warnings: Vec<String>,
+    /// The length of the file up to the end of its last complete line.
+    pub good_len: u64,
+    pub tail: Tail,
+}
+
+/// One line as stored: `{"type": "session", ...}` or `{"type": "message", "message": {...}}`.
+/// A plain struct, so serde reads the fields in place; the header's fields are skipped.
+#[derive(Deserialize)]
+struct Line {
+    #[serde(rename = "type")]
+    kind: Kind,
+    #[serde(default)]
+    message: Option<Message>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Kind {
+    Session,
+    Message,
+    #[serde(other)]
+    Other,
+}
+
+/// At most this many bad lines are named one by one; the rest are counted.
+const NAMED_BAD_LINES: usize = 5;
+
+/// Opens `path` for reading (and appending when `append`), refusing anything but a regular
+/// file. The open does not block on a FIFO.
+pub fn open_regular(path: &Path, append: bool) -> Result<File, SessionError> {
+    let read_err = |source| SessionError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut options = OpenOptions::new();
+    options.read(true).append(append);
+    // Opening a FIFO without it would wait for a writer. On the regular file that passes the
+    // check below the flag changes nothing (reads and writes of regular files never block).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path).map_err(read_err)?;
+    let meta = file.metadata().map_err(read_err)?;
+    if !meta.is_file() {
+        return Err(SessionError::NotASession {
+            path: path.to_path_buf(),
+            why: "it is not a regular file".to_string(),
+        });
+    }
+    Ok(file)
+}
+
+/// Reads every entry of an open session file from its start. Fails when the first line is
+/// not a session header (the file is not a mypi session).
+pub fn read_entries(file: &File, path: &Path) -> Result<Loaded, SessionError> {
+    let read_err = |source: io::Error| SessionError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    let mut scan = Scan::new(path);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let n = reader.read_until(b'\n', &mut buf).map_err(read_err)?;
+        if n == 0 {
+            return scan.finish(Tail::Clean);
+        }
+        if buf.last() == Some(&b'\n') {
+            scan.line(&buf)?;
+            scan.good_len += n as u64;
+            continue;
+        }
+        // The last line, without a newline: kept when it is complete JSON.
+        return match serde_json::from_slice::<Line>(&buf) {
+            Err(e) if matches!(e.classify(), Category::Eof | Category::Syntax) => {
+                scan.finish(Tail::Torn)
+            }
+            _ => {
+                scan.line(&buf)?;
+                scan.good_len += n as u64;
+                scan.finish(Tail::MissingNewline)
+            }
+        };
+    }
+}
+
+/// The state of one pass over the lines.
+struct Scan<'p> {
+    path: &'p Path,
+    line_no: usize,
+    header_seen: bool,
+    messages: Vec<Message>,
+    warnings: Vec<String>,
+    bad_lines: usize,
+    good_len: u64,
+}
+
+impl<'p> Scan<'p> {
+    fn new(path: &'p Path) -> Self {
+        Scan {
+            path,
+            line_no: 0,
+            header_seen: false,
+            messages: Vec::new(),
+            warnings: Vec::new(),
+            bad_lines: 0,
+            good_len: 0,
+        }
+    }
+
+    /// One complete line (with or without its `\n`).
+    fn line(&mut self, bytes: &[u8]) -> Result<(), SessionError> {
+        self.line_no += 1;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(());
+        }
+        let parsed = serde_json::from_slice::<Line>(bytes);
+        if !self.header_seen {
+            return match parsed {
+                Ok(Line {
+                    kind: Kind::Session,
+                    ..
+                }) => {
+                    self.header_seen = true;
+                    Ok(())
+                }
+                _ => Err(self.not_a_session("its first line is not a session header")),
+            };
+        }
+        match parsed {
+            Ok(Line {
+                kind: Kind::Message,
+                message: Some(message),
+            }) => self.messages.push(message),
+            Ok(Line {
+                kind: Kind::Session,
+                ..
+            }) => {}
+            Ok(Line {
+                kind: Kind::Message,
+                message: None,
+            }) => self.bad_line("a message entry without a message"),
+            Ok(Line {
+                kind: Kind::Other, ..
+            }) => self.bad_line("an entry of a type this mypi does not know"),
+            Err(e) => self.bad_line(&format!("not a session entry: {e}")),
+        }
+        Ok(())
+    }
+
+    fn bad_line(&mut self, why: &str) {
+        self.bad_lines += 1;
+        if self.bad_lines <= NAMED_BAD_LINES {
+            self.warnings.push(format!(
+                "{}:{}: skipped a line ({why})",
+                self.path.display(),
+                self.line_no
+            ));
+        }
+    }
+
+    fn not_a_session(&self, why: &str) -> SessionError {
+        SessionError::NotASession {
+            path: self.path.to_path_buf(),
+            why: why.to_string(),
+        }
+    }
+
+    fn finish(mut self, tail: Tail) -> Result<Loaded, SessionError> {
+        if !self.header_seen {
+            let why = if self.good_len == 0 && tail != Tail::Torn {
+                "it is empty"
+            } else {
+                "its first line is not a session header"
+            };
+            return Err(self.not_a_session(why));
+        }
+        if self.bad_lines > NAMED_BAD_LINES {
+            self.warnings.push(format!(
+                "{}: skipped {} more lines that are not session entries",
+                self.path.display(),
+                self.bad_lines - NAMED_BAD_LINES
+            ));
+        }
+        Ok(Loaded {
+            messages: self.messages,
+            warnings: self.warnings,
+            good_len: self.good_len,
+            tail,
+        })
+    }
+}

@@ -1,0 +1,357 @@
+//! The session transcript: an append-only JSONL file under `.agents/sessions/<id>.jsonl`.
+//! The first line describes the session; every message is one more line, written with a
+//! single `write` as it happens (each tool result as soon as its call finishes), so a killed
+//! process loses at most the line it was writing.
+//!
+//! Safety rules, each in its own module:
+//! - one writer per session: an open session holds a lock ([`lock`]); a second mypi is told
+//!   which process has it;
+//! - resuming streams the file line by line ([`load`]): a torn last line is skipped (and cut
+//!   off) with a warning, a complete last line without its newline is kept;
+//! - `--continue` passes over `*.jsonl` entries that are not regular files ([`latest`]);
+//! - tool calls left without a result get an "interrupted" one ([`repair`]).
+
+mod id;
+mod latest;
+pub mod load;
+pub mod lock;
+pub mod repair;
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::Message;
+pub use id::new_id;
+use load::Tail;
+use lock::{LockError, SessionLock};
+
+/// One line of a session file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Entry {
+    /// The first line.
+    Session {
+        version: u32,
+        id: String,
+        cwd: String,
+        created_ms: u64,
+    },
+    /// A message of the conversation.
+    Message { message: Message },
+}
+
+/// A message line, serialized from a borrowed message (the same JSON as [`Entry::Message`]).
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum MessageLine<'a> {
+    Message { message: &'a Message },
+}
+
+/// A session file could not be written, read or taken. The Display is what the user reads.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error("cannot write the session file {path}: {source}")]
+    Write { path: PathBuf, source: io::Error },
+    #[error("cannot read the session file {path}: {source}")]
+    Read { path: PathBuf, source: io::Error },
+    #[error("{}", none_to_continue(.dir, .passed_over))]
+    NoneToContinue {
+        dir: PathBuf,
+        /// Newer `*.jsonl` entries that could not be resumed, and why.
+        passed_over: Vec<String>,
+    },
+    /// Another process has the session open.
+    #[error("session {id} is in use by mypi ({})", holder(.pid))]
+    Locked {
+        id: String,
+        path: PathBuf,
+        pid: Option<u32>,
+    },
+    #[error("{path} is not a mypi session file: {why}")]
+    NotASession { path: PathBuf, why: String },
+}
+
+fn none_to_continue(dir: &Path, passed_over: &[String]) -> String {
+    let mut text = format!(
+        "no session to continue in {}; start one without --continue",
+        dir.display()
+    );
+    if !passed_over.is_empty() {
+        text.push_str(&format!(" (passed over: {})", passed_over.join("; ")));
+    }
+    text
+}
+
+fn holder(pid: &Option<u32>) -> String {
+    match pid {
+        Some(pid) => format!("pid {pid}"),
+        None => "another process".to_string(),
+    }
+}
+
+/// Where the agent writes its transcript: nowhere (`--no-session`), a file created on the
+/// first message (so a run that only answers commands leaves no empty session; its id is
+/// chosen up front, so scripts see it from the start), or an open file.
+#[derive(Debug)]
+pub enum SessionSlot {
+    Off,
+    Pending {
+        dir: PathBuf,
+        cwd: PathBuf,
+        id: String,
+    },
+    Open(SessionWriter),
+}
+
+impl SessionSlot {
+    /// A session whose file `dir/<id>.jsonl` is created on the first message.
+    pub fn pending(dir: PathBuf, cwd: PathBuf) -> SessionSlot {
+        SessionSlot::Pending {
+            dir,
+            cwd,
+            id: new_id(),
+        }
+    }
+
+    /// The session's id (none with `--no-session`).
+    pub fn id(&self) -> Option<&str> {
+        match self {
+            SessionSlot::Off => None,
+            SessionSlot::Pending { id, .. } => Some(id),
+            SessionSlot::Open(w) => Some(w.id()),
+        }
+    }
+
+    /// Appends a message, creating the file first when it is pending.
+    pub fn append(&mut self, message: &Message) -> Result<(), SessionError> {
+        if let SessionSlot::Pending { dir, cwd, id } = self {
+            *self = SessionSlot::Open(SessionWriter::create(dir, cwd, id)?);
+        }
+        match self {
+            SessionSlot::Open(writer) => writer.append(message),
+            _ => Ok(()),
+        }
+    }
+
+    /// The open file, if any.
+    pub fn writer(&self) -> Option<&SessionWriter> {
+        match self {
+            SessionSlot::Open(w) => Some(w),
+            _ => None,
+        }
+    }
+}
+
+/// An open session file, locked for this process while it is open.
+#[derive(Debug)]
+pub struct SessionWriter {
+    id: String,
+    path: PathBuf,
+    file: File,
+    /// The file's last line has no `\n` yet: the next line starts with one.
+    needs_newline: bool,
+    /// Dropped after `file`; `None` when the file system cannot lock.
+    _lock: Option<SessionLock>,
+}
+
+/// A resumed session: its writer, its messages, and warnings about what was skipped.
+#[derive(Debug)]
+pub struct Resumed {
+    pub writer: SessionWriter,
+    pub messages: Vec<Message>,
+    pub warnings: Vec<String>,
+}
+
+impl SessionWriter {
+    /// Locks and creates the session file `dir/<id>.jsonl` and writes its first line.
+    pub fn create(dir: &Path, cwd: &Path, id: &str) -> Result<Self, SessionError> {
+        let path = dir.join(format!("{id}.jsonl"));
+        let wrap = |source| SessionError::Write {
+            path: path.clone(),
+            source,
+        };
+        fs::create_dir_all(dir).map_err(wrap)?;
+        // Locked before the file exists, so a `--continue` elsewhere never sees it unlocked.
+        let lock = take_lock(&path, id)?.0;
+        let file = OpenOptions::new()
+            .create_new(true)
+            .append(true)
+            .open(&path)
+            .map_err(wrap)?;
+        let mut writer = SessionWriter {
+            id: id.to_string(),
+            path: path.clone(),
+            file,
+            needs_newline: false,
+            _lock: lock,
+        };
+        let created_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_millis() as u64;
+        writer.write_line(&Entry::Session {
+            version: 1,
+            id: id.to_string(),
+            cwd: cwd.display().to_string(),
+            created_ms,
+        })?;
+        Ok(writer)
+    }
+
+    /// Resumes the most recently modified session in `dir` that is a readable session file.
+    /// Newer entries passed over (a folder, a FIFO, an unreadable or foreign file) are named in
+    /// the warnings. When the newest session is in use by another process the answer is
+    /// [`SessionError::Locked`]: an older session is not resumed in its place.
+    pub fn resume_latest(dir: &Path) -> Result<Resumed, SessionError> {
+        let mut passed_over = Vec::new();
+        for candidate in latest::candidates(dir) {
+            let shown = candidate.path.display();
+            if let Some(why) = &candidate.not_a_file {
+                passed_over.push(format!("{shown}: {why}"));
+                continue;
+            }
+            match Self::resume(&candidate.path) {
+                Ok(mut resumed) => {
+                    let mut warnings: Vec<String> = passed_over
+                        .into_iter()
+                        .map(|p| format!("skipped {p}"))
+                        .collect();
+                    warnings.append(&mut resumed.warnings);
+                    resumed.warnings = warnings;
+                    return Ok(resumed);
+                }
+                Err(SessionError::NotASession { why, .. }) => {
+                    passed_over.push(format!("{shown}: {why}"))
+                }
+                Err(SessionError::Read { source, .. }) => {
+                    passed_over.push(format!("{shown}: cannot read it: {source}"))
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(SessionError::NoneToContinue {
+            dir: dir.to_path_buf(),
+            passed_over,
+        })
+    }
+
+    /// Locks an existing session file, reads its messages and opens it for appending. A torn
+    /// last line is cut off; tool calls without a result get an "interrupted" one (in memory:
+    /// the file keeps what really happened).
+    pub fn resume(path: &Path) -> Result<Resumed, SessionError> {
+        let id = id_of(path);
+        let (lock, mut warnings) = take_lock(path, &id)?;
+        let file = load::open_regular(path, true)?;
+        let loaded = load::read_entries(&file, path)?;
+        warnings.extend(loaded.warnings);
+        if loaded.tail == Tail::Torn {
+            file.set_len(loaded.good_len)
+                .map_err(|source| SessionError::Write {
+                    path: path.to_path_buf(),
+                    source,
+                })?;
+            warnings.push(format!(
+                "{}: the last line was incomplete (the process was probably killed while \
+                 writing it); it was skipped, everything before it was kept",
+                path.display()
+            ));
+        }
+        let (messages, interrupted) = repair::complete(loaded.messages);
+        if interrupted > 0 {
+            warnings.push(format!(
+                "{}: {interrupted} tool call(s) had not finished when mypi stopped; the model \
+                 is told they were interrupted",
+                path.display()
+            ));
+        }
+        let writer = SessionWriter {
+            id,
+            path: path.to_path_buf(),
+            file,
+            needs_newline: loaded.tail == Tail::MissingNewline,
+            _lock: lock,
+        };
+        Ok(Resumed {
+            writer,
+            messages,
+            warnings,
+        })
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one message as one line, written with one `write`.
+    pub fn append(&mut self, message: &Message) -> Result<(), SessionError> {
+        self.write_line(&MessageLine::Message { message })
+    }
+
+    fn write_line(&mut self, entry: &impl Serialize) -> Result<(), SessionError> {
+        let fail = |source| SessionError::Write {
+            path: self.path.clone(),
+            source,
+        };
+        let mut line = Vec::with_capacity(256);
+        if self.needs_newline {
+            line.push(b'\n');
+        }
+        serde_json::to_writer(&mut line, entry).map_err(|e| fail(io::Error::other(e)))?;
+        line.push(b'\n');
+        match self.file.write_all(&line) {
+            Ok(()) => {
+                self.needs_newline = false;
+                Ok(())
+            }
+            Err(source) => {
+                // Part of the line may be in the file: never let the next one join it.
+                self.needs_newline = true;
+                Err(fail(source))
+            }
+        }
+    }
+}
+
+/// The messages stored in a session file, read without locking or changing it (a torn last
+/// line is left out, missing results are not added).
+pub fn read_messages(path: &Path) -> Result<Vec<Message>, SessionError> {
+    let file = load::open_regular(path, false)?;
+    Ok(load::read_entries(&file, path)?.messages)
+}
+
+/// Locks the session `path`; a file system that cannot lock gives a warning instead.
+fn take_lock(path: &Path, id: &str) -> Result<(Option<SessionLock>, Vec<String>), SessionError> {
+    match SessionLock::acquire(path) {
+        Ok(lock) => Ok((Some(lock), Vec::new())),
+        Err(LockError::Held { pid }) => Err(SessionError::Locked {
+            id: id.to_string(),
+            path: path.to_path_buf(),
+            pid,
+        }),
+        Err(LockError::Io(e)) => Ok((
+            None,
+            vec![format!(
+                "cannot lock {} ({e}); another mypi could write to this session at the same time",
+                path.display()
+            )],
+        )),
+    }
+}
+
+/// The id of the session file `path`: its name without `.jsonl`.
+fn id_of(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests;

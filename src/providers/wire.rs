@@ -1,0 +1,300 @@
+//! The request bodies of the two model APIs as serde types that borrow the request. One
+//! serialization gives either the bytes to send (no JSON value in between, so a long
+//! conversation is held once, plus its encoding) or, when a `before_provider_request` handler
+//! wants to see it, the JSON value. The shapes are pinned by the providers' payload tests.
+
+use serde::ser::{SerializeMap, Serializer};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::ModelRequest;
+use crate::protocol::{Message, Role, ToolCall};
+
+/// A Chat Completions body.
+#[derive(Serialize)]
+pub struct OpenAiBody<'a> {
+    model: &'a str,
+    stream: bool,
+    stream_options: StreamOptions,
+    messages: Vec<OpenAiMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<OpenAiTool<'a>>,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Serialize)]
+struct OpenAiMessage<'a> {
+    role: &'static str,
+    /// `null` only for an assistant message that is nothing but tool calls.
+    content: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<OpenAiCall<'a>>,
+}
+
+#[derive(Serialize)]
+struct OpenAiCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: OpenAiFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct OpenAiFunction<'a> {
+    name: &'a str,
+    arguments: ArgumentsText<'a>,
+}
+
+/// A call's arguments as the JSON text the API wants, made while serializing.
+struct ArgumentsText<'a>(&'a ToolCall);
+
+impl Serialize for ArgumentsText<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0.arguments_text())
+    }
+}
+
+#[derive(Serialize)]
+struct OpenAiTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: OpenAiToolFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct OpenAiToolFunction<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
+impl<'a> OpenAiBody<'a> {
+    pub fn new(request: &'a ModelRequest<'_>) -> Self {
+        let system = (!request.system_prompt.is_empty()).then(|| OpenAiMessage {
+            role: "system",
+            content: Some(request.system_prompt.as_str()),
+            tool_call_id: None,
+            tool_calls: Vec::new(),
+        });
+        let mut messages = Vec::with_capacity(request.messages.len() + 1);
+        messages.extend(system);
+        messages.extend(request.messages.iter().map(openai_message));
+        let tools = request
+            .tools
+            .iter()
+            .map(|t| OpenAiTool {
+                kind: "function",
+                function: OpenAiToolFunction {
+                    name: &t.name,
+                    description: &t.description,
+                    parameters: &t.parameters,
+                },
+            })
+            .collect();
+        OpenAiBody {
+            model: &request.model,
+            stream: true,
+            stream_options: StreamOptions {
+                include_usage: true,
+            },
+            messages,
+            tools,
+        }
+    }
+}
+
+fn openai_message(m: &Message) -> OpenAiMessage<'_> {
+    let (role, content, tool_call_id) = match m.role {
+        Role::System => ("system", Some(m.content.as_str()), None),
+        Role::User => ("user", Some(m.content.as_str()), None),
+        Role::Tool => (
+            "tool",
+            Some(m.content.as_str()),
+            Some(m.tool_call_id.as_deref().unwrap_or_default()),
+        ),
+        Role::Assistant if !m.tool_calls.is_empty() && m.content.is_empty() => {
+            ("assistant", None, None)
+        }
+        Role::Assistant => ("assistant", Some(m.content.as_str()), None),
+    };
+    let tool_calls = m
+        .tool_calls
+        .iter()
+        .map(|c| OpenAiCall {
+            id: &c.id,
+            kind: "function",
+            function: OpenAiFunction {
+                name: &c.name,
+                arguments: ArgumentsText(c),
+            },
+        })
+        .collect();
+    OpenAiMessage {
+        role,
+        content,
+        tool_call_id,
+        tool_calls,
+    }
+}
+
+/// A Messages API body.
+#[derive(Serialize)]
+pub struct AnthropicBody<'a> {
+    model: &'a str,
+    max_tokens: u64,
+    stream: bool,
+    messages: Vec<Turn<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<AnthropicTool<'a>>,
+}
+
+#[derive(Serialize)]
+struct Turn<'a> {
+    role: &'static str,
+    content: TurnContent<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum TurnContent<'a> {
+    /// A user turn that is one piece of text is sent as a plain string.
+    Text(&'a str),
+    Blocks(Vec<Block<'a>>),
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Block<'a> {
+    Text {
+        text: &'a str,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: Input<'a>,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        content: &'a str,
+        is_error: bool,
+    },
+}
+
+/// A tool call's input: its arguments when they are an object, else `{}`.
+struct Input<'a>(Option<&'a Value>);
+
+impl Serialize for Input<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Some(args) => args.serialize(s),
+            None => s.serialize_map(Some(0))?.end(),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct AnthropicTool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+}
+
+impl<'a> AnthropicBody<'a> {
+    /// `max_tokens` is the reply length limit sent with each request.
+    pub fn new(request: &'a ModelRequest<'_>, max_tokens: u64) -> Self {
+        // System messages inside the conversation join the system prompt: the API has no
+        // system role.
+        let system: Vec<&str> = std::iter::once(request.system_prompt.as_str())
+            .chain(
+                request
+                    .messages
+                    .iter()
+                    .filter(|m| m.role == Role::System)
+                    .map(|m| m.content.as_str()),
+            )
+            .filter(|s| !s.is_empty())
+            .collect();
+        let tools = request
+            .tools
+            .iter()
+            .map(|t| AnthropicTool {
+                name: &t.name,
+                description: &t.description,
+                input_schema: &t.parameters,
+            })
+            .collect();
+        AnthropicBody {
+            model: &request.model,
+            max_tokens,
+            stream: true,
+            messages: turns(&request.messages),
+            system: (!system.is_empty()).then(|| system.join("\n\n")),
+            tools,
+        }
+    }
+}
+
+/// The conversation as Messages API turns. Consecutive messages that land on the same role
+/// (tool results, then a user message) are merged into one turn, since roles must alternate.
+fn turns(messages: &[Message]) -> Vec<Turn<'_>> {
+    let mut turns: Vec<(&'static str, Vec<Block<'_>>)> = Vec::new();
+    for m in messages {
+        let (role, blocks) = match m.role {
+            Role::System => continue,
+            Role::User => ("user", vec![Block::Text { text: &m.content }]),
+            Role::Tool => (
+                "user",
+                vec![Block::ToolResult {
+                    tool_use_id: m.tool_call_id.as_deref().unwrap_or_default(),
+                    content: &m.content,
+                    is_error: m.is_error,
+                }],
+            ),
+            Role::Assistant => ("assistant", assistant_blocks(m)),
+        };
+        if blocks.is_empty() {
+            continue;
+        }
+        match turns.last_mut() {
+            Some((last, existing)) if *last == role => existing.extend(blocks),
+            _ => turns.push((role, blocks)),
+        }
+    }
+    turns
+        .into_iter()
+        .map(|(role, blocks)| {
+            let content = match blocks.as_slice() {
+                [Block::Text { text }] if role == "user" => TurnContent::Text(text),
+                _ => TurnContent::Blocks(blocks),
+            };
+            Turn { role, content }
+        })
+        .collect()
+}
+
+fn assistant_blocks(m: &Message) -> Vec<Block<'_>> {
+    let mut blocks = Vec::with_capacity(m.tool_calls.len() + 1);
+    if !m.content.is_empty() {
+        blocks.push(Block::Text { text: &m.content });
+    }
+    for call in &m.tool_calls {
+        let input = match (&call.invalid_arguments, &call.arguments) {
+            (None, args @ Value::Object(_)) => Some(args),
+            _ => None,
+        };
+        blocks.push(Block::ToolUse {
+            id: &call.id,
+            name: &call.name,
+            input: Input(input),
+        });
+    }
+    blocks
+}
