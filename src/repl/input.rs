@@ -2,7 +2,9 @@
 //! commands. The async side asks for a line and awaits the answer, so the runtime stays free
 //! while the user types.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc as std_mpsc;
 use std::sync::Arc;
 
@@ -77,11 +79,24 @@ enum Request {
     Confirm(String, oneshot::Sender<bool>),
 }
 
+/// Questions waiting for the answer of a line that is being read already.
+type Pending = Arc<std::sync::Mutex<std::collections::VecDeque<oneshot::Sender<bool>>>>;
+/// Lines typed ahead.
+type Typed = Arc<std::sync::Mutex<std::collections::VecDeque<String>>>;
+
 /// The input thread's handle.
 pub struct Input {
     requests: std_mpsc::Sender<Request>,
     results: mpsc::UnboundedReceiver<ReadResult>,
-    outstanding: bool,
+    /// A line request is with the thread and its answer not taken yet.
+    outstanding: Arc<AtomicBool>,
+    /// Questions asked while a line was being read: the next line answers the first.
+    pending: Pending,
+    /// Lines typed while a prompt ran and not used yet (the next question takes the first).
+    typed: Typed,
+    printer: Arc<Printer>,
+    /// Standard input is a terminal (lines are not read while a prompt runs there).
+    terminal: bool,
 }
 
 impl Input {
@@ -105,45 +120,129 @@ impl Input {
         let (res_tx, res_rx) = mpsc::unbounded_channel();
         std::thread::Builder::new()
             .name("mypi-input".into())
-            .spawn(move || read_loop(editor, history, printer, req_rx, res_tx))
+            .spawn({
+                let printer = printer.clone();
+                move || read_loop(editor, history, printer, req_rx, res_tx)
+            })
             .map_err(|e| format!("cannot start the input thread: {e}"))?;
         Ok(Input {
             requests: req_tx,
             results: res_rx,
-            outstanding: false,
+            outstanding: Arc::new(AtomicBool::new(false)),
+            pending: Pending::default(),
+            typed: Typed::default(),
+            printer,
+            terminal: std::io::stdin().is_terminal(),
         })
+    }
+
+    /// Whether lines are read while a prompt runs: on a pipe yes (so `/quit` and answers to
+    /// questions arrive), on a terminal not yet (the line editor would hold back the
+    /// streamed text).
+    pub fn reads_during_runs(&self) -> bool {
+        !self.terminal || self.outstanding.load(Ordering::SeqCst)
+    }
+
+    /// Keeps a line typed while a prompt ran, for the next question or the next prompt.
+    pub fn hold(&self, line: String) {
+        self.typed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push_back(line);
+    }
+
+    /// The oldest line typed ahead.
+    pub fn take_held(&self) -> Option<String> {
+        self.typed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .pop_front()
+    }
+
+    /// Answers every waiting question with no (input ended).
+    pub fn refuse_pending(&self) {
+        let waiting = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|p| p.into_inner()));
+        for tx in waiting {
+            let _ = tx.send(false);
+        }
+    }
+
+    /// Answers the oldest question waiting for a line with `line`; false when none waits.
+    pub fn answer_pending(&self, line: &str) -> bool {
+        let first = self
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .pop_front();
+        match first {
+            Some(tx) => {
+                let _ = tx.send(is_yes(line));
+                true
+            }
+            None => false,
+        }
     }
 
     /// The next line. Cancel-safe: a request stays outstanding until its answer is taken.
     pub async fn read(&mut self, prompt: &str) -> ReadResult {
-        if !self.outstanding {
+        if !self.outstanding.load(Ordering::SeqCst) {
+            self.outstanding.store(true, Ordering::SeqCst);
             if self
                 .requests
                 .send(Request::Line(prompt.to_string()))
                 .is_err()
             {
+                self.outstanding.store(false, Ordering::SeqCst);
                 return ReadResult::Eof;
             }
-            self.outstanding = true;
         }
         let result = self.results.recv().await.unwrap_or(ReadResult::Eof);
-        self.outstanding = false;
+        self.outstanding.store(false, Ordering::SeqCst);
         result
     }
 
     /// A function that asks the user a yes/no question on this terminal; its future resolves
     /// with the answer (false when the input thread is gone).
+    ///
+    /// While a line is being read already (a prompt runs and input is read meanwhile), the
+    /// question is printed and the next line answers it ([`Input::answer_pending`]).
     pub fn confirmer(&self) -> crate::app::ui::ConfirmFn {
         let requests = std::sync::Mutex::new(self.requests.clone());
+        let (outstanding, pending, printer, typed) = (
+            self.outstanding.clone(),
+            self.pending.clone(),
+            self.printer.clone(),
+            self.typed.clone(),
+        );
         Box::new(move |question: &str| {
             let (tx, rx) = oneshot::channel();
-            let sent = requests
-                .lock()
-                .map(|r| r.send(Request::Confirm(question.to_string(), tx)).is_ok())
-                .unwrap_or(false);
+            let ahead = typed.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
+            let sent = if let Some(line) = ahead {
+                // Typed ahead, before the question came: that line is the answer.
+                printer.line(&format!("{question} [y/N] {}", line.trim()));
+                let _ = tx.send(is_yes(&line));
+                true
+            } else if outstanding.load(Ordering::SeqCst) {
+                printer.line(&format!("{question} [y/N]"));
+                pending
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push_back(tx);
+                true
+            } else {
+                requests
+                    .lock()
+                    .map(|r| r.send(Request::Confirm(question.to_string(), tx)).is_ok())
+                    .unwrap_or(false)
+            };
             Box::pin(async move { sent && rx.await.unwrap_or(false) })
         })
     }
+}
+
+/// Whether an answer means yes.
+fn is_yes(line: &str) -> bool {
+    matches!(line.trim(), "y" | "Y" | "yes" | "Yes")
 }
 
 fn read_loop(
@@ -160,7 +259,7 @@ fn read_loop(
                 printer.set_reading(true);
                 let line = editor.readline(&format!("{question} [y/N] "));
                 printer.set_reading(false);
-                let yes = line.is_ok_and(|l| matches!(l.trim(), "y" | "Y" | "yes" | "Yes"));
+                let yes = line.is_ok_and(|l| is_yes(&l));
                 let _ = answer.send(yes);
                 continue;
             }

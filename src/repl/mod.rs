@@ -2,6 +2,7 @@
 //! Both hand each line to [`App::handle_line`]; they differ in how they render and in how a
 //! prompt is cancelled (Ctrl-C in the REPL cancels the running prompt and keeps mypi open).
 
+mod during;
 pub mod input;
 pub mod render;
 
@@ -11,6 +12,7 @@ use std::sync::Arc;
 use crate::app::ui::AppUi;
 use crate::app::{App, AppError, LineOutcome};
 use crate::config::Mode;
+use during::{drive, During};
 use input::{Input, ReadResult};
 use render::{stderr_line, HumanSink, JsonSink, PrintSink, Printer};
 
@@ -132,15 +134,32 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
     };
     let queues = app.queues.clone();
     watch_ctrl_c(printer.clone(), app.ui.clone());
+    let ui = app.ui.clone();
+    let mut typed = During::default();
     loop {
         // Whatever extensions queued (while idle, or during the last line) runs first.
         let cancel = app.ui.new_prompt();
-        if let Some(result) = app.run_queued(&sink, &cancel).await {
+        let queued = drive(
+            app.run_queued(&sink, &cancel),
+            &mut input,
+            &mut typed,
+            &ui,
+            &printer,
+        )
+        .await;
+        if let Some(result) = queued {
             show(&printer, result.map(LineOutcome::Ran));
         }
-        let line = tokio::select! {
-            r = input.read("> ") => r,
-            _ = queues.wait() => continue,
+        if typed.quit {
+            break;
+        }
+        let line = match input.take_held() {
+            Some(held) => ReadResult::Line(held),
+            None if typed.eof => break,
+            None => tokio::select! {
+                r = input.read("> ") => r,
+                _ = queues.wait() => continue,
+            },
         };
         let line = match line {
             ReadResult::Line(l) if l.trim().is_empty() => continue,
@@ -149,8 +168,9 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
             ReadResult::Eof => break,
         };
         let cancel = app.ui.new_prompt();
-        let result = app.handle_line(&line, &sink, &cancel).await;
-        if matches!(result, Ok(LineOutcome::Quit)) {
+        let work = app.handle_line(&line, &sink, &cancel);
+        let result = drive(work, &mut input, &mut typed, &ui, &printer).await;
+        if matches!(result, Ok(LineOutcome::Quit)) || typed.quit {
             break;
         }
         show(&printer, result);

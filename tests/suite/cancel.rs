@@ -152,3 +152,37 @@ fn ctrl_c_ends_a_prompt_whose_script_tool_is_stuck_reading_a_fifo() {
     m.send_line("/quit");
     m.wait().ok();
 }
+
+#[test]
+fn quit_typed_while_a_prompt_runs_leaves_at_once() {
+    let dir = TestDir::new();
+    let call = serde_json::json!({"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 300"}}]});
+    dir.write(
+        "replies.jsonl",
+        &format!("{call}\n{{\"text\": \"never\"}}\n"),
+    );
+    let mut m = Mypi::new(&dir)
+        .args([
+            "--provider",
+            "faux",
+            "--faux-script",
+            "replies.jsonl",
+            "--no-watch",
+        ])
+        .spawn();
+    m.send_line("go");
+    m.wait_for_text("sleep 300", Duration::from_secs(20));
+    // A line typed meanwhile waits for the run; /quit does not.
+    m.send_line("a later prompt");
+    let started = Instant::now();
+    m.send_line("/quit");
+    let out = m.wait();
+    out.ok();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "took {:?}: {}",
+        started.elapsed(),
+        out.describe()
+    );
+    assert!(!out.stdout.contains("never"), "{}", out.describe());
+}
