@@ -144,3 +144,30 @@ fn a_huge_rewritten_result_is_cut_before_it_is_stored_or_sent() {
     let stored = std::fs::read_to_string(&sessions[0]).unwrap();
     assert!(stored.len() < 200 * 1024, "{} bytes stored", stored.len());
 }
+
+#[test]
+fn a_file_building_a_closure_chain_at_top_level_loads_and_reloads() {
+    let dir = TestDir::new();
+    install_fixture(&dir, "healthy.lua");
+    let chain = |n: u32| {
+        format!(
+            "let f = || 1;\nfor i in 0..{n} {{ let g = f; f = || g.call(); }}\napi.command(\"chain\", |a| \"chain {n}\");\n"
+        )
+    };
+    let path = install(&dir, "chain.rhai", &chain(100_000));
+    let mut m = Mypi::new(&dir)
+        .env("MYPI_EXT_BUDGET_MS", "20000")
+        .args(["--provider", "faux", "--no-session"])
+        .timeout(Duration::from_secs(120))
+        .spawn();
+    m.wait_for_line("ext chain (rhai", Duration::from_secs(60));
+    // Commands are answered once start-up (and the watcher) is ready.
+    m.send_line("/chain");
+    m.wait_for_line("chain 100000", WAIT);
+    std::fs::write(&path, chain(100_001)).unwrap();
+    m.wait_for_line("reloaded chain.rhai", Duration::from_secs(60));
+    m.send_line("/chain");
+    m.wait_for_line("chain 100001", WAIT);
+    healthy_still_works(&mut m, "after the chain");
+    quit(m);
+}
