@@ -1,10 +1,9 @@
-//! Input while a prompt runs. On a pipe (and whenever a line is being read already) the REPL
-//! keeps reading lines while the agent works: a line answers a pending `ctx.ui.confirm`
+//! Input while a prompt runs: the REPL keeps reading lines while the agent works. A line answers a pending `ctx.ui.confirm`
 //! question first; `/quit` (`/exit`, `/q`) cancels the run and leaves; Ctrl-C at the line
 //! editor cancels the run; any other line waits (a question asked later takes it as its
 //! answer, as a line typed ahead on a terminal would be) and runs after, in order.
-//! On a terminal nothing is read until the run ends (the line editor would hold the streamed
-//! text back), and Ctrl-C arrives as a signal.
+//! On a terminal the line is read the terminal's own way (the line editor would hold the
+//! streamed text back), and Ctrl-C arrives as a signal.
 
 use std::future::Future;
 
@@ -36,11 +35,14 @@ pub async fn drive<T>(
 ) -> T {
     tokio::pin!(work);
     loop {
-        let reading = !during.eof && !during.quit && input.reads_during_runs();
+        let reading = !during.eof && !during.quit;
         tokio::select! {
             biased;
-            out = &mut work => return out,
-            read = input.read(""), if reading => match read {
+            out = &mut work => {
+                input.end_run();
+                return out;
+            }
+            read = input.read_during_run(), if reading => match read {
                 ReadResult::Line(line) => {
                     if input.answer_pending(&line) {
                         continue;
@@ -64,6 +66,7 @@ pub async fn drive<T>(
                     during.eof = true;
                     input.refuse_pending();
                 }
+                ReadResult::Nothing => {}
             },
         }
     }

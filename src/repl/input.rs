@@ -28,6 +28,8 @@ pub enum ReadResult {
     Interrupted,
     /// Ctrl-D or end of input.
     Eof,
+    /// A read during a run was given up when the run ended (nothing was typed).
+    Nothing,
 }
 
 /// Completes `/name` from the command table.
@@ -77,6 +79,9 @@ enum Request {
     Line(String),
     /// Ask a yes/no question (for `ctx.ui.confirm`) and send the answer back.
     Confirm(String, oneshot::Sender<bool>),
+    /// Read a line the terminal's own way (echoed, no editing) while a prompt runs, so that
+    /// streamed text keeps flowing; give up with `Nothing` once the flag is set.
+    Cooked(Arc<AtomicBool>),
 }
 
 /// Questions waiting for the answer of a line that is being read already.
@@ -95,8 +100,10 @@ pub struct Input {
     /// Lines typed while a prompt ran and not used yet (the next question takes the first).
     typed: Typed,
     printer: Arc<Printer>,
-    /// Standard input is a terminal (lines are not read while a prompt runs there).
+    /// Standard input is a terminal (lines read while a prompt runs are read cooked there).
     terminal: bool,
+    /// Ends the cooked read in progress, if any.
+    stop_cooked: Option<Arc<AtomicBool>>,
 }
 
 impl Input {
@@ -133,14 +140,42 @@ impl Input {
             typed: Typed::default(),
             printer,
             terminal: std::io::stdin().is_terminal(),
+            stop_cooked: None,
         })
     }
 
-    /// Whether lines are read while a prompt runs: on a pipe yes (so `/quit` and answers to
-    /// questions arrive), on a terminal not yet (the line editor would hold back the
-    /// streamed text).
-    pub fn reads_during_runs(&self) -> bool {
-        !self.terminal || self.outstanding.load(Ordering::SeqCst)
+    /// A line typed while a prompt runs (see [`Input::end_run`]). On a terminal it is read
+    /// the terminal's way, so the line editor does not hold back streamed text.
+    pub async fn read_during_run(&mut self) -> ReadResult {
+        if !self.outstanding.load(Ordering::SeqCst) {
+            let request = if self.terminal {
+                let stop = Arc::new(AtomicBool::new(false));
+                self.stop_cooked = Some(stop.clone());
+                Request::Cooked(stop)
+            } else {
+                Request::Line(String::new())
+            };
+            self.outstanding.store(true, Ordering::SeqCst);
+            if self.requests.send(request).is_err() {
+                self.outstanding.store(false, Ordering::SeqCst);
+                return ReadResult::Eof;
+            }
+        }
+        self.take_result().await
+    }
+
+    /// The run ended: a terminal read started for it gives up (what was typed without Enter
+    /// stays for the line editor).
+    pub fn end_run(&mut self) {
+        if let Some(stop) = self.stop_cooked.take() {
+            stop.store(true, Ordering::SeqCst);
+        }
+    }
+
+    async fn take_result(&mut self) -> ReadResult {
+        let result = self.results.recv().await.unwrap_or(ReadResult::Eof);
+        self.outstanding.store(false, Ordering::SeqCst);
+        result
     }
 
     /// Keeps a line typed while a prompt ran, for the next question or the next prompt.
@@ -185,20 +220,24 @@ impl Input {
 
     /// The next line. Cancel-safe: a request stays outstanding until its answer is taken.
     pub async fn read(&mut self, prompt: &str) -> ReadResult {
-        if !self.outstanding.load(Ordering::SeqCst) {
-            self.outstanding.store(true, Ordering::SeqCst);
-            if self
-                .requests
-                .send(Request::Line(prompt.to_string()))
-                .is_err()
-            {
-                self.outstanding.store(false, Ordering::SeqCst);
-                return ReadResult::Eof;
+        loop {
+            if !self.outstanding.load(Ordering::SeqCst) {
+                self.outstanding.store(true, Ordering::SeqCst);
+                if self
+                    .requests
+                    .send(Request::Line(prompt.to_string()))
+                    .is_err()
+                {
+                    self.outstanding.store(false, Ordering::SeqCst);
+                    return ReadResult::Eof;
+                }
+            }
+            match self.take_result().await {
+                // A read of the last run gave up: now read with the editor.
+                ReadResult::Nothing => continue,
+                r => return r,
             }
         }
-        let result = self.results.recv().await.unwrap_or(ReadResult::Eof);
-        self.outstanding.store(false, Ordering::SeqCst);
-        result
     }
 
     /// A function that asks the user a yes/no question on this terminal; its future resolves
@@ -255,6 +294,14 @@ fn read_loop(
     while let Ok(request) = requests.recv() {
         let prompt = match request {
             Request::Line(prompt) => prompt,
+            Request::Cooked(stop) => {
+                let result = read_cooked(&stop);
+                let eof = result == ReadResult::Eof;
+                if results.send(result).is_err() || eof {
+                    return;
+                }
+                continue;
+            }
             Request::Confirm(question, answer) => {
                 printer.set_reading(true);
                 let line = editor.readline(&format!("{question} [y/N] "));
@@ -286,6 +333,38 @@ fn read_loop(
         let eof = result == ReadResult::Eof;
         if results.send(result).is_err() || eof {
             return;
+        }
+    }
+}
+
+/// Reads one line from the terminal in its normal mode (the terminal echoes and edits it),
+/// waking every 50 ms to see whether `stop` asks to give up.
+fn read_cooked(stop: &AtomicBool) -> ReadResult {
+    let mut line = Vec::new();
+    let mut buf = [0u8; 1024];
+    loop {
+        if stop.load(Ordering::SeqCst) && line.is_empty() {
+            return ReadResult::Nothing;
+        }
+        let mut fd = libc::pollfd {
+            fd: libc::STDIN_FILENO,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: poll on one valid pollfd.
+        let ready = unsafe { libc::poll(&mut fd, 1, 50) };
+        if ready <= 0 {
+            continue;
+        }
+        // SAFETY: read into a buffer we own, at most its length.
+        let n = unsafe { libc::read(libc::STDIN_FILENO, buf.as_mut_ptr().cast(), buf.len()) };
+        if n <= 0 {
+            return ReadResult::Eof;
+        }
+        line.extend_from_slice(&buf[..n as usize]);
+        if line.ends_with(b"\n") {
+            let text = String::from_utf8_lossy(&line);
+            return ReadResult::Line(text.trim_end_matches(['\n', '\r']).to_string());
         }
     }
 }

@@ -164,7 +164,7 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
         let line = match line {
             ReadResult::Line(l) if l.trim().is_empty() => continue,
             ReadResult::Line(l) => l,
-            ReadResult::Interrupted => continue,
+            ReadResult::Interrupted | ReadResult::Nothing => continue,
             ReadResult::Eof => break,
         };
         let cancel = app.ui.new_prompt();

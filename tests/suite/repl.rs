@@ -279,3 +279,53 @@ fn ctrl_c_during_the_first_reply_never_kills_the_repl() {
         );
     }
 }
+
+/// `/quit` typed on a real terminal while a tool runs leaves at once; a line typed during the
+/// run is kept and runs after it; streamed text is not held back meanwhile.
+#[test]
+fn quit_typed_on_a_terminal_during_a_run_leaves_at_once() {
+    let dir = TestDir::new();
+    let call =
+        serde_json::json!({"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 2"}}]});
+    let slow = serde_json::json!({"text": "streaming along ".repeat(40), "delay_ms": 30});
+    dir.write(
+        "replies.jsonl",
+        &format!("{call}\n{{\"text\": \"first done\"}}\n{slow}\n{call}\n{{\"text\": \"never\"}}\n"),
+    );
+    let m = Mypi::new(&dir).args([
+        "--provider",
+        "faux",
+        "--faux-script",
+        "replies.jsonl",
+        "--no-session",
+        "--no-watch",
+    ]);
+    let mut pty = crate::common::pty::Pty::spawn(m.command());
+    let at = pty.wait_for("/help for commands", 0, Duration::from_secs(20));
+    pty.type_keys("one\r");
+    let at = pty.wait_for("sleep 2", at, Duration::from_secs(20));
+    // Typed during the run: runs after it (and gets the streamed reply, shown as it comes).
+    pty.type_keys("two\r");
+    let at = pty.wait_for("first done", at, Duration::from_secs(20));
+    let at = pty.wait_for(
+        "streaming along streaming along",
+        at,
+        Duration::from_secs(20),
+    );
+    pty.type_keys("three\r");
+    let at = pty.wait_for("sleep 2", at, Duration::from_secs(20));
+    let started = std::time::Instant::now();
+    pty.type_keys("/quit\r");
+    assert_eq!(
+        pty.wait(Duration::from_secs(20)),
+        0,
+        "{}",
+        &pty.screen()[at..]
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(!pty.screen().contains("never"), "{}", pty.screen());
+}
