@@ -40,6 +40,8 @@ pub async fn drive<T>(
             biased;
             out = &mut work => {
                 input.end_run();
+                // A question of a call that ended (a cancelled run) must not eat the next line.
+                input.refuse_pending();
                 return out;
             }
             read = input.read_during_run(), if reading => match read {

@@ -171,3 +171,46 @@ fn a_file_building_a_closure_chain_at_top_level_loads_and_reloads() {
     healthy_still_works(&mut m, "after the chain");
     quit(m);
 }
+
+#[test]
+fn a_too_deep_api_state_field_is_left_out_of_a_reload_and_the_rest_kept() {
+    let dir = TestDir::new();
+    let lua = |v: &str| {
+        format!(
+            "-- {v}\napi.command(\"mk\", function() local t = {{}} for i = 1, 5000 do t = {{t}} end api.state.t = t api.state.n = 1 return \"made\" end)\napi.command(\"n\", function() return \"n=\" .. tostring(api.state.n) .. \" t=\" .. type(api.state.t) end)\n"
+        )
+    };
+    let rhai = |v: &str| {
+        format!(
+            "// {v}\napi.command(\"rmk\", |a| {{ let t = []; for i in 0..300 {{ t = [t]; }} api.state.t = t; api.state.n = 1; \"rmade\" }});\napi.command(\"rn\", |a| `rn=${{api.state.n}} t=${{type_of(api.state.t)}}`);\n"
+        )
+    };
+    let lua_path = install(&dir, "deep.lua", &lua("v1"));
+    let rhai_path = install(&dir, "deep2.rhai", &rhai("v1"));
+    let mut m = Mypi::new(&dir)
+        .args(["--provider", "faux", "--no-session"])
+        .spawn();
+    m.send_line("/mk");
+    m.wait_for_line("made", WAIT);
+    m.send_line("/rmk");
+    m.wait_for_line("rmade", WAIT);
+    std::fs::write(&lua_path, lua("v2")).unwrap();
+    let why = m.wait_for_line("api.state.t is not kept", WAIT);
+    assert!(
+        why.contains("deep.lua") && why.contains("nested more than 100"),
+        "{why}"
+    );
+    m.wait_for_line("reloaded deep.lua", WAIT);
+    std::fs::write(&rhai_path, rhai("v2")).unwrap();
+    let why = m.wait_for_line("api.state.t is not kept", WAIT);
+    assert!(
+        why.contains("deep2.rhai") && why.contains("nested more than 100"),
+        "{why}"
+    );
+    m.wait_for_line("reloaded deep2.rhai", WAIT);
+    m.send_line("/n");
+    m.wait_for_line("n=1 t=nil", WAIT);
+    m.send_line("/rn");
+    m.wait_for_line("rn=1 t=()", WAIT);
+    quit(m);
+}

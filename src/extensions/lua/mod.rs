@@ -76,6 +76,8 @@ pub struct LuaEngine {
     runner: mlua::Function,
     /// A coroutine whose call finished, for the next call.
     spare: RefCell<Option<mlua::Thread>>,
+    /// The `api.state` fields last left out of a reload, and why (reported once).
+    state_dropped: Vec<String>,
     /// mlua's array metatable (marks tables that are JSON arrays).
     mark: Table,
     /// Declared last: dropped after the Lua values above.
@@ -110,6 +112,7 @@ impl LuaEngine {
                 ctx_fields: RefCell::new(None),
                 runner,
                 spare: RefCell::new(None),
+                state_dropped: Vec::new(),
                 mark: lua.array_metatable(),
                 lua,
             })
@@ -366,14 +369,42 @@ impl Engine for LuaEngine {
     }
 
     /// `api.state` as plain data: functions, coroutines and userdata in it are dropped.
+    /// What a reload carries over: each field of `api.state` that is plain data within the
+    /// limits (functions and the like are dropped quietly; a field past the limits is left
+    /// out with a notice, once).
     fn state(&mut self) -> Json {
-        match self.api.raw_get::<Value>("state") {
-            Ok(v) => match convert::lua_to_json_marked(&v, &self.mark, true) {
-                Ok(j @ (Json::Object(_) | Json::Array(_))) => j,
-                _ => Json::Object(Default::default()),
-            },
-            Err(_) => Json::Object(Default::default()),
+        let Ok(Value::Table(state)) = self.api.raw_get::<Value>("state") else {
+            return Json::Object(Default::default());
+        };
+        let whole = Value::Table(state.clone());
+        if let Ok(j @ (Json::Object(_) | Json::Array(_))) =
+            convert::lua_to_json_marked(&whole, &self.mark, true)
+        {
+            return j;
         }
+        let mut kept = serde_json::Map::new();
+        let mut dropped = Vec::new();
+        for (k, v) in state.pairs::<Value, Value>().flatten() {
+            let key = match &k {
+                Value::String(s) => s.to_string_lossy(),
+                Value::Integer(i) => i.to_string(),
+                _ => continue,
+            };
+            match convert::lua_to_json_marked(&v, &self.mark, true) {
+                Ok(j) => {
+                    kept.insert(key, j);
+                }
+                Err(e) => dropped.push(e.describe(&format!("api.state.{key} is not kept:"), "")),
+            }
+        }
+        if dropped != self.state_dropped {
+            let path = self.link.info.path.display().to_string();
+            for why in &dropped {
+                self.link.notify(&format!("{path}: {why}"));
+            }
+            self.state_dropped = dropped;
+        }
+        Json::Object(kept)
     }
 
     fn set_state(&mut self, state: Json) -> Result<(), ScriptError> {

@@ -86,6 +86,8 @@ pub struct RhaiEngine {
     path: String,
     /// What the VM's allocations are charged to (held so that it lives as long as the VM).
     _memory: Option<Rc<alloc::Meter>>,
+    /// The `api.state` fields last left out of a reload, and why (reported once).
+    state_dropped: Vec<String>,
 }
 
 /// Builds the engine for an extension (on its worker thread).
@@ -153,6 +155,7 @@ impl RhaiEngine {
             top_imports,
             path,
             _memory: memory,
+            state_dropped: Vec::new(),
         })
     }
 
@@ -352,13 +355,14 @@ impl Engine for RhaiEngine {
     }
 
     fn state(&mut self) -> Value {
-        match self.state.to_json() {
-            Ok(v) => v,
-            Err(e) => {
-                self.link
-                    .log(&format!("api.state is not plain data, not kept: {e}"));
-                Value::Object(Default::default())
+        let (kept, dropped) = self.state.to_json_lenient();
+        // Said once, although a reload reads the state twice.
+        if dropped != self.state_dropped {
+            for why in &dropped {
+                self.link.notify(&format!("{}: {why}", self.path));
             }
+            self.state_dropped = dropped;
         }
+        kept
     }
 }

@@ -33,6 +33,22 @@ impl State {
         map_to_json(&self.0.borrow())
     }
 
+    /// What a reload carries over: every field that is plain data within the limits; the
+    /// others are left out, each with the reason.
+    pub fn to_json_lenient(&self) -> (serde_json::Value, Vec<String>) {
+        let mut out = serde_json::Map::new();
+        let mut dropped = Vec::new();
+        for (k, v) in self.0.borrow().iter() {
+            match super::convert::to_json(v) {
+                Ok(j) => {
+                    out.insert(k.to_string(), j);
+                }
+                Err(e) => dropped.push(format!("api.state.{k} is not kept: {e}")),
+            }
+        }
+        (serde_json::Value::Object(out), dropped)
+    }
+
     fn get(&mut self, key: &str) -> Dynamic {
         self.0.borrow().get(key).cloned().unwrap_or(Dynamic::UNIT)
     }
