@@ -31,4 +31,5 @@ pub mod staging;
 pub mod surface;
 #[cfg(test)]
 mod tests;
+mod thread;
 pub mod worker;

@@ -29,13 +29,6 @@ pub const GRACE: Duration = Duration::from_millis(500);
 /// Calls in a row that fail on their budget (or are given up) before the extension is
 /// disabled.
 pub const MAX_STRIKES: u32 = 3;
-/// Stack of a worker thread. Deep native recursion must hit the engines' limits, not the
-/// guard page: Lua's C stack limit, and Rhai's values, which are dropped recursively (a chain
-/// of closures as long as the memory cap allows needs some hundred MiB in a debug build). It
-/// is address space, not memory: only the part a script actually uses is ever touched.
-const STACK_BYTES: usize = 512 * 1024 * 1024;
-/// The stack when the system refuses [`STACK_BYTES`] (strict overcommit).
-const SMALL_STACK_BYTES: usize = 8 * 1024 * 1024;
 
 /// The handlers of one extension for one event, run in order with the chaining rules. The
 /// event is shared with the caller (which needs it back if the worker never answers) and
@@ -166,7 +159,7 @@ impl Worker {
         let link = make_link(&worker);
         let _ = worker.link.set(link.clone());
         let (load_tx, load_rx) = oneshot::channel();
-        let spawned = spawn_thread(format!("ext:{name}"), move || {
+        let spawned = super::thread::spawn(format!("ext:{name}"), move || {
             serve(factory, link, limits, jobs_rx, load_tx, health)
         });
         if let Err(e) = spawned {
@@ -411,30 +404,6 @@ fn failed_load(message: String) -> LoadReceiver {
     let (tx, rx) = oneshot::channel();
     let _ = tx.send(Err(ScriptError::new(ErrorKind::Unavailable, message)));
     rx
-}
-
-/// Starts a worker thread with a [`STACK_BYTES`] stack, or [`SMALL_STACK_BYTES`] where the
-/// system will not reserve that much.
-fn spawn_thread<F: FnOnce() + Send + 'static>(name: String, f: F) -> std::io::Result<()> {
-    let slot = Arc::new(std::sync::Mutex::new(Some(f)));
-    let mut failure = None;
-    for size in [STACK_BYTES, SMALL_STACK_BYTES] {
-        let s = slot.clone();
-        let started = std::thread::Builder::new()
-            .name(name.clone())
-            .stack_size(size)
-            .spawn(move || {
-                let f = s.lock().unwrap_or_else(|p| p.into_inner()).take();
-                if let Some(f) = f {
-                    f();
-                }
-            });
-        match started {
-            Ok(_) => return Ok(()),
-            Err(e) => failure = Some(e),
-        }
-    }
-    Err(failure.unwrap_or_else(|| std::io::Error::other("no thread")))
 }
 
 /// A chain that could not run: the failure counts as each handler's (so a `tool_call` guard

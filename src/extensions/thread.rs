@@ -1,0 +1,36 @@
+//! The threads extensions run on: each gets a large stack reservation, so that no value a
+//! script can build within its memory cap overflows it when dropped or converted.
+
+use std::sync::Arc;
+
+/// Stack of a worker thread. Deep native recursion must hit the engines' limits, not the
+/// guard page: Lua's C stack limit, and Rhai's values, which are dropped recursively (a chain
+/// of closures as long as the memory cap allows needs some hundred MiB in a debug build). It
+/// is address space, not memory: only the part a script actually uses is ever touched.
+pub const STACK_BYTES: usize = 512 * 1024 * 1024;
+/// The stack when the system refuses [`STACK_BYTES`] (strict overcommit).
+const SMALL_STACK_BYTES: usize = 8 * 1024 * 1024;
+
+/// Starts a worker thread with a [`STACK_BYTES`] stack, or [`SMALL_STACK_BYTES`] where the
+/// system will not reserve that much.
+pub fn spawn<F: FnOnce() + Send + 'static>(name: String, f: F) -> std::io::Result<()> {
+    let slot = Arc::new(std::sync::Mutex::new(Some(f)));
+    let mut failure = None;
+    for size in [STACK_BYTES, SMALL_STACK_BYTES] {
+        let s = slot.clone();
+        let started = std::thread::Builder::new()
+            .name(name.clone())
+            .stack_size(size)
+            .spawn(move || {
+                let f = s.lock().unwrap_or_else(|p| p.into_inner()).take();
+                if let Some(f) = f {
+                    f();
+                }
+            });
+        match started {
+            Ok(_) => return Ok(()),
+            Err(e) => failure = Some(e),
+        }
+    }
+    Err(failure.unwrap_or_else(|| std::io::Error::other("no thread")))
+}
