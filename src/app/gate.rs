@@ -1,8 +1,10 @@
 //! The trust gate in front of the project's own extensions (`<cwd>/.agents/extensions`): they
 //! load only in a trusted folder (`--trust`, `mypi trust`, or a "yes" the REPL remembered).
-//! The REPL asks once per folder, showing what would load; print mode loads none in an
-//! untrusted folder and says so in one line on stderr. User-level extensions always load.
+//! The REPL asks once per folder on a terminal, showing what would load; print mode (and a
+//! REPL reading a pipe) loads none in an untrusted folder and says so in one line.
+//! User-level extensions always load.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use super::App;
@@ -74,7 +76,11 @@ impl App {
         match store.decision(&folder) {
             Ok(Decision::Trusted) => Gate::Open,
             Ok(Decision::Denied) => closed("you chose not to trust this folder"),
-            Ok(Decision::Unknown) if self.config.mode == crate::config::Mode::Repl => {
+            // Asked on a terminal only: a line piped in is not an answer to remember.
+            Ok(Decision::Unknown)
+                if self.config.mode == crate::config::Mode::Repl
+                    && std::io::stdin().is_terminal() =>
+            {
                 Gate::Ask { folder, files }
             }
             Ok(Decision::Unknown) => closed("the folder is not trusted"),

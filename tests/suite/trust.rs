@@ -97,40 +97,70 @@ fn mypi_trust_trusts_lists_and_revokes() {
 }
 
 #[test]
-fn the_repl_asks_once_and_remembers() {
+fn the_repl_asks_once_on_a_terminal_and_remembers() {
     for (answer, loads) in [("y", true), ("n", false)] {
         let dir = project();
-        let mut m = Mypi::new(&dir)
-            .args(["--provider", "faux", "--no-session", "--no-watch"])
-            .spawn();
-        m.wait_for_line("run any command", WAIT);
-        m.wait_for_line(".agents/extensions/evil.lua", WAIT);
-        // On a pipe the line editor shows no prompt; the question is asked now.
-        m.send_line(answer);
-        m.send_line("/evil");
-        m.send_line("/mine");
-        m.wait_for_line("mine loaded", WAIT);
-        assert_eq!(m.stdout_so_far().contains("evil loaded"), loads, "{answer}");
-        quit(m);
+        let start = || {
+            let m = Mypi::new(&dir).args(["--provider", "faux", "--no-session", "--no-watch"]);
+            crate::common::pty::Pty::spawn(m.command())
+        };
+        let mut pty = start();
+        let at = pty.wait_for("run any command", 0, WAIT);
+        let at = pty.wait_for(".agents/extensions/evil.lua", at, WAIT);
+        let at = pty.wait_for("[y/N]", at, WAIT);
+        pty.type_keys(&format!("{answer}\r"));
+        let at = pty.wait_for("> ", at, WAIT);
+        pty.type_keys("/evil\r");
+        let at = pty.wait_for("/evil", at, WAIT);
+        let at = pty.wait_for("> ", at, WAIT);
+        pty.type_keys("/mine\r");
+        pty.wait_for("mine loaded", at, WAIT);
+        assert_eq!(
+            pty.screen().contains("evil loaded"),
+            loads,
+            "{answer}: {}",
+            pty.screen()
+        );
+        pty.type_keys("/quit\r");
+        assert_eq!(pty.wait(WAIT), 0);
         assert_eq!(dir.exists("pwned"), loads);
         // Asked once: the next start does not ask again.
-        let mut m = Mypi::new(&dir)
-            .args(["--provider", "faux", "--no-session", "--no-watch"])
-            .spawn();
-        m.send_line("/mine");
-        m.wait_for_line("mine loaded", WAIT);
-        let out = quit(m);
+        let mut pty = start();
+        let at = pty.wait_for("/help for commands", 0, WAIT);
+        pty.type_keys("/mine\r");
+        pty.wait_for("mine loaded", at, WAIT);
         assert!(
-            !out.stdout.contains("run any command"),
-            "{answer}: asked again\n{}",
-            out.describe()
+            !pty.screen().contains("run any command"),
+            "{answer}: asked again"
         );
         if !loads {
             assert!(
-                out.stdout.contains("you chose not to trust"),
+                pty.screen().contains("you chose not to trust"),
                 "{}",
-                out.describe()
+                pty.screen()
             );
         }
+        pty.type_keys("/quit\r");
+        assert_eq!(pty.wait(WAIT), 0);
     }
+}
+
+#[test]
+fn a_repl_reading_a_pipe_does_not_ask_and_remembers_nothing() {
+    let dir = project();
+    let mut m = Mypi::new(&dir)
+        .args(["--provider", "faux", "--no-session", "--no-watch"])
+        .spawn();
+    m.send_line("y");
+    m.send_line("/mine");
+    m.wait_for_line("mine loaded", WAIT);
+    let out = quit(m);
+    assert!(
+        out.stdout.contains("the folder is not trusted"),
+        "{}",
+        out.describe()
+    );
+    assert!(!out.stdout.contains("evil"), "{}", out.describe());
+    assert!(!dir.exists("pwned"));
+    assert!(!dir.home().join(".agents/config.toml").exists());
 }
