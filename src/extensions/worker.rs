@@ -79,6 +79,9 @@ pub enum Waited<T> {
     Cancelled,
 }
 
+/// A job this long may have gone deep into the stack: its unused pages are given back.
+const DEEP_JOB: Duration = Duration::from_millis(50);
+
 /// How long a call of a cancelled run may take to stop by itself before its caller stops
 /// waiting (the budget hook ends a script within a few thousand instructions).
 const CANCEL_GRACE: Duration = Duration::from_millis(500);
@@ -464,7 +467,11 @@ fn serve(
     };
     while let Ok(job) = jobs.recv() {
         server.health.served.fetch_add(1, Ordering::SeqCst);
+        let started = std::time::Instant::now();
         server.serve(job);
+        if started.elapsed() > DEEP_JOB {
+            super::thread::release_unused_stack();
+        }
         server.health.stuck.store(false, Ordering::SeqCst);
     }
 }
