@@ -12,6 +12,7 @@
 //! - [`providers`]: OpenAI-compatible, Anthropic and faux models behind one trait; [`http`]:
 //!   the one HTTP client they (and later MCP) share.
 //! - [`extensions`]: Lua and Rhai scripts (see below).
+//! - [`mcp`]: the MCP client (in progress: its configuration so far).
 //! - [`process`]: child processes in their own process group, killed on every exit path;
 //!   [`signals`]: the signals that end mypi (killing every child group first).
 //! - [`alloc`]: the process allocator, which charges every block to a meter (a Rhai VM's
@@ -62,6 +63,7 @@ pub mod config;
 pub mod extensions;
 pub mod hooks;
 pub mod http;
+pub mod mcp;
 pub mod owner;
 pub mod process;
 pub mod protocol;

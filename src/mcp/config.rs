@@ -1,0 +1,398 @@
+//! MCP server configuration: the `mcpServers` shape shared by Claude Code, Cursor and pi, read
+//! from the project's `.mcp.json` (trusted projects only), `~/.agents/mcp.json`, or an explicit
+//! file. Project entries win by name; `${VAR}` and `${VAR:-default}` expand in `command`,
+//! `args`, `env`, `headers` and `url` (nothing is ever run through a shell). A malformed file or
+//! entry is one precise error naming the file and the entry; the other entries still load.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+/// How long a request to a server may take when the entry sets no `timeout`.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How mypi reaches a server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Transport {
+    /// A child process speaking JSON-RPC on stdin/stdout.
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+        cwd: Option<PathBuf>,
+    },
+    /// Streamable HTTP.
+    Http {
+        url: String,
+        headers: BTreeMap<String, String>,
+    },
+}
+
+/// One configured server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerConfig {
+    pub name: String,
+    pub transport: Transport,
+    /// `enabled: false` keeps the entry without connecting.
+    pub enabled: bool,
+    pub timeout: Duration,
+    /// The file it came from.
+    pub source: PathBuf,
+}
+
+/// A file or entry that could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{}: {message}", file.display(), entry.as_ref().map(|e| format!(" (server {e:?})")).unwrap_or_default())]
+pub struct ConfigProblem {
+    pub file: PathBuf,
+    pub entry: Option<String>,
+    pub message: String,
+}
+
+/// The servers of one or more files, and what was wrong with the rest.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Servers {
+    pub servers: Vec<ServerConfig>,
+    pub problems: Vec<ConfigProblem>,
+}
+
+impl Servers {
+    /// Reads `files` in order, lowest priority first: a later file's entry replaces an
+    /// earlier one of the same name. A missing file is no problem.
+    pub fn load(files: &[PathBuf], env: &dyn Fn(&str) -> Option<String>) -> Servers {
+        let mut by_name: BTreeMap<String, ServerConfig> = BTreeMap::new();
+        let mut problems = Vec::new();
+        for file in files {
+            let text = match std::fs::read_to_string(file) {
+                Ok(t) => t,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => {
+                    problems.push(problem(file, None, format!("cannot read it: {e}")));
+                    continue;
+                }
+            };
+            let parsed = parse(file, &text, env);
+            problems.extend(parsed.problems);
+            for s in parsed.servers {
+                by_name.insert(key(&s.name), s);
+            }
+        }
+        Servers {
+            servers: by_name.into_values().collect(),
+            problems,
+        }
+    }
+}
+
+/// Server names that differ only in `-` / `_` (or case) are the same server.
+fn key(name: &str) -> String {
+    name.to_ascii_lowercase().replace('-', "_")
+}
+
+fn problem(file: &Path, entry: Option<&str>, message: impl Into<String>) -> ConfigProblem {
+    ConfigProblem {
+        file: file.to_path_buf(),
+        entry: entry.map(str::to_string),
+        message: message.into(),
+    }
+}
+
+/// Parses the text of one file.
+pub fn parse(file: &Path, text: &str, env: &dyn Fn(&str) -> Option<String>) -> Servers {
+    let mut out = Servers::default();
+    let root: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            out.problems.push(problem(
+                file,
+                None,
+                format!(
+                    "not valid JSON (line {}, column {}): {e}",
+                    e.line(),
+                    e.column()
+                ),
+            ));
+            return out;
+        }
+    };
+    let Some(entries) = root.get("mcpServers").and_then(Value::as_object) else {
+        out.problems.push(problem(
+            file,
+            None,
+            "expected an object with \"mcpServers\": {\"name\": {...}}",
+        ));
+        return out;
+    };
+    for (name, entry) in entries {
+        match server(file, name, entry, env) {
+            Ok(s) => out.servers.push(s),
+            Err(message) => out.problems.push(problem(file, Some(name), message)),
+        }
+    }
+    out
+}
+
+fn server(
+    file: &Path,
+    name: &str,
+    entry: &Value,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<ServerConfig, String> {
+    let fields = entry
+        .as_object()
+        .ok_or("an entry must be an object with \"command\" or \"url\"")?;
+    if name.trim().is_empty() {
+        return Err("a server needs a name".into());
+    }
+    let enabled = match fields.get("enabled") {
+        None => true,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err("\"enabled\" must be true or false".into()),
+    };
+    let timeout = match fields.get("timeout") {
+        None => DEFAULT_TIMEOUT,
+        Some(v) => match v.as_f64() {
+            Some(s) if s > 0.0 && s.is_finite() => Duration::from_secs_f64(s),
+            _ => return Err("\"timeout\" must be a number of seconds above 0".into()),
+        },
+    };
+    let kind = fields.get("type").and_then(Value::as_str);
+    let transport = match (kind, fields.get("command"), fields.get("url")) {
+        (Some("sse"), ..) => {
+            return Err("type \"sse\" (the old HTTP+SSE transport) is not supported; use the \
+                        server's Streamable HTTP endpoint with \"type\": \"http\""
+                .into())
+        }
+        (Some(other), ..) if !matches!(other, "stdio" | "http" | "streamable-http") => {
+            return Err(format!(
+                "unknown \"type\" {other:?}: use \"stdio\" (with \"command\") or \"http\" (with \"url\")"
+            ))
+        }
+        (_, Some(_), Some(_)) => return Err("give either \"command\" or \"url\", not both".into()),
+        (_, Some(command), None) => stdio(fields, command, env)?,
+        (_, None, Some(url)) => http(fields, url, env)?,
+        (_, None, None) => return Err("needs \"command\" (stdio) or \"url\" (http)".into()),
+    };
+    Ok(ServerConfig {
+        name: name.to_string(),
+        transport,
+        enabled,
+        timeout,
+        source: file.to_path_buf(),
+    })
+}
+
+fn stdio(
+    fields: &Map<String, Value>,
+    command: &Value,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Transport, String> {
+    let command = command
+        .as_str()
+        .filter(|c| !c.trim().is_empty())
+        .ok_or("\"command\" must be a program name or path")?;
+    let args = match fields.get("args") {
+        None => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|a| {
+                a.as_str()
+                    .map(|s| expand(s, env))
+                    .ok_or("\"args\" must be strings")
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        Some(_) => return Err("\"args\" must be a list of strings".into()),
+    };
+    let cwd = match fields.get("cwd") {
+        None => None,
+        Some(Value::String(c)) => Some(PathBuf::from(expand(c, env))),
+        Some(_) => return Err("\"cwd\" must be a path".into()),
+    };
+    Ok(Transport::Stdio {
+        command: expand(command, env),
+        args,
+        env: string_map(fields.get("env"), "env", env)?,
+        cwd,
+    })
+}
+
+fn http(
+    fields: &Map<String, Value>,
+    url: &Value,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Transport, String> {
+    let url = expand(url.as_str().ok_or("\"url\" must be a string")?, env);
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(format!(
+            "\"url\" {url:?} must start with http:// or https://"
+        ));
+    }
+    Ok(Transport::Http {
+        url,
+        headers: string_map(fields.get("headers"), "headers", env)?,
+    })
+}
+
+fn string_map(
+    value: Option<&Value>,
+    what: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<BTreeMap<String, String>, String> {
+    let Some(value) = value else {
+        return Ok(BTreeMap::new());
+    };
+    let fields = value
+        .as_object()
+        .ok_or_else(|| format!("\"{what}\" must be an object of strings"))?;
+    fields
+        .iter()
+        .map(|(k, v)| match v.as_str() {
+            Some(s) => Ok((k.clone(), expand(s, env))),
+            None => Err(format!("\"{what}.{k}\" must be a string")),
+        })
+        .collect()
+}
+
+/// Expands `${VAR}` and `${VAR:-default}`; an unset `${VAR}` becomes empty. Only variables:
+/// nothing is run.
+pub fn expand(text: &str, env: &dyn Fn(&str) -> Option<String>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            out.push_str(&rest[start..]);
+            return out;
+        };
+        let inner = &after[..end];
+        let (name, default) = match inner.split_once(":-") {
+            Some((n, d)) => (n, Some(d)),
+            None => (inner, None),
+        };
+        let value = env(name).filter(|v| !v.is_empty() || default.is_none());
+        out.push_str(&value.unwrap_or_else(|| default.unwrap_or("").to_string()));
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(k: &str) -> Option<String> {
+        match k {
+            "TOKEN" => Some("s3cret".into()),
+            "EMPTY" => Some(String::new()),
+            _ => None,
+        }
+    }
+
+    fn one(text: &str) -> Servers {
+        parse(Path::new("/p/.mcp.json"), text, &env)
+    }
+
+    #[test]
+    fn stdio_and_http_entries_with_expansion() {
+        let s = one(r#"{"mcpServers": {
+              "fs": {"command": "npx", "args": ["-y", "srv", "${HOME:-/home/x}"], "env": {"T": "${TOKEN}"}, "timeout": 5},
+              "web": {"type": "http", "url": "https://h/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
+              "off": {"command": "x", "enabled": false}
+            }}"#);
+        assert!(s.problems.is_empty(), "{:?}", s.problems);
+        let fs = &s.servers[0];
+        assert_eq!(fs.timeout, Duration::from_secs(5));
+        assert_eq!(
+            fs.transport,
+            Transport::Stdio {
+                command: "npx".into(),
+                args: vec!["-y".into(), "srv".into(), "/home/x".into()],
+                env: [("T".to_string(), "s3cret".to_string())].into(),
+                cwd: None,
+            }
+        );
+        let web = s.servers.iter().find(|s| s.name == "web").unwrap();
+        assert_eq!(
+            web.transport,
+            Transport::Http {
+                url: "https://h/mcp".into(),
+                headers: [("Authorization".to_string(), "Bearer s3cret".to_string())].into(),
+            }
+        );
+        assert!(!s.servers.iter().find(|s| s.name == "off").unwrap().enabled);
+    }
+
+    #[test]
+    fn bad_entries_are_named_and_the_others_load() {
+        let s = one(r#"{"mcpServers": {
+              "old": {"type": "sse", "url": "https://h/sse"},
+              "both": {"command": "x", "url": "http://h"},
+              "neither": {},
+              "badargs": {"command": "x", "args": "not a list"},
+              "ok": {"command": "x"}
+            }}"#);
+        assert_eq!(s.servers.len(), 1);
+        let text: Vec<String> = s.problems.iter().map(|p| p.to_string()).collect();
+        assert!(
+            text[0].contains("/p/.mcp.json (server \"badargs\"): \"args\" must be a list"),
+            "{text:?}"
+        );
+        assert!(
+            text.iter()
+                .any(|t| t.contains("\"old\"") && t.contains("Streamable HTTP")),
+            "{text:?}"
+        );
+        assert!(
+            text.iter()
+                .any(|t| t.contains("\"both\"") && t.contains("not both")),
+            "{text:?}"
+        );
+        assert!(text.iter().any(|t| t.contains("\"neither\"")), "{text:?}");
+        let broken = one("{\"mcpServers\": {");
+        assert!(
+            broken.problems[0]
+                .to_string()
+                .contains("not valid JSON (line 1"),
+            "{:?}",
+            broken.problems
+        );
+        assert!(one("[]").problems[0].message.contains("mcpServers"));
+    }
+
+    #[test]
+    fn expansion_rules() {
+        assert_eq!(expand("a${TOKEN}b", &env), "as3cretb");
+        assert_eq!(expand("${NOPE}", &env), "");
+        assert_eq!(expand("${NOPE:-dflt}", &env), "dflt");
+        assert_eq!(expand("${EMPTY:-dflt}", &env), "dflt");
+        assert_eq!(expand("$(rm -rf /) ${TOKEN", &env), "$(rm -rf /) ${TOKEN");
+    }
+
+    #[test]
+    fn later_files_win_by_name_and_dash_equals_underscore() {
+        let dir = std::env::temp_dir().join(format!("mypi-mcp-cfg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let user = dir.join("user.json");
+        let project = dir.join("project.json");
+        std::fs::write(
+            &user,
+            r#"{"mcpServers": {"my-srv": {"command": "user"}, "u": {"command": "u"}}}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            &project,
+            r#"{"mcpServers": {"my_srv": {"command": "project"}}}"#,
+        )
+        .unwrap();
+        let s = Servers::load(&[user, project, dir.join("missing.json")], &env);
+        assert!(s.problems.is_empty(), "{:?}", s.problems);
+        assert_eq!(s.servers.len(), 2);
+        let srv = s.servers.iter().find(|s| s.name == "my_srv").unwrap();
+        assert!(matches!(&srv.transport, Transport::Stdio { command, .. } if command == "project"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
