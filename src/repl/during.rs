@@ -46,15 +46,13 @@ pub async fn drive<T>(
             }
             read = input.read_during_run(), if reading => match read {
                 ReadResult::Line(line) => {
-                    if input.answer_pending(&line) {
-                        continue;
-                    }
                     if is_quit(&line) {
                         during.quit = true;
                         printer.line("quitting: cancelling the running prompt…");
                         ui.current().cancel();
-                    } else if !line.trim().is_empty() {
-                        input.hold(line);
+                        input.refuse_pending();
+                    } else {
+                        input.deliver(line);
                     }
                 }
                 ReadResult::Interrupted => {

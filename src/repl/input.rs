@@ -84,10 +84,21 @@ enum Request {
     Cooked(Arc<AtomicBool>),
 }
 
-/// Questions waiting for the answer of a line that is being read already.
-type Pending = Arc<std::sync::Mutex<std::collections::VecDeque<oneshot::Sender<bool>>>>;
-/// Lines typed ahead.
-type Typed = Arc<std::sync::Mutex<std::collections::VecDeque<String>>>;
+/// Lines typed while a prompt ran and questions waiting for a line, under one lock so that a
+/// line and a question arriving at once always meet.
+#[derive(Default)]
+struct Waiting {
+    /// Lines not used yet, oldest first (the next question takes the first).
+    lines: std::collections::VecDeque<String>,
+    /// Questions asked while a line was being read, oldest first.
+    questions: std::collections::VecDeque<oneshot::Sender<bool>>,
+}
+
+type Shared = Arc<std::sync::Mutex<Waiting>>;
+
+fn waiting(w: &Shared) -> std::sync::MutexGuard<'_, Waiting> {
+    w.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// The input thread's handle.
 pub struct Input {
@@ -95,10 +106,8 @@ pub struct Input {
     results: mpsc::UnboundedReceiver<ReadResult>,
     /// A line request is with the thread and its answer not taken yet.
     outstanding: Arc<AtomicBool>,
-    /// Questions asked while a line was being read: the next line answers the first.
-    pending: Pending,
-    /// Lines typed while a prompt ran and not used yet (the next question takes the first).
-    typed: Typed,
+    /// Lines typed during runs and questions waiting for them.
+    waiting: Shared,
     printer: Arc<Printer>,
     /// Standard input is a terminal (lines read while a prompt runs are read cooked there).
     terminal: bool,
@@ -136,8 +145,7 @@ impl Input {
             requests: req_tx,
             results: res_rx,
             outstanding: Arc::new(AtomicBool::new(false)),
-            pending: Pending::default(),
-            typed: Typed::default(),
+            waiting: Shared::default(),
             printer,
             terminal: std::io::stdin().is_terminal(),
             stop_cooked: None,
@@ -178,43 +186,29 @@ impl Input {
         result
     }
 
-    /// Keeps a line typed while a prompt ran, for the next question or the next prompt.
-    pub fn hold(&self, line: String) {
-        self.typed
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push_back(line);
+    /// A line typed while a prompt ran: it answers the oldest waiting question (an empty one
+    /// says no), or waits for the next question or the next prompt (an empty one is dropped).
+    pub fn deliver(&self, line: String) {
+        let mut w = waiting(&self.waiting);
+        match w.questions.pop_front() {
+            Some(tx) => {
+                let _ = tx.send(is_yes(&line));
+            }
+            None if line.trim().is_empty() => {}
+            None => w.lines.push_back(line),
+        }
     }
 
     /// The oldest line typed ahead.
     pub fn take_held(&self) -> Option<String> {
-        self.typed
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .pop_front()
+        waiting(&self.waiting).lines.pop_front()
     }
 
-    /// Answers every waiting question with no (input ended).
+    /// Answers every waiting question with no (input ended, or the run that asked ended).
     pub fn refuse_pending(&self) {
-        let waiting = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|p| p.into_inner()));
-        for tx in waiting {
+        let questions = std::mem::take(&mut waiting(&self.waiting).questions);
+        for tx in questions {
             let _ = tx.send(false);
-        }
-    }
-
-    /// Answers the oldest question waiting for a line with `line`; false when none waits.
-    pub fn answer_pending(&self, line: &str) -> bool {
-        let first = self
-            .pending
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .pop_front();
-        match first {
-            Some(tx) => {
-                let _ = tx.send(is_yes(line));
-                true
-            }
-            None => false,
         }
     }
 
@@ -244,31 +238,28 @@ impl Input {
     /// with the answer (false when the input thread is gone).
     ///
     /// While a line is being read already (a prompt runs and input is read meanwhile), the
-    /// question is printed and the next line answers it ([`Input::answer_pending`]).
+    /// question is printed and the next line answers it ([`Input::deliver`]).
     pub fn confirmer(&self) -> crate::app::ui::ConfirmFn {
         let requests = std::sync::Mutex::new(self.requests.clone());
-        let (outstanding, pending, printer, typed) = (
+        let (outstanding, shared, printer) = (
             self.outstanding.clone(),
-            self.pending.clone(),
+            self.waiting.clone(),
             self.printer.clone(),
-            self.typed.clone(),
         );
         Box::new(move |question: &str| {
             let (tx, rx) = oneshot::channel();
-            let ahead = typed.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
-            let sent = if let Some(line) = ahead {
+            let mut w = waiting(&shared);
+            let sent = if let Some(line) = w.lines.pop_front() {
                 // Typed ahead, before the question came: that line is the answer.
                 printer.line(&format!("{question} [y/N] {}", line.trim()));
                 let _ = tx.send(is_yes(&line));
                 true
             } else if outstanding.load(Ordering::SeqCst) {
                 printer.line(&format!("{question} [y/N]"));
-                pending
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push_back(tx);
+                w.questions.push_back(tx);
                 true
             } else {
+                drop(w);
                 requests
                     .lock()
                     .map(|r| r.send(Request::Confirm(question.to_string(), tx)).is_ok())
