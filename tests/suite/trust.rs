@@ -164,3 +164,25 @@ fn a_repl_reading_a_pipe_does_not_ask_and_remembers_nothing() {
     assert!(!dir.exists("pwned"));
     assert!(!dir.home().join(".agents/config.toml").exists());
 }
+
+#[test]
+fn ext_check_and_list_skip_an_untrusted_project() {
+    let dir = project();
+    for sub in ["check", "list"] {
+        let out = Mypi::new(&dir).args(["ext", sub]).run();
+        assert!(
+            out.stderr.contains("skipped: the folder is not trusted"),
+            "{sub}: {}",
+            out.describe()
+        );
+        assert!(!out.stdout.contains("evil"), "{sub}: {}", out.describe());
+        assert!(!dir.exists("pwned"), "{sub} ran untrusted code");
+    }
+    // Named explicitly, a file is checked: the user asked for it.
+    let out = Mypi::new(&dir)
+        .args(["ext", "check", ".agents/extensions/evil.lua"])
+        .run();
+    assert!(out.stdout.contains("evil"), "{}", out.describe());
+    let trusted = Mypi::new(&dir).args(["--trust", "ext", "list"]).run();
+    assert!(trusted.stdout.contains("evil"), "{}", trusted.describe());
+}
