@@ -168,8 +168,9 @@ pub trait Engine {
         }
     }
 
-    /// `api.state` as plain data, to carry over a reload.
-    fn state(&mut self) -> Value;
+    /// `api.state` as plain data, to carry over a reload, and the fields left out because
+    /// they are past the host's limits (each as "api.state.NAME is not kept: why").
+    fn state(&mut self) -> (Value, Vec<String>);
 
     /// Replaces the contents of `api.state` (in place: scripts may hold a reference to it)
     /// with what the previous version left after its `session_shutdown`.

@@ -281,7 +281,13 @@ impl ExtensionHost {
     pub(super) async fn reload_at(&self, index: usize) -> Option<String> {
         let old = self.lock().get(index).cloned()?;
         let state = match &old.worker {
-            Some(w) => w.state().await,
+            Some(w) => {
+                let (state, left_out) = w.state().await;
+                for why in left_out {
+                    (self.ctx.notice)(format!("{}: {why}", old.info.path.display()));
+                }
+                state
+            }
             None => Value::Object(Default::default()),
         };
         let fp = fingerprint(&old.info.path);
@@ -330,7 +336,7 @@ impl ExtensionHost {
         let Some(old_worker) = &old.worker else {
             return;
         };
-        let now = old_worker.state().await;
+        let (now, _) = old_worker.state().await;
         if &now == snapshot {
             return;
         }

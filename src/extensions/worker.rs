@@ -55,7 +55,7 @@ enum Job {
         reply: oneshot::Sender<(Arc<HookEvent>, Option<String>)>,
     },
     State {
-        reply: oneshot::Sender<Value>,
+        reply: oneshot::Sender<(Value, Vec<String>)>,
     },
     SetState {
         state: Value,
@@ -369,16 +369,18 @@ impl Worker {
         refused_parts(Arc::unwrap_or_clone(event), &owner, &notice, failure)
     }
 
-    /// `api.state` as the script holds it now (`{}` when the thread does not answer). The
-    /// request queues behind calls already running, however long they wait on the host.
-    pub async fn state(&self) -> Value {
+    /// `api.state` as the script holds it now (`{}` when the thread does not answer), and
+    /// the fields left out of it ([`Engine::state`]). The request queues behind calls already
+    /// running, however long they wait on the host.
+    pub async fn state(&self) -> (Value, Vec<String>) {
+        let empty = || (Value::Object(Default::default()), Vec::new());
         let (reply, mut rx) = oneshot::channel();
         if self.jobs.send(Job::State { reply }).is_err() {
-            return Value::Object(Default::default());
+            return empty();
         }
         match self.wait(&mut rx).await {
             Waited::Answer(v) => v,
-            _ => Value::Object(Default::default()),
+            _ => empty(),
         }
     }
 

@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 
 use crate::common::{FakeOpenAi, Mypi, Reply, TestDir};
 
-use super::ext_util::install;
+use serde_json::json;
+
+use super::ext_util::{faux, install};
 
 #[test]
 fn a_stalled_stream_before_any_output_is_retried() {
@@ -74,20 +76,11 @@ fn ctrl_c_ends_a_script_tool_in_a_long_loop_within_a_second() {
   timeout_ms = 60000,
   execute = function() local n = 0 while true do n = n + 1 end end}"#,
     );
-    let call = serde_json::json!({"tool_calls": [{"name": "spin", "arguments": {}}]});
-    dir.write(
-        "replies.jsonl",
-        &format!("{call}\n{{\"text\": \"after\"}}\n"),
-    );
-    let mut m = Mypi::new(&dir)
+    let call = json!({"tool_calls": [{"name": "spin", "arguments": {}}]});
+    let mut m = faux(&dir, &[call, json!({"text": "after"})])
+        // A budget far beyond the test: only Ctrl-C can end the call.
         .env("MYPI_EXT_BUDGET_MS", "60000")
-        .args([
-            "--provider",
-            "faux",
-            "--faux-script",
-            "replies.jsonl",
-            "--no-watch",
-        ])
+        .arg("--no-watch")
         .spawn();
     m.send_line("go");
     m.wait_for_text("spin", Duration::from_secs(20));
@@ -120,20 +113,11 @@ fn ctrl_c_ends_a_prompt_whose_script_tool_is_stuck_reading_a_fifo() {
   timeout_ms = 60000,
   execute = function() local f = io.open("pipe", "r") return f:read("a") end}"#,
     );
-    let call = serde_json::json!({"tool_calls": [{"name": "wait_pipe", "arguments": {}}]});
-    dir.write(
-        "replies.jsonl",
-        &format!("{call}\n{{\"text\": \"after\"}}\n"),
-    );
-    let mut m = Mypi::new(&dir)
+    let call = json!({"tool_calls": [{"name": "wait_pipe", "arguments": {}}]});
+    let mut m = faux(&dir, &[call, json!({"text": "after"})])
+        // A budget far beyond the test: only Ctrl-C can end the call.
         .env("MYPI_EXT_BUDGET_MS", "60000")
-        .args([
-            "--provider",
-            "faux",
-            "--faux-script",
-            "replies.jsonl",
-            "--no-watch",
-        ])
+        .arg("--no-watch")
         .spawn();
     m.send_line("go");
     m.wait_for_text("wait_pipe", Duration::from_secs(20));
@@ -156,19 +140,9 @@ fn ctrl_c_ends_a_prompt_whose_script_tool_is_stuck_reading_a_fifo() {
 #[test]
 fn quit_typed_while_a_prompt_runs_leaves_at_once() {
     let dir = TestDir::new();
-    let call = serde_json::json!({"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 300"}}]});
-    dir.write(
-        "replies.jsonl",
-        &format!("{call}\n{{\"text\": \"never\"}}\n"),
-    );
-    let mut m = Mypi::new(&dir)
-        .args([
-            "--provider",
-            "faux",
-            "--faux-script",
-            "replies.jsonl",
-            "--no-watch",
-        ])
+    let call = json!({"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 300"}}]});
+    let mut m = faux(&dir, &[call, json!({"text": "never"})])
+        .arg("--no-watch")
         .spawn();
     m.send_line("go");
     m.wait_for_text("sleep 300", Duration::from_secs(20));

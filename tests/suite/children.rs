@@ -9,7 +9,9 @@ use mypi::process::live_in_group;
 
 use crate::common::{Mypi, Running, TestDir};
 
-use super::ext_util::install;
+use serde_json::json;
+
+use super::ext_util::{faux, install};
 
 /// A shell command that writes its process group id to `pgid` and then waits, with a
 /// background child holding its output open.
@@ -46,13 +48,10 @@ fn assert_gone(pgid: i32, what: &str) {
     }
 }
 
-fn bash_call(dir: &TestDir) {
-    let call =
-        serde_json::json!({"tool_calls": [{"name": "bash", "arguments": {"command": LINGER}}]});
-    dir.write(
-        "replies.jsonl",
-        &format!("{call}\n{{\"text\": \"done\"}}\n"),
-    );
+/// mypi on the faux model, which calls `bash` with [`LINGER`] and then answers "done".
+fn lingering(dir: &TestDir) -> Mypi {
+    let call = json!({"tool_calls": [{"name": "bash", "arguments": {"command": LINGER}}]});
+    faux(dir, &[call, json!({"text": "done"})])
 }
 
 #[test]
@@ -63,17 +62,7 @@ fn signals_end_print_mode_and_kill_the_bash_tools_group() {
         (libc::SIGINT, "SIGINT"),
     ] {
         let dir = TestDir::new();
-        bash_call(&dir);
-        let m = Mypi::new(&dir)
-            .args([
-                "--provider",
-                "faux",
-                "--faux-script",
-                "replies.jsonl",
-                "-p",
-                "go",
-            ])
-            .spawn();
+        let m = lingering(&dir).args(["-p", "go"]).spawn();
         let pgid = pgid_of(&dir, &m);
         m.signal(sig);
         let started = Instant::now();
@@ -93,16 +82,7 @@ fn signals_end_print_mode_and_kill_the_bash_tools_group() {
 fn signals_end_the_repl_and_kill_the_bash_tools_group() {
     for sig in [libc::SIGTERM, libc::SIGHUP] {
         let dir = TestDir::new();
-        bash_call(&dir);
-        let mut m = Mypi::new(&dir)
-            .args([
-                "--provider",
-                "faux",
-                "--faux-script",
-                "replies.jsonl",
-                "--no-watch",
-            ])
-            .spawn();
+        let mut m = lingering(&dir).arg("--no-watch").spawn();
         m.send_line("go");
         let pgid = pgid_of(&dir, &m);
         m.signal(sig);
@@ -121,84 +101,59 @@ api.command("exec", function(script)
 end)
 "#;
 
-#[test]
-fn api_exec_background_children_do_not_outlive_the_call() {
+/// Runs `/exec SCRIPT` in print mode; asserts it answered `expect` within 10 s and that
+/// the process group the script wrote to `pgid` is gone.
+fn exec_leaves_nothing(script: &str, expect: &str, what: &str) {
     let dir = TestDir::new();
     install(&dir, "exec.lua", EXEC);
     let started = Instant::now();
     let out = Mypi::new(&dir)
-        .args([
-            "--provider",
-            "faux",
-            "-p",
-            "/exec echo $$ > pgid; sleep 300 & echo started",
-        ])
+        .args(["--provider", "faux", "-p", &format!("/exec {script}")])
         .run();
     out.ok();
-    assert!(
-        out.stdout.contains("code=0 timed_out=false out=started"),
-        "{}",
-        out.describe()
-    );
+    assert!(out.stdout.contains(expect), "{}", out.describe());
     assert!(
         started.elapsed() < Duration::from_secs(10),
         "{}",
         out.describe()
     );
     let pgid: i32 = dir.read("pgid").trim().parse().unwrap();
-    assert_gone(pgid, "background child of api.exec");
+    assert_gone(pgid, what);
+}
+
+#[test]
+fn api_exec_background_children_do_not_outlive_the_call() {
+    exec_leaves_nothing(
+        "echo $$ > pgid; sleep 300 & echo started",
+        "code=0 timed_out=false out=started",
+        "background child of api.exec",
+    );
 }
 
 #[test]
 fn api_exec_times_out_while_a_background_child_holds_the_pipe() {
-    let dir = TestDir::new();
-    install(&dir, "exec.lua", EXEC);
-    let started = Instant::now();
-    let out = Mypi::new(&dir)
-        .args([
-            "--provider",
-            "faux",
-            "-p",
-            "/exec echo $$ > pgid; sleep 300 & echo started; sleep 300",
-        ])
-        .run();
-    out.ok();
-    assert!(
-        out.stdout.contains("timed_out=true out=started"),
-        "{}",
-        out.describe()
+    exec_leaves_nothing(
+        "echo $$ > pgid; sleep 300 & echo started; sleep 300",
+        "timed_out=true out=started",
+        "timed-out api.exec",
     );
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "{}",
-        out.describe()
-    );
-    let pgid: i32 = dir.read("pgid").trim().parse().unwrap();
-    assert_gone(pgid, "timed-out api.exec");
 }
 
 #[test]
 fn quit_and_ctrl_d_leave_no_child_behind() {
     for how in ["/quit", "eof"] {
         let dir = TestDir::new();
-        install(&dir, "exec.lua", EXEC);
-        bash_call(&dir);
-        let mut m = Mypi::new(&dir)
-            .args([
-                "--provider",
-                "faux",
-                "--faux-script",
-                "replies.jsonl",
-                "--no-watch",
-            ])
-            .spawn();
+        let mut m = lingering(&dir).arg("--no-watch").spawn();
         m.send_line("go");
         let pgid = pgid_of(&dir, &m);
-        // The line waits until the prompt ends; Ctrl-C ends it, then the REPL leaves.
+        // /quit typed during the run leaves at once; at the end of input the REPL finishes
+        // the run first, so Ctrl-C ends it.
         if how == "/quit" {
             m.send_line("/quit");
+        } else {
+            m.close_stdin();
+            m.interrupt();
         }
-        m.interrupt();
         let out = m.wait();
         out.ok();
         assert_gone(pgid, how);

@@ -242,6 +242,15 @@ fn continue_in_the_repl_resumes_the_conversation() {
     assert_eq!(user_texts(&fake.requests()[1]), vec!["before", "after"]);
 }
 
+/// A REPL on a real terminal, on the faux model replying with `replies` in turn; the screen
+/// position after its banner.
+fn pty_repl(dir: &TestDir, replies: &[serde_json::Value]) -> (crate::common::pty::Pty, usize) {
+    let m = super::ext_util::faux(dir, replies).args(["--no-session", "--no-watch"]);
+    let pty = crate::common::pty::Pty::spawn(m.command());
+    let at = pty.wait_for("/help for commands", 0, Duration::from_secs(20));
+    (pty, at)
+}
+
 /// Ctrl-C typed on a real terminal during the first reply cancels the reply and never kills
 /// mypi (issue 8, family 5), over many starts: the line editor must not put back the default
 /// SIGINT handler it found before the runtime registered its own.
@@ -249,18 +258,8 @@ fn continue_in_the_repl_resumes_the_conversation() {
 fn ctrl_c_during_the_first_reply_never_kills_the_repl() {
     let dir = TestDir::new();
     let slow = serde_json::json!({"text": "one two three four five six seven eight nine ten ".repeat(20), "delay_ms": 20});
-    dir.write("replies.jsonl", &format!("{slow}\n").repeat(2));
     for round in 0..12 {
-        let m = Mypi::new(&dir).args([
-            "--provider",
-            "faux",
-            "--faux-script",
-            "replies.jsonl",
-            "--no-session",
-            "--no-watch",
-        ]);
-        let mut pty = crate::common::pty::Pty::spawn(m.command());
-        let at = pty.wait_for("/help for commands", 0, Duration::from_secs(20));
+        let (mut pty, at) = pty_repl(&dir, &[slow.clone(), slow.clone()]);
         pty.type_keys("hello\r");
         let at = pty.wait_for("four", at, Duration::from_secs(20));
         pty.type_keys("\x03");
@@ -288,20 +287,14 @@ fn quit_typed_on_a_terminal_during_a_run_leaves_at_once() {
     let call =
         serde_json::json!({"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 2"}}]});
     let slow = serde_json::json!({"text": "streaming along ".repeat(40), "delay_ms": 30});
-    dir.write(
-        "replies.jsonl",
-        &format!("{call}\n{{\"text\": \"first done\"}}\n{slow}\n{call}\n{{\"text\": \"never\"}}\n"),
-    );
-    let m = Mypi::new(&dir).args([
-        "--provider",
-        "faux",
-        "--faux-script",
-        "replies.jsonl",
-        "--no-session",
-        "--no-watch",
-    ]);
-    let mut pty = crate::common::pty::Pty::spawn(m.command());
-    let at = pty.wait_for("/help for commands", 0, Duration::from_secs(20));
+    let replies = [
+        call.clone(),
+        serde_json::json!({"text": "first done"}),
+        slow,
+        call,
+        serde_json::json!({"text": "never"}),
+    ];
+    let (mut pty, at) = pty_repl(&dir, &replies);
     pty.type_keys("one\r");
     let at = pty.wait_for("sleep 2", at, Duration::from_secs(20));
     // Typed during the run: runs after it (and gets the streamed reply, shown as it comes).

@@ -76,8 +76,7 @@ pub struct LuaEngine {
     runner: mlua::Function,
     /// A coroutine whose call finished, for the next call.
     spare: RefCell<Option<mlua::Thread>>,
-    /// The `api.state` fields last left out of a reload, and why (reported once).
-    state_dropped: Vec<String>,
+
     /// mlua's array metatable (marks tables that are JSON arrays).
     mark: Table,
     /// Declared last: dropped after the Lua values above.
@@ -112,7 +111,6 @@ impl LuaEngine {
                 ctx_fields: RefCell::new(None),
                 runner,
                 spare: RefCell::new(None),
-                state_dropped: Vec::new(),
                 mark: lua.array_metatable(),
                 lua,
             })
@@ -368,19 +366,18 @@ impl Engine for LuaEngine {
         self.invoke(cb, std::slice::from_ref(event), text, ctx, budget)
     }
 
-    /// `api.state` as plain data: functions, coroutines and userdata in it are dropped.
     /// What a reload carries over: each field of `api.state` that is plain data within the
     /// limits (functions and the like are dropped quietly; a field past the limits is left
-    /// out with a notice, once).
-    fn state(&mut self) -> Json {
+    /// out and named).
+    fn state(&mut self) -> (Json, Vec<String>) {
         let Ok(Value::Table(state)) = self.api.raw_get::<Value>("state") else {
-            return Json::Object(Default::default());
+            return (Json::Object(Default::default()), Vec::new());
         };
         let whole = Value::Table(state.clone());
         if let Ok(j @ (Json::Object(_) | Json::Array(_))) =
             convert::lua_to_json_marked(&whole, &self.mark, true)
         {
-            return j;
+            return (j, Vec::new());
         }
         let mut kept = serde_json::Map::new();
         let mut dropped = Vec::new();
@@ -397,14 +394,7 @@ impl Engine for LuaEngine {
                 Err(e) => dropped.push(e.describe(&format!("api.state.{key} is not kept:"), "")),
             }
         }
-        if dropped != self.state_dropped {
-            let path = self.link.info.path.display().to_string();
-            for why in &dropped {
-                self.link.notify(&format!("{path}: {why}"));
-            }
-            self.state_dropped = dropped;
-        }
-        Json::Object(kept)
+        (Json::Object(kept), dropped)
     }
 
     fn set_state(&mut self, state: Json) -> Result<(), ScriptError> {

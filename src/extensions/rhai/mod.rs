@@ -86,8 +86,6 @@ pub struct RhaiEngine {
     path: String,
     /// What the VM's allocations are charged to (held so that it lives as long as the VM).
     _memory: Option<Rc<alloc::Meter>>,
-    /// The `api.state` fields last left out of a reload, and why (reported once).
-    state_dropped: Vec<String>,
 }
 
 /// Builds the engine for an extension (on its worker thread).
@@ -155,7 +153,6 @@ impl RhaiEngine {
             top_imports,
             path,
             _memory: memory,
-            state_dropped: Vec::new(),
         })
     }
 
@@ -354,15 +351,7 @@ impl Engine for RhaiEngine {
         Ok(())
     }
 
-    fn state(&mut self) -> Value {
-        let (kept, dropped) = self.state.to_json_lenient();
-        // Said once, although a reload reads the state twice.
-        if dropped != self.state_dropped {
-            for why in &dropped {
-                self.link.notify(&format!("{}: {why}", self.path));
-            }
-            self.state_dropped = dropped;
-        }
-        kept
+    fn state(&mut self) -> (Value, Vec<String>) {
+        self.state.to_json_lenient()
     }
 }

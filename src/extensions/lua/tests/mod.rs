@@ -366,7 +366,7 @@ fn state_and_extension_info() {
         );
         ext.engine.load().unwrap();
         assert_eq!(
-            ext.engine.state(),
+            ext.engine.state().0,
             json!({"count": 42, "kept": {"x": [1]}, "list": ["a", "b"]})
         );
         let main = ext.main();

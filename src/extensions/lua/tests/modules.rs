@@ -41,7 +41,7 @@ fn require_finds_helpers_and_the_standard_modules() {
         ]);
         let mut engine = ext.engine;
         assert_eq!(
-            engine.state()["text"],
+            engine.state().0["text"],
             json!(r#"{"a":[1,2],"e":{},"l":[]}"#)
         );
         let tools = ext.rec.tools.lock().unwrap().clone();
