@@ -85,6 +85,7 @@ fn event() -> HookEvent {
         id: "c1".into(),
         name: "bash".into(),
         args: json!({"command": "ls -la"}),
+        about: Default::default(),
     }
 }
 
@@ -220,7 +221,7 @@ fn host_wait_cpu(
     let out = rt.block_on(async move {
         match &command.action {
             mypi::commands::Action::Handler(h) => h.call("", &run).await,
-            mypi::commands::Action::Builtin(_) => unreachable!("a script command"),
+            _ => unreachable!("a script command"),
         }
     });
     assert_eq!(out.as_deref(), Ok("0"), "the command ran sleep to its end");

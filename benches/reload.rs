@@ -54,7 +54,7 @@ async fn answer(ctx: &HostContext, cmd: &str) -> Option<String> {
     let command = ctx.commands.lookup(cmd)?;
     match &command.action {
         Action::Handler(h) => h.call("", &ctx.session()).await.ok(),
-        Action::Builtin(_) => None,
+        Action::Builtin(_) | Action::Prompt(_) => None,
     }
 }
 

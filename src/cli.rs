@@ -72,6 +72,15 @@ pub struct Cli {
     #[arg(long)]
     pub trust: bool,
 
+    /// Read MCP servers from FILE too (the `mcpServers` shape; repeatable; later files win
+    /// by server name over ~/.agents/mcp.json and the project's .mcp.json).
+    #[arg(long = "mcp-config", value_name = "FILE")]
+    pub mcp_config: Vec<PathBuf>,
+
+    /// Start no MCP servers.
+    #[arg(long, conflicts_with = "mcp_config")]
+    pub no_mcp: bool,
+
     /// Stop a run after N model turns (default: MYPI_MAX_TURNS, else 50).
     #[arg(long, value_name = "N")]
     pub max_turns: Option<u32>,
@@ -101,6 +110,8 @@ impl Cli {
             no_watch: self.no_watch,
             max_turns: self.max_turns,
             trust: self.trust,
+            mcp_config: self.mcp_config.clone(),
+            no_mcp: self.no_mcp,
         }
     }
 }
@@ -128,6 +139,11 @@ pub enum Command {
         #[command(subcommand)]
         action: ExtAction,
     },
+    /// Work with MCP servers.
+    Mcp {
+        #[command(subcommand)]
+        action: McpAction,
+    },
     /// Trust a project folder, so its own extensions load (the answer is kept in
     /// ~/.agents/config.toml); --list shows the trusted folders, --revoke forgets one.
     Trust(TrustArgs),
@@ -147,6 +163,14 @@ pub struct TrustArgs {
     /// Trust PATH and every folder below it.
     #[arg(long)]
     pub children: bool,
+}
+
+/// `mypi mcp ...`.
+#[derive(Debug, Subcommand)]
+pub enum McpAction {
+    /// Connect to every configured server (no extensions, no model) and show each one's
+    /// state; exit 1 if an enabled server failed.
+    List,
 }
 
 /// `mypi ext ...`.

@@ -22,6 +22,7 @@ pub enum Builtin {
     Session,
     Extensions,
     Reload,
+    Mcp,
     Quit,
 }
 
@@ -45,6 +46,8 @@ pub trait CommandHandler: Send + Sync {
 pub enum Action {
     Builtin(Builtin),
     Handler(Arc<dyn CommandHandler>),
+    /// The handler's output is sent to the model as the user's message (MCP prompts).
+    Prompt(Arc<dyn CommandHandler>),
 }
 
 /// One entry of the table.
@@ -108,7 +111,7 @@ impl CommandTable {
     pub fn with_builtins() -> Arc<Self> {
         let table = Arc::new(CommandTable::default());
         let _ = table.weak_self.set(Arc::downgrade(&table));
-        let builtins: [(&str, &[&str], &str, Builtin); 8] = [
+        let builtins: [(&str, &[&str], &str, Builtin); 9] = [
             ("help", &["?"], "list the commands", Builtin::Help),
             (
                 "tools",
@@ -140,6 +143,12 @@ impl CommandTable {
                 &[],
                 "reload every extension (re-discovering files), or one: /reload NAME",
                 Builtin::Reload,
+            ),
+            (
+                "mcp",
+                &[],
+                "show the MCP servers; /mcp reconnect NAME starts one again",
+                Builtin::Mcp,
             ),
             ("quit", &["exit", "q"], "leave mypi", Builtin::Quit),
         ];
@@ -190,6 +199,18 @@ impl CommandTable {
         description: &str,
         handler: Arc<dyn CommandHandler>,
     ) -> Registered {
+        self.register_action(id, owner, name, description, Action::Handler(handler))
+    }
+
+    /// Registers a command with any action; a taken name gets a `:N` suffix.
+    pub fn register_action(
+        &self,
+        id: u64,
+        owner: Owner,
+        name: &str,
+        description: &str,
+        action: Action,
+    ) -> Registered {
         let mut final_name = name.to_string();
         let mut notice = None;
         if let Some(prev) = self.taken(name) {
@@ -209,7 +230,7 @@ impl CommandTable {
             aliases: Vec::new(),
             description: description.to_string(),
             owner,
-            action: Action::Handler(handler),
+            action,
         });
         let target: Weak<dyn Unregister> = match self.weak_self.get() {
             Some(w) => w.clone(),

@@ -55,6 +55,10 @@ pub struct Overrides {
     pub max_turns: Option<u32>,
     /// `--trust`: project code loads without asking, for this run.
     pub trust: bool,
+    /// `--mcp-config FILE` (repeatable).
+    pub mcp_config: Vec<PathBuf>,
+    /// `--no-mcp`.
+    pub no_mcp: bool,
 }
 
 /// How mypi talks to the user.
@@ -120,6 +124,12 @@ pub struct Config {
     pub ext_memory_bytes: usize,
     /// The largest value a script may hand to mypi (`MYPI_EXT_VALUE_MB`, default 16).
     pub ext_value_bytes: usize,
+    /// MCP configuration files, later ones winning by server name: `~/.agents/mcp.json`,
+    /// the project's `.mcp.json`, then `--mcp-config` files (none with `--no-mcp`).
+    pub mcp_files: Vec<PathBuf>,
+    /// The project's `.mcp.json` when it is among [`Config::mcp_files`] (it starts processes,
+    /// so it is read only in a trusted project).
+    pub project_mcp: Option<PathBuf>,
 }
 
 impl Config {
@@ -187,7 +197,10 @@ impl Config {
         let ext_memory_bytes = mib(count(&var, "MYPI_EXT_MEMORY_MB", 64)?);
         let ext_value_bytes = mib(count(&var, "MYPI_EXT_VALUE_MB", 16)?);
         let project_extensions = project_root(cli, &cwd, home.as_deref());
+        let (mcp_files, project_mcp) = mcp_files(cli, &cwd, home.as_deref());
         Ok(Config {
+            mcp_files,
+            project_mcp,
             trust: cli.trust,
             project_extensions,
             ext_memory_bytes,
@@ -290,6 +303,30 @@ fn project_root(
     let is_home = home.is_some_and(|h| same(h, cwd));
     (!cli.no_extensions && cli.extensions_dir.is_empty() && !is_home)
         .then(|| cwd.join(".agents").join("extensions"))
+}
+
+/// The MCP files to read and which of them is the project's (see [`Config::mcp_files`]).
+fn mcp_files(
+    cli: &Overrides,
+    cwd: &std::path::Path,
+    home: Option<&std::path::Path>,
+) -> (Vec<PathBuf>, Option<PathBuf>) {
+    if cli.no_mcp {
+        return (Vec::new(), None);
+    }
+    let mut files = Vec::new();
+    if let Some(h) = home {
+        let user = h.join(".agents").join("mcp.json");
+        if user.is_file() {
+            files.push(user);
+        }
+    }
+    let project = cwd.join(".mcp.json");
+    let is_home = home.is_some_and(|h| h == cwd);
+    let project = (!is_home && project.is_file()).then_some(project);
+    files.extend(project.clone());
+    files.extend(cli.mcp_config.iter().map(|f| cwd.join(f)));
+    (files, project)
 }
 
 /// The extension roots the command line asks for.

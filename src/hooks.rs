@@ -150,6 +150,8 @@ pub enum HookEvent {
         id: String,
         name: String,
         args: Value,
+        #[serde(flatten)]
+        about: CallAbout,
     },
     ToolResult {
         id: String,
@@ -157,6 +159,8 @@ pub enum HookEvent {
         args: Value,
         result: String,
         is_error: bool,
+        #[serde(flatten)]
+        about: CallAbout,
     },
     TurnEnd {
         turn: u32,
@@ -171,6 +175,24 @@ pub enum HookEvent {
         path: String,
         reason: Reason,
     },
+}
+
+/// What else a `tool_call` / `tool_result` event says about the call, when known.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CallAbout {
+    /// The tool's annotations (MCP `readOnlyHint`, `destructiveHint`, ...): hints from the
+    /// tool's author, to be trusted for nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hints: Option<Value>,
+    /// Who made the call when it was not the model: `{extension = NAME}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Origin>,
+}
+
+/// The maker of a call that did not come from the model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Origin {
+    pub extension: String,
 }
 
 impl HookEvent {

@@ -1,5 +1,6 @@
-//! The one HTTP client of the process (reqwest over rustls with the `ring` provider), shared
-//! by the model providers and, later, MCP's Streamable HTTP transport. It is built on first
+//! The HTTP client of the process (reqwest over rustls with the `ring` provider), shared by
+//! the model providers, and its twin without a read timeout for MCP's Streamable HTTP
+//! transport (one TLS stack for both). Each is built on first
 //! use, so an offline run never pays for TLS set-up, and the rustls crypto provider is
 //! installed exactly once here.
 
@@ -31,14 +32,23 @@ pub fn set_read_timeout(timeout: Duration) {
 /// The shared client, or why it could not be built (a message for the user).
 pub fn client() -> Result<reqwest::Client, String> {
     static CLIENT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
-    CLIENT
-        .get_or_init(|| {
-            let _ = rustls::crypto::ring::default_provider().install_default();
-            reqwest::Client::builder()
-                .connect_timeout(CONNECT_TIMEOUT)
-                .read_timeout(read_timeout())
-                .build()
-                .map_err(|e| format!("could not set up the HTTP client: {e}"))
-        })
-        .clone()
+    CLIENT.get_or_init(|| build(Some(read_timeout()))).clone()
+}
+
+/// The client for MCP's Streamable HTTP: the same TLS stack, but no read timeout, since an
+/// event stream may rightly stay quiet for long (each MCP request has its own timeout).
+pub fn streaming_client() -> Result<reqwest::Client, String> {
+    static CLIENT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
+    CLIENT.get_or_init(|| build(None)).clone()
+}
+
+fn build(read: Option<Duration>) -> Result<reqwest::Client, String> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut builder = reqwest::Client::builder().connect_timeout(CONNECT_TIMEOUT);
+    if let Some(t) = read {
+        builder = builder.read_timeout(t);
+    }
+    builder
+        .build()
+        .map_err(|e| format!("could not set up the HTTP client: {e}"))
 }

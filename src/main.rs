@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use clap::Parser;
 use mypi::app::{check, App};
-use mypi::cli::{Cli, Command, ExtAction};
+use mypi::cli::{Cli, Command, ExtAction, McpAction};
 use mypi::config::{Config, Mode};
 use mypi::hooks::NoticeFn;
 use mypi::protocol::AgentEvent;
@@ -34,6 +34,9 @@ fn run(cli: Cli) -> i32 {
     match &cli.command {
         Some(Command::Ext { action }) => return run_ext(action, &cli, cwd),
         Some(Command::Trust(args)) => return run_trust(args, &cwd),
+        Some(Command::Mcp {
+            action: McpAction::List,
+        }) => return run_mcp_list(&cli, cwd),
         None => {}
     }
     let config = match Config::resolve(&cli.overrides(), &|k| std::env::var(k).ok(), cwd) {
@@ -94,6 +97,37 @@ fn run(cli: Cli) -> i32 {
             }
         }
     })
+}
+
+/// `mypi mcp list`: no extensions, no model; the project's `.mcp.json` only when the folder
+/// is trusted (or `--trust`).
+fn run_mcp_list(cli: &Cli, cwd: std::path::PathBuf) -> i32 {
+    let mut config = match Config::resolve(&cli.overrides(), &|k| std::env::var(k).ok(), cwd) {
+        Ok(c) => c,
+        Err(e) => {
+            stderr_line(&format!("mypi: {e}"));
+            return 2;
+        }
+    };
+    if let Some(project) = config.project_mcp.clone() {
+        let trusted = config.trust
+            || mypi::trust::TrustStore::in_home(config.home.as_deref())
+                .and_then(|s| s.decision(&config.cwd))
+                .is_ok_and(|d| d == mypi::trust::Decision::Trusted);
+        if !trusted {
+            stderr_line(&format!(
+                "mypi: {} skipped: the folder is not trusted (pass --trust, or run `mypi trust`)",
+                project.display()
+            ));
+            config.mcp_files.retain(|f| f != &project);
+        }
+    }
+    let Some(runtime) = runtime() else {
+        return 1;
+    };
+    let (text, code) = runtime.block_on(mypi::app::mcp::list(&config.mcp_files, config.cwd));
+    stdout_line(&text);
+    code
 }
 
 /// `mypi trust [PATH] [--list | --revoke | --children]`.

@@ -1,5 +1,5 @@
 //! What the front end does for the rest of mypi when it needs the user ([`Ui`]): ask a yes/no
-//! question. Scripts reach it through `ctx.ui.confirm`; MCP elicitation will too. The REPL
+//! question or for a line of text. Scripts reach it through `ctx.ui.confirm`; MCP elicitation will too. The REPL
 //! asks on its input line; print mode and checks have nobody to ask ([`NoUi`]).
 
 use futures_util::future::BoxFuture;
@@ -8,6 +8,12 @@ use futures_util::future::BoxFuture;
 pub trait Ui: Send + Sync {
     /// Asks a yes/no question; resolves to false when nobody can answer (print mode).
     fn confirm(&self, question: &str) -> BoxFuture<'static, bool>;
+
+    /// Asks for a line of text; `None` when nobody can answer (print mode) or the user
+    /// cancelled.
+    fn ask(&self, _question: &str) -> BoxFuture<'static, Option<String>> {
+        Box::pin(async { None })
+    }
 }
 
 /// A `Ui` for print mode and checks: never confirms.

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::session::SessionError;
 use super::{Agent, AgentError, EventSink};
-use crate::hooks::{EventKind, HookEvent};
+use crate::hooks::{CallAbout, EventKind, HookEvent};
 use crate::protocol::{AgentEvent, Message, ToolCall, ToolOutput};
 use crate::run::RunContext;
 use crate::text::truncate_middle;
@@ -165,6 +165,10 @@ impl Agent {
                         id: call.id.clone(),
                         name: call.name.clone(),
                         args,
+                        about: CallAbout {
+                            hints: entry.tool.hints().cloned(),
+                            origin: None,
+                        },
                     },
                     ctx,
                 )
@@ -215,6 +219,13 @@ impl Agent {
             args,
             result: output.content.clone(),
             is_error: output.is_error,
+            about: CallAbout {
+                hints: self
+                    .tools
+                    .get(&call.name)
+                    .and_then(|e| e.tool.hints().cloned()),
+                origin: None,
+            },
         };
         if let HookEvent::ToolResult { result, .. } = self.hooks.emit(event, ctx).await.event {
             // A rewritten result is cut like the tool's own before it is stored or sent.

@@ -24,6 +24,7 @@ impl App {
             Builtin::Session => self.session_text(),
             Builtin::Extensions => self.extensions_text(),
             Builtin::Reload => self.reload(args).await,
+            Builtin::Mcp => self.mcp_command(args).await.map_err(AppError::Command)?,
             Builtin::Quit => return Ok(LineOutcome::Quit),
         };
         Ok(LineOutcome::Output(text))
@@ -155,8 +156,9 @@ impl App {
         self.emit_session(reason, false).await;
     }
 
-    /// Emits `session_shutdown{quit}`.
+    /// Emits `session_shutdown{quit}`, then closes the MCP servers.
     pub async fn shutdown(&self) {
         self.emit_session(Reason::Quit, true).await;
+        self.shutdown_mcp().await;
     }
 }

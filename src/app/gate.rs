@@ -1,4 +1,5 @@
-//! The trust gate in front of the project's own extensions (`<cwd>/.agents/extensions`): they
+//! The trust gate in front of the project's own extensions (`<cwd>/.agents/extensions`) and
+//! MCP servers (`<cwd>/.mcp.json`, whose entries start processes): they
 //! load only in a trusted folder (`--trust`, `mypi trust`, or a "yes" the REPL remembered).
 //! The REPL asks once per folder on a terminal, showing what would load; print mode (and a
 //! REPL reading a pipe) loads none in an untrusted folder and says so in one line.
@@ -41,10 +42,8 @@ pub fn untrusted_project_root(
 impl App {
     /// What the trust settings allow for the project's own extensions.
     pub fn project_gate(&self) -> Gate {
-        let Some(root) = &self.config.project_extensions else {
-            return Gate::Open;
-        };
-        let files: Vec<String> = discovery::discover(std::slice::from_ref(root))
+        let roots: Vec<PathBuf> = self.config.project_extensions.iter().cloned().collect();
+        let mut files: Vec<String> = discovery::discover(&roots)
             .into_iter()
             .map(|i| {
                 i.path
@@ -54,20 +53,28 @@ impl App {
                     .to_string()
             })
             .collect();
+        let extensions = files.len();
+        if self.config.project_mcp.is_some() {
+            files.push(".mcp.json".into());
+        }
         if files.is_empty() || self.config.trust {
             return Gate::Open;
         }
         let folder = self.config.cwd.clone();
-        let closed = |reason: &str| {
-            Gate::Closed {
+        let what = match (extensions, self.config.project_mcp.is_some()) {
+            (0, _) => ".mcp.json (MCP servers)".to_string(),
+            (n, mcp) => format!(
+                "{n} project extension{}{}",
+                if n == 1 { "" } else { "s" },
+                if mcp { " and .mcp.json" } else { "" }
+            ),
+        };
+        let closed = |reason: &str| Gate::Closed {
             why: format!(
-                "{} project extension{} in {} not loaded: {reason} (pass --trust, or run `mypi trust {}`)",
-                files.len(),
-                if files.len() == 1 { "" } else { "s" },
+                "{what} in {} not loaded: {reason} (pass --trust, or run `mypi trust {}`)",
                 folder.display(),
                 folder.display()
             ),
-        }
         };
         let store = match TrustStore::in_home(self.config.home.as_deref()) {
             Ok(s) => s,
@@ -92,6 +99,9 @@ impl App {
     pub fn close_project(&mut self) {
         if let Some(root) = self.config.project_extensions.take() {
             self.config.extension_roots.retain(|r| r != &root);
+        }
+        if let Some(file) = self.config.project_mcp.take() {
+            self.config.mcp_files.retain(|f| f != &file);
         }
     }
 

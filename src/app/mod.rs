@@ -6,6 +6,7 @@ mod builtins;
 pub mod check;
 mod gate;
 pub use gate::{untrusted_project_root, Gate};
+pub mod mcp;
 pub mod ui;
 
 use std::sync::{Arc, RwLock};
@@ -84,6 +85,8 @@ pub struct App {
     pub watcher: Option<crate::extensions::reload::Watcher>,
     /// Whether start-up resumed a session (`--continue` found one that was free).
     pub resumed: bool,
+    /// The MCP servers (after [`App::start_mcp`]).
+    pub mcp: Option<Arc<crate::mcp::Manager>>,
 }
 
 /// Builds the provider the configuration names.
@@ -163,6 +166,7 @@ impl App {
             ui,
             watcher: None,
             resumed,
+            mcp: None,
         };
         app.refresh_session();
         Ok(app)
@@ -270,6 +274,7 @@ impl App {
         self.refresh_session();
         let ctx = self.run_context(cancel.clone());
         let Some((name, args)) = commands::parse_line(line) else {
+            self.wait_for_mcp().await;
             let outcome = self
                 .agent
                 .prompt(line, InputSource::User, sink, &ctx)
@@ -287,6 +292,17 @@ impl App {
                     .await
                     .map_err(|e| AppError::Command(format!("/{}: {e}", command.name)))?,
             ),
+            Action::Prompt(h) => {
+                let text = h
+                    .call(args, &ctx)
+                    .await
+                    .map_err(|e| AppError::Command(format!("/{}: {e}", command.name)))?;
+                let outcome = self
+                    .agent
+                    .prompt(&text, InputSource::User, sink, &ctx)
+                    .await?;
+                return Ok(LineOutcome::Ran(outcome));
+            }
         };
         self.refresh_session();
         if let LineOutcome::Output(text) = &outcome {

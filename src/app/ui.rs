@@ -12,17 +12,27 @@ use crate::ui::Ui;
 /// Asks the user a question; resolves to the answer.
 pub type ConfirmFn = Box<dyn Fn(&str) -> BoxFuture<'static, bool> + Send + Sync>;
 
-/// The app's `Ui`: confirms through `confirm` when set; holds the running prompt's token.
+/// Asks the user for a line; resolves to it (`None`: no answer).
+pub type AskFn = Box<dyn Fn(&str) -> BoxFuture<'static, Option<String>> + Send + Sync>;
+
+/// The app's `Ui`: confirms through `confirm` and asks through `ask` when set; holds the
+/// running prompt's token.
 #[derive(Default)]
 pub struct AppUi {
     cancel: Mutex<CancellationToken>,
     confirm: Mutex<Option<ConfirmFn>>,
+    ask: Mutex<Option<AskFn>>,
 }
 
 impl AppUi {
     /// Lets scripts ask the user (the REPL sets this).
     pub fn set_confirm(&self, f: ConfirmFn) {
         *self.confirm.lock().unwrap_or_else(|p| p.into_inner()) = Some(f);
+    }
+
+    /// Lets MCP elicitation ask the user for lines (the REPL sets this).
+    pub fn set_ask(&self, f: AskFn) {
+        *self.ask.lock().unwrap_or_else(|p| p.into_inner()) = Some(f);
     }
 
     /// A fresh token for the next prompt; Ctrl-C cancels it.
@@ -46,6 +56,13 @@ impl Ui for AppUi {
         match &*self.confirm.lock().unwrap_or_else(|p| p.into_inner()) {
             Some(f) => f(question),
             None => Box::pin(async { false }),
+        }
+    }
+
+    fn ask(&self, question: &str) -> BoxFuture<'static, Option<String>> {
+        match &*self.ask.lock().unwrap_or_else(|p| p.into_inner()) {
+            Some(f) => f(question),
+            None => Box::pin(async { None }),
         }
     }
 }

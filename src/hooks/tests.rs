@@ -96,6 +96,7 @@ async fn first_block_wins_and_stops_the_chain() {
                 id: "1".into(),
                 name: "bash".into(),
                 args: json!({"command": "rm -rf /"}),
+                about: Default::default(),
             },
             &ctx(),
         )
@@ -126,6 +127,7 @@ async fn failing_handler_is_reported_and_skipped_but_fails_closed_for_tool_call(
                 id: "1".into(),
                 name: "read".into(),
                 args: json!({}),
+                about: Default::default(),
             },
             &ctx(),
         )
@@ -149,6 +151,7 @@ async fn wrong_result_types_are_reported_and_ignored() {
         id: "1".into(),
         name: "read".into(),
         args: json!({"path": "a"}),
+        about: Default::default(),
     };
     let out = bus.emit(ev.clone(), &ctx()).await;
     assert_eq!(out.event, ev);
@@ -216,6 +219,7 @@ fn event_payload_shapes_are_pinned() {
                 args: json!({"command":"ls"}),
                 result: "out".into(),
                 is_error: false,
+                about: Default::default(),
             },
             json!({"type":"tool_result","id":"1","name":"bash","args":{"command":"ls"},
                    "result":"out","is_error":false}),
@@ -257,6 +261,7 @@ fn event_payload_shapes_are_pinned() {
                 id: "1".into(),
                 name: "read".into(),
                 args: json!({"path":"a"}),
+                about: Default::default(),
             },
             json!({"type":"tool_call","id":"1","name":"read","args":{"path":"a"}}),
         ),

@@ -38,6 +38,9 @@ pub struct ServerConfig {
     /// `enabled: false` keeps the entry without connecting.
     pub enabled: bool,
     pub timeout: Duration,
+    /// The protocol generation to speak (`protocol`): `None` / `"2025-11-25"` = initialize,
+    /// `"2026-07-28"` = stateless with `server/discover`, `"auto"` = try that first.
+    pub protocol: Option<String>,
     /// The file it came from.
     pub source: PathBuf,
 }
@@ -87,7 +90,7 @@ impl Servers {
 }
 
 /// Server names that differ only in `-` / `_` (or case) are the same server.
-fn key(name: &str) -> String {
+pub fn key(name: &str) -> String {
     name.to_ascii_lowercase().replace('-', "_")
 }
 
@@ -175,11 +178,31 @@ fn server(
         (_, None, Some(url)) => http(fields, url, env)?,
         (_, None, None) => return Err("needs \"command\" (stdio) or \"url\" (http)".into()),
     };
+    let protocol = match fields.get("protocol") {
+        None => None,
+        Some(Value::String(p))
+            if matches!(
+                p.as_str(),
+                "2026-07-28" | "discover" | "auto" | "2025-11-25" | "initialize"
+            ) =>
+        {
+            Some(p.clone())
+        }
+        Some(_) => {
+            return Err(
+                "\"protocol\" must be \"2025-11-25\" (initialize, the default), \
+                        \"2026-07-28\" (stateless, server/discover) or \"auto\" (try \
+                        server/discover, fall back to initialize)"
+                    .into(),
+            )
+        }
+    };
     Ok(ServerConfig {
         name: name.to_string(),
         transport,
         enabled,
         timeout,
+        protocol,
         source: file.to_path_buf(),
     })
 }

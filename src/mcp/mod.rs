@@ -1,5 +1,47 @@
-//! The MCP client (issue 9, in progress): servers from `.mcp.json` become agent tools and are
-//! callable from scripts, through one manager that hides the SDK. So far: the configuration
-//! ([`config`]); the connections, the tool registry entries and `api.mcp` come next.
+//! The MCP client: servers from `.mcp.json` become agent tools, slash commands and resource
+//! tools, and scripts call them through `api.mcp`, all through one [`Manager`] that hides the
+//! SDK (rmcp): no rmcp type leaves this module.
+//!
+//! - [`config`]: the `mcpServers` files;
+//! - [`manager`]: every server's state and connection task, requests routed by server name;
+//! - [`conn`]: one connection (handshake of either protocol generation, lists, requests with
+//!   timeouts reset by progress); [`handler`]: mypi's answers to the server's requests;
+//!   [`stdio`]: the child-process transport with mypi's own limits;
+//! - [`registry`]: the tools and commands a server adds, with handles;
+//! - [`naming`], [`content`]: agent names, and results as text for the model.
 
 pub mod config;
+pub mod conn;
+pub mod content;
+pub mod handler;
+pub mod manager;
+pub mod naming;
+pub mod registry;
+pub mod stdio;
+
+use std::time::Duration;
+
+pub use handler::{Elicit, Elicited, Hooks};
+pub use manager::{Manager, State};
+pub use registry::Registry;
+
+/// Why an MCP request failed. The Display is what the user (or the model) reads.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum McpError {
+    #[error("no MCP server named '{name}'; {known}")]
+    NoServer { name: String, known: String },
+    #[error("server '{server}' is not available: {why}")]
+    Unavailable { server: String, why: String },
+    #[error("no answer within {} s; the request was cancelled (raise \"timeout\" in the server's entry for slow tools)", .0.as_secs())]
+    Timeout(Duration),
+    #[error("the request was cancelled")]
+    Cancelled,
+    #[error("the server closed the connection (it exited or crashed){}", if .0.is_empty() { String::new() } else { format!("; its last output: {}", .0) })]
+    Closed(String),
+    #[error("{0}")]
+    Server(String),
+    #[error("the connection failed: {0}")]
+    Transport(String),
+    #[error("{0}")]
+    Call(String),
+}

@@ -78,7 +78,8 @@ enum Request {
     /// Read a prompt line.
     Line(String),
     /// Ask a yes/no question (for `ctx.ui.confirm`) and send the answer back.
-    Confirm(String, oneshot::Sender<bool>),
+    /// A question: the prompt to show and where the line goes (`None`: no line came).
+    Ask(String, oneshot::Sender<Option<String>>),
     /// Read a line the terminal's own way (echoed, no editing) while a prompt runs, so that
     /// streamed text keeps flowing; give up with `Nothing` once the flag is set.
     Cooked(Arc<AtomicBool>),
@@ -91,7 +92,7 @@ struct Waiting {
     /// Lines not used yet, oldest first (the next question takes the first).
     lines: std::collections::VecDeque<String>,
     /// Questions asked while a line was being read, oldest first.
-    questions: std::collections::VecDeque<oneshot::Sender<bool>>,
+    questions: std::collections::VecDeque<oneshot::Sender<Option<String>>>,
 }
 
 type Shared = Arc<std::sync::Mutex<Waiting>>;
@@ -192,7 +193,7 @@ impl Input {
         let mut w = waiting(&self.waiting);
         match w.questions.pop_front() {
             Some(tx) => {
-                let _ = tx.send(is_yes(&line));
+                let _ = tx.send(Some(line));
             }
             None if line.trim().is_empty() => {}
             None => w.lines.push_back(line),
@@ -208,7 +209,7 @@ impl Input {
     pub fn refuse_pending(&self) {
         let questions = std::mem::take(&mut waiting(&self.waiting).questions);
         for tx in questions {
-            let _ = tx.send(false);
+            let _ = tx.send(None);
         }
     }
 
@@ -236,10 +237,24 @@ impl Input {
 
     /// A function that asks the user a yes/no question on this terminal; its future resolves
     /// with the answer (false when the input thread is gone).
-    ///
-    /// While a line is being read already (a prompt runs and input is read meanwhile), the
-    /// question is printed and the next line answers it ([`Input::deliver`]).
     pub fn confirmer(&self) -> crate::app::ui::ConfirmFn {
+        let ask = self.asker_with(" [y/N]");
+        Box::new(move |question: &str| {
+            let line = ask(question);
+            Box::pin(async move { line.await.is_some_and(|l| is_yes(&l)) })
+        })
+    }
+
+    /// A function that asks the user for a line on this terminal; its future resolves with
+    /// the line (`None` when the input thread is gone or input ended).
+    pub fn asker(&self) -> crate::app::ui::AskFn {
+        self.asker_with("")
+    }
+
+    /// While a line is being read already (a prompt runs and input is read meanwhile), the
+    /// question is printed and the next line answers it ([`Input::deliver`]); a line typed
+    /// ahead answers it at once.
+    fn asker_with(&self, suffix: &'static str) -> crate::app::ui::AskFn {
         let requests = std::sync::Mutex::new(self.requests.clone());
         let (outstanding, shared, printer) = (
             self.outstanding.clone(),
@@ -251,21 +266,28 @@ impl Input {
             let mut w = waiting(&shared);
             let sent = if let Some(line) = w.lines.pop_front() {
                 // Typed ahead, before the question came: that line is the answer.
-                printer.line(&format!("{question} [y/N] {}", line.trim()));
-                let _ = tx.send(is_yes(&line));
+                printer.line(&format!("{question}{suffix} {}", line.trim()));
+                let _ = tx.send(Some(line));
                 true
             } else if outstanding.load(Ordering::SeqCst) {
-                printer.line(&format!("{question} [y/N]"));
+                printer.line(&format!("{question}{suffix}"));
                 w.questions.push_back(tx);
                 true
             } else {
                 drop(w);
+                let prompt = format!("{question}{suffix} ");
                 requests
                     .lock()
-                    .map(|r| r.send(Request::Confirm(question.to_string(), tx)).is_ok())
+                    .map(|r| r.send(Request::Ask(prompt, tx)).is_ok())
                     .unwrap_or(false)
             };
-            Box::pin(async move { sent && rx.await.unwrap_or(false) })
+            Box::pin(async move {
+                if sent {
+                    rx.await.ok().flatten()
+                } else {
+                    None
+                }
+            })
         })
     }
 }
@@ -293,12 +315,11 @@ fn read_loop(
                 }
                 continue;
             }
-            Request::Confirm(question, answer) => {
+            Request::Ask(prompt, answer) => {
                 printer.set_reading(true);
-                let line = editor.readline(&format!("{question} [y/N] "));
+                let line = editor.readline(&prompt);
                 printer.set_reading(false);
-                let yes = line.is_ok_and(|l| is_yes(&l));
-                let _ = answer.send(yes);
+                let _ = answer.send(line.ok());
                 continue;
             }
         };

@@ -48,6 +48,7 @@ pub async fn run_print(mut app: App) -> i32 {
         stderr_line(&format!("mypi: {why}"));
         app.close_project();
     }
+    app.start_mcp();
     for s in app.load_extensions().await {
         if let Some(e) = &s.error {
             app.extensions.context().notice.as_ref()(format!(
@@ -121,7 +122,9 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
         printer.line(hint);
     }
     app.ui.set_confirm(input.confirmer());
+    app.ui.set_ask(input.asker());
     ask_trust(&mut app, &printer).await;
+    app.start_mcp();
     for s in app.load_extensions().await {
         printer.line(&format!("  ext {}", s.line()));
     }

@@ -40,6 +40,17 @@ pub trait Tool: Send + Sync {
         false
     }
 
+    /// Hints about the tool from its author (MCP annotations), shown to hooks as `hints`.
+    fn hints(&self) -> Option<&Value> {
+        None
+    }
+
+    /// Whether arguments are checked against the schema before the call (false for a schema
+    /// mypi's validator cannot compile, which is then sent to the model as it is).
+    fn prevalidate(&self) -> bool {
+        true
+    }
+
     /// Runs the tool. Failures are returned as error outputs, never panics.
     fn call(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput>;
 }
@@ -59,6 +70,9 @@ impl ToolEntry {
 
     /// Checks arguments against the tool's schema; the error lists every problem found.
     pub fn validate(&self, args: &Value) -> Result<(), String> {
+        if !self.tool.prevalidate() {
+            return Ok(());
+        }
         let validator = self
             .validator
             .get_or_init(|| {

@@ -40,6 +40,7 @@ fn tool_call(args: Value) -> HookEvent {
         id: "c1".into(),
         name: "bash".into(),
         args,
+        about: Default::default(),
     }
 }
 
@@ -111,7 +112,7 @@ api.tool{name = "a_tool", execute = function() return "a ran" end}"#,
         tokio::spawn(async move {
             match &command.action {
                 Action::Handler(h) => h.call("", &parent).await,
-                Action::Builtin(_) => unreachable!(),
+                _ => unreachable!(),
             }
         })
     };

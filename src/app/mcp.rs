@@ -1,0 +1,250 @@
+//! The app's side of MCP: reading the configured files once the trust gate has decided,
+//! starting the manager in the background (start-up never waits for a server), `/mcp` and
+//! `mypi mcp list`, the short wait of a prompt for servers still connecting, and elicitation
+//! asked on the REPL field by field.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::App;
+use crate::mcp::config::Servers;
+use crate::mcp::{Elicited, Hooks, Manager, Registry};
+use crate::ui::Ui;
+
+/// The longest a prompt waits for servers that are still connecting.
+pub const PROMPT_WAIT: Duration = Duration::from_secs(10);
+
+impl App {
+    /// Reads the MCP files and starts connecting every enabled server; returns at once.
+    /// Problems with the files are notices; the other servers still start.
+    pub fn start_mcp(&mut self) {
+        if self.config.mcp_files.is_empty() || self.mcp.is_some() {
+            return;
+        }
+        let servers = Servers::load(&self.config.mcp_files, &|k| std::env::var(k).ok());
+        let notice = self.extensions.context().notice.clone();
+        for p in &servers.problems {
+            notice(format!("MCP config: {p}"));
+        }
+        if servers.servers.is_empty() {
+            return;
+        }
+        let hooks = self.mcp_hooks();
+        let registry = Registry::new(self.tools.clone(), self.commands.clone(), notice);
+        let manager = Manager::new(servers.servers, self.config.cwd.clone(), hooks, registry);
+        manager.start();
+        self.mcp = Some(manager);
+    }
+
+    /// What connections report: progress lines and elicitation on the REPL, logs to
+    /// `.agents/logs/mcp.log`.
+    fn mcp_hooks(&self) -> Hooks {
+        let mut hooks = Hooks::quiet();
+        hooks.log_file = Some(self.config.cwd.join(".agents").join("logs").join("mcp.log"));
+        if self.config.mode == crate::config::Mode::Repl {
+            let notice = self.extensions.context().notice.clone();
+            hooks.progress = Arc::new(move |line: &str| notice(line.to_string()));
+            let ui = self.ui.clone();
+            hooks.elicit = Arc::new(move |server: &str, message: &str, schema: &Value| {
+                let (ui, server, message, schema) = (
+                    ui.clone(),
+                    server.to_string(),
+                    message.to_string(),
+                    schema.clone(),
+                );
+                Box::pin(async move { elicit(ui.as_ref(), &server, &message, &schema).await })
+            });
+        }
+        hooks
+    }
+
+    /// Before a prompt: waits (at most [`PROMPT_WAIT`], saying so) for servers still
+    /// connecting, so their tools are there for the model.
+    pub(super) async fn wait_for_mcp(&self) {
+        let Some(m) = &self.mcp else { return };
+        if !m.any_connecting() {
+            return;
+        }
+        let names: Vec<String> = m
+            .status()
+            .iter()
+            .filter(|s| s["state"] == "connecting")
+            .filter_map(|s| s["name"].as_str().map(str::to_string))
+            .collect();
+        (self.extensions.context().notice)(format!(
+            "waiting for MCP server{} {} (at most {} s)",
+            if names.len() == 1 { "" } else { "s" },
+            names.join(", "),
+            PROMPT_WAIT.as_secs()
+        ));
+        let still = m.wait_connecting(PROMPT_WAIT).await;
+        if !still.is_empty() {
+            (self.extensions.context().notice)(format!(
+                "going on without {} (still connecting; its tools appear when it is ready)",
+                still.join(", ")
+            ));
+        }
+    }
+
+    /// `/mcp` (the servers) and `/mcp reconnect NAME`.
+    pub(super) async fn mcp_command(&self, args: &str) -> Result<String, String> {
+        let Some(m) = &self.mcp else {
+            return Ok(
+                "no MCP servers are configured (.mcp.json, ~/.agents/mcp.json, \
+                       --mcp-config FILE)"
+                    .into(),
+            );
+        };
+        let mut words = args.split_whitespace();
+        match (words.next(), words.next()) {
+            (None, _) => Ok(status_text(&m.status())),
+            (Some("reconnect"), Some(name)) => {
+                m.reconnect(name).await.map_err(|e| e.to_string())?;
+                let status = m.status();
+                let key = crate::mcp::config::key(name);
+                let one: Vec<Value> = status
+                    .into_iter()
+                    .filter(|s| crate::mcp::config::key(s["name"].as_str().unwrap_or("")) == key)
+                    .collect();
+                Ok(status_text(&one))
+            }
+            _ => Err("usage: /mcp, or /mcp reconnect NAME".into()),
+        }
+    }
+
+    /// Closes every MCP connection (stdin, a grace, then the process groups).
+    pub(super) async fn shutdown_mcp(&self) {
+        if let Some(m) = &self.mcp {
+            m.shutdown().await;
+        }
+    }
+}
+
+/// One line per server, as `/mcp` and `mypi mcp list` show them.
+pub fn status_text(status: &[Value]) -> String {
+    let mut lines = Vec::new();
+    for s in status {
+        let name = s["name"].as_str().unwrap_or("");
+        let line = match s["state"].as_str().unwrap_or("") {
+            "connected" => format!(
+                "{name}: connected ({}, protocol {}, {} tools, {} resources, {} prompts)",
+                s["transport"].as_str().unwrap_or(""),
+                s["protocol"].as_str().unwrap_or(""),
+                s["tools"],
+                s["resources"],
+                s["prompts"]
+            ),
+            "failed" => {
+                let mut l = format!("{name}: failed: {}", s["error"].as_str().unwrap_or(""));
+                let stderr = s["stderr"].as_str().unwrap_or("");
+                if !stderr.is_empty() {
+                    for e in stderr.lines() {
+                        l.push_str(&format!("\n    {e}"));
+                    }
+                }
+                l
+            }
+            other => format!("{name}: {other}"),
+        };
+        lines.push(line);
+    }
+    lines.join("\n")
+}
+
+/// `mypi mcp list`: connects to every server of `files` and prints their states; exit 1 if
+/// an enabled server failed, 2 if a file was unusable and no server was left.
+pub async fn list(files: &[std::path::PathBuf], cwd: std::path::PathBuf) -> (String, i32) {
+    let servers = Servers::load(files, &|k| std::env::var(k).ok());
+    let mut out: Vec<String> = servers
+        .problems
+        .iter()
+        .map(|p| format!("config problem: {p}"))
+        .collect();
+    if servers.servers.is_empty() {
+        out.push(
+            "no MCP servers are configured (.mcp.json, ~/.agents/mcp.json, --mcp-config FILE)"
+                .into(),
+        );
+        return (out.join("\n"), i32::from(!servers.problems.is_empty()));
+    }
+    let registry = Registry::new(
+        crate::tools::ToolRegistry::new(),
+        crate::commands::CommandTable::with_builtins(),
+        Arc::new(|_| {}),
+    );
+    let m = Manager::new(servers.servers, cwd, Hooks::quiet(), registry);
+    m.start();
+    let longest = m
+        .entries()
+        .iter()
+        .map(|e| e.config.timeout)
+        .max()
+        .unwrap_or(PROMPT_WAIT);
+    m.wait_connecting(longest + Duration::from_secs(2)).await;
+    let status = m.status();
+    let failed = status.iter().any(|s| s["state"] == "failed") || !servers.problems.is_empty();
+    out.push(status_text(&status));
+    m.shutdown().await;
+    (out.join("\n"), i32::from(failed))
+}
+
+/// Asks for an elicitation on the REPL: accept or not, then each field of the schema in turn
+/// (Enter keeps a default; the answer is typed as the schema says).
+async fn elicit(ui: &dyn Ui, server: &str, message: &str, schema: &Value) -> Elicited {
+    let question = format!("[mcp {server}] {message} — answer it? (y = fill in, n = decline)");
+    match ui.ask(&question).await {
+        None => return Elicited::Cancel,
+        Some(a) if !a.trim().to_lowercase().starts_with('y') => return Elicited::Decline,
+        Some(_) => {}
+    }
+    let mut content = serde_json::Map::new();
+    let props = schema["properties"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    for (name, prop) in props {
+        let ty = prop["type"].as_str().unwrap_or("string");
+        let mut q = format!("  {name}");
+        if let Some(t) = prop["title"].as_str().or(prop["description"].as_str()) {
+            q.push_str(&format!(" ({t})"));
+        }
+        if let Some(opts) = prop["enum"].as_array() {
+            let o: Vec<String> = opts.iter().map(|v| v.to_string()).collect();
+            q.push_str(&format!(" [{}]", o.join(", ")));
+        }
+        if let Some(d) = prop.get("default") {
+            q.push_str(&format!(" default {d}"));
+        }
+        q.push(':');
+        let Some(answer) = ui.ask(&q).await else {
+            return Elicited::Cancel;
+        };
+        let answer = answer.trim();
+        if answer.is_empty() {
+            continue;
+        }
+        content.insert(name, typed(ty, answer));
+    }
+    Elicited::Accept(Value::Object(content))
+}
+
+/// A typed-in answer as the JSON type a schema property asks for.
+fn typed(ty: &str, answer: &str) -> Value {
+    match ty {
+        "integer" => answer
+            .parse::<i64>()
+            .map(Value::from)
+            .unwrap_or(json!(answer)),
+        "number" => answer
+            .parse::<f64>()
+            .map(Value::from)
+            .unwrap_or(json!(answer)),
+        "boolean" => json!(matches!(
+            answer.to_lowercase().as_str(),
+            "y" | "yes" | "true" | "1"
+        )),
+        _ => json!(answer),
+    }
+}

@@ -1,0 +1,471 @@
+//! One live connection to a server ([`Conn`]): starting it (a child process or Streamable
+//! HTTP on mypi's own HTTP client), the handshake of either protocol generation, the lists
+//! (tools, resources, templates, prompts, as protocol JSON), and requests with a timeout that
+//! progress resets and that send `notifications/cancelled` when given up. Nothing of the SDK
+//! leaves this file and `handler.rs` / `stdio.rs`.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, GetPromptRequestParams, ProtocolVersion, ReadResourceRequestParams,
+};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::StreamableHttpClientTransport;
+use serde_json::Value;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::config::{ServerConfig, Transport};
+use super::handler::{Changes, Handler, Hooks, LEGACY_VERSION};
+use super::stdio::{self, StderrTail};
+use super::McpError;
+use crate::process::Group;
+
+/// Counts a connection's progress notifications; each running call resets its timeout when
+/// it changes (the SDK picks the progress tokens itself, so a call cannot tell its own).
+pub type ProgressRoutes = Arc<watch::Sender<u64>>;
+
+/// The child process of a stdio server (a task owns the `Child` and waits for its exit).
+pub struct Process {
+    pub group: Group,
+    pub pgid: i32,
+    /// Cancelled when the child has exited.
+    pub exited: CancellationToken,
+}
+
+/// What a server offers, each item as its protocol JSON.
+#[derive(Default, Clone)]
+pub struct Lists {
+    pub tools: Vec<Value>,
+    pub resources: Vec<Value>,
+    pub templates: Vec<Value>,
+    pub prompts: Vec<Value>,
+}
+
+/// A connected server.
+pub struct Conn {
+    service: RunningService<RoleClient, Handler>,
+    pub protocol: String,
+    pub server_name: String,
+    pub lists: std::sync::RwLock<Lists>,
+    pub has_resources: bool,
+    pub has_prompts: bool,
+    pub process: Mutex<Option<Process>>,
+    pub stderr: StderrTail,
+    pub changes: Arc<Changes>,
+    /// Cancelled once the connection is known dead (transport closed, child exited).
+    pub dead: CancellationToken,
+    routes: ProgressRoutes,
+}
+
+/// A failed start: the message and the tail of the server's stderr.
+pub struct StartError {
+    pub message: String,
+    pub stderr: String,
+    /// Worth trying again (an HTTP 5xx or a refused connection).
+    pub transient: bool,
+}
+
+/// Which handshake to use: `protocol` in the entry (`"2026-07-28"` or `"discover"`: the
+/// stateless generation; `"auto"`: try it, fall back to `initialize`); otherwise
+/// `initialize` with [`LEGACY_VERSION`].
+fn lifecycle(config: &ServerConfig) -> ClientLifecycleMode {
+    let modern = vec![ProtocolVersion::V_2026_07_28];
+    let legacy = ProtocolVersion::V_2025_11_25;
+    match config.protocol.as_deref() {
+        Some("2026-07-28" | "discover") => ClientLifecycleMode::Discover {
+            preferred_versions: modern,
+        },
+        Some("auto") => ClientLifecycleMode::Auto {
+            preferred_versions: modern,
+            legacy_version: Some(legacy),
+        },
+        _ => ClientLifecycleMode::Initialize,
+    }
+}
+
+impl Conn {
+    /// Starts the server and does the handshake within the entry's timeout.
+    pub async fn start(
+        config: &ServerConfig,
+        cwd: &Path,
+        hooks: Hooks,
+    ) -> Result<Conn, StartError> {
+        let routes: ProgressRoutes = Arc::new(watch::channel(0).0);
+        let changes = Arc::new(Changes::default());
+        let handler = Handler {
+            server: config.name.clone(),
+            cwd: cwd.to_path_buf(),
+            hooks: hooks.clone(),
+            changes: changes.clone(),
+            routes: routes.clone(),
+        };
+        let mode = lifecycle(config);
+        let (service, process, stderr) = match &config.transport {
+            Transport::Stdio { .. } => {
+                let log_hooks = hooks.clone();
+                let name = config.name.clone();
+                let log: stdio::LineLog =
+                    Arc::new(move |line: &str| super::handler::append_log(&log_hooks, &name, line));
+                let spawned =
+                    stdio::spawn(&config.transport, cwd, log).map_err(|e| StartError {
+                        message: format!("cannot start {}: {e}", command_of(config)),
+                        stderr: String::new(),
+                        transient: false,
+                    })?;
+                let stderr = spawned.stderr.clone();
+                let exited = CancellationToken::new();
+                let mut child = spawned.child;
+                let done = exited.clone();
+                tokio::spawn(async move {
+                    let _ = child.wait().await;
+                    done.cancel();
+                });
+                let process = Process {
+                    group: spawned.group,
+                    pgid: spawned.pgid,
+                    exited,
+                };
+                let served = tokio::time::timeout(
+                    config.timeout,
+                    handler.serve_with_lifecycle(spawned.transport, mode),
+                )
+                .await;
+                let service = finish_start(served, config, &stderr)?;
+                (service, Some(process), stderr)
+            }
+            Transport::Http { url, headers } => {
+                let transport = http_transport(url, headers)?;
+                let served = tokio::time::timeout(
+                    config.timeout,
+                    handler.serve_with_lifecycle(transport, mode),
+                )
+                .await;
+                let stderr = StderrTail::default();
+                (finish_start(served, config, &stderr)?, None, stderr)
+            }
+        };
+        // A cached list would hide a dead server behind stale data.
+        service
+            .peer()
+            .set_response_cache_config(rmcp::ClientCacheConfig::disabled())
+            .await;
+        let info = service.peer_info();
+        let info = serde_json::to_value(info.as_deref()).unwrap_or_default();
+        let caps = &info["capabilities"];
+        let conn = Conn {
+            protocol: info["protocolVersion"]
+                .as_str()
+                .unwrap_or(LEGACY_VERSION)
+                .to_string(),
+            server_name: info["serverInfo"]["name"].as_str().unwrap_or("").into(),
+            has_resources: caps.get("resources").is_some_and(|v| !v.is_null()),
+            has_prompts: caps.get("prompts").is_some_and(|v| !v.is_null()),
+            service,
+            lists: Default::default(),
+            process: Mutex::new(process),
+            stderr,
+            changes,
+            dead: CancellationToken::new(),
+            routes,
+        };
+        if let Some(p) = conn.process_exited() {
+            let dead = conn.dead.clone();
+            tokio::spawn(async move {
+                p.cancelled().await;
+                dead.cancel();
+            });
+        }
+        conn.refresh_all(config.timeout)
+            .await
+            .map_err(|e| StartError {
+                message: e.to_string(),
+                stderr: conn.stderr.tail(5),
+                transient: false,
+            })?;
+        Ok(conn)
+    }
+
+    /// Lists everything again (start, or a `list_changed` of each kind).
+    pub async fn refresh_all(&self, timeout: Duration) -> Result<(), McpError> {
+        let mut lists = Lists {
+            tools: self.list_tools(timeout).await?,
+            ..Lists::default()
+        };
+        if self.has_resources {
+            (lists.resources, lists.templates) = self.list_resources(timeout).await?;
+        }
+        if self.has_prompts {
+            lists.prompts = self.list_prompts(timeout).await?;
+        }
+        *self.lists.write().unwrap_or_else(|p| p.into_inner()) = lists;
+        Ok(())
+    }
+
+    /// What the server offers now.
+    pub fn lists(&self) -> Lists {
+        self.lists.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn process_exited(&self) -> Option<CancellationToken> {
+        self.process
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .map(|p| p.exited.clone())
+    }
+
+    /// The tools, each as its protocol JSON.
+    pub async fn list_tools(&self, timeout: Duration) -> Result<Vec<Value>, McpError> {
+        let peer = self.service.peer().clone();
+        let tools = self.bounded(timeout, peer.list_all_tools()).await?;
+        Ok(tools
+            .iter()
+            .filter_map(|t| serde_json::to_value(t).ok())
+            .collect())
+    }
+
+    /// The resources and resource templates.
+    pub async fn list_resources(
+        &self,
+        timeout: Duration,
+    ) -> Result<(Vec<Value>, Vec<Value>), McpError> {
+        let peer = self.service.peer().clone();
+        let r = self.bounded(timeout, peer.list_all_resources()).await?;
+        let peer = self.service.peer().clone();
+        // Templates are optional even for servers with resources.
+        let t = self
+            .bounded(timeout, peer.list_all_resource_templates())
+            .await
+            .unwrap_or_default();
+        Ok((as_json(&r), as_json(&t)))
+    }
+
+    pub async fn list_prompts(&self, timeout: Duration) -> Result<Vec<Value>, McpError> {
+        let peer = self.service.peer().clone();
+        let p = self.bounded(timeout, peer.list_all_prompts()).await?;
+        Ok(p.iter()
+            .filter_map(|x| serde_json::to_value(x).ok())
+            .collect())
+    }
+
+    /// `tools/call`: the result as protocol JSON. The timeout is reset by each progress
+    /// notification; giving up (timeout or `cancel`) sends `notifications/cancelled`.
+    pub async fn call_tool(
+        &self,
+        tool: &str,
+        args: Value,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<Value, McpError> {
+        let arguments = match args {
+            Value::Object(map) => Some(map),
+            Value::Null => None,
+            other => {
+                return Err(McpError::Call(format!(
+                    "the arguments must be an object, not {other}"
+                )))
+            }
+        };
+        let mut params = CallToolRequestParams::new(tool.to_string());
+        params.arguments = arguments;
+        let result = self
+            .with_progress(self.service.call_tool(params), timeout, cancel)
+            .await?;
+        Ok(serde_json::to_value(result).unwrap_or_default())
+    }
+
+    /// `resources/read`: the result as protocol JSON.
+    pub async fn read_resource(&self, uri: &str, timeout: Duration) -> Result<Value, McpError> {
+        let params = ReadResourceRequestParams::new(uri.to_string());
+        let r = self
+            .bounded(timeout, self.service.read_resource(params))
+            .await?;
+        Ok(serde_json::to_value(r).unwrap_or_default())
+    }
+
+    /// `prompts/get`: the result as protocol JSON.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        args: serde_json::Map<String, Value>,
+        timeout: Duration,
+    ) -> Result<Value, McpError> {
+        let mut params = GetPromptRequestParams::new(name.to_string());
+        if !args.is_empty() {
+            params.arguments = Some(args);
+        }
+        let r = self
+            .bounded(timeout, self.service.get_prompt(params))
+            .await?;
+        Ok(serde_json::to_value(r).unwrap_or_default())
+    }
+
+    /// Waits for `fut` at most `timeout` (reset by progress), or until the connection dies.
+    /// Giving up drops `fut`, which sends `notifications/cancelled` for its request.
+    async fn with_progress<T>(
+        &self,
+        fut: impl std::future::Future<Output = Result<T, rmcp::ServiceError>>,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<T, McpError> {
+        let mut progress = self.routes.subscribe();
+        tokio::pin!(fut);
+        let sleep = tokio::time::sleep(timeout);
+        tokio::pin!(sleep);
+        loop {
+            tokio::select! {
+                r = &mut fut => return r.map_err(|e| self.service_error(e)),
+                _ = &mut sleep => return Err(McpError::Timeout(timeout)),
+                _ = cancel.cancelled() => return Err(McpError::Cancelled),
+                _ = self.dead.cancelled() => return Err(self.closed()),
+                Ok(()) = progress.changed() => {
+                    sleep.as_mut().reset(tokio::time::Instant::now() + timeout);
+                }
+            }
+        }
+    }
+
+    /// Waits for `fut` at most `timeout`, or until the connection dies.
+    async fn bounded<T>(
+        &self,
+        timeout: Duration,
+        fut: impl std::future::Future<Output = Result<T, rmcp::ServiceError>>,
+    ) -> Result<T, McpError> {
+        self.with_progress(fut, timeout, &CancellationToken::new())
+            .await
+    }
+
+    fn service_error(&self, e: rmcp::ServiceError) -> McpError {
+        match e {
+            rmcp::ServiceError::McpError(data) => McpError::Server(data.message.to_string()),
+            rmcp::ServiceError::TransportClosed => {
+                self.dead.cancel();
+                self.closed()
+            }
+            rmcp::ServiceError::Timeout { timeout } => McpError::Timeout(timeout),
+            rmcp::ServiceError::TransportSend(e) => {
+                let text = e.to_string();
+                if text.contains("closed") {
+                    self.dead.cancel();
+                }
+                McpError::Transport(text)
+            }
+            other => McpError::Server(other.to_string()),
+        }
+    }
+
+    fn closed(&self) -> McpError {
+        McpError::Closed(self.stderr.tail(5))
+    }
+
+    /// Whether the connection still works (the transport has not closed).
+    pub fn alive(&self) -> bool {
+        !self.dead.is_cancelled() && !self.service.peer().is_transport_closed()
+    }
+
+    /// Closes the connection: stdin first (the server's signal to exit), then, after `grace`,
+    /// the whole process group is killed.
+    pub async fn close(&self, grace: Duration) {
+        self.dead.cancel();
+        self.service.cancellation_token().cancel();
+        let process = self
+            .process
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(mut p) = process {
+            let _ = tokio::time::timeout(grace, p.exited.cancelled()).await;
+            p.group.kill();
+        }
+    }
+
+    /// The process group of a stdio server (for the exit paths that run no async code).
+    pub fn pgid(&self) -> Option<i32> {
+        self.process
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .map(|p| p.pgid)
+    }
+}
+
+fn as_json<T: serde::Serialize>(items: &[T]) -> Vec<Value> {
+    items
+        .iter()
+        .filter_map(|x| serde_json::to_value(x).ok())
+        .collect()
+}
+
+fn command_of(config: &ServerConfig) -> String {
+    match &config.transport {
+        Transport::Stdio { command, .. } => format!("'{command}'"),
+        Transport::Http { url, .. } => url.clone(),
+    }
+}
+
+/// The outcome of the handshake, as a connection or a start error.
+fn finish_start(
+    served: Result<
+        Result<RunningService<RoleClient, Handler>, rmcp::service::ClientInitializeError>,
+        tokio::time::error::Elapsed,
+    >,
+    config: &ServerConfig,
+    stderr: &StderrTail,
+) -> Result<RunningService<RoleClient, Handler>, StartError> {
+    match served {
+        Ok(Ok(service)) => Ok(service),
+        Ok(Err(e)) => {
+            let text = e.to_string();
+            let transient = text.contains("500")
+                || text.contains("502")
+                || text.contains("503")
+                || text.contains("504")
+                || text.to_lowercase().contains("connect");
+            Err(StartError {
+                message: format!("the handshake failed: {text}"),
+                stderr: stderr.tail(5),
+                transient,
+            })
+        }
+        Err(_) => Err(StartError {
+            message: format!(
+                "no answer to the handshake within {} s (the entry's timeout)",
+                config.timeout.as_secs()
+            ),
+            stderr: stderr.tail(5),
+            transient: false,
+        }),
+    }
+}
+
+/// Streamable HTTP on mypi's shared HTTP client.
+fn http_transport(
+    url: &str,
+    headers: &std::collections::BTreeMap<String, String>,
+) -> Result<StreamableHttpClientTransport<reqwest::Client>, StartError> {
+    let bad = |message: String| StartError {
+        message,
+        stderr: String::new(),
+        transient: false,
+    };
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
+    for (k, v) in headers {
+        let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
+            .map_err(|e| bad(format!("header {k:?}: {e}")))?;
+        let value = reqwest::header::HeaderValue::from_str(v)
+            .map_err(|e| bad(format!("header {k:?}: {e}")))?;
+        if name == reqwest::header::AUTHORIZATION {
+            config.auth_header = Some(v.trim_start_matches("Bearer ").to_string());
+        } else {
+            config.custom_headers.insert(name, value);
+        }
+    }
+    config.max_json_response_size = stdio::MAX_LINE;
+    config.max_sse_event_size = stdio::MAX_LINE;
+    let client = crate::http::streaming_client().map_err(|e| bad(e.to_string()))?;
+    Ok(StreamableHttpClientTransport::with_client(client, config))
+}

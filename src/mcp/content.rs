@@ -1,0 +1,246 @@
+//! What an MCP result becomes for the model: the content blocks of a tool result or a
+//! resource read as text (images and other binary data as a note and a temp file, since
+//! mypi's messages carry text), `structuredContent` as JSON when there is no text, `isError`
+//! as an error result, and text over [`MAX_TEXT`] cut in the middle with a note naming the
+//! size and a temp file that holds all of it.
+//!
+//! It works on the JSON shape of the protocol, so no SDK type is needed here.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde_json::Value;
+
+use crate::protocol::ToolOutput;
+use crate::text::truncate_middle;
+
+/// Most text of one result the model gets; the rest is in a temp file.
+pub const MAX_TEXT: usize = 20 * 1024;
+
+/// Where results too big for the model are kept (`$TMPDIR/mypi-mcp-<pid>/`).
+pub fn spill_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("mypi-mcp-{}", std::process::id()))
+}
+
+static NEXT_FILE: AtomicU64 = AtomicU64::new(1);
+
+/// Writes `bytes` to a new file in [`spill_dir`] named after `what` with `ext`.
+fn spill(what: &str, ext: &str, bytes: &[u8]) -> Result<PathBuf, String> {
+    let dir = spill_dir();
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let n = NEXT_FILE.fetch_add(1, Ordering::Relaxed);
+    let stem: String = super::naming::sanitize(what).chars().take(40).collect();
+    let path = dir.join(format!("{stem}-{n}.{ext}"));
+    std::fs::write(&path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(path)
+}
+
+/// Cuts `text` to [`MAX_TEXT`] (head and tail kept), saving the whole of it to a temp file
+/// named in the note.
+pub fn limit(what: &str, text: String) -> String {
+    if text.len() <= MAX_TEXT {
+        return text;
+    }
+    let size = crate::extensions::crossing::mib(text.len());
+    let whole = match spill(what, "txt", text.as_bytes()) {
+        Ok(p) => format!("the whole text is in {}", p.display()),
+        Err(e) => format!("it could not be saved: {e}"),
+    };
+    let note = format!("[the result was {size} ({} bytes); {whole}]", text.len());
+    format!("{}\n{note}", truncate_middle(&text, MAX_TEXT))
+}
+
+/// The extension for a MIME type's file (`image/png` -> `png`).
+fn extension(mime: &str) -> String {
+    let sub = mime.rsplit('/').next().unwrap_or("bin");
+    let sub = sub.split(['+', ';']).next().unwrap_or("bin");
+    let clean = super::naming::sanitize(sub);
+    if clean.is_empty() {
+        "bin".into()
+    } else {
+        clean
+    }
+}
+
+/// Binary data (base64 in the protocol) as a note naming a temp file that holds it.
+fn binary(what: &str, kind: &str, mime: &str, base64: &str) -> String {
+    match decode_base64(base64) {
+        Some(bytes) => match spill(what, &extension(mime), &bytes) {
+            Ok(p) => format!(
+                "[{kind} {mime}, {} bytes, saved to {}]",
+                bytes.len(),
+                p.display()
+            ),
+            Err(e) => format!("[{kind} {mime}, {} bytes: {e}]", bytes.len()),
+        },
+        None => format!("[{kind} {mime}: the data is not valid base64]"),
+    }
+}
+
+/// One content block as text.
+fn block(what: &str, item: &Value) -> String {
+    let s = |k: &str| item.get(k).and_then(Value::as_str).unwrap_or("");
+    match s("type") {
+        "text" => s("text").to_string(),
+        "image" | "audio" => binary(what, s("type"), s("mimeType"), s("data")),
+        "resource_link" => {
+            let mut line = format!("[resource link: {}", s("uri"));
+            for key in ["name", "mimeType", "description"] {
+                if !s(key).is_empty() {
+                    line.push_str(&format!("; {key}: {}", s(key)));
+                }
+            }
+            line.push(']');
+            line
+        }
+        "resource" => item
+            .get("resource")
+            .map(|r| resource_contents(what, r))
+            .unwrap_or_default(),
+        other => format!("[content of type {other:?}: {}]", item),
+    }
+}
+
+/// One entry of a resource's contents (`{uri, mimeType?, text | blob}`) as text.
+pub fn resource_contents(what: &str, r: &Value) -> String {
+    let s = |k: &str| r.get(k).and_then(Value::as_str);
+    let uri = s("uri").unwrap_or("");
+    if let Some(text) = s("text") {
+        return format!("[resource {uri}]\n{text}");
+    }
+    let mime = s("mimeType").unwrap_or("application/octet-stream");
+    format!(
+        "[resource {uri}] {}",
+        binary(what, "data", mime, s("blob").unwrap_or(""))
+    )
+}
+
+/// A `tools/call` result as the model's tool output.
+pub fn tool_output(what: &str, result: &Value) -> ToolOutput {
+    let blocks = result
+        .get("content")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let parts: Vec<String> = blocks.iter().map(|b| block(what, b)).collect();
+    let has_text = blocks
+        .iter()
+        .any(|b| b.get("type").and_then(Value::as_str) == Some("text"));
+    let mut text = parts.join("\n");
+    if !has_text {
+        if let Some(structured) = result.get("structuredContent").filter(|v| !v.is_null()) {
+            let json = serde_json::to_string_pretty(structured).unwrap_or_default();
+            text = if text.is_empty() {
+                json
+            } else {
+                format!("{text}\n{json}")
+            };
+        }
+    }
+    let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
+    if text.is_empty() && !is_error {
+        text = "(the tool returned no content)".into();
+    }
+    let text = limit(what, text);
+    if is_error {
+        ToolOutput::error(text)
+    } else {
+        ToolOutput::ok(text)
+    }
+}
+
+/// A `resources/read` result as text for the model.
+pub fn read_output(what: &str, result: &Value) -> String {
+    let parts: Vec<String> = result
+        .get("contents")
+        .and_then(Value::as_array)
+        .map(|items| items.iter().map(|r| resource_contents(what, r)).collect())
+        .unwrap_or_default();
+    limit(what, parts.join("\n"))
+}
+
+/// Standard base64 (with or without padding, whitespace ignored); `None` when invalid.
+pub fn decode_base64(text: &str) -> Option<Vec<u8>> {
+    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+    use base64::Engine;
+    const LENIENT: GeneralPurpose = GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+    );
+    let clean: String = text.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    LENIENT.decode(clean).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn text_blocks_join_and_errors_stay_errors() {
+        let out = tool_output(
+            "t",
+            &json!({"content": [{"type":"text","text":"a"},{"type":"text","text":"b"}]}),
+        );
+        assert_eq!(out, ToolOutput::ok("a\nb"));
+        let err = tool_output(
+            "t",
+            &json!({"content": [{"type":"text","text":"bad"}], "isError": true}),
+        );
+        assert_eq!(err, ToolOutput::error("bad"));
+    }
+
+    #[test]
+    fn structured_content_is_used_only_without_text() {
+        let only = tool_output("t", &json!({"content": [], "structuredContent": {"n": 3}}));
+        assert!(only.content.contains("\"n\": 3"), "{}", only.content);
+        let both = tool_output(
+            "t",
+            &json!({"content": [{"type":"text","text":"3"}], "structuredContent": {"n": 3}}),
+        );
+        assert_eq!(both.content, "3");
+    }
+
+    #[test]
+    fn images_and_links_become_notes() {
+        let out = tool_output(
+            "img",
+            &json!({"content": [
+                {"type":"image","data":"aGVsbG8=","mimeType":"image/png"},
+                {"type":"resource_link","uri":"file:///x","name":"x"},
+                {"type":"resource","resource":{"uri":"mem://a","text":"inside"}}
+            ]}),
+        );
+        assert!(out.content.contains("[image image/png, 5 bytes, saved to "));
+        let path = out.content.split("saved to ").nth(1).unwrap();
+        let path = path.split(']').next().unwrap();
+        assert!(path.ends_with(".png"));
+        assert_eq!(std::fs::read(path).unwrap(), b"hello");
+        assert!(out.content.contains("[resource link: file:///x; name: x]"));
+        assert!(out.content.contains("[resource mem://a]\ninside"));
+    }
+
+    #[test]
+    fn long_text_is_cut_with_the_whole_in_a_file() {
+        let text = format!("{}{}", "h".repeat(30_000), "t".repeat(30_000));
+        let out = tool_output("big", &json!({"content": [{"type":"text","text": text}]}));
+        assert!(out.content.len() < MAX_TEXT + 400);
+        assert!(out.content.starts_with("hhh") && out.content.contains("ttt\n[the result"));
+        let path = out
+            .content
+            .rsplit("is in ")
+            .next()
+            .unwrap()
+            .trim_end_matches(']');
+        assert_eq!(std::fs::read_to_string(path).unwrap(), text);
+    }
+
+    #[test]
+    fn base64_round_trips() {
+        assert_eq!(decode_base64("aGVsbG8=").unwrap(), b"hello");
+        assert_eq!(decode_base64("aGVsbG8").unwrap(), b"hello");
+        assert_eq!(decode_base64("aGk=").unwrap(), b"hi");
+        assert_eq!(decode_base64("").unwrap(), b"");
+        assert!(decode_base64("a$==").is_none());
+    }
+}

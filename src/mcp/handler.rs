@@ -1,0 +1,289 @@
+//! The client side of one connection ([`Handler`]): what mypi tells a server about itself
+//! (protocol version, capabilities) and how it answers the server's requests and
+//! notifications:
+//!
+//! - `roots/list`: the working folder (which leaves the machine for a remote server);
+//! - elicitation: asked through [`Elicit`] (the REPL asks field by field; print mode declines),
+//!   with the schema's defaults filled in for the fields left out;
+//! - sampling: declined with a message saying mypi does not offer it;
+//! - list changes: flagged in [`Changes`] for the server's refresh task;
+//! - progress: shown through [`Hooks::progress`]; log messages: appended to the log file.
+
+// Roots, sampling and logging are deprecated in the 2026 generation; 2025 servers use them.
+#![allow(deprecated)]
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use rmcp::model::{
+    ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitResult, ErrorData, ListRootsResult, LoggingMessageNotificationParam,
+    ProgressNotificationParam,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient};
+use rmcp::ClientHandler;
+use serde_json::{json, Value};
+use tokio::sync::Notify;
+
+/// The protocol version offered in the `initialize` request (the SDK's default would put the
+/// stateless generation's version there).
+pub const LEGACY_VERSION: &str = "2025-11-25";
+
+/// The user's answer to an elicitation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Elicited {
+    Accept(Value),
+    Decline,
+    Cancel,
+}
+
+/// Asks the user for what a server requests: `(server, message, requested JSON Schema)`.
+pub type Elicit = Arc<dyn Fn(&str, &str, &Value) -> BoxFuture<'static, Elicited> + Send + Sync>;
+
+/// What a connection reports to the rest of mypi.
+#[derive(Clone)]
+pub struct Hooks {
+    /// A progress line for the user (the REPL's status line).
+    pub progress: Arc<dyn Fn(&str) + Send + Sync>,
+    pub elicit: Elicit,
+    /// Where server log messages go.
+    pub log_file: Option<PathBuf>,
+}
+
+impl Hooks {
+    /// No user: progress is dropped, elicitation declined, logs kept nowhere.
+    pub fn quiet() -> Hooks {
+        Hooks {
+            progress: Arc::new(|_| {}),
+            elicit: Arc::new(|_, _, _| Box::pin(async { Elicited::Decline })),
+            log_file: None,
+        }
+    }
+}
+
+/// Which lists a server said changed, waiting for the refresh task.
+#[derive(Default)]
+pub struct Changes {
+    pub tools: AtomicBool,
+    pub resources: AtomicBool,
+    pub prompts: AtomicBool,
+    pub notify: Notify,
+}
+
+impl Changes {
+    fn flag(&self, which: &AtomicBool) {
+        which.store(true, Ordering::Release);
+        self.notify.notify_one();
+    }
+}
+
+/// One connection's client handler.
+pub struct Handler {
+    pub server: String,
+    pub cwd: PathBuf,
+    pub hooks: Hooks,
+    pub changes: Arc<Changes>,
+    /// Counts progress notifications (they reset the running calls' timeouts).
+    pub routes: super::conn::ProgressRoutes,
+}
+
+/// What mypi says about itself in `initialize` (and in each request of the stateless
+/// generation).
+pub fn client_config() -> ClientConfig {
+    let v = json!({
+        "protocolVersion": LEGACY_VERSION,
+        "capabilities": {"roots": {"listChanged": false}, "elicitation": {"form": {}}},
+        "clientInfo": {"name": "mypi", "version": env!("CARGO_PKG_VERSION")},
+    });
+    serde_json::from_value(v).unwrap_or_default()
+}
+
+/// The `file://` URI of a folder.
+pub fn file_uri(path: &std::path::Path) -> String {
+    let mut uri = String::from("file://");
+    for b in path.to_string_lossy().bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
+                uri.push(b as char)
+            }
+            _ => uri.push_str(&format!("%{b:02X}")),
+        }
+    }
+    uri
+}
+
+/// Fills the defaults of `schema`'s properties that `content` leaves out.
+pub fn fill_defaults(schema: &Value, content: &mut Value) {
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    if !content.is_object() {
+        *content = json!({});
+    }
+    let Some(map) = content.as_object_mut() else {
+        return;
+    };
+    for (name, prop) in props {
+        if let Some(default) = prop.get("default") {
+            map.entry(name.clone()).or_insert_with(|| default.clone());
+        }
+    }
+}
+
+/// Appends a line about `server` to the MCP log file (when there is one); lines are cut to
+/// 8 KiB so a chatty server cannot fill a line without end.
+pub fn append_log(hooks: &Hooks, server: &str, line: &str) {
+    let Some(path) = &hooks.log_file else {
+        return;
+    };
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+    {
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        let line: String = line.chars().take(8192).collect();
+        let _ = writeln!(f, "{secs} [{server}] {line}");
+    }
+}
+
+impl ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        client_config()
+    }
+
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        let name = self
+            .cwd
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let v = json!({"roots": [{"uri": file_uri(&self.cwd), "name": name}]});
+        serde_json::from_value(v).map_err(|e| ErrorData::internal_error(e.to_string(), None))
+    }
+
+    async fn create_message(
+        &self,
+        _params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        Err(ErrorData::invalid_request(
+            "mypi does not offer sampling: the server cannot ask the user's model for completions",
+            None,
+        ))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let params = serde_json::to_value(&request).unwrap_or_default();
+        let message = params
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let schema = params.get("requestedSchema").cloned().unwrap_or(json!({}));
+        let answer = tokio::select! {
+            a = (self.hooks.elicit)(&self.server, &message, &schema) => a,
+            _ = context.ct.cancelled() => Elicited::Cancel,
+        };
+        let v = match answer {
+            Elicited::Accept(mut content) => {
+                fill_defaults(&schema, &mut content);
+                json!({"action": "accept", "content": content})
+            }
+            Elicited::Decline => json!({"action": "decline"}),
+            Elicited::Cancel => json!({"action": "cancel"}),
+        };
+        serde_json::from_value(v).map_err(|e| ErrorData::internal_error(e.to_string(), None))
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.routes.send_modify(|n| *n += 1);
+        let of = params.total.map(|t| format!("/{t}")).unwrap_or_default();
+        let msg = params.message.map(|m| format!(": {m}")).unwrap_or_default();
+        (self.hooks.progress)(&format!(
+            "[mcp {}] progress {}{of}{msg}",
+            self.server, params.progress
+        ));
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let data = match &params.data {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let level = serde_json::to_value(params.level).unwrap_or_default();
+        let logger = params.logger.unwrap_or_default();
+        let line = format!("{} {logger}: {data}", level.as_str().unwrap_or(""));
+        append_log(&self.hooks, &self.server, &line);
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.changes.flag(&self.changes.tools);
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.changes.flag(&self.changes.resources);
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.changes.flag(&self.changes.prompts);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_legacy_version_is_pinned_in_initialize() {
+        let v = serde_json::to_value(client_config()).unwrap();
+        assert_eq!(v["protocolVersion"], LEGACY_VERSION);
+        assert_eq!(v["clientInfo"]["name"], "mypi");
+        assert!(v["capabilities"]["elicitation"].is_object());
+        assert!(v["capabilities"]["roots"].is_object());
+    }
+
+    #[test]
+    fn defaults_fill_only_missing_fields() {
+        let schema = json!({"properties": {
+            "name": {"type": "string", "default": "John"},
+            "age": {"type": "integer", "default": 30},
+            "x": {"type": "string"}
+        }});
+        let mut content = json!({"name": "Ann"});
+        fill_defaults(&schema, &mut content);
+        assert_eq!(content, json!({"name": "Ann", "age": 30}));
+    }
+
+    #[test]
+    fn folders_become_file_uris() {
+        assert_eq!(
+            file_uri(std::path::Path::new("/a b/ü")),
+            "file:///a%20b/%C3%BC"
+        );
+    }
+}

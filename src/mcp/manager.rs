@@ -1,0 +1,382 @@
+//! The [`Manager`]: one entry per configured server, each connecting in the background on
+//! its own task, its state for `/mcp`, and every request the rest of mypi makes (tool calls,
+//! resource reads, prompts) routed to the right connection. A server whose process died is
+//! started again on its next use, once; after that it stays failed until `/mcp reconnect`.
+//! Each connected server's tools, prompts and (for all servers together) the resource tools
+//! are registered by [`super::registry`].
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::config::{ServerConfig, Transport};
+use super::conn::{Conn, StartError};
+use super::handler::Hooks;
+use super::registry::Registry;
+use super::McpError;
+
+/// Delays before the second and third attempt to reach an HTTP server that failed to start
+/// with a transient error (a 5xx, a refused connection).
+const HTTP_RETRIES: [Duration; 2] = [Duration::from_millis(250), Duration::from_secs(1)];
+/// How long a stdio server may take to exit after its stdin closed.
+pub const CLOSE_GRACE: Duration = Duration::from_millis(500);
+
+/// Where one server stands.
+#[derive(Clone)]
+pub enum State {
+    Disabled,
+    Connecting,
+    Connected(Arc<Conn>),
+    Failed { error: String, stderr: String },
+}
+
+/// One configured server.
+pub struct Entry {
+    pub config: ServerConfig,
+    state: Mutex<State>,
+    /// Bumped at every state change (waiters watch it).
+    changed: watch::Sender<u64>,
+    /// Whether the one automatic restart after a crash was used.
+    restarted: AtomicBool,
+}
+
+impl Entry {
+    pub fn state(&self) -> State {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn set(&self, state: State) {
+        *self.state.lock().unwrap_or_else(|p| p.into_inner()) = state;
+        self.changed.send_modify(|n| *n += 1);
+    }
+}
+
+/// Every MCP server of the session.
+pub struct Manager {
+    entries: Vec<Arc<Entry>>,
+    cwd: std::path::PathBuf,
+    hooks: Hooks,
+    registry: Registry,
+    weak: Weak<Manager>,
+}
+
+impl Manager {
+    /// A manager for `servers` (nothing starts until [`Manager::start`]).
+    pub fn new(
+        servers: Vec<ServerConfig>,
+        cwd: std::path::PathBuf,
+        hooks: Hooks,
+        registry: Registry,
+    ) -> Arc<Manager> {
+        Arc::new_cyclic(|weak| Manager {
+            entries: servers
+                .into_iter()
+                .map(|config| {
+                    let state = if config.enabled {
+                        State::Connecting
+                    } else {
+                        State::Disabled
+                    };
+                    Arc::new(Entry {
+                        config,
+                        state: Mutex::new(state),
+                        changed: watch::channel(0).0,
+                        restarted: AtomicBool::new(false),
+                    })
+                })
+                .collect(),
+            cwd,
+            hooks,
+            registry,
+            weak: weak.clone(),
+        })
+    }
+
+    /// Starts connecting every enabled server, each on its own task; returns at once.
+    pub fn start(&self) {
+        for entry in &self.entries {
+            if entry.config.enabled {
+                self.spawn_connect(entry.clone());
+            }
+        }
+    }
+
+    pub fn entries(&self) -> &[Arc<Entry>] {
+        &self.entries
+    }
+
+    /// A weak reference for what the manager registers (tools hold it, not the manager).
+    pub fn weak(&self) -> Weak<Manager> {
+        self.weak.clone()
+    }
+
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    fn spawn_connect(&self, entry: Arc<Entry>) {
+        let weak = self.weak.clone();
+        tokio::spawn(async move {
+            if let Some(m) = weak.upgrade() {
+                m.connect(&entry).await;
+            }
+        });
+    }
+
+    /// Connects one server (with the HTTP retries) and registers what it offers.
+    async fn connect(&self, entry: &Arc<Entry>) -> State {
+        entry.set(State::Connecting);
+        let http = matches!(entry.config.transport, Transport::Http { .. });
+        let mut delays = HTTP_RETRIES.iter();
+        let result = loop {
+            match Conn::start(&entry.config, &self.cwd, self.hooks.clone()).await {
+                Ok(conn) => break Ok(conn),
+                Err(e) if http && e.transient => match delays.next() {
+                    Some(d) => tokio::time::sleep(*d).await,
+                    None => break Err(e),
+                },
+                Err(e) => break Err(e),
+            }
+        };
+        let state = match result {
+            Ok(conn) => {
+                let conn = Arc::new(conn);
+                self.registry.install(self, &entry.config, &conn);
+                self.watch(entry.clone(), conn.clone());
+                State::Connected(conn)
+            }
+            Err(StartError {
+                message, stderr, ..
+            }) => State::Failed {
+                error: message,
+                stderr,
+            },
+        };
+        entry.set(state.clone());
+        state
+    }
+
+    /// Follows a connection: re-lists on `list_changed`, and marks the server failed when
+    /// its transport closes.
+    fn watch(&self, entry: Arc<Entry>, conn: Arc<Conn>) {
+        let weak = self.weak.clone();
+        tokio::spawn(async move {
+            loop {
+                let dead = conn.dead.clone();
+                tokio::select! {
+                    _ = conn.changes.notify.notified() => {}
+                    _ = dead.cancelled() => break,
+                }
+                let Some(m) = weak.upgrade() else { return };
+                m.registry.refresh(&m, &entry.config, &conn).await;
+            }
+            if let Some(m) = weak.upgrade() {
+                if matches!(entry.state(), State::Connected(ref c) if Arc::ptr_eq(c, &conn)) {
+                    m.registry.uninstall(&entry.config.name);
+                    let stderr = conn.stderr.tail(5);
+                    entry.set(State::Failed {
+                        error: "the server closed the connection (it exited or crashed)".into(),
+                        stderr,
+                    });
+                }
+            }
+        });
+    }
+
+    /// The entry named `server` (`-` and `_` the same).
+    pub fn entry(&self, server: &str) -> Result<Arc<Entry>, McpError> {
+        let key = super::config::key(server);
+        self.entries
+            .iter()
+            .find(|e| super::config::key(&e.config.name) == key)
+            .cloned()
+            .ok_or_else(|| {
+                let names: Vec<&str> = self
+                    .entries
+                    .iter()
+                    .map(|e| e.config.name.as_str())
+                    .collect();
+                McpError::NoServer {
+                    name: server.to_string(),
+                    known: if names.is_empty() {
+                        "none are configured".into()
+                    } else {
+                        format!("the servers are: {}", names.join(", "))
+                    },
+                }
+            })
+    }
+
+    /// The live connection of `server`: waits while it connects; starts it again once after
+    /// a crash.
+    pub async fn conn(&self, server: &str) -> Result<Arc<Conn>, McpError> {
+        let entry = self.entry(server)?;
+        let mut rx = entry.changed.subscribe();
+        loop {
+            match entry.state() {
+                State::Connected(c) if c.alive() => return Ok(c),
+                State::Disabled => {
+                    return Err(McpError::Unavailable {
+                        server: entry.config.name.clone(),
+                        why: "it is disabled (\"enabled\": false)".into(),
+                    })
+                }
+                State::Connecting => {
+                    let wait = entry.config.timeout + Duration::from_secs(2);
+                    if tokio::time::timeout(wait, rx.changed()).await.is_err() {
+                        return Err(McpError::Unavailable {
+                            server: entry.config.name.clone(),
+                            why: "it is still connecting".into(),
+                        });
+                    }
+                }
+                State::Connected(_) | State::Failed { .. }
+                    if !entry.restarted.swap(true, Ordering::AcqRel) =>
+                {
+                    self.registry.uninstall(&entry.config.name);
+                    self.connect(&entry).await;
+                }
+                State::Connected(_) => {
+                    return Err(McpError::Unavailable {
+                        server: entry.config.name.clone(),
+                        why: "its connection closed; /mcp reconnect starts it again".into(),
+                    })
+                }
+                State::Failed { error, .. } => {
+                    return Err(McpError::Unavailable {
+                        server: entry.config.name.clone(),
+                        why: format!("{error}; /mcp reconnect tries again"),
+                    })
+                }
+            }
+        }
+    }
+
+    /// Calls `tool` of `server`; the result as protocol JSON.
+    pub async fn call_tool(
+        &self,
+        server: &str,
+        tool: &str,
+        args: Value,
+        cancel: &CancellationToken,
+    ) -> Result<Value, McpError> {
+        let conn = self.conn(server).await?;
+        let timeout = self.entry(server)?.config.timeout;
+        conn.call_tool(tool, args, timeout, cancel).await
+    }
+
+    /// Reads a resource (retried once after a transport error: a read changes nothing).
+    pub async fn read_resource(&self, server: &str, uri: &str) -> Result<Value, McpError> {
+        let timeout = self.entry(server)?.config.timeout;
+        let conn = self.conn(server).await?;
+        match conn.read_resource(uri, timeout).await {
+            Err(McpError::Transport(_)) => {
+                let conn = self.conn(server).await?;
+                conn.read_resource(uri, timeout).await
+            }
+            other => other,
+        }
+    }
+
+    /// Gets a prompt with its arguments.
+    pub async fn get_prompt(
+        &self,
+        server: &str,
+        name: &str,
+        args: serde_json::Map<String, Value>,
+    ) -> Result<Value, McpError> {
+        let timeout = self.entry(server)?.config.timeout;
+        self.conn(server)
+            .await?
+            .get_prompt(name, args, timeout)
+            .await
+    }
+
+    /// Starts `server` again (closing the old connection first).
+    pub async fn reconnect(&self, server: &str) -> Result<State, McpError> {
+        let entry = self.entry(server)?;
+        if let State::Connected(c) = entry.state() {
+            self.registry.uninstall(&entry.config.name);
+            c.close(CLOSE_GRACE).await;
+        }
+        entry.restarted.store(false, Ordering::Release);
+        Ok(self.connect(&entry).await)
+    }
+
+    /// Waits up to `max` for the servers still connecting; returns the names of those that
+    /// still are.
+    pub async fn wait_connecting(&self, max: Duration) -> Vec<String> {
+        let deadline = tokio::time::Instant::now() + max;
+        for entry in &self.entries {
+            let mut rx = entry.changed.subscribe();
+            while matches!(entry.state(), State::Connecting) {
+                if tokio::time::timeout_at(deadline, rx.changed())
+                    .await
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        }
+        self.entries
+            .iter()
+            .filter(|e| matches!(e.state(), State::Connecting))
+            .map(|e| e.config.name.clone())
+            .collect()
+    }
+
+    /// Whether any enabled server is still connecting.
+    pub fn any_connecting(&self) -> bool {
+        self.entries
+            .iter()
+            .any(|e| matches!(e.state(), State::Connecting))
+    }
+
+    /// Closes every connection: stdin first, a short grace, then each process group is
+    /// killed. (`process::kill_all` covers the exit paths that cannot wait for this.)
+    pub async fn shutdown(&self) {
+        let mut closing = Vec::new();
+        for entry in &self.entries {
+            if let State::Connected(c) = entry.state() {
+                closing.push(async move { c.close(CLOSE_GRACE).await });
+            }
+        }
+        futures_util::future::join_all(closing).await;
+    }
+
+    /// Every server's state, as `/mcp`, `mypi mcp list` and `api.mcp.servers()` show it.
+    pub fn status(&self) -> Vec<Value> {
+        self.entries.iter().map(|e| status_of(e)).collect()
+    }
+}
+
+fn status_of(e: &Entry) -> Value {
+    let mut v = json!({"name": e.config.name});
+    let transport = match &e.config.transport {
+        Transport::Stdio { .. } => "stdio",
+        Transport::Http { .. } => "http",
+    };
+    v["transport"] = json!(transport);
+    match e.state() {
+        State::Disabled => v["state"] = json!("disabled"),
+        State::Connecting => v["state"] = json!("connecting"),
+        State::Connected(c) => {
+            let lists = c.lists();
+            v["state"] = json!(if c.alive() { "connected" } else { "closed" });
+            v["protocol"] = json!(c.protocol);
+            v["tools"] = json!(lists.tools.len());
+            v["resources"] = json!(lists.resources.len());
+            v["prompts"] = json!(lists.prompts.len());
+        }
+        State::Failed { error, stderr } => {
+            v["state"] = json!("failed");
+            v["error"] = json!(error.lines().next().unwrap_or(""));
+            v["stderr"] = json!(stderr);
+        }
+    }
+    v
+}

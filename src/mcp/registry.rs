@@ -1,0 +1,488 @@
+//! What connected servers put into mypi's registries, with handles so that a withdrawn tool or
+//! a failed server really goes: each server tool as the agent tool `mcp__<server>__<tool>`
+//! (description and JSON Schema as the server gave them), each server prompt as the command
+//! `/mcp__<server>__<prompt>`, and, once any server has resources, the tools
+//! `list_mcp_resources`, `list_mcp_resource_templates` and `read_mcp_resource`.
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, Weak};
+
+use futures_util::future::BoxFuture;
+use serde_json::{json, Map, Value};
+
+use super::config::ServerConfig;
+use super::conn::Conn;
+use super::manager::{Manager, State};
+use super::{content, naming};
+use crate::commands::{Action, CommandError, CommandHandler, CommandTable};
+use crate::hooks::NoticeFn;
+use crate::owner::{next_id, Handle, Owner};
+use crate::protocol::{ToolOutput, ToolSpec};
+use crate::run::RunContext;
+use crate::tools::{Tool, ToolContext, ToolRegistry};
+
+/// The registries MCP adds to, and what each server added.
+pub struct Registry {
+    tools: Arc<ToolRegistry>,
+    commands: Arc<CommandTable>,
+    notice: NoticeFn,
+    handles: Mutex<HashMap<String, Vec<Handle>>>,
+    resource_tools: Mutex<Vec<Handle>>,
+}
+
+fn owner(server: &str) -> Owner {
+    Owner::new(format!("mcp:{server}"), 0)
+}
+
+impl Registry {
+    pub fn new(tools: Arc<ToolRegistry>, commands: Arc<CommandTable>, notice: NoticeFn) -> Self {
+        Registry {
+            tools,
+            commands,
+            notice,
+            handles: Mutex::default(),
+            resource_tools: Mutex::default(),
+        }
+    }
+
+    /// Registers a connected server's tools and prompts (replacing what it had).
+    pub fn install(&self, m: &Manager, config: &ServerConfig, conn: &Conn) {
+        self.uninstall(&config.name);
+        let lists = conn.lists();
+        let weak = m.weak();
+        let mut handles = Vec::new();
+        let names: Vec<&str> = lists
+            .tools
+            .iter()
+            .map(|t| t["name"].as_str().unwrap_or(""))
+            .collect();
+        for (tool, agent_name) in lists.tools.iter().zip(naming::names(&config.name, &names)) {
+            let t = McpTool::new(&config.name, tool, agent_name, weak.clone());
+            if !t.prevalidate {
+                (self.notice)(format!(
+                    "[mcp {}] the schema of tool '{}' cannot be compiled here: it is sent as \
+                     given and calls are not checked against it",
+                    config.name, t.tool
+                ));
+            }
+            handles.push(self.tools.register(owner(&config.name), Arc::new(t)).handle);
+        }
+        let prompt_names: Vec<&str> = lists
+            .prompts
+            .iter()
+            .map(|p| p["name"].as_str().unwrap_or(""))
+            .collect();
+        for (prompt, command) in lists
+            .prompts
+            .iter()
+            .zip(naming::names(&config.name, &prompt_names))
+        {
+            let p = PromptCommand {
+                server: config.name.clone(),
+                prompt: prompt.clone(),
+                manager: weak.clone(),
+            };
+            let description = prompt["description"].as_str().unwrap_or("an MCP prompt");
+            let r = self.commands.register_action(
+                next_id(),
+                owner(&config.name),
+                &command,
+                &format!("[{}] {description}", config.name),
+                Action::Prompt(Arc::new(p)),
+            );
+            handles.push(r.handle);
+        }
+        if conn.has_resources {
+            self.install_resource_tools(&weak);
+        }
+        self.lock()
+            .insert(super::config::key(&config.name), handles);
+    }
+
+    /// Removes everything `server` registered.
+    pub fn uninstall(&self, server: &str) {
+        if let Some(handles) = self.lock().remove(&super::config::key(server)) {
+            for h in handles {
+                h.remove();
+            }
+        }
+    }
+
+    /// Re-lists what a server said changed and registers the new lists.
+    pub async fn refresh(&self, m: &Manager, config: &ServerConfig, conn: &Conn) {
+        let changes = &conn.changes;
+        let any = changes.tools.swap(false, Ordering::AcqRel)
+            | changes.resources.swap(false, Ordering::AcqRel)
+            | changes.prompts.swap(false, Ordering::AcqRel);
+        if !any {
+            return;
+        }
+        match conn.refresh_all(config.timeout).await {
+            Ok(()) => self.install(m, config, conn),
+            // Closing, or gone: the manager reports the server as failed.
+            Err(_) if !conn.alive() => {}
+            Err(e) => (self.notice)(format!(
+                "[mcp {}] could not list what changed: {e}",
+                config.name
+            )),
+        }
+    }
+
+    fn install_resource_tools(&self, weak: &Weak<Manager>) {
+        let mut installed = self
+            .resource_tools
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if !installed.is_empty() {
+            return;
+        }
+        for kind in [
+            ResourceKind::List,
+            ResourceKind::Templates,
+            ResourceKind::Read,
+        ] {
+            let t = ResourceTool::new(kind, weak.clone());
+            installed.push(
+                self.tools
+                    .register(Owner::new("mcp", 0), Arc::new(t))
+                    .handle,
+            );
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<Handle>>> {
+        self.handles.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A server's tool as an agent tool.
+struct McpTool {
+    spec: ToolSpec,
+    server: String,
+    tool: String,
+    hints: Option<Value>,
+    prevalidate: bool,
+    manager: Weak<Manager>,
+}
+
+impl McpTool {
+    fn new(server: &str, tool: &Value, agent_name: String, manager: Weak<Manager>) -> Self {
+        let schema = tool
+            .get("inputSchema")
+            .cloned()
+            .unwrap_or(json!({"type": "object"}));
+        let prevalidate = jsonschema::validator_for(&schema).is_ok();
+        McpTool {
+            spec: ToolSpec {
+                name: agent_name,
+                description: tool["description"].as_str().unwrap_or("").to_string(),
+                parameters: schema,
+            },
+            server: server.to_string(),
+            tool: tool["name"].as_str().unwrap_or("").to_string(),
+            hints: tool.get("annotations").filter(|a| a.is_object()).cloned(),
+            prevalidate,
+            manager,
+        }
+    }
+}
+
+impl Tool for McpTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn parallel_safe(&self) -> bool {
+        true
+    }
+
+    fn hints(&self) -> Option<&Value> {
+        self.hints.as_ref()
+    }
+
+    fn prevalidate(&self) -> bool {
+        self.prevalidate
+    }
+
+    fn call(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
+        let (manager, server, tool) =
+            (self.manager.clone(), self.server.clone(), self.tool.clone());
+        let name = self.spec.name.clone();
+        Box::pin(async move {
+            let Some(m) = manager.upgrade() else {
+                return ToolOutput::error("MCP is shut down");
+            };
+            match m.call_tool(&server, &tool, args, &ctx.cancel).await {
+                Ok(result) => content::tool_output(&name, &result),
+                Err(e) => ToolOutput::error(format!("mcp server '{server}': {e}")),
+            }
+        })
+    }
+}
+
+#[derive(Clone, Copy)]
+enum ResourceKind {
+    List,
+    Templates,
+    Read,
+}
+
+/// The resource tools the model gets when a server has resources.
+struct ResourceTool {
+    spec: ToolSpec,
+    kind: ResourceKind,
+    manager: Weak<Manager>,
+}
+
+impl ResourceTool {
+    fn new(kind: ResourceKind, manager: Weak<Manager>) -> Self {
+        let server = json!({"type": "string", "description": "the MCP server (default: all)"});
+        let (name, description, parameters) = match kind {
+            ResourceKind::List => (
+                "list_mcp_resources",
+                "List the resources MCP servers offer (uri, name, type).",
+                json!({"type": "object", "properties": {"server": server}}),
+            ),
+            ResourceKind::Templates => (
+                "list_mcp_resource_templates",
+                "List the resource templates (URI patterns) MCP servers offer.",
+                json!({"type": "object", "properties": {"server": server}}),
+            ),
+            ResourceKind::Read => (
+                "read_mcp_resource",
+                "Read one resource of an MCP server by its URI.",
+                json!({"type": "object", "properties": {
+                    "server": {"type": "string", "description": "the MCP server"},
+                    "uri": {"type": "string", "description": "the resource's URI"}
+                }, "required": ["server", "uri"]}),
+            ),
+        };
+        ResourceTool {
+            spec: ToolSpec {
+                name: name.into(),
+                description: description.into(),
+                parameters,
+            },
+            kind,
+            manager,
+        }
+    }
+}
+
+impl Tool for ResourceTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn parallel_safe(&self) -> bool {
+        true
+    }
+
+    fn call(&self, args: Value, _ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
+        let (manager, kind) = (self.manager.clone(), self.kind);
+        Box::pin(async move {
+            let Some(m) = manager.upgrade() else {
+                return ToolOutput::error("MCP is shut down");
+            };
+            let server = args["server"].as_str().map(str::to_string);
+            match kind {
+                ResourceKind::List | ResourceKind::Templates => listing(
+                    &m,
+                    server.as_deref(),
+                    matches!(kind, ResourceKind::Templates),
+                ),
+                ResourceKind::Read => {
+                    let (server, uri) = (
+                        server.unwrap_or_default(),
+                        args["uri"].as_str().unwrap_or(""),
+                    );
+                    match m.read_resource(&server, uri).await {
+                        Ok(r) => ToolOutput::ok(content::read_output(uri, &r)),
+                        Err(e) => ToolOutput::error(format!("mcp server '{server}': {e}")),
+                    }
+                }
+            }
+        })
+    }
+}
+
+/// The resources (or templates) of one server or all, as JSON text.
+fn listing(m: &Manager, server: Option<&str>, templates: bool) -> ToolOutput {
+    let mut out = Vec::new();
+    for e in m.entries() {
+        if server.is_some_and(|s| super::config::key(s) != super::config::key(&e.config.name)) {
+            continue;
+        }
+        if let State::Connected(c) = e.state() {
+            let lists = c.lists();
+            let items = if templates {
+                lists.templates
+            } else {
+                lists.resources
+            };
+            for mut item in items {
+                item["server"] = json!(e.config.name);
+                out.push(item);
+            }
+        }
+    }
+    if let Some(s) = server {
+        if let Err(e) = m.entry(s) {
+            return ToolOutput::error(e.to_string());
+        }
+    }
+    ToolOutput::ok(content::limit(
+        "resources",
+        serde_json::to_string_pretty(&out).unwrap_or_default(),
+    ))
+}
+
+/// A server prompt as a slash command whose result becomes the user's message.
+struct PromptCommand {
+    server: String,
+    prompt: Value,
+    manager: Weak<Manager>,
+}
+
+/// Maps `a b` (by position) or `x=1 y=2` (by name) onto the prompt's arguments.
+pub fn prompt_args(prompt: &Value, text: &str) -> Result<Map<String, Value>, String> {
+    let declared: Vec<(String, bool)> = prompt["arguments"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|x| {
+                    (
+                        x["name"].as_str().unwrap_or("").to_string(),
+                        x["required"].as_bool().unwrap_or(false),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut map = Map::new();
+    let mut position = 0;
+    for word in text.split_whitespace() {
+        match word.split_once('=') {
+            Some((k, v)) if declared.iter().any(|(n, _)| n == k) => {
+                map.insert(k.to_string(), json!(v));
+            }
+            _ => {
+                let Some((name, _)) = declared.get(position) else {
+                    return Err(format!(
+                        "too many arguments; it takes: {}",
+                        arg_list(&declared)
+                    ));
+                };
+                position += 1;
+                let slot = map.entry(name.clone()).or_insert(json!(""));
+                let joined = format!("{} {word}", slot.as_str().unwrap_or(""))
+                    .trim()
+                    .to_string();
+                *slot = json!(joined);
+            }
+        }
+    }
+    for (name, required) in &declared {
+        if *required && !map.contains_key(name) {
+            return Err(format!(
+                "missing argument '{name}'; it takes: {}",
+                arg_list(&declared)
+            ));
+        }
+    }
+    Ok(map)
+}
+
+fn arg_list(declared: &[(String, bool)]) -> String {
+    if declared.is_empty() {
+        return "no arguments".into();
+    }
+    declared
+        .iter()
+        .map(|(n, r)| if *r { n.clone() } else { format!("[{n}]") })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A `prompts/get` result as the text of one user message.
+pub fn prompt_text(result: &Value) -> String {
+    let mut parts = Vec::new();
+    for m in result["messages"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+    {
+        let c = &m["content"];
+        let blocks: Vec<Value> = match c {
+            Value::Array(a) => a.clone(),
+            other => vec![other.clone()],
+        };
+        let text = content::tool_output("prompt", &json!({"content": blocks})).content;
+        parts.push(text);
+    }
+    parts.join("\n\n")
+}
+
+impl CommandHandler for PromptCommand {
+    fn call(
+        &self,
+        args: &str,
+        _ctx: &Arc<RunContext>,
+    ) -> BoxFuture<'static, Result<String, CommandError>> {
+        let (manager, server, prompt) = (
+            self.manager.clone(),
+            self.server.clone(),
+            self.prompt.clone(),
+        );
+        let args = args.to_string();
+        Box::pin(async move {
+            let m = manager
+                .upgrade()
+                .ok_or(CommandError("MCP is shut down".into()))?;
+            let map = prompt_args(&prompt, &args).map_err(CommandError)?;
+            let name = prompt["name"].as_str().unwrap_or("");
+            let r = m
+                .get_prompt(&server, name, map)
+                .await
+                .map_err(|e| CommandError(format!("mcp server '{server}': {e}")))?;
+            Ok(prompt_text(&r))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prompt_arguments_by_position_and_name() {
+        let p = json!({"name": "p", "arguments": [
+            {"name": "city", "required": true}, {"name": "state"}
+        ]});
+        assert_eq!(
+            prompt_args(&p, "Paris").unwrap(),
+            json!({"city": "Paris"}).as_object().unwrap().clone()
+        );
+        assert_eq!(
+            prompt_args(&p, "state=TX city=Austin").unwrap(),
+            json!({"city": "Austin", "state": "TX"})
+                .as_object()
+                .unwrap()
+                .clone()
+        );
+        assert!(prompt_args(&p, "")
+            .unwrap_err()
+            .contains("missing argument 'city'"));
+        assert!(prompt_args(&p, "a b c").unwrap_err().contains("too many"));
+    }
+
+    #[test]
+    fn prompt_messages_become_one_text() {
+        let r = json!({"messages": [
+            {"role": "user", "content": {"type": "text", "text": "hello"}},
+            {"role": "user", "content": {"type": "text", "text": "world"}}
+        ]});
+        assert_eq!(prompt_text(&r), "hello\n\nworld");
+    }
+}

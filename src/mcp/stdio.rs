@@ -1,0 +1,361 @@
+//! The stdio transport: a server as a child process in its own process group, speaking
+//! newline-delimited JSON-RPC on stdin/stdout, written here rather than taken from the SDK so
+//! that every limit is ours:
+//!
+//! - the child leads a new process group registered with [`crate::process`], so the server and
+//!   anything it started (`npx`, `sh -c`) die with mypi on every exit path;
+//! - a line longer than [`MAX_LINE`] is not kept: when it is an answer whose id can be read
+//!   from its first or last bytes, the waiting request gets an error saying how big it was
+//!   (instead of hanging until its timeout); a line that is not JSON-RPC is logged and skipped;
+//! - stderr is read into a bounded buffer whose tail `/mcp` shows when the server fails.
+
+use std::borrow::Cow;
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::sync::mpsc;
+
+use super::config::Transport as Configured;
+use crate::process::Group;
+
+/// The longest line read from a server's stdout.
+pub const MAX_LINE: usize = 32 * 1024 * 1024;
+/// How much of a server's stderr is kept (its tail).
+pub const STDERR_KEEP: usize = 16 * 1024;
+/// What is kept of each end of an over-long line to find its id.
+const EDGE: usize = 4096;
+
+/// The tail of a server's stderr, shared with `/mcp`.
+#[derive(Clone, Default)]
+pub struct StderrTail(Arc<Mutex<VecDeque<u8>>>);
+
+impl StderrTail {
+    fn push(&self, bytes: &[u8]) {
+        let mut buf = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        buf.extend(bytes);
+        let extra = buf.len().saturating_sub(STDERR_KEEP);
+        buf.drain(..extra);
+    }
+
+    /// The last `lines` lines.
+    pub fn tail(&self, lines: usize) -> String {
+        let buf = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let (a, b) = buf.as_slices();
+        let text = String::from_utf8_lossy(&[a, b].concat()).into_owned();
+        let all: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        all[all.len().saturating_sub(lines)..].join("\n")
+    }
+}
+
+/// A started server process: its transport for the SDK and what outlives the transport.
+pub struct Spawned {
+    pub transport: StdioTransport,
+    pub child: Child,
+    pub group: Group,
+    pub pgid: i32,
+    pub stderr: StderrTail,
+}
+
+/// Starts the server of a stdio entry (no shell: `command` is run with `args` as given).
+pub fn spawn(transport: &Configured, base: &Path, log: LineLog) -> std::io::Result<Spawned> {
+    let Configured::Stdio {
+        command,
+        args,
+        env,
+        cwd,
+    } = transport
+    else {
+        return Err(std::io::Error::other("not a stdio server"));
+    };
+    let mut cmd = Command::new(command);
+    cmd.args(args)
+        .envs(env)
+        .current_dir(cwd.as_ref().map(|c| base.join(c)).unwrap_or(base.into()))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = cmd.spawn()?;
+    let pgid = child
+        .id()
+        .and_then(|id| i32::try_from(id).ok())
+        .unwrap_or(0);
+    let group = Group::new(Some(pgid));
+    let (Some(stdin), Some(stdout), Some(err)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        return Err(std::io::Error::other(
+            "the server's pipes could not be opened",
+        ));
+    };
+    let stderr = StderrTail::default();
+    tokio::spawn(read_stderr(err, stderr.clone()));
+    Ok(Spawned {
+        transport: StdioTransport::new(stdout, stdin, log),
+        child,
+        group,
+        pgid,
+        stderr,
+    })
+}
+
+async fn read_stderr(mut err: impl AsyncRead + Unpin, tail: StderrTail) {
+    let mut buf = vec![0u8; 8192];
+    while let Ok(n) = err.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+        tail.push(&buf[..n]);
+    }
+}
+
+/// Where the transport reports lines it skipped.
+pub type LineLog = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// One line from the server, or what is left of one that was too long.
+enum Line {
+    Whole(Vec<u8>),
+    TooLong {
+        head: Vec<u8>,
+        tail: VecDeque<u8>,
+        len: usize,
+    },
+}
+
+/// Reads lines of at most [`MAX_LINE`] bytes.
+struct Lines<R> {
+    reader: BufReader<R>,
+    max: usize,
+}
+
+impl<R: AsyncRead + Unpin> Lines<R> {
+    async fn next(&mut self) -> Option<Line> {
+        let mut line = Vec::new();
+        let mut tail: Option<VecDeque<u8>> = None;
+        let mut len = 0usize;
+        loop {
+            let chunk = match self.reader.fill_buf().await {
+                Ok([]) => return None,
+                Ok(c) => c,
+                Err(_) => return None,
+            };
+            let (part, done, ends) = match chunk.iter().position(|&b| b == b'\n') {
+                Some(i) => (&chunk[..i], i + 1, true),
+                None => (chunk, chunk.len(), false),
+            };
+            len += part.len();
+            match &mut tail {
+                None if line.len() + part.len() <= self.max => line.extend_from_slice(part),
+                None => {
+                    line.truncate(EDGE.min(line.len()));
+                    let mut t = VecDeque::with_capacity(EDGE);
+                    push_tail(&mut t, part);
+                    tail = Some(t);
+                }
+                Some(t) => push_tail(t, part),
+            }
+            self.reader.consume(done);
+            if ends {
+                return Some(match tail {
+                    None => Line::Whole(line),
+                    Some(tail) => Line::TooLong {
+                        head: line,
+                        tail,
+                        len,
+                    },
+                });
+            }
+        }
+    }
+}
+
+fn push_tail(t: &mut VecDeque<u8>, part: &[u8]) {
+    let start = part.len().saturating_sub(EDGE);
+    t.extend(&part[start..]);
+    let extra = t.len().saturating_sub(EDGE);
+    t.drain(..extra);
+}
+
+/// The id of a JSON-RPC answer, read from the first or last bytes of its line.
+fn find_id(head: &[u8], tail: &[u8]) -> Option<String> {
+    for part in [head, tail] {
+        let text = String::from_utf8_lossy(part);
+        if let Some(at) = text.find("\"id\"") {
+            let rest = text[at + 4..].trim_start().strip_prefix(':')?.trim_start();
+            let end = rest
+                .find(|c: char| c == ',' || c == '}' || c.is_whitespace())
+                .unwrap_or(rest.len());
+            let id = &rest[..end];
+            if !id.is_empty() && serde_json::from_str::<serde_json::Value>(id).is_ok() {
+                return Some(id.to_string());
+            }
+        }
+    }
+    None
+}
+
+/// The SDK's view of a stdio server.
+pub struct StdioTransport {
+    lines: Lines<ChildStdout>,
+    out: Option<mpsc::Sender<Vec<u8>>>,
+    log: LineLog,
+}
+
+impl StdioTransport {
+    fn new(stdout: ChildStdout, stdin: ChildStdin, log: LineLog) -> Self {
+        let (tx, rx) = mpsc::channel(64);
+        tokio::spawn(write_stdin(stdin, rx));
+        StdioTransport {
+            lines: Lines {
+                reader: BufReader::with_capacity(64 * 1024, stdout),
+                max: MAX_LINE,
+            },
+            out: Some(tx),
+            log,
+        }
+    }
+
+    /// Turns one line into a message; `None` to skip it.
+    fn message(&self, line: Line) -> Option<RxJsonRpcMessage<RoleClient>> {
+        match line {
+            Line::Whole(bytes) => {
+                if bytes.iter().all(u8::is_ascii_whitespace) {
+                    return None;
+                }
+                match serde_json::from_slice(&bytes) {
+                    Ok(m) => Some(m),
+                    Err(e) => {
+                        let shown =
+                            String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).into_owned();
+                        (self.log)(&format!(
+                            "skipped a line that is not JSON-RPC ({e}): {shown}"
+                        ));
+                        None
+                    }
+                }
+            }
+            Line::TooLong { head, tail, len } => {
+                let size = crate::extensions::crossing::mib(len);
+                let limit = crate::extensions::crossing::mib(MAX_LINE);
+                let tail: Vec<u8> = tail.into_iter().collect();
+                let Some(id) = find_id(&head, &tail) else {
+                    (self.log)(&format!("skipped a message of {size} (over {limit})"));
+                    return None;
+                };
+                let msg = format!(
+                    "the server's answer was {size}, more than mypi reads ({limit}); \
+                     ask for less (a smaller page or range)"
+                );
+                let text = serde_json::json!({
+                    "jsonrpc": "2.0", "id": serde_json::from_str::<serde_json::Value>(&id).ok(),
+                    "error": {"code": -32603, "message": msg}
+                });
+                serde_json::from_value(text).ok()
+            }
+        }
+    }
+}
+
+async fn write_stdin(mut stdin: ChildStdin, mut rx: mpsc::Receiver<Vec<u8>>) {
+    while let Some(bytes) = rx.recv().await {
+        if stdin.write_all(&bytes).await.is_err() || stdin.flush().await.is_err() {
+            break;
+        }
+    }
+    // Dropping stdin closes it: the server's signal to exit.
+}
+
+impl Transport<RoleClient> for StdioTransport {
+    type Error = std::io::Error;
+
+    fn name() -> Cow<'static, str> {
+        "stdio".into()
+    }
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let out = self.out.clone();
+        let bytes = serde_json::to_vec(&item).map(|mut b| {
+            b.push(b'\n');
+            b
+        });
+        async move {
+            let bytes = bytes.map_err(std::io::Error::other)?;
+            let Some(out) = out else {
+                return Err(std::io::Error::other("the transport is closed"));
+            };
+            out.send(bytes)
+                .await
+                .map_err(|_| std::io::Error::other("the server's stdin is closed"))
+        }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        loop {
+            let line = self.lines.next().await?;
+            if let Some(m) = self.message(line) {
+                return Some(m);
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.out = None;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn lines_of(input: &[u8], max: usize) -> Vec<String> {
+        let mut l = Lines {
+            reader: BufReader::with_capacity(16, input),
+            max,
+        };
+        let mut out = Vec::new();
+        while let Some(line) = l.next().await {
+            out.push(match line {
+                Line::Whole(b) => String::from_utf8(b).unwrap(),
+                Line::TooLong { head, tail, len } => format!(
+                    "long {len} {} {}",
+                    String::from_utf8_lossy(&head),
+                    String::from_utf8_lossy(&tail.into_iter().collect::<Vec<u8>>())
+                ),
+            });
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn lines_split_and_long_ones_keep_their_edges() {
+        let got = lines_of(b"a\nbb\n\nccc", 100).await;
+        assert_eq!(got, ["a", "bb", ""]);
+        let long = format!("{{\"id\":7,{}}}\nnext\n", "x".repeat(200));
+        let got = lines_of(long.as_bytes(), 50).await;
+        assert!(got[0].starts_with("long 209 {\"id\":7,xxx"), "{}", got[0]);
+        assert_eq!(got[1], "next");
+    }
+
+    #[test]
+    fn ids_are_found_at_either_end() {
+        assert_eq!(
+            find_id(br#"{"jsonrpc":"2.0","id":12,"res"#, b""),
+            Some("12".into())
+        );
+        assert_eq!(
+            find_id(b"{\"result\":\"xx", br#"xx","id":"ab"}"#),
+            Some("\"ab\"".into())
+        );
+        assert_eq!(find_id(b"garbage", b"garbage"), None);
+    }
+}
