@@ -118,6 +118,18 @@ impl RunContext {
         }
     }
 
+    /// The same run, with extension worker `worker` waiting in it (a host operation the
+    /// worker's script asked for, such as `api.mcp.call`, fires hooks: they must not call
+    /// back into that worker).
+    pub fn with_waiting(&self, worker: Option<u64>) -> Self {
+        let mut ctx = self.clone();
+        ctx.id = next_id();
+        ctx.waiting.extend(worker);
+        // The caller knows what it called: its own skipped handlers need no notice.
+        ctx.skipped = Arc::new(Mutex::new(worker.into_iter().collect()));
+        ctx
+    }
+
     /// The same run with another cancellation token (a fresh prompt of the same session).
     pub fn with_cancel(&self, cancel: CancellationToken) -> Self {
         RunContext {

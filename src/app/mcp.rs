@@ -35,6 +35,7 @@ impl App {
         let registry = Registry::new(self.tools.clone(), self.commands.clone(), notice);
         let manager = Manager::new(servers.servers, self.config.cwd.clone(), hooks, registry);
         manager.start();
+        self.extensions.context().set_mcp(manager.clone());
         self.mcp = Some(manager);
     }
 
@@ -99,7 +100,13 @@ impl App {
         };
         let mut words = args.split_whitespace();
         match (words.next(), words.next()) {
-            (None, _) => Ok(status_text(&m.status())),
+            (None, _) => {
+                // One look is all print mode gets: let the servers settle first.
+                if self.config.mode != crate::config::Mode::Repl {
+                    m.wait_connecting(PROMPT_WAIT).await;
+                }
+                Ok(status_text(&m.status()))
+            }
             (Some("reconnect"), Some(name)) => {
                 m.reconnect(name).await.map_err(|e| e.to_string())?;
                 let status = m.status();

@@ -154,6 +154,7 @@ impl App {
                 ..Limits::default()
             },
             log: config.log,
+            mcp: RwLock::new(None),
         };
         let app = App {
             config,
@@ -281,10 +282,17 @@ impl App {
                 .await?;
             return Ok(LineOutcome::Ran(outcome));
         };
-        let command = self
-            .commands
-            .resolve(name)
-            .map_err(|unknown| AppError::Command(unknown.to_string()))?;
+        let command = match self.commands.resolve(name) {
+            Ok(c) => c,
+            // A server's prompt command appears once the server is connected.
+            Err(_) if self.mcp.as_ref().is_some_and(|m| m.any_connecting()) => {
+                self.wait_for_mcp().await;
+                self.commands
+                    .resolve(name)
+                    .map_err(|unknown| AppError::Command(unknown.to_string()))?
+            }
+            Err(unknown) => return Err(AppError::Command(unknown.to_string())),
+        };
         let outcome = match &command.action {
             Action::Builtin(b) => self.builtin(*b, args).await?,
             Action::Handler(h) => LineOutcome::Output(

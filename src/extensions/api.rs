@@ -349,6 +349,19 @@ impl ApiLink {
         self.host_wait(run)?
     }
 
+    /// `api.mcp.*`: one request to the MCP servers, waited for without spinning and outside
+    /// the call's budget; the error is the message to raise (the server's, or why not).
+    pub fn mcp(&self, request: crate::mcp::script::Request) -> Result<Value, String> {
+        let asked = self.registrar.mcp(&self.info.name, request, self.current());
+        let cancel = self.current().map(|c| c.cancel.clone()).unwrap_or_default();
+        self.host_wait(async move {
+            tokio::select! {
+                r = asked => r,
+                _ = cancel.cancelled() => Err("the run was cancelled".to_string()),
+            }
+        })?
+    }
+
     /// The working folder (relative paths of `read_file`, `exec` and the like are against it).
     pub fn cwd(&self) -> PathBuf {
         self.registrar.cwd()

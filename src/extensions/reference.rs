@@ -65,7 +65,13 @@ mod tests {
             Language::Lua,
             r#"api.command("names", function(_, ctx)
               local out = {}
-              for k in pairs(api) do out[#out + 1] = "api." .. k end
+              for k, v in pairs(api) do
+                if k == "mcp" then
+                  for k2 in pairs(v) do out[#out + 1] = "api.mcp." .. k2 end
+                else
+                  out[#out + 1] = "api." .. k
+                end
+              end
               for k, v in pairs(ctx) do
                 if k == "ui" then
                   for k2 in pairs(v) do out[#out + 1] = "ctx.ui." .. k2 end
@@ -105,6 +111,7 @@ mod tests {
                 t if t.ends_with("Api") && !t.ends_with("ApiHandle") => "api",
                 t if t.ends_with("Ctx") => "ctx",
                 t if t.ends_with("Ui") => "ctx.ui",
+                t if t.ends_with("Mcp") => "api.mcp",
                 _ => continue,
             };
             let name = name.strip_prefix("get$").unwrap_or(name);
@@ -122,6 +129,7 @@ mod tests {
     fn the_rhai_engine_registers_exactly_the_members_of_the_table() {
         let mut live = rhai_members();
         assert!(live.remove("ctx.ui"), "ctx.ui is a getter");
+        assert!(live.remove("api.mcp"), "api.mcp is a getter");
         assert_eq!(
             live,
             defined(),
@@ -189,12 +197,14 @@ mod tests {
             ("mypi.Api", "api", "api"),
             ("mypi.Ctx", "Ctx", "ctx"),
             ("mypi.Ui", "Ui", "ctx.ui"),
+            ("mypi.Mcp", "Mcp", "api.mcp"),
         ] {
             let found = stub_members(class, var);
             assert!(!found.is_empty(), "no members found for {class}");
             stubs.extend(found.into_iter().map(|n| format!("{prefix}.{n}")));
         }
         assert!(stubs.remove("ctx.ui"), "mypi.Ctx declares ui");
+        assert!(stubs.remove("api.mcp"), "mypi.Api declares mcp");
         assert_eq!(
             stubs,
             defined(),

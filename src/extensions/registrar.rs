@@ -25,6 +25,10 @@ pub struct ToolDef {
     pub timeout_ms: Option<u64>,
 }
 
+/// What `api.mcp.*` says where no MCP server is configured.
+pub const NO_MCP: &str =
+    "no MCP servers are configured (.mcp.json, ~/.agents/mcp.json, --mcp-config FILE)";
+
 /// The host side of the script API.
 pub trait Registrar: Send + Sync {
     fn on(&self, owner: &Owner, event: &str, cb: CallbackId) -> Result<Handle, String>;
@@ -48,6 +52,16 @@ pub trait Registrar: Send + Sync {
     /// Asks the user; the caller waits on the runtime for the answer.
     fn confirm(&self, question: &str) -> BoxFuture<'static, bool>;
     fn cwd(&self) -> PathBuf;
+
+    /// `api.mcp.*` for extension `extension`, in the run `ctx` (the session's when `None`).
+    fn mcp(
+        &self,
+        _extension: &str,
+        _request: crate::mcp::script::Request,
+        _ctx: Option<Arc<crate::run::RunContext>>,
+    ) -> BoxFuture<'static, Result<Value, String>> {
+        Box::pin(async { Err(NO_MCP.to_string()) })
+    }
 
     /// Drops a registration made during loading that was not committed yet; false when
     /// there is none with that id.

@@ -29,6 +29,8 @@ pub struct HostContext {
     pub limits: Limits,
     /// Whether `api.log` lines are shown (`MYPI_LOG=1`).
     pub log: bool,
+    /// The MCP servers, once the app started them (`api.mcp.*`).
+    pub mcp: RwLock<Option<Arc<crate::mcp::Manager>>>,
 }
 
 impl HostContext {
@@ -47,6 +49,7 @@ impl HostContext {
             ui: Arc::new(NoUi),
             limits: Limits::default(),
             log: false,
+            mcp: RwLock::new(None),
         }
     }
 
@@ -56,6 +59,16 @@ impl HostContext {
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+    }
+
+    /// The MCP manager, when servers are configured.
+    pub fn mcp(&self) -> Option<Arc<crate::mcp::Manager>> {
+        self.mcp.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Hands the MCP manager to the scripts.
+    pub fn set_mcp(&self, manager: Arc<crate::mcp::Manager>) {
+        *self.mcp.write().unwrap_or_else(|p| p.into_inner()) = Some(manager);
     }
 
     /// Replaces the context of calls made outside a run.

@@ -229,6 +229,28 @@ impl Registrar for HostRegistrar {
         self.ctx.cwd.clone()
     }
 
+    fn mcp(
+        &self,
+        extension: &str,
+        request: crate::mcp::script::Request,
+        ctx: Option<Arc<crate::run::RunContext>>,
+    ) -> BoxFuture<'static, Result<serde_json::Value, String>> {
+        let manager = self.ctx.mcp();
+        let hooks = self.ctx.hooks.clone();
+        let worker = self.worker().ok().map(|w| w.id);
+        let run = Arc::new(
+            ctx.unwrap_or_else(|| self.ctx.session())
+                .with_waiting(worker),
+        );
+        let extension = extension.to_string();
+        Box::pin(async move {
+            let Some(m) = manager else {
+                return Err(super::registrar::NO_MCP.to_string());
+            };
+            crate::mcp::script::serve(&m, &hooks, request, &extension, &run).await
+        })
+    }
+
     fn unstage(&self, id: u64) -> bool {
         let mut staged = self.lock();
         let Some(list) = staged.as_mut() else {

@@ -22,6 +22,8 @@ pub enum Object {
     Ctx,
     /// `ctx.ui`.
     Ui,
+    /// `api.mcp`.
+    Mcp,
 }
 
 impl Object {
@@ -30,6 +32,7 @@ impl Object {
             Object::Api => "api",
             Object::Ctx => "ctx",
             Object::Ui => "ctx.ui",
+            Object::Mcp => "api.mcp",
         }
     }
 }
@@ -184,6 +187,55 @@ pub const MEMBERS: &[Member] = &[
             opt("options", Ty::Record(EXEC_FIELDS)),
         ],
         "run a program without a shell",
+    ),
+    function(
+        Object::Mcp,
+        "servers",
+        &[],
+        "the MCP servers and their states",
+    ),
+    function(
+        Object::Mcp,
+        "tools",
+        &[req("server", Ty::Str)],
+        "a server's tools",
+    ),
+    function(
+        Object::Mcp,
+        "call",
+        &[
+            req("server", Ty::Str),
+            req("tool", Ty::Str),
+            opt("arguments", Ty::Table),
+        ],
+        "call a server's tool (through the tool hooks)",
+    ),
+    // Rhai reserves `x.call(...)` for function pointers: there this is the way to call.
+    function(
+        Object::Mcp,
+        "call_tool",
+        &[
+            req("server", Ty::Str),
+            req("tool", Ty::Str),
+            opt("arguments", Ty::Table),
+        ],
+        "the same as api.mcp.call (the name Rhai can use)",
+    ),
+    function(
+        Object::Mcp,
+        "read_resource",
+        &[req("server", Ty::Str), req("uri", Ty::Str)],
+        "read a server's resource",
+    ),
+    function(
+        Object::Mcp,
+        "prompt",
+        &[
+            req("server", Ty::Str),
+            req("name", Ty::Str),
+            opt("arguments", Ty::Table),
+        ],
+        "get a server's prompt as text",
     ),
     function(
         Object::Api,
@@ -537,6 +589,11 @@ mod tests {
                 Some(p) => {
                     let e = out.expect_err(&m.full_name());
                     assert!(e.contains(&format!("the {} (", p.name)), "{e}");
+                }
+                // Without MCP servers, api.mcp.servers() says so.
+                None if m.object == Object::Mcp => {
+                    let e = out.expect_err(&m.full_name());
+                    assert!(e.contains("no MCP servers are configured"), "{e}");
                 }
                 None => assert!(out.is_ok(), "{}: {out:?}", m.full_name()),
             }

@@ -8,6 +8,7 @@
 //!   timeouts reset by progress); [`handler`]: mypi's answers to the server's requests;
 //!   [`stdio`]: the child-process transport with mypi's own limits;
 //! - [`registry`]: the tools and commands a server adds, with handles;
+//! - [`script`]: `api.mcp.*` on the host side (script calls pass the tool hooks too);
 //! - [`naming`], [`content`]: agent names, and results as text for the model.
 
 pub mod config;
@@ -17,6 +18,7 @@ pub mod handler;
 pub mod manager;
 pub mod naming;
 pub mod registry;
+pub mod script;
 pub mod stdio;
 
 use std::time::Duration;

@@ -149,6 +149,8 @@ function Ctx.abort() end
 ---@field id string
 ---@field name string
 ---@field args table<string, any> the arguments, as rewritten by earlier handlers
+---@field hints? table the tool's MCP annotations (`readOnlyHint`, `destructiveHint`, ...): the server's claims, to be trusted for nothing
+---@field origin? {extension: string} set when a script made the call (`api.mcp.call`), not the model
 
 ---@class mypi.ToolResultEvent
 ---@field type "tool_result"
@@ -157,6 +159,8 @@ function Ctx.abort() end
 ---@field args table<string, any> the arguments the tool ran with
 ---@field result string the result text (already cut to 50 KiB), as rewritten by earlier handlers
 ---@field is_error boolean
+---@field hints? table the tool's MCP annotations, as in `tool_call`
+---@field origin? {extension: string} set when a script made the call
 
 ---A turn that ran tools ended (the last turn of a run, which answers without tools, has none).
 ---@class mypi.TurnEndEvent
@@ -248,6 +252,7 @@ function Ctx.abort() end
 ---@class mypi.Api
 ---@field state table<string, any> kept per extension across hot reloads (plain data only: no functions)
 ---@field extension mypi.ExtensionInfo who this script is
+---@field mcp mypi.Mcp the MCP servers
 api = {}
 
 ---Subscribes `handler` to `event`. Handlers run in load order, then registration order.
@@ -300,6 +305,54 @@ function api.send_message(text, opts) end
 ---@param opts? mypi.ExecOptions
 ---@return mypi.ExecResult
 function api.exec(cmd, args, opts) end
+
+---@class mypi.McpResult
+---@field text string the result as the model would get it (after `tool_result` handlers)
+---@field content table[] the server's content blocks
+---@field structured any the server's `structuredContent` (nil when none)
+---@field is_error boolean always false (a tool error is raised)
+
+---The MCP servers (`.mcp.json`, `~/.agents/mcp.json`, `--mcp-config`). Every function waits
+---without CPU or budget cost and raises an error with the server's message on failure.
+---@class mypi.Mcp
+Mcp = {}
+
+---Every configured server: `{name, transport, state, protocol?, tools?, resources?, prompts?, error?}`.
+---@return table[]
+function Mcp.servers() end
+
+---A server's tools: `{name, description, input_schema, annotations, agent_name}`.
+---@param server string
+---@return table[]
+function Mcp.tools(server) end
+
+---Calls a server's tool through the same `tool_call` / `tool_result` hooks as the model's
+---calls (the event carries `origin = {extension = NAME}`).
+---@param server string
+---@param tool string
+---@param args? table
+---@return mypi.McpResult
+function Mcp.call(server, tool, args) end
+
+---`api.mcp.call` under the name Rhai can use (Rhai reserves `.call`).
+---@param server string
+---@param tool string
+---@param args? table
+---@return mypi.McpResult
+function Mcp.call_tool(server, tool, args) end
+
+---Reads a resource: `{text, contents}`.
+---@param server string
+---@param uri string
+---@return {text: string, contents: table[]}
+function Mcp.read_resource(server, uri) end
+
+---Gets a prompt with its arguments: `{text, messages}`.
+---@param server string
+---@param name string
+---@param args? table<string, string>
+---@return {text: string, messages: table[]}
+function Mcp.prompt(server, name, args) end
 
 ---A debug line on stderr, prefixed `[extension name]`; shown only with `MYPI_LOG=1`.
 ---@param msg any

@@ -226,6 +226,10 @@ fn register_member<T: Clone + 'static>(
     }
 }
 
+/// `api.mcp`: the MCP functions, on the extension's `Api`.
+#[derive(Clone)]
+pub struct Mcp(Api);
+
 /// Registers `Api`, its handle type and `ctx.ui`'s functions.
 pub fn register(engine: &mut Engine) {
     engine.register_type_with_name::<Api>("Api");
@@ -234,12 +238,15 @@ pub fn register(engine: &mut Engine) {
     engine.register_get("id", |h: &mut ApiHandle| h.id as INT);
     engine.register_get("state", |api: &mut Api| api.0.state.clone());
     engine.register_get("extension", |api: &mut Api| api.0.extension.clone());
+    engine.register_type_with_name::<Mcp>("Mcp");
+    engine.register_get("mcp", |api: &mut Api| Mcp(api.clone()));
     for m in surface::MEMBERS {
         match (m.object, m.shape) {
             (Object::Api, Shape::Function(_)) => {
                 register_member::<Api>(engine, m, |api| (api.clone(), None))
             }
             (Object::Ui, _) => register_member::<Ui>(engine, m, |ui| (ui.api().clone(), None)),
+            (Object::Mcp, _) => register_member::<Mcp>(engine, m, |mcp| (mcp.0.clone(), None)),
             (Object::Ctx, Shape::Function(_)) => {
                 register_member::<Ctx>(engine, m, |c| (c.api().clone(), Some(c.clone())))
             }

@@ -56,6 +56,7 @@ pub fn call(
             Ok(Ret::Nil)
         }
         (Object::Api, "exec") => exec(link, &mut args).map_err(fail),
+        (Object::Mcp, _) => mcp(link, member.name, &mut args).map_err(fail),
         (Object::Api, "log") => {
             link.log(&args.take("message").display());
             Ok(Ret::Nil)
@@ -186,6 +187,37 @@ fn fix_schema_arrays(v: &mut Json) {
         Json::Array(items) => items.iter_mut().for_each(fix_schema_arrays),
         _ => {}
     }
+}
+
+/// `api.mcp.*`: plain data back, or the server's message raised.
+fn mcp(link: &ApiLink, name: &str, args: &mut Args<'_>) -> Result<Ret, String> {
+    use crate::mcp::script::Request;
+    // An empty Lua table may arrive as `[]`: no arguments.
+    let data = |arg: Arg| match arg {
+        Arg::Data(v @ Json::Object(_)) => v,
+        _ => json!({}),
+    };
+    let request = match name {
+        "servers" => Request::Servers,
+        "tools" => Request::Tools {
+            server: text(args.take("server")),
+        },
+        "call" | "call_tool" => Request::Call {
+            server: text(args.take("server")),
+            tool: text(args.take("tool")),
+            args: data(args.take("arguments")),
+        },
+        "read_resource" => Request::ReadResource {
+            server: text(args.take("server")),
+            uri: text(args.take("uri")),
+        },
+        _ => Request::Prompt {
+            server: text(args.take("server")),
+            name: text(args.take("name")),
+            args: data(args.take("arguments")),
+        },
+    };
+    link.mcp(request).map(Ret::Data)
 }
 
 /// `api.exec(cmd, args?, {timeout_ms?, cwd?}) -> {code, stdout, stderr, timed_out}`.

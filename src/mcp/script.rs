@@ -1,0 +1,190 @@
+//! `api.mcp.*` on the host side: a script's request ([`Request`]) served by the manager,
+//! returning plain data. A script's tool call passes the same `tool_call` / `tool_result`
+//! hooks as the model's, under the same agent tool name, with `origin = {extension = NAME}`
+//! in the event: a guard that blocks `mcp__fs__write_file` for the model blocks
+//! `api.mcp.call("fs", "write_file", ...)` too.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use super::manager::Manager;
+use super::{content, naming};
+use crate::hooks::{CallAbout, EventKind, HookBus, HookEvent, Origin};
+use crate::run::RunContext;
+
+/// What a script asked for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Request {
+    Servers,
+    Tools {
+        server: String,
+    },
+    Call {
+        server: String,
+        tool: String,
+        args: Value,
+    },
+    ReadResource {
+        server: String,
+        uri: String,
+    },
+    Prompt {
+        server: String,
+        name: String,
+        args: Value,
+    },
+}
+
+static NEXT_CALL: AtomicU64 = AtomicU64::new(1);
+
+/// Serves `request` for extension `extension`, in the run `ctx`; the error is the message to
+/// raise in the script.
+pub async fn serve(
+    manager: &Manager,
+    hooks: &HookBus,
+    request: Request,
+    extension: &str,
+    ctx: &Arc<RunContext>,
+) -> Result<Value, String> {
+    let fail = |e: super::McpError| e.to_string();
+    match request {
+        Request::Servers => Ok(Value::Array(manager.status())),
+        Request::Tools { server } => {
+            manager.entry(&server).map_err(fail)?;
+            let conn = manager.conn(&server).await.map_err(fail)?;
+            let tools = conn.lists().tools;
+            let names = agent_names(&server, &tools);
+            Ok(Value::Array(
+                tools
+                    .iter()
+                    .zip(names)
+                    .map(|(t, agent)| {
+                        json!({
+                            "name": t["name"],
+                            "description": t.get("description").cloned().unwrap_or(json!("")),
+                            "input_schema": t.get("inputSchema").cloned().unwrap_or(json!({})),
+                            "annotations": t.get("annotations").cloned().unwrap_or(json!({})),
+                            "agent_name": agent,
+                        })
+                    })
+                    .collect(),
+            ))
+        }
+        Request::Call { server, tool, args } => {
+            call(manager, hooks, &server, &tool, args, extension, ctx).await
+        }
+        Request::ReadResource { server, uri } => {
+            let r = manager.read_resource(&server, &uri).await.map_err(fail)?;
+            Ok(json!({
+                "text": content::read_output(&uri, &r),
+                "contents": r.get("contents").cloned().unwrap_or(json!([])),
+            }))
+        }
+        Request::Prompt { server, name, args } => {
+            let map = match args {
+                Value::Object(m) => m
+                    .into_iter()
+                    .map(|(k, v)| match v {
+                        Value::String(s) => (k, Value::String(s)),
+                        other => (k, Value::String(other.to_string())),
+                    })
+                    .collect(),
+                _ => serde_json::Map::new(),
+            };
+            let r = manager
+                .get_prompt(&server, &name, map)
+                .await
+                .map_err(fail)?;
+            Ok(json!({
+                "text": super::registry::prompt_text(&r),
+                "messages": r.get("messages").cloned().unwrap_or(json!([])),
+            }))
+        }
+    }
+}
+
+/// The agent names of a server's tools, in list order.
+fn agent_names(server: &str, tools: &[Value]) -> Vec<String> {
+    let names: Vec<&str> = tools
+        .iter()
+        .map(|t| t["name"].as_str().unwrap_or(""))
+        .collect();
+    naming::names(server, &names)
+}
+
+/// A script's tool call through the hooks.
+async fn call(
+    manager: &Manager,
+    hooks: &HookBus,
+    server: &str,
+    tool: &str,
+    mut args: Value,
+    extension: &str,
+    ctx: &Arc<RunContext>,
+) -> Result<Value, String> {
+    let fail = |e: super::McpError| format!("mcp server '{server}': {e}");
+    let entry = manager.entry(server).map_err(|e| e.to_string())?;
+    let conn = manager.conn(server).await.map_err(fail)?;
+    let tools = conn.lists().tools;
+    let Some(index) = tools.iter().position(|t| t["name"] == tool) else {
+        let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+        return Err(format!(
+            "mcp server '{}' has no tool '{tool}'; its tools are: {}",
+            entry.config.name,
+            names.join(", ")
+        ));
+    };
+    let name = agent_names(server, &tools).swap_remove(index);
+    let about = CallAbout {
+        hints: tools[index].get("annotations").cloned(),
+        origin: Some(Origin {
+            extension: extension.to_string(),
+        }),
+    };
+    let id = format!("ext_{}", NEXT_CALL.fetch_add(1, Ordering::Relaxed));
+    if hooks.has(EventKind::ToolCall) {
+        let event = HookEvent::ToolCall {
+            id: id.clone(),
+            name: name.clone(),
+            args,
+            about: about.clone(),
+        };
+        let out = hooks.emit(event, ctx).await;
+        args = match out.event {
+            HookEvent::ToolCall { args, .. } => args,
+            _ => Value::Null,
+        };
+        if let Some(reason) = out.blocked {
+            return Err(format!("blocked: {reason}"));
+        }
+    }
+    let result = manager
+        .call_tool(server, tool, args.clone(), &ctx.cancel)
+        .await
+        .map_err(fail)?;
+    let mut output = content::tool_output(&name, &result);
+    if hooks.has(EventKind::ToolResult) {
+        let event = HookEvent::ToolResult {
+            id,
+            name,
+            args,
+            result: output.content.clone(),
+            is_error: output.is_error,
+            about,
+        };
+        if let HookEvent::ToolResult { result, .. } = hooks.emit(event, ctx).await.event {
+            output.content = content::limit("result", result);
+        }
+    }
+    if output.is_error {
+        return Err(format!("mcp server '{server}': {}", output.content));
+    }
+    Ok(json!({
+        "text": output.content,
+        "content": result.get("content").cloned().unwrap_or(json!([])),
+        "structured": result.get("structuredContent").cloned().unwrap_or(Value::Null),
+        "is_error": false,
+    }))
+}

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""A small, well-behaved MCP server (protocol 2025-11-25, stdio) for mypi's tests.
+
+Tools: echo {text}, add {a, b}, fail {} (an isError result), look {} (annotated read-only).
+Resources: mem://note (text); a template mem://item/{id}. Prompts: greet {name, style?}.
+Every request it receives is appended as one JSON line to $MCP_LOG when that is set.
+"""
+
+import json
+import os
+import sys
+
+TOOLS = [
+    {"name": "echo", "description": "Echo the text back.",
+     "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}},
+                     "required": ["text"]}},
+    {"name": "add", "description": "Add two numbers.",
+     "inputSchema": {"type": "object", "properties": {"a": {"type": "number"},
+                                                      "b": {"type": "number"}},
+                     "required": ["a", "b"]}},
+    {"name": "fail", "description": "Always fails.", "inputSchema": {"type": "object"}},
+    {"name": "look", "description": "Looks, changes nothing.",
+     "inputSchema": {"type": "object"},
+     "annotations": {"readOnlyHint": True, "destructiveHint": False}},
+]
+
+
+def text(t, error=False):
+    out = {"content": [{"type": "text", "text": t}]}
+    if error:
+        out["isError"] = True
+    return out
+
+
+def call(name, args):
+    if name == "echo":
+        return text("echo: " + str(args.get("text", "")))
+    if name == "add":
+        return text(str(args.get("a", 0) + args.get("b", 0)))
+    if name == "fail":
+        return text("it failed on purpose", error=True)
+    if name == "look":
+        return text("nothing changed")
+    return None
+
+
+def answer(req):
+    method, params = req.get("method"), req.get("params") or {}
+    if method == "initialize":
+        return {"protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {"listChanged": True}, "resources": {},
+                                 "prompts": {}},
+                "serverInfo": {"name": "test-server", "version": "1.0"}}
+    if method == "tools/list":
+        return {"tools": TOOLS}
+    if method == "tools/call":
+        r = call(params.get("name"), params.get("arguments") or {})
+        if r is None:
+            raise KeyError("unknown tool " + str(params.get("name")))
+        return r
+    if method == "resources/list":
+        return {"resources": [{"uri": "mem://note", "name": "note", "mimeType": "text/plain"}]}
+    if method == "resources/templates/list":
+        return {"resourceTemplates": [{"uriTemplate": "mem://item/{id}", "name": "item"}]}
+    if method == "resources/read":
+        uri = params.get("uri")
+        if uri == "mem://note" or str(uri).startswith("mem://item/"):
+            return {"contents": [{"uri": uri, "mimeType": "text/plain",
+                                  "text": "the note of " + uri}]}
+        raise KeyError("no resource " + str(uri))
+    if method == "prompts/list":
+        return {"prompts": [{"name": "greet", "description": "Greet someone.",
+                             "arguments": [{"name": "name", "required": True},
+                                           {"name": "style"}]}]}
+    if method == "prompts/get":
+        a = params.get("arguments") or {}
+        style = a.get("style", "warmly")
+        return {"messages": [{"role": "user", "content": {
+            "type": "text", "text": "Greet " + a.get("name", "?") + " " + style + "."}}]}
+    if method == "ping":
+        return {}
+    raise LookupError(method)
+
+
+def main():
+    log = os.environ.get("MCP_LOG")
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        req = json.loads(line)
+        if log:
+            with open(log, "a") as f:
+                f.write(json.dumps(req) + "\n")
+        if "id" not in req or "method" not in req:
+            continue
+        try:
+            reply = {"jsonrpc": "2.0", "id": req["id"], "result": answer(req)}
+        except LookupError as e:
+            reply = {"jsonrpc": "2.0", "id": req["id"],
+                     "error": {"code": -32601, "message": "method not found: " + str(e)}}
+        except KeyError as e:
+            reply = {"jsonrpc": "2.0", "id": req["id"],
+                     "error": {"code": -32602, "message": str(e).strip("'\"")}}
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

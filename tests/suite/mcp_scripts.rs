@@ -1,0 +1,373 @@
+//! MCP from the user's side with a well-behaved test server (tests/common/mcp_server.py): its
+//! tools for the model, `api.mcp.*` from Lua and Rhai (the same hooks as the model's calls,
+//! with `origin`), prompts as slash commands, resources, `/mcp`, `mypi mcp list`, `--no-mcp`
+//! and the trust gate in front of a project's `.mcp.json`.
+
+use serde_json::{json, Value};
+
+use super::ext_util::faux;
+use crate::common::{Mypi, TestDir};
+
+/// The test server's script.
+fn server_script() -> String {
+    format!("{}/tests/common/mcp_server.py", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Writes `.mcp.json` with the test server as `t` (and `extra` entries).
+fn mcp_json(dir: &TestDir, extra: Value) {
+    let mut servers = json!({"t": {"command": "python3", "args": [server_script()],
+        "env": {"MCP_LOG": dir.join("requests.jsonl").display().to_string()}}});
+    if let (Some(s), Some(e)) = (servers.as_object_mut(), extra.as_object()) {
+        s.extend(e.clone());
+    }
+    dir.write(".mcp.json", &json!({"mcpServers": servers}).to_string());
+}
+
+/// The JSON events of a `--json` run.
+fn events(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// The tool results in call order (calls that run together finish in any order).
+fn tool_results(stdout: &str) -> Vec<Value> {
+    let mut results: Vec<Value> = events(stdout)
+        .into_iter()
+        .filter(|e| e["type"] == "tool_result")
+        .collect();
+    results.sort_by_key(|r| r["id"].as_str().unwrap_or("").to_string());
+    results
+}
+
+#[test]
+fn the_model_calls_server_tools_and_gets_text_and_errors() {
+    let dir = TestDir::new();
+    mcp_json(&dir, json!({}));
+    let out = faux(
+        &dir,
+        &[
+            json!({"tool_calls": [
+                {"name": "mcp__t__add", "arguments": {"a": 2, "b": 40}},
+                {"name": "mcp__t__fail", "arguments": {}},
+                {"name": "mcp__t__add", "arguments": {"a": "x"}}
+            ]}),
+            json!({"text": "done"}),
+        ],
+    )
+    .args(["--no-session", "--json", "-p", "go"])
+    .run();
+    out.ok();
+    let results = tool_results(&out.stdout);
+    assert_eq!(results[0]["content"], "42", "{}", out.describe());
+    assert_eq!(results[0]["is_error"], false);
+    assert_eq!(results[1]["content"], "it failed on purpose");
+    assert_eq!(results[1]["is_error"], true);
+    // The server's schema is checked before the call: "b" is missing, "a" is no number.
+    assert_eq!(results[2]["is_error"], true);
+    assert!(
+        results[2]["content"]
+            .as_str()
+            .unwrap()
+            .contains("invalid arguments for 'mcp__t__add'"),
+        "{}",
+        out.describe()
+    );
+}
+
+const GUARD: &str = r#"
+api.on("tool_call", function(ev, ctx)
+  local who = ev.origin and ev.origin.extension or "model"
+  api.notify("seen " .. ev.name .. " from " .. who .. " read_only=" .. tostring(ev.hints and ev.hints.readOnlyHint))
+  if ev.name == "mcp__t__echo" and ev.args.text == "secret" then
+    return {block = true, reason = "no secrets"}
+  end
+end)
+api.on("tool_result", function(ev, ctx)
+  if ev.name == "mcp__t__add" then return {updated_result = ev.result .. " (checked)"} end
+end)
+"#;
+
+const COMPOSE_LUA: &str = r#"
+api.command("sum_echo", function(args, ctx)
+  local sum = api.mcp.call("t", "add", {a = 1, b = 2})
+  local echoed = api.mcp.call("t", "echo", {text = sum.text})
+  return echoed.text
+end)
+api.command("blocked", function(args, ctx)
+  local ok, err = pcall(api.mcp.call, "t", "echo", {text = "secret"})
+  local ok2, err2 = pcall(api.mcp.call, "t", "fail", {})
+  local ok3, err3 = pcall(api.mcp.call, "nope", "x", {})
+  return tostring(err) .. "\n" .. tostring(err2) .. "\n" .. tostring(err3)
+end)
+api.command("listing", function(args, ctx)
+  local names = {}
+  for _, t in ipairs(api.mcp.tools("t")) do names[#names + 1] = t.agent_name end
+  local s = api.mcp.servers()[1]
+  local r = api.mcp.read_resource("t", "mem://item/7")
+  local p = api.mcp.prompt("t", "greet", {name = "Ann"})
+  return s.name .. " " .. s.state .. " | " .. table.concat(names, ",") .. " | " .. r.text .. " | " .. p.text
+end)
+"#;
+
+const COMPOSE_RHAI: &str = r#"
+api.command("rhai_sum", |args, ctx| {
+  let sum = api.mcp.call_tool("t", "add", #{a: 20, b: 22});
+  let p = api.mcp.prompt("t", "greet", #{name: "Bo", style: "briefly"});
+  sum.text + " / " + p.text
+});
+"#;
+
+#[test]
+fn scripts_call_mcp_through_the_same_hooks_as_the_model() {
+    let dir = TestDir::new();
+    mcp_json(&dir, json!({}));
+    dir.write(".agents/extensions/a_guard.lua", GUARD);
+    dir.write(".agents/extensions/compose.lua", COMPOSE_LUA);
+    dir.write(".agents/extensions/compose_rhai.rhai", COMPOSE_RHAI);
+    let run = |cmd: &str| Mypi::new(&dir).args(["--no-session", "-p", cmd]).run();
+
+    let out = run("/sum_echo");
+    out.ok();
+    // The tool_result hook rewrote the add result before the script saw it.
+    assert_eq!(out.stdout.trim(), "echo: 3 (checked)", "{}", out.describe());
+    assert!(out
+        .stderr
+        .contains("seen mcp__t__add from compose read_only=nil"));
+
+    let out = run("/blocked");
+    out.ok();
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert!(
+        lines[0].contains("blocked: no secrets"),
+        "{}",
+        out.describe()
+    );
+    assert!(
+        lines[1].contains("it failed on purpose"),
+        "{}",
+        out.describe()
+    );
+    assert!(
+        lines[2].contains("no MCP server named 'nope'"),
+        "{}",
+        out.describe()
+    );
+
+    let out = run("/listing");
+    out.ok();
+    assert_eq!(
+        out.stdout.trim(),
+        "t connected | mcp__t__echo,mcp__t__add,mcp__t__fail,mcp__t__look | \
+         [resource mem://item/7]\nthe note of mem://item/7 | Greet Ann warmly.",
+        "{}",
+        out.describe()
+    );
+
+    let out = run("/rhai_sum");
+    out.ok();
+    assert_eq!(
+        out.stdout.trim(),
+        "42 (checked) / Greet Bo briefly.",
+        "{}",
+        out.describe()
+    );
+}
+
+#[test]
+fn a_guard_blocks_the_model_too_and_sees_the_hints() {
+    let dir = TestDir::new();
+    mcp_json(&dir, json!({}));
+    dir.write(".agents/extensions/a_guard.lua", GUARD);
+    let out = faux(
+        &dir,
+        &[
+            json!({"tool_calls": [
+                {"name": "mcp__t__echo", "arguments": {"text": "secret"}},
+                {"name": "mcp__t__look", "arguments": {}}
+            ]}),
+            json!({"text": "done"}),
+        ],
+    )
+    .args(["--no-session", "--json", "-p", "go"])
+    .run();
+    out.ok();
+    let results = tool_results(&out.stdout);
+    assert_eq!(results[0]["content"], "blocked: no secrets");
+    assert_eq!(results[1]["content"], "nothing changed");
+    assert!(
+        out.stdout
+            .contains("seen mcp__t__look from model read_only=true"),
+        "{}",
+        out.describe()
+    );
+    // The blocked call never reached the server.
+    let requests = dir.read("requests.jsonl");
+    assert!(!requests.contains("secret"), "{requests}");
+}
+
+#[test]
+fn prompts_are_slash_commands_whose_text_goes_to_the_model() {
+    let dir = TestDir::new();
+    mcp_json(&dir, json!({}));
+    // The faux model without a script echoes the prompt it got.
+    let out = Mypi::new(&dir)
+        .args([
+            "--provider",
+            "faux",
+            "--no-session",
+            "-p",
+            "/mcp__t__greet Cy style=loudly",
+        ])
+        .run();
+    out.ok();
+    assert!(
+        out.stdout.contains("Greet Cy loudly."),
+        "{}",
+        out.describe()
+    );
+    let out = Mypi::new(&dir)
+        .args(["--provider", "faux", "--no-session", "-p", "/mcp__t__greet"])
+        .run();
+    out.expect_code(1);
+    assert!(
+        out.stderr.contains("missing argument 'name'"),
+        "{}",
+        out.describe()
+    );
+}
+
+#[test]
+fn the_model_lists_and_reads_resources() {
+    let dir = TestDir::new();
+    mcp_json(&dir, json!({}));
+    let out = faux(
+        &dir,
+        &[
+            json!({"tool_calls": [
+                {"name": "list_mcp_resources", "arguments": {}},
+                {"name": "list_mcp_resource_templates", "arguments": {"server": "t"}},
+                {"name": "read_mcp_resource", "arguments": {"server": "t", "uri": "mem://note"}},
+                {"name": "read_mcp_resource", "arguments": {"server": "t", "uri": "mem://gone"}}
+            ]}),
+            json!({"text": "done"}),
+        ],
+    )
+    .args(["--no-session", "--json", "-p", "go"])
+    .run();
+    out.ok();
+    let r = tool_results(&out.stdout);
+    assert!(r[0]["content"]
+        .as_str()
+        .unwrap()
+        .contains("\"uri\": \"mem://note\""));
+    assert!(r[1]["content"]
+        .as_str()
+        .unwrap()
+        .contains("mem://item/{id}"));
+    assert_eq!(
+        r[2]["content"],
+        "[resource mem://note]\nthe note of mem://note"
+    );
+    assert_eq!(r[3]["is_error"], true);
+    assert!(r[3]["content"]
+        .as_str()
+        .unwrap()
+        .contains("no resource mem://gone"));
+}
+
+#[test]
+fn mcp_list_and_the_mcp_command_show_every_server() {
+    let dir = TestDir::new();
+    mcp_json(
+        &dir,
+        json!({"broken": {"command": "/no/such/program"}, "off": {"command": "x", "enabled": false},
+               "old": {"type": "sse", "url": "http://127.0.0.1:1/sse"}}),
+    );
+    let out = Mypi::new(&dir).args(["mcp", "list"]).run();
+    out.expect_code(1);
+    let s = &out.stdout;
+    assert!(
+        s.contains("t: connected (stdio, protocol 2025-11-25, 4 tools, 1 resources, 1 prompts)"),
+        "{}",
+        out.describe()
+    );
+    assert!(
+        s.contains("broken: failed: cannot start '/no/such/program'"),
+        "{s}"
+    );
+    assert!(s.contains("off: disabled"), "{s}");
+    assert!(
+        s.contains("server \"old\"") && s.contains("Streamable HTTP"),
+        "{s}"
+    );
+
+    let out = Mypi::new(&dir).args(["--no-session", "-p", "/mcp"]).run();
+    out.ok();
+    assert!(out.stdout.contains("t: connected"), "{}", out.describe());
+    assert!(out.stdout.contains("off: disabled"));
+
+    let out = Mypi::new(&dir)
+        .args(["--no-mcp", "--no-session", "-p", "/mcp"])
+        .run();
+    out.ok();
+    assert!(
+        out.stdout.contains("no MCP servers are configured"),
+        "{}",
+        out.describe()
+    );
+}
+
+#[test]
+fn an_untrusted_project_mcp_json_starts_nothing() {
+    let dir = TestDir::new();
+    mcp_json(&dir, json!({}));
+    dir.untrust();
+    let out = Mypi::new(&dir).args(["--no-session", "-p", "/mcp"]).run();
+    out.ok();
+    assert!(
+        out.stderr.contains(".mcp.json (MCP servers) in"),
+        "{}",
+        out.describe()
+    );
+    assert!(out.stderr.contains("not loaded: the folder is not trusted"));
+    assert!(out.stdout.contains("no MCP servers are configured"));
+    assert!(!dir.exists("requests.jsonl"), "the server was started");
+    // --trust, or the same file named with --mcp-config, is the user's own choice.
+    let out = Mypi::new(&dir)
+        .args(["--trust", "--no-session", "-p", "/mcp"])
+        .run();
+    assert!(out.stdout.contains("t: connected"), "{}", out.describe());
+    let out = Mypi::new(&dir).args(["mcp", "list"]).run();
+    assert!(
+        out.stderr.contains("skipped: the folder is not trusted"),
+        "{}",
+        out.describe()
+    );
+}
+
+#[test]
+fn the_compose_example_makes_one_tool_of_two_mcp_calls() {
+    let dir = TestDir::new();
+    mcp_json(&dir, json!({}));
+    let example = super::ext_util::example("mcp_compose.lua").replace(
+        r#"local SERVER, ADD, ECHO = "everything", "get-sum", "echo""#,
+        r#"local SERVER, ADD, ECHO = "t", "add", "echo""#,
+    );
+    dir.write(".agents/extensions/mcp_compose.lua", &example);
+    dir.write(".agents/extensions/a_guard.lua", GUARD);
+    let out = faux(
+        &dir,
+        &[
+            json!({"tool_calls": [{"name": "sum_and_echo", "arguments": {"a": 5, "b": 6}}]}),
+            json!({"text": "done"}),
+        ],
+    )
+    .args(["--no-session", "--json", "-p", "go"])
+    .run();
+    out.ok();
+    let r = tool_results(&out.stdout);
+    assert_eq!(r[0]["content"], "echo: 11 (checked)", "{}", out.describe());
+    assert!(out.stdout.contains("seen mcp__t__echo from mcp_compose"));
+}
