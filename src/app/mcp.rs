@@ -34,6 +34,9 @@ impl App {
         let hooks = self.mcp_hooks();
         let registry = Registry::new(self.tools.clone(), self.commands.clone(), notice);
         let manager = Manager::new(servers.servers, self.config.cwd.clone(), hooks, registry);
+        if let Some(home) = &self.config.home {
+            manager.use_cache(home.join(".agents").join("cache").join("mcp"));
+        }
         manager.start();
         self.extensions.context().set_mcp(manager.clone());
         self.mcp = Some(manager);
@@ -62,25 +65,20 @@ impl App {
     }
 
     /// Before a prompt: waits (at most [`PROMPT_WAIT`], saying so) for servers still
-    /// connecting, so their tools are there for the model.
+    /// connecting whose tools are not known from the cache, so they are there for the model.
     pub(super) async fn wait_for_mcp(&self) {
         let Some(m) = &self.mcp else { return };
-        if !m.any_connecting() {
+        let names = m.unknown_connecting();
+        if names.is_empty() {
             return;
         }
-        let names: Vec<String> = m
-            .status()
-            .iter()
-            .filter(|s| s["state"] == "connecting")
-            .filter_map(|s| s["name"].as_str().map(str::to_string))
-            .collect();
         (self.extensions.context().notice)(format!(
             "waiting for MCP server{} {} (at most {} s)",
             if names.len() == 1 { "" } else { "s" },
             names.join(", "),
             PROMPT_WAIT.as_secs()
         ));
-        let still = m.wait_connecting(PROMPT_WAIT).await;
+        let still = m.wait_unknown(PROMPT_WAIT).await;
         if !still.is_empty() {
             (self.extensions.context().notice)(format!(
                 "going on without {} (still connecting; its tools appear when it is ready)",

@@ -205,6 +205,33 @@ impl Conn {
         Ok(())
     }
 
+    /// Lists again only what changed (tools first: a withdrawn tool must go quickly).
+    pub async fn refresh(
+        &self,
+        tools: bool,
+        resources: bool,
+        prompts: bool,
+        timeout: Duration,
+    ) -> Result<(), McpError> {
+        if tools {
+            let t = self.list_tools(timeout).await?;
+            self.lists.write().unwrap_or_else(|p| p.into_inner()).tools = t;
+        }
+        if resources && self.has_resources {
+            let (r, t) = self.list_resources(timeout).await?;
+            let mut lists = self.lists.write().unwrap_or_else(|p| p.into_inner());
+            (lists.resources, lists.templates) = (r, t);
+        }
+        if prompts && self.has_prompts {
+            let p = self.list_prompts(timeout).await?;
+            self.lists
+                .write()
+                .unwrap_or_else(|p| p.into_inner())
+                .prompts = p;
+        }
+        Ok(())
+    }
+
     /// What the server offers now.
     pub fn lists(&self) -> Lists {
         self.lists.read().unwrap_or_else(|p| p.into_inner()).clone()

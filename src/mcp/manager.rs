@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use super::cache;
 use super::config::{ServerConfig, Transport};
 use super::conn::{Conn, StartError};
 use super::handler::Hooks;
@@ -42,6 +43,8 @@ pub struct Entry {
     changed: watch::Sender<u64>,
     /// Whether the one automatic restart after a crash was used.
     restarted: AtomicBool,
+    /// Whether its tools are known from the cache while it starts (a prompt need not wait).
+    cached: AtomicBool,
 }
 
 impl Entry {
@@ -61,6 +64,8 @@ pub struct Manager {
     cwd: std::path::PathBuf,
     hooks: Hooks,
     registry: Registry,
+    /// Where the lists of the last connection are kept (see `cache.rs`).
+    cache: std::sync::OnceLock<std::path::PathBuf>,
     weak: Weak<Manager>,
 }
 
@@ -86,22 +91,36 @@ impl Manager {
                         state: Mutex::new(state),
                         changed: watch::channel(0).0,
                         restarted: AtomicBool::new(false),
+                        cached: AtomicBool::new(false),
                     })
                 })
                 .collect(),
             cwd,
             hooks,
             registry,
+            cache: std::sync::OnceLock::new(),
             weak: weak.clone(),
         })
     }
 
-    /// Starts connecting every enabled server, each on its own task; returns at once.
+    /// Keeps each server's lists in `dir` and offers the cached ones while it starts.
+    pub fn use_cache(&self, dir: std::path::PathBuf) {
+        let _ = self.cache.set(dir);
+    }
+
+    /// Starts connecting every enabled server, each on its own task; returns at once. A
+    /// server with cached lists has its tools offered meanwhile.
     pub fn start(&self) {
         for entry in &self.entries {
-            if entry.config.enabled {
-                self.spawn_connect(entry.clone());
+            if !entry.config.enabled {
+                continue;
             }
+            if let Some(lists) = self.cache.get().and_then(|d| cache::load(d, &entry.config)) {
+                self.registry
+                    .install_lists(self, &entry.config, &lists, false);
+                entry.cached.store(true, Ordering::Release);
+            }
+            self.spawn_connect(entry.clone());
         }
     }
 
@@ -146,15 +165,22 @@ impl Manager {
             Ok(conn) => {
                 let conn = Arc::new(conn);
                 self.registry.install(self, &entry.config, &conn);
+                if let Some(dir) = self.cache.get() {
+                    cache::save(dir, &entry.config, &conn.lists());
+                }
                 self.watch(entry.clone(), conn.clone());
                 State::Connected(conn)
             }
             Err(StartError {
                 message, stderr, ..
-            }) => State::Failed {
-                error: message,
-                stderr,
-            },
+            }) => {
+                // Cached tools of a server that did not come up are withdrawn.
+                self.registry.uninstall(&entry.config.name);
+                State::Failed {
+                    error: message,
+                    stderr,
+                }
+            }
         };
         entry.set(state.clone());
         state
@@ -334,6 +360,37 @@ impl Manager {
         self.entries
             .iter()
             .any(|e| matches!(e.state(), State::Connecting))
+    }
+
+    /// The servers still connecting whose tools are not known yet (no cache): a prompt waits
+    /// for these only.
+    pub fn unknown_connecting(&self) -> Vec<String> {
+        self.entries
+            .iter()
+            .filter(|e| matches!(e.state(), State::Connecting) && !e.cached.load(Ordering::Acquire))
+            .map(|e| e.config.name.clone())
+            .collect()
+    }
+
+    /// Waits up to `max` for the servers of [`Manager::unknown_connecting`]; returns those
+    /// still connecting.
+    pub async fn wait_unknown(&self, max: Duration) -> Vec<String> {
+        let deadline = tokio::time::Instant::now() + max;
+        for entry in &self.entries {
+            if entry.cached.load(Ordering::Acquire) {
+                continue;
+            }
+            let mut rx = entry.changed.subscribe();
+            while matches!(entry.state(), State::Connecting) {
+                if tokio::time::timeout_at(deadline, rx.changed())
+                    .await
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        }
+        self.unknown_connecting()
     }
 
     /// Closes every connection: stdin first, a short grace, then each process group is

@@ -7,10 +7,12 @@
 //! - [`conn`]: one connection (handshake of either protocol generation, lists, requests with
 //!   timeouts reset by progress); [`handler`]: mypi's answers to the server's requests;
 //!   [`stdio`]: the child-process transport with mypi's own limits;
-//! - [`registry`]: the tools and commands a server adds, with handles;
+//! - [`registry`]: the tools and commands a server adds, with handles; [`cache`]: the lists
+//!   of the last connection, offered while a server starts;
 //! - [`script`]: `api.mcp.*` on the host side (script calls pass the tool hooks too);
 //! - [`naming`], [`content`]: agent names, and results as text for the model.
 
+pub mod cache;
 pub mod config;
 pub mod conn;
 pub mod content;

@@ -48,8 +48,19 @@ impl Registry {
 
     /// Registers a connected server's tools and prompts (replacing what it had).
     pub fn install(&self, m: &Manager, config: &ServerConfig, conn: &Conn) {
+        self.install_lists(m, config, &conn.lists(), conn.has_resources);
+    }
+
+    /// Registers `lists` for `config`'s server (replacing what it had): a connected server's,
+    /// or the cached ones of a server still starting.
+    pub fn install_lists(
+        &self,
+        m: &Manager,
+        config: &ServerConfig,
+        lists: &super::conn::Lists,
+        has_resources: bool,
+    ) {
         self.uninstall(&config.name);
-        let lists = conn.lists();
         let weak = m.weak();
         let mut handles = Vec::new();
         let names: Vec<&str> = lists
@@ -93,7 +104,7 @@ impl Registry {
             );
             handles.push(r.handle);
         }
-        if conn.has_resources {
+        if has_resources {
             self.install_resource_tools(&weak);
         }
         self.lock()
@@ -112,13 +123,16 @@ impl Registry {
     /// Re-lists what a server said changed and registers the new lists.
     pub async fn refresh(&self, m: &Manager, config: &ServerConfig, conn: &Conn) {
         let changes = &conn.changes;
-        let any = changes.tools.swap(false, Ordering::AcqRel)
-            | changes.resources.swap(false, Ordering::AcqRel)
-            | changes.prompts.swap(false, Ordering::AcqRel);
-        if !any {
+        let tools = changes.tools.swap(false, Ordering::AcqRel);
+        let resources = changes.resources.swap(false, Ordering::AcqRel);
+        let prompts = changes.prompts.swap(false, Ordering::AcqRel);
+        if !(tools || resources || prompts) {
             return;
         }
-        match conn.refresh_all(config.timeout).await {
+        match conn
+            .refresh(tools, resources, prompts, config.timeout)
+            .await
+        {
             Ok(()) => self.install(m, config, conn),
             // Closing, or gone: the manager reports the server as failed.
             Err(_) if !conn.alive() => {}

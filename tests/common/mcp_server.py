@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A small, well-behaved MCP server (protocol 2025-11-25, stdio) for mypi's tests.
 
-Tools: echo {text}, add {a, b}, fail {} (an isError result), look {} (annotated read-only).
+Tools: echo {text}, add {a, b}, fail {} (an isError result), look {} (annotated read-only),
+wait {ms}, and drop_look {} (withdraws `look` and says so with notifications/tools/list_changed).
 Resources: mem://note (text); a template mem://item/{id}. Prompts: greet {name, style?}.
 Every request it receives is appended as one JSON line to $MCP_LOG when that is set.
 """
@@ -9,6 +10,12 @@ Every request it receives is appended as one JSON line to $MCP_LOG when that is 
 import json
 import os
 import sys
+import time
+
+
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
 
 TOOLS = [
     {"name": "echo", "description": "Echo the text back.",
@@ -22,6 +29,10 @@ TOOLS = [
     {"name": "look", "description": "Looks, changes nothing.",
      "inputSchema": {"type": "object"},
      "annotations": {"readOnlyHint": True, "destructiveHint": False}},
+    {"name": "wait", "description": "Waits ms milliseconds.",
+     "inputSchema": {"type": "object", "properties": {"ms": {"type": "number"}}}},
+    {"name": "drop_look", "description": "Withdraws the look tool.",
+     "inputSchema": {"type": "object"}},
 ]
 
 
@@ -41,6 +52,13 @@ def call(name, args):
         return text("it failed on purpose", error=True)
     if name == "look":
         return text("nothing changed")
+    if name == "wait":
+        time.sleep(args.get("ms", 0) / 1000.0)
+        return text("waited")
+    if name == "drop_look":
+        TOOLS[:] = [t for t in TOOLS if t["name"] != "look"]
+        send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        return text("look is gone")
     return None
 
 
@@ -102,8 +120,7 @@ def main():
         except KeyError as e:
             reply = {"jsonrpc": "2.0", "id": req["id"],
                      "error": {"code": -32602, "message": str(e).strip("'\"")}}
-        sys.stdout.write(json.dumps(reply) + "\n")
-        sys.stdout.flush()
+        send(reply)
 
 
 if __name__ == "__main__":

@@ -159,7 +159,7 @@ fn scripts_call_mcp_through_the_same_hooks_as_the_model() {
     out.ok();
     assert_eq!(
         out.stdout.trim(),
-        "t connected | mcp__t__echo,mcp__t__add,mcp__t__fail,mcp__t__look | \
+        "t connected | mcp__t__echo,mcp__t__add,mcp__t__fail,mcp__t__look,mcp__t__wait,mcp__t__drop_look | \
          [resource mem://item/7]\nthe note of mem://item/7 | Greet Ann warmly.",
         "{}",
         out.describe()
@@ -289,7 +289,7 @@ fn mcp_list_and_the_mcp_command_show_every_server() {
     out.expect_code(1);
     let s = &out.stdout;
     assert!(
-        s.contains("t: connected (stdio, protocol 2025-11-25, 4 tools, 1 resources, 1 prompts)"),
+        s.contains("t: connected (stdio, protocol 2025-11-25, 6 tools, 1 resources, 1 prompts)"),
         "{}",
         out.describe()
     );
@@ -370,4 +370,77 @@ fn the_compose_example_makes_one_tool_of_two_mcp_calls() {
     let r = tool_results(&out.stdout);
     assert_eq!(r[0]["content"], "echo: 11 (checked)", "{}", out.describe());
     assert!(out.stdout.contains("seen mcp__t__echo from mcp_compose"));
+}
+
+#[test]
+fn a_slow_server_seen_before_does_not_hold_up_a_prompt() {
+    let dir = TestDir::new();
+    let slow = format!("sleep 2; exec python3 {}", server_script());
+    dir.write(
+        ".mcp.json",
+        &json!({"mcpServers": {"t": {"command": "sh", "args": ["-c", slow]}}}).to_string(),
+    );
+    let replies = [
+        json!({"tool_calls": [{"name": "mcp__t__echo", "arguments": {"text": "late"}}]}),
+        json!({"text": "done"}),
+    ];
+    // Never seen: the prompt waits for it (saying so), then its tools are there.
+    let first = faux(&dir, &replies)
+        .args(["--no-session", "--json", "-p", "go"])
+        .run();
+    first.ok();
+    assert!(
+        first.stdout.contains("waiting for MCP server t"),
+        "{}",
+        first.describe()
+    );
+    assert_eq!(tool_results(&first.stdout)[0]["content"], "echo: late");
+    // Seen before: its tools are offered from the cache at once; the call waits for it.
+    let second = faux(&dir, &replies)
+        .args(["--no-session", "--json", "-p", "go"])
+        .run();
+    second.ok();
+    assert!(
+        !second.stdout.contains("waiting for MCP"),
+        "{}",
+        second.describe()
+    );
+    assert_eq!(tool_results(&second.stdout)[0]["content"], "echo: late");
+    // A prompt that calls no tool of it is not held up by it.
+    let quick = faux(&dir, &[json!({"text": "hi"})])
+        .args(["--no-session", "-p", "go"])
+        .timeout(std::time::Duration::from_secs(30))
+        .run();
+    quick.ok();
+    assert_eq!(quick.stdout.trim(), "hi");
+}
+
+#[test]
+fn a_withdrawn_tool_is_really_gone() {
+    let dir = TestDir::new();
+    mcp_json(&dir, json!({}));
+    let out = faux(
+        &dir,
+        &[
+            json!({"tool_calls": [{"name": "mcp__t__drop_look", "arguments": {}}]}),
+            json!({"tool_calls": [{"name": "mcp__t__wait", "arguments": {"ms": 700}}]}),
+            json!({"tool_calls": [{"name": "mcp__t__look", "arguments": {}}]}),
+            json!({"text": "done"}),
+        ],
+    )
+    .args(["--no-session", "--json", "-p", "go"])
+    .run();
+    out.ok();
+    let r = tool_results(&out.stdout);
+    assert_eq!(r[0]["content"], "look is gone", "{}", out.describe());
+    let gone = r[2]["content"].as_str().unwrap();
+    assert!(
+        gone.starts_with("unknown tool 'mcp__t__look'"),
+        "{}",
+        out.describe()
+    );
+    assert!(
+        gone.contains("mcp__t__echo") && !gone.contains("mcp__t__look,"),
+        "{gone}"
+    );
 }

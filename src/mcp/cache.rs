@@ -1,0 +1,117 @@
+//! What each server offered the last time it connected (tools and prompts, as protocol JSON),
+//! kept under `~/.agents/cache/mcp/`, so that its tools can be offered while it is still
+//! starting: a prompt then waits only for servers never seen before, and a slow server does
+//! not delay a prompt that needs none of its tools. A call of a cached tool waits for the
+//! connection; the fresh lists replace the cached ones as soon as the server is up.
+//!
+//! The file is keyed by a hash of the entry's name and transport, so a changed entry starts
+//! without a cache. A file that cannot be read or parsed is simply no cache.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use super::config::{ServerConfig, Transport};
+use super::conn::Lists;
+
+/// The largest cache file read back.
+const MAX_BYTES: u64 = 4 * 1024 * 1024;
+
+fn fnv1a64(text: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// The cache file of `config` in `dir`.
+fn file(dir: &Path, config: &ServerConfig) -> PathBuf {
+    let what = match &config.transport {
+        Transport::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => json!(["stdio", command, args, env, cwd]),
+        Transport::Http { url, headers } => {
+            // Header values (tokens) are not part of what identifies the server.
+            let names: Vec<&String> = headers.keys().collect();
+            json!(["http", url, names])
+        }
+    };
+    let key = fnv1a64(&format!("{}\n{what}", config.name));
+    dir.join(format!(
+        "{}-{key:016x}.json",
+        super::naming::sanitize(&config.name)
+    ))
+}
+
+/// The lists cached for `config`, if any.
+pub fn load(dir: &Path, config: &ServerConfig) -> Option<Lists> {
+    let path = file(dir, config);
+    if std::fs::metadata(&path).ok()?.len() > MAX_BYTES {
+        return None;
+    }
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+    let list = |k: &str| v.get(k).and_then(Value::as_array).cloned();
+    Some(Lists {
+        tools: list("tools")?,
+        prompts: list("prompts").unwrap_or_default(),
+        ..Lists::default()
+    })
+}
+
+/// Keeps `lists` for `config` (best effort: a cache that cannot be written is no cache).
+pub fn save(dir: &Path, config: &ServerConfig, lists: &Lists) {
+    let text = json!({"tools": lists.tools, "prompts": lists.prompts}).to_string();
+    if text.len() as u64 > MAX_BYTES || std::fs::create_dir_all(dir).is_err() {
+        return;
+    }
+    let path = file(dir, config);
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, &path).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn entry(name: &str, command: &str) -> ServerConfig {
+        ServerConfig {
+            name: name.into(),
+            transport: Transport::Stdio {
+                command: command.into(),
+                args: vec![],
+                env: BTreeMap::new(),
+                cwd: None,
+            },
+            enabled: true,
+            timeout: std::time::Duration::from_secs(1),
+            protocol: None,
+            source: PathBuf::from("x"),
+        }
+    }
+
+    #[test]
+    fn lists_come_back_for_the_same_entry_only() {
+        let dir = crate::testutil::TempDir::new("mcp-cache");
+        let lists = Lists {
+            tools: vec![json!({"name": "echo"})],
+            prompts: vec![json!({"name": "p"})],
+            ..Lists::default()
+        };
+        save(&dir.0, &entry("s", "a"), &lists);
+        let back = load(&dir.0, &entry("s", "a")).unwrap();
+        assert_eq!(back.tools, lists.tools);
+        assert_eq!(back.prompts, lists.prompts);
+        assert!(load(&dir.0, &entry("s", "b")).is_none(), "another command");
+        assert!(load(&dir.0, &entry("t", "a")).is_none(), "another name");
+        std::fs::write(file(&dir.0, &entry("s", "a")), "{not json").unwrap();
+        assert!(load(&dir.0, &entry("s", "a")).is_none());
+    }
+}
