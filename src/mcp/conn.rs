@@ -375,7 +375,7 @@ impl Conn {
             }
             rmcp::ServiceError::Timeout { timeout } => McpError::Timeout(timeout),
             rmcp::ServiceError::TransportSend(e) => {
-                let text = e.to_string();
+                let text = readable(e.error.as_ref());
                 if text.contains("closed") {
                     self.dead.cancel();
                 }
@@ -446,7 +446,12 @@ fn finish_start(
     match served {
         Ok(Ok(service)) => Ok(service),
         Ok(Err(e)) => {
-            let text = e.to_string();
+            let text = match &e {
+                rmcp::service::ClientInitializeError::TransportError { error, context } => {
+                    format!("{} ({context})", readable(error.error.as_ref()))
+                }
+                other => other.to_string(),
+            };
             let transient = text.contains("500")
                 || text.contains("502")
                 || text.contains("503")
@@ -467,6 +472,29 @@ fn finish_start(
             transient: false,
         }),
     }
+}
+
+/// An error and its causes in one line, without the SDK's type names (an HTTP client's
+/// "error sending request" says why only in its source: "Connection refused").
+fn readable(e: &(dyn std::error::Error + 'static)) -> String {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    let mut text = e.to_string();
+    // The HTTP error of the SDK does not name the client's error as its source.
+    let mut cause = match e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+        Some(StreamableHttpError::Client(inner)) => {
+            Some(inner as &(dyn std::error::Error + 'static))
+        }
+        _ => e.source(),
+    };
+    while let Some(c) = cause {
+        let more = c.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        cause = c.source();
+    }
+    text
 }
 
 /// Streamable HTTP on mypi's shared HTTP client.

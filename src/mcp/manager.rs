@@ -200,15 +200,14 @@ impl Manager {
                 let Some(m) = weak.upgrade() else { return };
                 m.registry.refresh(&m, &entry.config, &conn).await;
             }
-            if let Some(m) = weak.upgrade() {
-                if matches!(entry.state(), State::Connected(ref c) if Arc::ptr_eq(c, &conn)) {
-                    m.registry.uninstall(&entry.config.name);
-                    let stderr = conn.stderr.tail(5);
-                    entry.set(State::Failed {
-                        error: "the server closed the connection (it exited or crashed)".into(),
-                        stderr,
-                    });
-                }
+            // The tools stay registered: the next call starts the server again (once), or
+            // says why it cannot, which tells the model more than a tool that vanished.
+            if matches!(entry.state(), State::Connected(ref c) if Arc::ptr_eq(c, &conn)) {
+                let stderr = conn.stderr.tail(5);
+                entry.set(State::Failed {
+                    error: "the server closed the connection (it exited or crashed)".into(),
+                    stderr,
+                });
             }
         });
     }
@@ -263,7 +262,8 @@ impl Manager {
                 State::Connected(_) | State::Failed { .. }
                     if !entry.restarted.swap(true, Ordering::AcqRel) =>
                 {
-                    self.registry.uninstall(&entry.config.name);
+                    // `install` replaces the old tools when the restart works; when it fails
+                    // they stay, and a call says why the server is not available.
                     self.connect(&entry).await;
                 }
                 State::Connected(_) => {

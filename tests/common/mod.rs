@@ -6,6 +6,7 @@
 pub mod fake_server;
 pub mod fake_wire;
 pub mod http;
+pub mod mcp;
 pub mod pty;
 
 #[allow(unused_imports)]

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""A small, deliberately misbehaving MCP server for mypi's fault tests.
+
+Newline-delimited JSON-RPC on stdin/stdout, protocol 2025-11-25: initialize,
+notifications/initialized, tools/list, tools/call, ping. Usage:
+
+    mcp_fake.py MODE [LOG]
+
+MODE picks the misbehaviour of the whole server:
+  normal       answers everything
+  exit_start   writes a line to stderr and exits (status 3) before reading anything
+  garbage      writes a line that is not JSON to stdout before each answer
+  slow_start   sleeps 30 s before reading anything
+  stubborn     a normal server that does not exit when its stdin closes
+Whatever the mode, the tools misbehave on request:
+  echo {text}      answers the text
+  add {a, b}       answers a + b
+  hang {}          never answers (the call is left pending)
+  die {}           writes to stderr and exits in the middle of the call
+  big {mib}        answers a text of MIB mebibytes
+  flood {mib}      writes MIB mebibytes to stderr, then answers "flooded"
+Every line received is appended to LOG (when given), so a test can see what arrived
+(a `notifications/cancelled`, how many `tools/call`), and `<stdin closed>` when
+stdin ends (then the server exits).
+"""
+
+import json
+import os
+import sys
+import time
+
+MODE = sys.argv[1] if len(sys.argv) > 1 else "normal"
+LOG = sys.argv[2] if len(sys.argv) > 2 else None
+
+TOOLS = [
+    {
+        "name": "echo",
+        "description": "Answers its text.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"text": {"type": "string"}},
+            "required": ["text"],
+        },
+    },
+    {
+        "name": "add",
+        "description": "Adds two numbers.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+        },
+    },
+    {"name": "hang", "description": "Never answers.", "inputSchema": {"type": "object"}},
+    {"name": "die", "description": "Exits mid-call.", "inputSchema": {"type": "object"}},
+    {
+        "name": "big",
+        "description": "Answers MIB mebibytes of text.",
+        "inputSchema": {"type": "object", "properties": {"mib": {"type": "number"}}},
+    },
+    {
+        "name": "flood",
+        "description": "Floods stderr, then answers.",
+        "inputSchema": {"type": "object", "properties": {"mib": {"type": "number"}}},
+    },
+]
+
+
+def log(line):
+    if LOG:
+        with open(LOG, "a") as f:
+            f.write(line.rstrip("\n") + "\n")
+
+
+def send(msg):
+    if MODE == "garbage":
+        sys.stdout.write("this line is not JSON at all {\n")
+    sys.stdout.write(json.dumps(msg) + "\n")
+    sys.stdout.flush()
+
+
+def text(t):
+    return {"content": [{"type": "text", "text": t}], "isError": False}
+
+
+def flood(mib):
+    chunk = ("x" * 1023 + "\n").encode() * 1024
+    for _ in range(int(mib)):
+        sys.stderr.buffer.write(chunk)
+    sys.stderr.buffer.write(b"fake: the flood is over\n")
+    sys.stderr.flush()
+
+
+def call(msg_id, params):
+    name = params.get("name")
+    args = params.get("arguments") or {}
+    if name == "echo":
+        return text(str(args.get("text", "")))
+    if name == "add":
+        return text(str(args.get("a", 0) + args.get("b", 0)))
+    if name == "hang":
+        return None
+    if name == "die":
+        sys.stderr.write("fake: dying in the middle of a call\n")
+        sys.stderr.flush()
+        os._exit(1)
+    if name == "big":
+        size = int(float(args.get("mib", 20)) * 1024 * 1024)
+        return text("B" * size)
+    if name == "flood":
+        flood(float(args.get("mib", 200)))
+        return text("flooded")
+    return {"content": [{"type": "text", "text": "no tool " + str(name)}], "isError": True}
+
+
+def answer(msg):
+    method = msg.get("method")
+    msg_id = msg.get("id")
+    if msg_id is None:
+        return None
+    if method == "initialize":
+        version = msg.get("params", {}).get("protocolVersion", "2025-11-25")
+        return {
+            "protocolVersion": version,
+            "capabilities": {"tools": {"listChanged": False}},
+            "serverInfo": {"name": "mcp-fake", "version": "1.0.0"},
+        }
+    if method == "tools/list":
+        return {"tools": TOOLS}
+    if method == "ping":
+        return {}
+    if method == "tools/call":
+        return call(msg_id, msg.get("params") or {})
+    return {"error": {"code": -32601, "message": "no method " + str(method)}}
+
+
+def main():
+    if MODE == "exit_start":
+        sys.stderr.write("fake: exiting at start on purpose\n")
+        sys.stderr.flush()
+        sys.exit(3)
+    if MODE == "slow_start":
+        time.sleep(30)
+    for line in sys.stdin:
+        log(line)
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        result = answer(msg)
+        if result is None:
+            continue
+        if "error" in result and "content" not in result and len(result) == 1:
+            send({"jsonrpc": "2.0", "id": msg["id"], "error": result["error"]})
+        else:
+            send({"jsonrpc": "2.0", "id": msg["id"], "result": result})
+    log("<stdin closed>")
+    if MODE == "stubborn":
+        time.sleep(1000)
+
+
+if __name__ == "__main__":
+    main()

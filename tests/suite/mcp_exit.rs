@@ -1,0 +1,157 @@
+//! Nothing outlives mypi (issue 9, point 9): a stdio MCP server started through `sh -c`,
+//! which starts a grandchild (`sleep 1000`) before it runs the fake server, leaves no process
+//! behind whichever way mypi ends: `/quit`, Ctrl-D (the end of a piped stdin), SIGTERM,
+//! SIGHUP, the end of `-p`, and mypi exiting right after start. Where mypi ends normally the
+//! server first sees its stdin close (it logs `<stdin closed>`).
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::common::mcp::{
+    assert_none_survive, config, grandchild_entry, marked, received, wait_pid_file, wait_received,
+};
+use crate::common::{Mypi, Running, TestDir};
+
+use super::ext_util::faux;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+fn stdin_closed(got: &[Value]) -> bool {
+    got.iter().any(|m| m == "<stdin closed>")
+}
+
+/// A REPL (piped stdin) with the grandchild server in `mode`, once the server is connected.
+fn repl_connected(dir: &TestDir, mode: &str) -> Running {
+    let cfg = config(dir, json!({"srv": grandchild_entry(dir, mode, 30)}));
+    let mut m = faux(dir, &[json!({"text": "hello"})])
+        .timeout(Duration::from_secs(60))
+        .arg("--mcp-config")
+        .arg(cfg)
+        .arg("--no-watch")
+        .spawn();
+    wait_pid_file(dir, "grandchild", WAIT);
+    let deadline = Instant::now() + WAIT;
+    loop {
+        m.send_line("/mcp");
+        if m.wait_for_line("srv: ", WAIT).contains("srv: connected") {
+            return m;
+        }
+        assert!(Instant::now() < deadline, "never connected");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn quit_and_ctrl_d_close_stdin_then_kill_the_servers_group() {
+    for how in ["/quit", "ctrl-d"] {
+        let dir = TestDir::new();
+        let mut m = repl_connected(&dir, "normal");
+        assert!(!marked(&dir).is_empty(), "the server runs");
+        if how == "/quit" {
+            m.send_line("/quit");
+        }
+        let started = Instant::now();
+        m.wait().ok();
+        assert!(started.elapsed() < Duration::from_secs(5), "{how}");
+        let got = wait_received(&dir, Duration::from_secs(2), stdin_closed);
+        assert!(
+            stdin_closed(&got),
+            "{how}: stdin was not closed first: {got:?}"
+        );
+        assert_none_survive(&dir, how);
+    }
+}
+
+#[test]
+fn a_server_ignoring_the_end_of_stdin_is_killed_after_the_grace() {
+    let dir = TestDir::new();
+    let mut m = repl_connected(&dir, "stubborn");
+    m.send_line("/quit");
+    let started = Instant::now();
+    m.wait().ok();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_none_survive(&dir, "stubborn");
+}
+
+#[test]
+fn sigterm_and_sighup_kill_the_servers_group() {
+    for sig in [libc::SIGTERM, libc::SIGHUP] {
+        let dir = TestDir::new();
+        let m = repl_connected(&dir, "stubborn");
+        m.signal(sig);
+        let out = m.wait();
+        assert_eq!(out.code, 128 + sig, "{}", out.describe());
+        assert_none_survive(&dir, &format!("repl, signal {sig}"));
+    }
+    // In print mode, in the middle of a call that never ends.
+    for sig in [libc::SIGTERM, libc::SIGHUP] {
+        let dir = TestDir::new();
+        let cfg = config(&dir, json!({"srv": grandchild_entry(&dir, "normal", 60)}));
+        let hang = json!({"tool_calls": [{"name": "mcp__srv__hang", "arguments": {}}]});
+        let m = faux(&dir, &[hang, json!({"text": "done"})])
+            .arg("--mcp-config")
+            .arg(cfg)
+            .args(["-p", "go"])
+            .spawn();
+        wait_received(&dir, WAIT, |got| {
+            got.iter().any(|v| v["params"]["name"] == "hang")
+        });
+        m.signal(sig);
+        let out = m.wait();
+        assert_eq!(out.code, 128 + sig, "{}", out.describe());
+        assert_none_survive(&dir, &format!("print mode, signal {sig}"));
+    }
+}
+
+#[test]
+fn the_end_of_print_mode_closes_stdin_then_kills_the_servers_group() {
+    let dir = TestDir::new();
+    let cfg = config(&dir, json!({"srv": grandchild_entry(&dir, "normal", 30)}));
+    let echo = json!({"tool_calls": [{"name": "mcp__srv__echo", "arguments": {"text": "hi"}}]});
+    let out = faux(&dir, &[echo, json!({"text": "done"})])
+        .arg("--mcp-config")
+        .arg(cfg)
+        .args(["--json", "-p", "go"])
+        .run();
+    out.ok();
+    assert!(
+        out.stdout.contains("\"content\":\"hi\""),
+        "{}",
+        out.describe()
+    );
+    wait_pid_file(&dir, "grandchild", WAIT);
+    assert!(stdin_closed(&received(&dir)), "{:?}", received(&dir));
+    assert_none_survive(&dir, "end of -p");
+}
+
+#[test]
+fn mypi_exiting_right_after_start_leaves_nothing() {
+    for round in 0..3 {
+        let dir = TestDir::new();
+        let cfg = config(&dir, json!({"srv": grandchild_entry(&dir, "normal", 30)}));
+        Mypi::new(&dir)
+            .args(["--provider", "faux", "--mcp-config"])
+            .arg(&cfg)
+            .args(["-p", "/help"])
+            .run()
+            .ok();
+        // The shell may have had no time to start the grandchild; give a late one the
+        // chance to appear before checking.
+        std::thread::sleep(Duration::from_millis(300));
+        assert_none_survive(&dir, &format!("-p /help, round {round}"));
+
+        let out = Mypi::new(&dir)
+            .args(["--mcp-config"])
+            .arg(&cfg)
+            .args(["mcp", "list"])
+            .run();
+        out.ok();
+        std::thread::sleep(Duration::from_millis(300));
+        assert_none_survive(&dir, &format!("mcp list, round {round}"));
+    }
+}

@@ -1,0 +1,364 @@
+//! MCP faults never hang or crash (issue 9, point 8): each test runs the real binary against
+//! a server written to misbehave one way (`tests/common/mcp_fake.py` over stdio,
+//! `tests/common/mcp_http.py` over Streamable HTTP) and checks what the user sees: the tool
+//! result in `mypi -p --json`, `/mcp`, `mypi mcp list` and its exit code, and how long it
+//! took (bounded generously: the CI machines are slow).
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::common::mcp::{
+    config, stdio_entry, tool_results, wait_received, watch_peak_memory, HttpFake,
+};
+use crate::common::{Mypi, Output, TestDir};
+
+use super::ext_util::faux;
+
+/// A call of tool `tool` of server `srv` as one faux-model turn.
+fn call(tool: &str, args: Value) -> Value {
+    json!({"tool_calls": [{"name": format!("mcp__srv__{tool}"), "arguments": args}]})
+}
+
+/// `mypi -p go --json` on the faux model playing `turns` then "done", with `servers`.
+fn print_run(dir: &TestDir, servers: Value, turns: &[Value]) -> (Output, Duration) {
+    let cfg = config(dir, servers);
+    let mut replies = turns.to_vec();
+    replies.push(json!({"text": "done"}));
+    let started = Instant::now();
+    let out = faux(dir, &replies)
+        .timeout(Duration::from_secs(90))
+        .arg("--mcp-config")
+        .arg(cfg)
+        .args(["--json", "-p", "go"])
+        .run();
+    (out, started.elapsed())
+}
+
+/// `mypi mcp list` with `servers`.
+fn mcp_list(dir: &TestDir, servers: Value) -> (Output, Duration) {
+    let cfg = config(dir, servers);
+    let started = Instant::now();
+    let out = Mypi::new(dir)
+        .timeout(Duration::from_secs(60))
+        .arg("--mcp-config")
+        .arg(cfg)
+        .args(["mcp", "list"])
+        .run();
+    (out, started.elapsed())
+}
+
+#[test]
+fn a_server_that_exits_at_start_is_a_failed_line_and_prompts_go_on() {
+    let dir = TestDir::new();
+    let servers = json!({"srv": stdio_entry(&dir, "exit_start", 20)});
+    let (out, took) = mcp_list(&dir, servers.clone());
+    out.expect_code(1);
+    assert!(
+        out.stdout.contains("srv: failed") && out.stdout.contains("exiting at start on purpose"),
+        "the state and the tail of its stderr: {}",
+        out.describe()
+    );
+    assert!(took < Duration::from_secs(10), "{took:?}");
+
+    let (out, took) = print_run(&dir, servers, &[call("echo", json!({"text": "x"}))]);
+    out.ok();
+    let results = tool_results(&out.stdout);
+    assert!(results[0].1, "{}", out.describe());
+    assert!(out.stdout.contains("\"final\""), "{}", out.describe());
+    assert!(took < Duration::from_secs(15), "{took:?}");
+}
+
+#[test]
+fn a_server_exiting_mid_call_fails_it_at_once_and_is_started_again_once() {
+    let dir = TestDir::new();
+    // A long timeout: the failed call must not wait for it.
+    let servers = json!({"srv": stdio_entry(&dir, "normal", 60)});
+    let turns = [
+        call("die", json!({})),
+        call("echo", json!({"text": "after the restart"})),
+        call("die", json!({})),
+        call("echo", json!({"text": "after the second crash"})),
+    ];
+    let (out, took) = print_run(&dir, servers, &turns);
+    out.ok();
+    let r = tool_results(&out.stdout);
+    assert_eq!(r.len(), 4, "{}", out.describe());
+    assert!(r[0].1 && r[0].0.contains("closed the connection"), "{r:?}");
+    assert_eq!(r[1], ("after the restart".into(), false), "restarted once");
+    assert!(r[2].1 && r[2].0.contains("closed the connection"), "{r:?}");
+    assert!(
+        r[3].1 && r[3].0.contains("not available") && r[3].0.contains("/mcp reconnect"),
+        "no second restart, and the model is told why: {r:?}"
+    );
+    assert!(
+        took < Duration::from_secs(20),
+        "waited for a timeout: {took:?}"
+    );
+}
+
+#[test]
+fn mcp_shows_a_server_that_crashed_as_failed_with_its_stderr() {
+    let dir = TestDir::new();
+    let cfg = config(&dir, json!({"srv": stdio_entry(&dir, "normal", 60)}));
+    let replies = [
+        call("die", json!({})),
+        json!({"text": "after the crash"}),
+        call("echo", json!({"text": "back again"})),
+        json!({"text": "after the echo"}),
+    ];
+    let mut m = faux(&dir, &replies)
+        .timeout(Duration::from_secs(60))
+        .arg("--mcp-config")
+        .arg(cfg)
+        .arg("--no-watch")
+        .spawn();
+    let wait = Duration::from_secs(20);
+    m.send_line("go");
+    m.wait_for_line("after the crash", wait);
+    m.send_line("/mcp");
+    m.wait_for_line("srv: failed: the server closed the connection", wait);
+    m.wait_for_line("dying in the middle of a call", wait);
+    m.send_line("go");
+    m.wait_for_line("after the echo", wait);
+    m.send_line("/mcp");
+    m.wait_for_line("srv: connected (stdio", wait);
+    m.send_line("/quit");
+    m.wait().ok();
+}
+
+#[test]
+fn a_line_that_is_not_json_is_skipped_and_logged() {
+    let dir = TestDir::new();
+    let servers = json!({"srv": stdio_entry(&dir, "garbage", 20)});
+    let (out, _) = print_run(
+        &dir,
+        servers,
+        &[call("echo", json!({"text": "still fine"}))],
+    );
+    out.ok();
+    assert_eq!(
+        tool_results(&out.stdout),
+        [("still fine".to_string(), false)]
+    );
+    let log = dir.read(".agents/logs/mcp.log");
+    assert!(log.contains("not JSON-RPC"), "{log}");
+}
+
+#[test]
+fn a_call_never_answered_ends_at_its_timeout_and_is_cancelled() {
+    let dir = TestDir::new();
+    let servers = json!({"srv": stdio_entry(&dir, "normal", 2)});
+    let (out, took) = print_run(&dir, servers, &[call("hang", json!({}))]);
+    out.ok();
+    let r = tool_results(&out.stdout);
+    assert!(r[0].1 && r[0].0.contains("no answer within 2 s"), "{r:?}");
+    assert!(took >= Duration::from_secs(2), "{took:?}");
+    assert!(took < Duration::from_secs(15), "{took:?}");
+    let id_of_hang = |got: &[Value]| {
+        got.iter()
+            .find(|m| m["method"] == "tools/call" && m["params"]["name"] == "hang")
+            .map(|m| m["id"].clone())
+    };
+    let cancelled = |got: &[Value]| {
+        let id = id_of_hang(got);
+        got.iter().any(|m| {
+            m["method"] == "notifications/cancelled"
+                && Some(&m["params"]["requestId"]) == id.as_ref()
+        })
+    };
+    let got = wait_received(&dir, Duration::from_secs(5), cancelled);
+    assert!(
+        cancelled(&got),
+        "no notifications/cancelled for the call: {got:?}"
+    );
+}
+
+#[test]
+fn an_answer_of_20_mib_is_cut_and_one_over_32_mib_is_a_clear_error() {
+    let dir = TestDir::new();
+    let cfg = config(&dir, json!({"srv": stdio_entry(&dir, "normal", 60)}));
+    let replies = [
+        call("big", json!({"mib": 20})),
+        call("big", json!({"mib": 40})),
+        call("echo", json!({"text": "the connection survived"})),
+        json!({"text": "done"}),
+    ];
+    let started = Instant::now();
+    let m = faux(&dir, &replies)
+        .timeout(Duration::from_secs(90))
+        .arg("--mcp-config")
+        .arg(cfg)
+        .args(["--json", "-p", "go"])
+        .spawn();
+    let peak = watch_peak_memory(m.pid());
+    let out = m.wait();
+    out.ok();
+    let r = tool_results(&out.stdout);
+    assert_eq!(r.len(), 3, "{}", out.describe());
+    assert!(
+        !r[0].1 && r[0].0.contains("the result was 20 MiB"),
+        "cut with a note"
+    );
+    assert!(
+        r[0].0.len() < 64 * 1024,
+        "{} bytes reached the model",
+        r[0].0.len()
+    );
+    assert!(
+        r[1].1 && r[1].0.contains("more than mypi reads (32 MiB)"),
+        "{:?}",
+        r[1]
+    );
+    assert_eq!(r[2], ("the connection survived".into(), false));
+    assert!(started.elapsed() < Duration::from_secs(60));
+    let mib = peak.load(std::sync::atomic::Ordering::Relaxed) / 1024;
+    assert!(mib < 400, "peak memory {mib} MiB");
+}
+
+#[test]
+fn a_stderr_flood_costs_bounded_memory() {
+    let dir = TestDir::new();
+    let cfg = config(&dir, json!({"srv": stdio_entry(&dir, "normal", 120)}));
+    let replies = [call("flood", json!({"mib": 200})), json!({"text": "done"})];
+    let m = faux(&dir, &replies)
+        .timeout(Duration::from_secs(120))
+        .arg("--mcp-config")
+        .arg(cfg)
+        .args(["--json", "-p", "go"])
+        .spawn();
+    let peak = watch_peak_memory(m.pid());
+    let out = m.wait();
+    out.ok();
+    assert_eq!(tool_results(&out.stdout), [("flooded".to_string(), false)]);
+    let mib = peak.load(std::sync::atomic::Ordering::Relaxed) / 1024;
+    assert!(mib < 150, "peak memory {mib} MiB after 200 MiB of stderr");
+}
+
+#[test]
+fn http_500_on_connect_is_retried_at_250_ms_and_1_s_then_failed() {
+    let dir = TestDir::new();
+    let http = HttpFake::start(&dir, "fail500");
+    let (out, took) = mcp_list(&dir, json!({"srv": {"type": "http", "url": http.url()}}));
+    out.expect_code(1);
+    assert!(
+        out.stdout
+            .contains("srv: failed: the handshake failed: HTTP 500"),
+        "{}",
+        out.describe()
+    );
+    assert!(
+        !out.stdout.contains("rmcp::"),
+        "no SDK type names: {}",
+        out.stdout
+    );
+    let times: Vec<f64> = http
+        .requests()
+        .iter()
+        .filter(|r| r.3 == "initialize")
+        .map(|r| r.0)
+        .collect();
+    assert_eq!(times.len(), 3, "three attempts: {:?}", http.requests());
+    let (first, second) = (times[1] - times[0], times[2] - times[1]);
+    assert!((0.2..0.9).contains(&first), "first retry after {first} s");
+    assert!(
+        (0.9..2.5).contains(&second),
+        "second retry after {second} s"
+    );
+    assert!(took < Duration::from_secs(15), "{took:?}");
+}
+
+#[test]
+fn an_expired_session_is_initialised_again_and_the_call_sent_twice() {
+    let dir = TestDir::new();
+    let http = HttpFake::start(&dir, "expire");
+    let servers = json!({"srv": {"type": "http", "url": http.url(), "timeout": 20}});
+    let turns = [
+        call("echo", json!({"text": "one"})),
+        call("echo", json!({"text": "two"})),
+    ];
+    let (out, _) = print_run(&dir, servers, &turns);
+    out.ok();
+    let r = tool_results(&out.stdout);
+    assert_eq!(
+        r,
+        [
+            ("one (session s2)".to_string(), false),
+            ("two (session s2)".to_string(), false)
+        ],
+        "{}",
+        out.describe()
+    );
+    assert_eq!(http.count("initialize"), 2, "{:?}", http.requests());
+    assert_eq!(
+        http.count("tools/call"),
+        3,
+        "the expired call twice, the next once: {:?}",
+        http.requests()
+    );
+}
+
+#[test]
+fn a_call_that_failed_with_http_500_is_not_sent_again() {
+    let dir = TestDir::new();
+    let http = HttpFake::start(&dir, "call500");
+    let servers = json!({"srv": {"type": "http", "url": http.url(), "timeout": 20}});
+    let (out, _) = print_run(&dir, servers, &[call("echo", json!({"text": "one"}))]);
+    out.ok();
+    let r = tool_results(&out.stdout);
+    assert!(r[0].1 && r[0].0.contains("HTTP 500"), "{r:?}");
+    assert!(!r[0].0.contains("rmcp::"), "no SDK type names: {r:?}");
+    assert_eq!(http.count("tools/call"), 1, "{:?}", http.requests());
+}
+
+#[test]
+fn a_refused_connection_is_a_failed_line() {
+    let dir = TestDir::new();
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let (out, took) = mcp_list(&dir, json!({"srv": {"type": "http", "url": url}}));
+    out.expect_code(1);
+    assert!(
+        out.stdout.contains("srv: failed") && out.stdout.contains("Connection refused"),
+        "{}",
+        out.describe()
+    );
+    assert!(took < Duration::from_secs(15), "{took:?}");
+}
+
+#[test]
+fn a_server_taking_30_s_to_start_delays_a_prompt_at_most_10_s_and_help_not_at_all() {
+    let dir = TestDir::new();
+    let servers = json!({"slow": stdio_entry(&dir, "slow_start", 60)});
+    let (out, took) = print_run(&dir, servers.clone(), &[]);
+    out.ok();
+    assert!(
+        out.stdout.contains("going on without slow"),
+        "{}",
+        out.describe()
+    );
+    assert!(took < Duration::from_secs(20), "{took:?}");
+
+    let cfg = config(&dir, servers);
+    let started = Instant::now();
+    let out = Mypi::new(&dir)
+        .args(["--provider", "faux", "--mcp-config"])
+        .arg(cfg)
+        .args(["-p", "/help"])
+        .run();
+    out.ok();
+    assert!(out.stdout.contains("/help"), "{}", out.describe());
+    assert!(
+        !out.stderr.contains("waiting for MCP"),
+        "{}",
+        out.describe()
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}
