@@ -191,17 +191,30 @@ impl Conn {
 
     /// Lists everything again (start, or a `list_changed` of each kind).
     pub async fn refresh_all(&self, timeout: Duration) -> Result<(), McpError> {
-        let mut lists = Lists {
-            tools: self.list_tools(timeout).await?,
-            ..Lists::default()
+        // The three lists are asked for at once: one round trip at start, not three.
+        let resources = async {
+            if self.has_resources {
+                self.list_resources(timeout).await
+            } else {
+                Ok(Default::default())
+            }
         };
-        if self.has_resources {
-            (lists.resources, lists.templates) = self.list_resources(timeout).await?;
-        }
-        if self.has_prompts {
-            lists.prompts = self.list_prompts(timeout).await?;
-        }
-        *self.lists.write().unwrap_or_else(|p| p.into_inner()) = lists;
+        let prompts = async {
+            if self.has_prompts {
+                self.list_prompts(timeout).await
+            } else {
+                Ok(Vec::new())
+            }
+        };
+        let (tools, resources, prompts) =
+            tokio::join!(self.list_tools(timeout), resources, prompts);
+        let (resources, templates) = resources?;
+        *self.lists.write().unwrap_or_else(|p| p.into_inner()) = Lists {
+            tools: tools?,
+            resources,
+            templates,
+            prompts: prompts?,
+        };
         Ok(())
     }
 
