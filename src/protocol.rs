@@ -84,6 +84,17 @@ pub struct Message {
     /// For tool results: whether the tool failed.
     #[serde(default, skip_serializing_if = "is_false")]
     pub is_error: bool,
+    /// For tool results: images the tool returned (an MCP tool's image content), sent as
+    /// images to providers that take them in tool results; the text names them either way.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<Image>,
+}
+
+/// An image, base64-encoded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Image {
+    pub mime_type: String,
+    pub data: String,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -111,6 +122,7 @@ impl Message {
             tool_call_id: Some(call.id.clone()),
             name: Some(call.name.clone()),
             is_error: output.is_error,
+            images: output.images.clone(),
             ..Self::plain(Role::Tool, output.content.clone())
         }
     }
@@ -123,6 +135,7 @@ impl Message {
             tool_call_id: None,
             name: None,
             is_error: false,
+            images: Vec::new(),
         }
     }
 }
@@ -142,6 +155,9 @@ pub struct ToolOutput {
     pub content: String,
     #[serde(default)]
     pub is_error: bool,
+    /// Images for the model (see [`Message::images`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<Image>,
 }
 
 impl ToolOutput {
@@ -149,6 +165,7 @@ impl ToolOutput {
         ToolOutput {
             content: content.into(),
             is_error: false,
+            images: Vec::new(),
         }
     }
 
@@ -156,6 +173,7 @@ impl ToolOutput {
         ToolOutput {
             content: content.into(),
             is_error: true,
+            images: Vec::new(),
         }
     }
 }

@@ -153,6 +153,7 @@ fn tool_output(v: Value) -> ToolOutput {
                 .get("is_error")
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
+            images: Vec::new(),
         },
         other => ToolOutput::ok(other.to_string()),
     }

@@ -1,6 +1,7 @@
 //! What an MCP result becomes for the model: the content blocks of a tool result or a
-//! resource read as text (images and other binary data as a note and a temp file, since
-//! mypi's messages carry text), `structuredContent` as JSON when there is no text, `isError`
+//! resource read as text (images and other binary data as a note and a temp file; a tool's
+//! images also go along as images, for providers that take them in tool results),
+//! `structuredContent` as JSON when there is no text, `isError`
 //! as an error result, and text over [`MAX_TEXT`] cut in the middle with a note naming the
 //! size and a temp file that holds all of it.
 //!
@@ -11,11 +12,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
 
-use crate::protocol::ToolOutput;
+use crate::protocol::{Image, ToolOutput};
 use crate::text::truncate_middle;
 
 /// Most text of one result the model gets; the rest is in a temp file.
 pub const MAX_TEXT: usize = 20 * 1024;
+/// Images of one result sent to the model as images (more are only named).
+pub const MAX_IMAGES: usize = 4;
+/// The largest image (base64 bytes) sent to the model as an image (5 MiB decoded is the
+/// common provider limit).
+pub const MAX_IMAGE_BYTES: usize = 7 * 1024 * 1024;
 
 /// Where results too big for the model are kept (`$TMPDIR/mypi-mcp-<pid>/`).
 pub fn spill_dir() -> PathBuf {
@@ -142,11 +148,31 @@ pub fn tool_output(what: &str, result: &Value) -> ToolOutput {
         text = "(the tool returned no content)".into();
     }
     let text = limit(what, text);
-    if is_error {
+    let mut out = if is_error {
         ToolOutput::error(text)
     } else {
         ToolOutput::ok(text)
-    }
+    };
+    out.images = images(blocks);
+    out
+}
+
+/// The image blocks (at most [`MAX_IMAGES`], each at most [`MAX_IMAGE_BYTES`] of base64), for
+/// providers that take images in tool results; the text names every one either way.
+fn images(blocks: &[Value]) -> Vec<Image> {
+    blocks
+        .iter()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("image"))
+        .filter_map(|b| {
+            let data = b.get("data").and_then(Value::as_str)?;
+            let mime = b.get("mimeType").and_then(Value::as_str)?;
+            (data.len() <= MAX_IMAGE_BYTES && decode_base64(data).is_some()).then(|| Image {
+                mime_type: mime.to_string(),
+                data: data.to_string(),
+            })
+        })
+        .take(MAX_IMAGES)
+        .collect()
 }
 
 /// A `resources/read` result as text for the model.
@@ -212,6 +238,13 @@ mod tests {
             ]}),
         );
         assert!(out.content.contains("[image image/png, 5 bytes, saved to "));
+        assert_eq!(
+            out.images,
+            [Image {
+                mime_type: "image/png".into(),
+                data: "aGVsbG8=".into()
+            }]
+        );
         let path = out.content.split("saved to ").nth(1).unwrap();
         let path = path.split(']').next().unwrap();
         assert!(path.ends_with(".png"));

@@ -280,6 +280,36 @@ mod tests {
     }
 
     #[test]
+    fn tool_results_with_images_carry_image_blocks() {
+        let a = ToolCall::from_raw("t1".into(), "mcp__s__shot".into(), "{}");
+        let mut out = ToolOutput::ok("[image image/png, 5 bytes, saved to /tmp/x.png]");
+        out.images.push(crate::protocol::Image {
+            mime_type: "image/png".into(),
+            data: "aGVsbG8=".into(),
+        });
+        let request = ModelRequest {
+            model: "m".into(),
+            system_prompt: String::new(),
+            messages: vec![
+                Message::user("look"),
+                Message::assistant("", vec![a.clone()]),
+                Message::tool_result(&a, &out),
+            ]
+            .into(),
+            tools: vec![],
+        };
+        let body = AnthropicProvider::new("m", None, None).payload(&request);
+        assert_eq!(
+            body["messages"][2]["content"][0]["content"],
+            json!([
+                {"type": "text", "text": "[image image/png, 5 bytes, saved to /tmp/x.png]"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                             "data": "aGVsbG8="}}
+            ])
+        );
+    }
+
+    #[test]
     fn empty_system_and_tools_are_omitted() {
         let request = ModelRequest {
             model: "m".into(),

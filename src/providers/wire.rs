@@ -183,9 +183,33 @@ enum Block<'a> {
     },
     ToolResult {
         tool_use_id: &'a str,
-        content: &'a str,
+        content: ResultContent<'a>,
         is_error: bool,
     },
+}
+
+/// A tool result's content: its text, or (with images) a text block and image blocks.
+struct ResultContent<'a> {
+    text: &'a str,
+    images: &'a [crate::protocol::Image],
+}
+
+impl Serialize for ResultContent<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        if self.images.is_empty() {
+            return self.text.serialize(s);
+        }
+        let mut seq = s.serialize_seq(Some(self.images.len() + 1))?;
+        seq.serialize_element(&serde_json::json!({"type": "text", "text": self.text}))?;
+        for image in self.images {
+            seq.serialize_element(&serde_json::json!({
+                "type": "image",
+                "source": {"type": "base64", "media_type": image.mime_type, "data": image.data}
+            }))?;
+        }
+        seq.end()
+    }
 }
 
 /// A tool call's input: its arguments when they are an object, else `{}`.
@@ -254,7 +278,10 @@ fn turns(messages: &[Message]) -> Vec<Turn<'_>> {
                 "user",
                 vec![Block::ToolResult {
                     tool_use_id: m.tool_call_id.as_deref().unwrap_or_default(),
-                    content: &m.content,
+                    content: ResultContent {
+                        text: &m.content,
+                        images: &m.images,
+                    },
                     is_error: m.is_error,
                 }],
             ),

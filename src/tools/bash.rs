@@ -173,6 +173,7 @@ fn finish(collected: Bounded, end: End, timeout: Duration) -> ToolOutput {
     ToolOutput {
         content: text,
         is_error,
+        images: Vec::new(),
     }
 }
 

@@ -107,6 +107,7 @@ fn interrupted(id: String, name: String) -> Message {
         tool_call_id: Some(id),
         name: Some(name),
         is_error: true,
+        images: Vec::new(),
     }
 }
 
