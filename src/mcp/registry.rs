@@ -47,8 +47,13 @@ impl Registry {
     }
 
     /// Registers a connected server's tools and prompts (replacing what it had).
+    /// The new tools are registered before the old ones go (registrations of one name
+    /// stack), so a call made during a refresh always finds its tool.
     pub fn install(&self, m: &Manager, config: &ServerConfig, conn: &Conn) {
-        self.uninstall(&config.name);
+        let old = self
+            .lock()
+            .remove(&super::config::key(&config.name))
+            .unwrap_or_default();
         let lists = conn.lists();
         let weak = m.weak();
         let mut handles = Vec::new();
@@ -67,6 +72,10 @@ impl Registry {
                 ));
             }
             handles.push(self.tools.register(owner(&config.name), Arc::new(t)).handle);
+        }
+        // Commands do not stack (a second one gets another name): the old ones go first.
+        for h in old {
+            h.remove();
         }
         let prompt_names: Vec<&str> = lists
             .prompts
