@@ -18,7 +18,6 @@ use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
-use tokio::sync::mpsc;
 
 use super::config::Transport as Configured;
 use crate::process::Group;
@@ -200,23 +199,25 @@ fn find_id(head: &[u8], tail: &[u8]) -> Option<String> {
     None
 }
 
+/// The server's stdin, written by each send in turn (no writer task: a hop between tasks
+/// costs as much as the rest of a call); `None` once closed.
+type Stdin = Arc<tokio::sync::Mutex<Option<ChildStdin>>>;
+
 /// The SDK's view of a stdio server.
 pub struct StdioTransport {
     lines: Lines<ChildStdout>,
-    out: Option<mpsc::Sender<Vec<u8>>>,
+    stdin: Stdin,
     log: LineLog,
 }
 
 impl StdioTransport {
     fn new(stdout: ChildStdout, stdin: ChildStdin, log: LineLog) -> Self {
-        let (tx, rx) = mpsc::channel(64);
-        tokio::spawn(write_stdin(stdin, rx));
         StdioTransport {
             lines: Lines {
                 reader: BufReader::with_capacity(64 * 1024, stdout),
                 max: MAX_LINE,
             },
-            out: Some(tx),
+            stdin: Arc::new(tokio::sync::Mutex::new(Some(stdin))),
             log,
         }
     }
@@ -262,13 +263,17 @@ impl StdioTransport {
     }
 }
 
-async fn write_stdin(mut stdin: ChildStdin, mut rx: mpsc::Receiver<Vec<u8>>) {
-    while let Some(bytes) = rx.recv().await {
-        if stdin.write_all(&bytes).await.is_err() || stdin.flush().await.is_err() {
-            break;
-        }
+/// Writes one message; a failed write closes stdin (the server is gone or not reading).
+async fn write_stdin(stdin: Stdin, bytes: Vec<u8>) -> std::io::Result<()> {
+    let mut guard = stdin.lock().await;
+    let Some(w) = guard.as_mut() else {
+        return Err(std::io::Error::other("the transport is closed"));
+    };
+    if w.write_all(&bytes).await.is_err() || w.flush().await.is_err() {
+        *guard = None;
+        return Err(std::io::Error::other("the server's stdin is closed"));
     }
-    // Dropping stdin closes it: the server's signal to exit.
+    Ok(())
 }
 
 impl Transport<RoleClient> for StdioTransport {
@@ -282,20 +287,12 @@ impl Transport<RoleClient> for StdioTransport {
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let out = self.out.clone();
+        let stdin = self.stdin.clone();
         let bytes = serde_json::to_vec(&item).map(|mut b| {
             b.push(b'\n');
             b
         });
-        async move {
-            let bytes = bytes.map_err(std::io::Error::other)?;
-            let Some(out) = out else {
-                return Err(std::io::Error::other("the transport is closed"));
-            };
-            out.send(bytes)
-                .await
-                .map_err(|_| std::io::Error::other("the server's stdin is closed"))
-        }
+        async move { write_stdin(stdin, bytes.map_err(std::io::Error::other)?).await }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
@@ -307,8 +304,15 @@ impl Transport<RoleClient> for StdioTransport {
         }
     }
 
+    /// Dropping stdin closes it: the server's signal to exit. (A write stuck on a server
+    /// that reads nothing keeps it until the process group is killed.)
     async fn close(&mut self) -> Result<(), Self::Error> {
-        self.out = None;
+        let stdin = self.stdin.clone();
+        if let Ok(mut guard) =
+            tokio::time::timeout(std::time::Duration::from_secs(1), stdin.lock()).await
+        {
+            *guard = None;
+        }
         Ok(())
     }
 }
