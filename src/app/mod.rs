@@ -282,17 +282,14 @@ impl App {
                 .await?;
             return Ok(LineOutcome::Ran(outcome));
         };
-        let command = match self.commands.resolve(name) {
-            Ok(c) => c,
-            // A server's prompt command appears once the server is connected.
-            Err(_) if self.mcp.as_ref().is_some_and(|m| m.any_connecting()) => {
-                self.wait_for_mcp().await;
-                self.commands
-                    .resolve(name)
-                    .map_err(|unknown| AppError::Command(unknown.to_string()))?
-            }
-            Err(unknown) => return Err(AppError::Command(unknown.to_string())),
-        };
+        let mut resolved = self.commands.resolve(name);
+        // A server's prompt command exists once its server has connected.
+        let connecting = self.mcp.as_ref().is_some_and(|m| m.any_connecting());
+        if resolved.is_err() && connecting && name.starts_with("mcp__") {
+            self.wait_for_mcp().await;
+            resolved = self.commands.resolve(name);
+        }
+        let command = resolved.map_err(|unknown| AppError::Command(unknown.to_string()))?;
         let outcome = match &command.action {
             Action::Builtin(b) => self.builtin(*b, args).await?,
             Action::Handler(h) => LineOutcome::Output(

@@ -47,6 +47,8 @@ impl Registry {
     }
 
     /// Registers a connected server's tools and prompts (replacing what it had).
+    /// The new tools are registered before the old ones go (registrations of one name
+    /// stack), so a call made during a refresh always finds its tool.
     pub fn install(&self, m: &Manager, config: &ServerConfig, conn: &Conn) {
         self.install_lists(m, config, &conn.lists(), conn.has_resources);
     }
@@ -60,7 +62,10 @@ impl Registry {
         lists: &super::conn::Lists,
         has_resources: bool,
     ) {
-        self.uninstall(&config.name);
+        let old = self
+            .lock()
+            .remove(&super::config::key(&config.name))
+            .unwrap_or_default();
         let weak = m.weak();
         let mut handles = Vec::new();
         let names: Vec<&str> = lists
@@ -78,6 +83,10 @@ impl Registry {
                 ));
             }
             handles.push(self.tools.register(owner(&config.name), Arc::new(t)).handle);
+        }
+        // Commands do not stack (a second one gets another name): the old ones go first.
+        for h in old {
+            h.remove();
         }
         let prompt_names: Vec<&str> = lists
             .prompts

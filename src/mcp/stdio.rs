@@ -18,7 +18,6 @@ use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
-use tokio::sync::mpsc;
 
 use super::config::Transport as Configured;
 use crate::process::Group;
@@ -128,17 +127,30 @@ enum Line {
     },
 }
 
-/// Reads lines of at most [`MAX_LINE`] bytes.
+/// Reads lines of at most [`MAX_LINE`] bytes. The line being read lives in the struct, not
+/// in `next`: the SDK polls `receive` in a `select!` and drops it whenever something else is
+/// ready, and a long line arrives in many reads.
 struct Lines<R> {
     reader: BufReader<R>,
     max: usize,
+    line: Vec<u8>,
+    tail: Option<VecDeque<u8>>,
+    len: usize,
 }
 
 impl<R: AsyncRead + Unpin> Lines<R> {
+    fn new(reader: BufReader<R>, max: usize) -> Self {
+        Lines {
+            reader,
+            max,
+            line: Vec::new(),
+            tail: None,
+            len: 0,
+        }
+    }
+
+    /// The next line; cancel-safe (a dropped call loses nothing of the line so far).
     async fn next(&mut self) -> Option<Line> {
-        let mut line = Vec::new();
-        let mut tail: Option<VecDeque<u8>> = None;
-        let mut len = 0usize;
         loop {
             let chunk = match self.reader.fill_buf().await {
                 Ok([]) => return None,
@@ -149,20 +161,24 @@ impl<R: AsyncRead + Unpin> Lines<R> {
                 Some(i) => (&chunk[..i], i + 1, true),
                 None => (chunk, chunk.len(), false),
             };
-            len += part.len();
-            match &mut tail {
-                None if line.len() + part.len() <= self.max => line.extend_from_slice(part),
+            self.len += part.len();
+            match &mut self.tail {
+                None if self.line.len() + part.len() <= self.max => {
+                    self.line.extend_from_slice(part)
+                }
                 None => {
-                    line.truncate(EDGE.min(line.len()));
+                    self.line.truncate(EDGE.min(self.line.len()));
                     let mut t = VecDeque::with_capacity(EDGE);
                     push_tail(&mut t, part);
-                    tail = Some(t);
+                    self.tail = Some(t);
                 }
                 Some(t) => push_tail(t, part),
             }
             self.reader.consume(done);
             if ends {
-                return Some(match tail {
+                let line = std::mem::take(&mut self.line);
+                let len = std::mem::take(&mut self.len);
+                return Some(match self.tail.take() {
                     None => Line::Whole(line),
                     Some(tail) => Line::TooLong {
                         head: line,
@@ -200,23 +216,22 @@ fn find_id(head: &[u8], tail: &[u8]) -> Option<String> {
     None
 }
 
+/// The server's stdin, written by each send in turn (no writer task: a hop between tasks
+/// costs as much as the rest of a call); `None` once closed.
+type Stdin = Arc<tokio::sync::Mutex<Option<ChildStdin>>>;
+
 /// The SDK's view of a stdio server.
 pub struct StdioTransport {
     lines: Lines<ChildStdout>,
-    out: Option<mpsc::Sender<Vec<u8>>>,
+    stdin: Stdin,
     log: LineLog,
 }
 
 impl StdioTransport {
     fn new(stdout: ChildStdout, stdin: ChildStdin, log: LineLog) -> Self {
-        let (tx, rx) = mpsc::channel(64);
-        tokio::spawn(write_stdin(stdin, rx));
         StdioTransport {
-            lines: Lines {
-                reader: BufReader::with_capacity(64 * 1024, stdout),
-                max: MAX_LINE,
-            },
-            out: Some(tx),
+            lines: Lines::new(BufReader::with_capacity(64 * 1024, stdout), MAX_LINE),
+            stdin: Arc::new(tokio::sync::Mutex::new(Some(stdin))),
             log,
         }
     }
@@ -262,13 +277,17 @@ impl StdioTransport {
     }
 }
 
-async fn write_stdin(mut stdin: ChildStdin, mut rx: mpsc::Receiver<Vec<u8>>) {
-    while let Some(bytes) = rx.recv().await {
-        if stdin.write_all(&bytes).await.is_err() || stdin.flush().await.is_err() {
-            break;
-        }
+/// Writes one message; a failed write closes stdin (the server is gone or not reading).
+async fn write_stdin(stdin: Stdin, bytes: Vec<u8>) -> std::io::Result<()> {
+    let mut guard = stdin.lock().await;
+    let Some(w) = guard.as_mut() else {
+        return Err(std::io::Error::other("the transport is closed"));
+    };
+    if w.write_all(&bytes).await.is_err() || w.flush().await.is_err() {
+        *guard = None;
+        return Err(std::io::Error::other("the server's stdin is closed"));
     }
-    // Dropping stdin closes it: the server's signal to exit.
+    Ok(())
 }
 
 impl Transport<RoleClient> for StdioTransport {
@@ -282,20 +301,12 @@ impl Transport<RoleClient> for StdioTransport {
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let out = self.out.clone();
+        let stdin = self.stdin.clone();
         let bytes = serde_json::to_vec(&item).map(|mut b| {
             b.push(b'\n');
             b
         });
-        async move {
-            let bytes = bytes.map_err(std::io::Error::other)?;
-            let Some(out) = out else {
-                return Err(std::io::Error::other("the transport is closed"));
-            };
-            out.send(bytes)
-                .await
-                .map_err(|_| std::io::Error::other("the server's stdin is closed"))
-        }
+        async move { write_stdin(stdin, bytes.map_err(std::io::Error::other)?).await }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
@@ -307,8 +318,15 @@ impl Transport<RoleClient> for StdioTransport {
         }
     }
 
+    /// Dropping stdin closes it: the server's signal to exit. (A write stuck on a server
+    /// that reads nothing keeps it until the process group is killed.)
     async fn close(&mut self) -> Result<(), Self::Error> {
-        self.out = None;
+        let stdin = self.stdin.clone();
+        if let Ok(mut guard) =
+            tokio::time::timeout(std::time::Duration::from_secs(1), stdin.lock()).await
+        {
+            *guard = None;
+        }
         Ok(())
     }
 }
@@ -318,10 +336,7 @@ mod tests {
     use super::*;
 
     async fn lines_of(input: &[u8], max: usize) -> Vec<String> {
-        let mut l = Lines {
-            reader: BufReader::with_capacity(16, input),
-            max,
-        };
+        let mut l = Lines::new(BufReader::with_capacity(16, input), max);
         let mut out = Vec::new();
         while let Some(line) = l.next().await {
             out.push(match line {
@@ -344,6 +359,20 @@ mod tests {
         let got = lines_of(long.as_bytes(), 50).await;
         assert!(got[0].starts_with("long 209 {\"id\":7,xxx"), "{}", got[0]);
         assert_eq!(got[1], "next");
+    }
+
+    #[tokio::test]
+    async fn a_read_dropped_mid_line_loses_nothing() {
+        let (mut w, r) = tokio::io::duplex(64);
+        let mut l = Lines::new(BufReader::with_capacity(8, r), 100);
+        w.write_all(b"{\"id\":1,").await.unwrap();
+        let cut = tokio::time::timeout(std::time::Duration::from_millis(50), l.next()).await;
+        assert!(cut.is_err(), "no line yet");
+        w.write_all(b"\"result\":{}}\n").await.unwrap();
+        match l.next().await {
+            Some(Line::Whole(b)) => assert_eq!(b, br#"{"id":1,"result":{}}"#),
+            _ => panic!("the line was cut"),
+        }
     }
 
     #[test]

@@ -1,0 +1,295 @@
+//! MCP against the reference server `@modelcontextprotocol/server-everything` (npm), over
+//! stdio and over Streamable HTTP: `mypi mcp list`, tool calls through `mypi -p` on the faux
+//! model (echo, get-sum, the long-running operation, a resource read, a tool the server adds
+//! after connecting), a prompt as a slash command, and elicitation and progress on a REPL in a
+//! real terminal. The server comes from `MYPI_TEST_EVERYTHING` (the path of its
+//! `dist/index.js`, set by `.ci/run` after installing it); without it each test says it is
+//! skipped and passes.
+
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::ext_util::faux;
+use crate::common::{Mypi, TestDir};
+
+/// Where the tests look when `MYPI_TEST_EVERYTHING` is not set (the recon install).
+const FALLBACK: &str =
+    "/tmp/conf/everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js";
+
+/// The server's `dist/index.js`, or `None` (with a note) when it or `node` is missing.
+fn everything(test: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("MYPI_TEST_EVERYTHING")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(FALLBACK));
+    let node = Command::new("node")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if path.is_file() && node {
+        return Some(path);
+    }
+    eprintln!(
+        "{test}: skipped: server-everything is not installed (set MYPI_TEST_EVERYTHING to its \
+         dist/index.js; .ci/mcp-conformance install prints it) or node is missing"
+    );
+    None
+}
+
+/// Writes the project's `.mcp.json` with one server named `everything`.
+fn config(dir: &TestDir, entry: Value) {
+    let text = json!({"mcpServers": {"everything": entry}}).to_string();
+    dir.write(".mcp.json", &text);
+}
+
+fn stdio_entry(index: &std::path::Path) -> Value {
+    json!({"command": "node", "args": [index, "stdio"]})
+}
+
+/// server-everything on Streamable HTTP on a free port; killed on drop.
+struct HttpServer {
+    child: Child,
+    port: u16,
+}
+
+impl HttpServer {
+    fn start(index: &std::path::Path) -> HttpServer {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("a free port");
+        let child = Command::new("node")
+            .arg(index)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start server-everything");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "server-everything did not listen"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        HttpServer { child, port }
+    }
+
+    fn entry(&self) -> Value {
+        json!({"type": "http", "url": format!("http://127.0.0.1:{}/mcp", self.port)})
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `mypi mcp list` shows the server connected with its tools, resources and prompts.
+fn lists_the_server(dir: &TestDir, transport: &str) {
+    let out = Mypi::new(dir).args(["mcp", "list"]).run();
+    out.ok();
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("everything: connected"))
+        .unwrap_or_else(|| panic!("not connected: {}", out.describe()));
+    assert!(
+        line.contains(&format!("({transport}, protocol 2025-11-25, ")),
+        "{line}"
+    );
+    let tools: usize = line
+        .split(", ")
+        .find_map(|p| p.strip_suffix(" tools"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(tools >= 13, "{line}");
+    assert!(line.contains(" resources, 4 prompts)"), "{line}");
+}
+
+/// The results of a `mypi -p --json` run whose model calls each tool in turn.
+fn call_tools(dir: &TestDir, calls: &[(&str, Value)]) -> Vec<Value> {
+    let mut replies: Vec<Value> = calls
+        .iter()
+        .map(|(name, args)| json!({"tool_calls": [{"name": name, "arguments": args}]}))
+        .collect();
+    replies.push(json!({"text": "done"}));
+    let out = faux(dir, &replies)
+        .args(["-p", "use the tools", "--json"])
+        .timeout(Duration::from_secs(60))
+        .run();
+    out.ok();
+    let results: Vec<Value> = out
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "tool_result")
+        .collect();
+    assert_eq!(results.len(), calls.len(), "{}", out.describe());
+    results
+}
+
+/// The calls both transports run, and what each result must say.
+fn calls_and_results(dir: &TestDir) {
+    let calls = [
+        ("mcp__everything__echo", json!({"message": "hi"})),
+        ("mcp__everything__get_sum", json!({"a": 2, "b": 40})),
+        (
+            "mcp__everything__trigger_long_running_operation",
+            json!({"duration": 2, "steps": 4}),
+        ),
+        (
+            "read_mcp_resource",
+            json!({"server": "everything", "uri": "demo://resource/static/document/features.md"}),
+        ),
+        // Registered by the server only after `initialized` (it then says tools/list_changed).
+        ("mcp__everything__get_roots_list", json!({})),
+    ];
+    let results = call_tools(dir, &calls);
+    let expect = [
+        "Echo: hi".to_string(),
+        "The sum of 2 and 40 is 42.".to_string(),
+        "Long running operation completed. Duration: 2 seconds, Steps: 4.".to_string(),
+        "# ".to_string(),
+        format!("file://{}", dir.path().display()),
+    ];
+    for ((r, want), (tool, _)) in results.iter().zip(&expect).zip(&calls) {
+        assert_eq!(r["is_error"], false, "{tool}: {r}");
+        let text = r["content"].as_str().unwrap_or_default();
+        assert!(text.contains(want.as_str()), "{tool}: {text}");
+    }
+}
+
+#[test]
+fn everything_over_stdio_lists_and_calls_tools() {
+    let Some(index) = everything("everything_over_stdio") else {
+        return;
+    };
+    let dir = TestDir::new();
+    config(&dir, stdio_entry(&index));
+    lists_the_server(&dir, "stdio");
+    calls_and_results(&dir);
+}
+
+#[test]
+fn everything_over_streamable_http_lists_and_calls_tools() {
+    let Some(index) = everything("everything_over_http") else {
+        return;
+    };
+    let server = HttpServer::start(&index);
+    let dir = TestDir::new();
+    config(&dir, server.entry());
+    lists_the_server(&dir, "http");
+    calls_and_results(&dir);
+}
+
+/// `/mcp__everything__simple_prompt` sends the prompt's text to the model as the user's
+/// message (the faux model without a script echoes it).
+#[test]
+fn a_server_prompt_is_a_slash_command() {
+    let Some(index) = everything("a_server_prompt_is_a_slash_command") else {
+        return;
+    };
+    let dir = TestDir::new();
+    config(&dir, stdio_entry(&index));
+    let out = Mypi::new(&dir)
+        .args([
+            "--provider",
+            "faux",
+            "-p",
+            "/mcp__everything__simple_prompt",
+        ])
+        .run();
+    out.ok();
+    assert!(
+        out.stdout
+            .contains("This is a simple prompt without arguments."),
+        "{}",
+        out.describe()
+    );
+}
+
+/// On a REPL in a real terminal: progress of a long call shows as status lines, and the
+/// server's elicitation is asked field by field (Enter keeps a default) and answered.
+#[test]
+fn elicitation_and_progress_on_a_terminal() {
+    let Some(index) = everything("elicitation_and_progress_on_a_terminal") else {
+        return;
+    };
+    let dir = TestDir::new();
+    config(&dir, stdio_entry(&index));
+    let long = json!({"tool_calls": [{"name": "mcp__everything__trigger_long_running_operation",
+                                      "arguments": {"duration": 1, "steps": 2}}]});
+    let ask = json!({"tool_calls": [{"name": "mcp__everything__trigger_elicitation_request",
+                                     "arguments": {}}]});
+    let replies = [long, json!({"text": "ran"}), ask, json!({"text": "asked"})];
+    let m = faux(&dir, &replies).args(["--no-watch"]);
+    let mut pty = crate::common::pty::Pty::spawn(m.command());
+    let wait = Duration::from_secs(30);
+    let at = pty.wait_for("/help for commands", 0, wait);
+    pty.type_keys("go\r");
+    let at = pty.wait_for("[mcp everything] progress 1/2", at, wait);
+    let at = pty.wait_for("ran", at, wait);
+    pty.type_keys("ask me\r");
+    let mut at = pty.wait_for("answer it?", at, wait);
+    pty.type_keys("y\r");
+    // The schema's fields, in the order they are asked (sorted by name).
+    let fields = [
+        ("birthdate", ""),
+        ("check", "y"),
+        ("email", ""),
+        ("firstLine", ""),
+        ("homepage", ""),
+        ("integer", "7"),
+        ("legacyTitledEnum", ""),
+        ("name", "Ann"),
+        ("number", ""),
+        ("titledMultipleSelectEnum", ""),
+        ("titledSingleSelectEnum", ""),
+        ("untitledMultipleSelectEnum", ""),
+        ("untitledSingleSelectEnum", ""),
+    ];
+    for (field, answer) in fields {
+        at = pty.wait_for(&format!("  {field}"), at, wait);
+        pty.type_keys(&format!("{answer}\r"));
+    }
+    let at = pty.wait_for("asked", at, wait);
+    pty.type_keys("/quit\r");
+    assert_eq!(pty.wait(wait), 0, "{}", &pty.screen()[at..]);
+    let session = find_text(dir.path(), "Name: Ann").unwrap_or_else(|| {
+        panic!("the answer is in no session file:\n{}", pty.screen());
+    });
+    let text = std::fs::read_to_string(&session).unwrap_or_default();
+    for want in [
+        "Agreed to terms: true",
+        "Favorite Integer: 7",
+        "Favorite Number: 3.14",
+    ] {
+        assert!(text.contains(want), "{want} in {}", session.display());
+    }
+}
+
+/// The first file under `root` whose text contains `needle`.
+fn find_text(root: &std::path::Path, needle: &str) -> Option<PathBuf> {
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).ok()?.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if std::fs::read_to_string(&path).is_ok_and(|t| t.contains(needle)) {
+                return Some(path);
+            }
+        }
+    }
+    None
+}
