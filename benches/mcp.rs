@@ -43,6 +43,14 @@ fn main() {
         managed.extend(rt.block_on(through_manager(&index)));
         ours.extend(rt.block_on(through_rmcp(&index, true)));
     }
+    let (lua, manager_mean) = rt.block_on(through_lua(&index));
+    println!(
+        "  api.mcp.call from Lua: mean {:.3} ms/call; the manager in the same set-up: mean \
+         {:.3} ms/call ({:+.3} ms)",
+        lua.as_secs_f64() * 1e3,
+        manager_mean.as_secs_f64() * 1e3,
+        (lua.as_secs_f64() - manager_mean.as_secs_f64()) * 1e3
+    );
     println!(
         "  (rmcp on mypi's own stdio transport, no manager: median {:.3} ms/call)",
         util::median(ours).as_secs_f64() * 1e3
@@ -58,9 +66,9 @@ fn main() {
     );
 }
 
-/// The time of each call through mypi's manager.
-async fn through_manager(index: &Path) -> Vec<Duration> {
-    let config = ServerConfig {
+/// The server's entry.
+fn entry(index: &Path) -> ServerConfig {
+    ServerConfig {
         name: "everything".into(),
         transport: Transport::Stdio {
             command: "node".into(),
@@ -72,7 +80,12 @@ async fn through_manager(index: &Path) -> Vec<Duration> {
         timeout: Duration::from_secs(30),
         protocol: None,
         source: "bench".into(),
-    };
+    }
+}
+
+/// The time of each call through mypi's manager.
+async fn through_manager(index: &Path) -> Vec<Duration> {
+    let config = entry(index);
     let registry = Registry::new(
         mypi::tools::ToolRegistry::new(),
         mypi::commands::CommandTable::with_builtins(),
@@ -152,6 +165,59 @@ async fn through_our_transport(index: &Path) -> Vec<Duration> {
     let _ = client.cancel().await;
     let _ = child.kill().await;
     times
+}
+
+const LUA_LOOP: &str = r#"
+api.command("bench", function(args, ctx)
+  for i = 1, tonumber(args) do
+    local r = api.mcp.call("everything", "echo", { message = "hi" })
+    if r.text ~= "Echo: hi" then error("unexpected: " .. r.text) end
+  end
+  return "ok"
+end)
+"#;
+
+/// The mean time of one `api.mcp.call` from a Lua loop (a script has no wall clock finer
+/// than seconds, so the loop is timed from outside), and of one call through the manager in
+/// the same set-up.
+async fn through_lua(index: &Path) -> (Duration, Duration) {
+    use mypi::extensions::{discovery, host::ExtensionHost, services::HostContext};
+    let dir = std::env::temp_dir().join(format!("mypi-bench-mcp-{}", std::process::id()));
+    let root = dir.join("ext");
+    std::fs::create_dir_all(&root).expect("mkdir");
+    std::fs::write(root.join("bench.lua"), LUA_LOOP).expect("write");
+    let ctx = Arc::new(HostContext::standalone(dir.clone(), Arc::new(|_| {})));
+    let registry = Registry::new(ctx.tools.clone(), ctx.commands.clone(), Arc::new(|_| {}));
+    let m = Manager::new(vec![entry(index)], dir.clone(), Hooks::quiet(), registry);
+    m.start();
+    m.wait_connecting(Duration::from_secs(30)).await;
+    ctx.set_mcp(m.clone());
+    let host = ExtensionHost::new(ctx.clone());
+    let loaded = host.load_all(discovery::discover(&[root])).await;
+    assert!(loaded.iter().all(|s| s.error.is_none()), "{loaded:?}");
+    let command = ctx.commands.lookup("bench").expect("the bench command");
+    let mypi::commands::Action::Handler(h) = &command.action else {
+        panic!("a script command")
+    };
+    let run = ctx.session();
+    h.call(&WARMUP.to_string(), &run).await.expect("warm-up");
+    let start = Instant::now();
+    h.call(&CALLS.to_string(), &run)
+        .await
+        .expect("the Lua loop");
+    let lua = start.elapsed() / CALLS as u32;
+    let cancel = CancellationToken::new();
+    let start = Instant::now();
+    for _ in 0..CALLS {
+        m.call_tool("everything", "echo", json!({"message": "hi"}), &cancel)
+            .await
+            .expect("echo through the manager");
+    }
+    let direct = start.elapsed() / CALLS as u32;
+    host.unload_all();
+    m.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+    (lua, direct)
 }
 
 async fn echo_calls(

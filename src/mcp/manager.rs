@@ -23,8 +23,11 @@ use super::McpError;
 /// Delays before the second and third attempt to reach an HTTP server that failed to start
 /// with a transient error (a 5xx, a refused connection).
 const HTTP_RETRIES: [Duration; 2] = [Duration::from_millis(250), Duration::from_secs(1)];
-/// How long a stdio server may take to exit after its stdin closed.
-pub const CLOSE_GRACE: Duration = Duration::from_millis(500);
+/// How long a stdio server may take to exit after its stdin closed before its process group
+/// is killed. Short: it is added to every exit of mypi, and a server that does not exit on
+/// the end of its input (server-everything waits for its own timers) would otherwise set the
+/// pace of `mypi -p`.
+pub const CLOSE_GRACE: Duration = Duration::from_millis(100);
 
 /// Where one server stands.
 #[derive(Clone)]
