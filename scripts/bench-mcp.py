@@ -3,7 +3,7 @@
 server-everything's `echo` over stdio, next to the time node takes to start server-everything
 and exit on the end of its input (the floor under it), interleaved so machine load hits both.
 
-    cargo build --release && MYPI_TEST_EVERYTHING=.../dist/index.js python3 benches/mcp_print.py
+    cargo build --release && MYPI_TEST_EVERYTHING=.../dist/index.js python3 scripts/bench-mcp.py
 """
 
 import json
