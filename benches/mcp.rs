@@ -149,14 +149,9 @@ fn info() -> ClientConfig {
 }
 
 async fn through_our_transport(index: &Path) -> Vec<Duration> {
-    let entry = Transport::Stdio {
-        command: "node".into(),
-        args: vec![index.display().to_string(), "stdio".into()],
-        env: Default::default(),
-        cwd: None,
-    };
     let cwd = std::env::current_dir().expect("cwd");
-    let spawned = mypi::mcp::stdio::spawn(&entry, &cwd, Arc::new(|_| {})).expect("spawn");
+    let spawned =
+        mypi::mcp::stdio::spawn(&entry(index).transport, &cwd, Arc::new(|_| {})).expect("spawn");
     let mut child = spawned.child;
     let client = rmcp::serve_client(info(), spawned.transport)
         .await

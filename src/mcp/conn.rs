@@ -36,6 +36,9 @@ pub struct Process {
     pub exited: CancellationToken,
 }
 
+/// How long closing waits for a queued `notifications/cancelled` to be written.
+const CANCEL_FLUSH: Duration = Duration::from_millis(50);
+
 /// What a server offers, each item as its protocol JSON.
 #[derive(Default, Clone)]
 pub struct Lists {
@@ -59,6 +62,8 @@ pub struct Conn {
     /// Cancelled once the connection is known dead (transport closed, child exited).
     pub dead: CancellationToken,
     routes: ProgressRoutes,
+    /// A request was given up (its `notifications/cancelled` may still be queued).
+    abandoned: std::sync::atomic::AtomicBool,
 }
 
 /// A failed start: the message and the tail of the server's stderr.
@@ -171,6 +176,7 @@ impl Conn {
             changes,
             dead: CancellationToken::new(),
             routes,
+            abandoned: Default::default(),
         };
         if let Some(p) = conn.process_exited() {
             let dead = conn.dead.clone();
@@ -356,11 +362,16 @@ impl Conn {
         tokio::pin!(fut);
         let sleep = tokio::time::sleep(timeout);
         tokio::pin!(sleep);
+        let gave_up = |e: McpError| {
+            self.abandoned
+                .store(true, std::sync::atomic::Ordering::Release);
+            Err(e)
+        };
         loop {
             tokio::select! {
                 r = &mut fut => return r.map_err(|e| self.service_error(e)),
-                _ = &mut sleep => return Err(McpError::Timeout(timeout)),
-                _ = cancel.cancelled() => return Err(McpError::Cancelled),
+                _ = &mut sleep => return gave_up(McpError::Timeout(timeout)),
+                _ = cancel.cancelled() => return gave_up(McpError::Cancelled),
                 _ = self.dead.cancelled() => return Err(self.closed()),
                 Ok(()) = progress.changed() => {
                     sleep.as_mut().reset(tokio::time::Instant::now() + timeout);
@@ -410,6 +421,11 @@ impl Conn {
     /// Closes the connection: stdin first (the server's signal to exit), then, after `grace`,
     /// the whole process group is killed.
     pub async fn close(&self, grace: Duration) {
+        if self.abandoned.load(std::sync::atomic::Ordering::Acquire) {
+            // The cancellation of a given-up request is queued when its future is dropped;
+            // let the connection write it before the connection goes.
+            tokio::time::sleep(CANCEL_FLUSH).await;
+        }
         self.dead.cancel();
         self.service.cancellation_token().cancel();
         let process = self

@@ -92,7 +92,7 @@ pub struct Handler {
 
 /// What mypi says about itself in `initialize` (and in each request of the stateless
 /// generation).
-pub fn client_config() -> ClientConfig {
+pub(crate) fn client_config() -> ClientConfig {
     let v = json!({
         "protocolVersion": LEGACY_VERSION,
         "capabilities": {"roots": {"listChanged": false}, "elicitation": {"form": {}}},

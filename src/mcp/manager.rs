@@ -242,7 +242,11 @@ impl Manager {
     /// The live connection of `server`: waits while it connects; starts it again once after
     /// a crash.
     pub async fn conn(&self, server: &str) -> Result<Arc<Conn>, McpError> {
-        let entry = self.entry(server)?;
+        self.conn_of(&self.entry(server)?).await
+    }
+
+    /// [`Manager::conn`] for an entry looked up already.
+    async fn conn_of(&self, entry: &Arc<Entry>) -> Result<Arc<Conn>, McpError> {
         let mut rx = entry.changed.subscribe();
         loop {
             match entry.state() {
@@ -267,7 +271,7 @@ impl Manager {
                 {
                     // `install` replaces the old tools when the restart works; when it fails
                     // they stay, and a call says why the server is not available.
-                    self.connect(&entry).await;
+                    self.connect(entry).await;
                 }
                 State::Connected(_) => {
                     return Err(McpError::Unavailable {
@@ -293,18 +297,20 @@ impl Manager {
         args: Value,
         cancel: &CancellationToken,
     ) -> Result<Value, McpError> {
-        let conn = self.conn(server).await?;
-        let timeout = self.entry(server)?.config.timeout;
-        conn.call_tool(tool, args, timeout, cancel).await
+        let entry = self.entry(server)?;
+        let conn = self.conn_of(&entry).await?;
+        conn.call_tool(tool, args, entry.config.timeout, cancel)
+            .await
     }
 
     /// Reads a resource (retried once after a transport error: a read changes nothing).
     pub async fn read_resource(&self, server: &str, uri: &str) -> Result<Value, McpError> {
-        let timeout = self.entry(server)?.config.timeout;
-        let conn = self.conn(server).await?;
+        let entry = self.entry(server)?;
+        let timeout = entry.config.timeout;
+        let conn = self.conn_of(&entry).await?;
         match conn.read_resource(uri, timeout).await {
             Err(McpError::Transport(_)) => {
-                let conn = self.conn(server).await?;
+                let conn = self.conn_of(&entry).await?;
                 conn.read_resource(uri, timeout).await
             }
             other => other,
@@ -318,10 +324,10 @@ impl Manager {
         name: &str,
         args: serde_json::Map<String, Value>,
     ) -> Result<Value, McpError> {
-        let timeout = self.entry(server)?.config.timeout;
-        self.conn(server)
+        let entry = self.entry(server)?;
+        self.conn_of(&entry)
             .await?
-            .get_prompt(name, args, timeout)
+            .get_prompt(name, args, entry.config.timeout)
             .await
     }
 
@@ -339,23 +345,7 @@ impl Manager {
     /// Waits up to `max` for the servers still connecting; returns the names of those that
     /// still are.
     pub async fn wait_connecting(&self, max: Duration) -> Vec<String> {
-        let deadline = tokio::time::Instant::now() + max;
-        for entry in &self.entries {
-            let mut rx = entry.changed.subscribe();
-            while matches!(entry.state(), State::Connecting) {
-                if tokio::time::timeout_at(deadline, rx.changed())
-                    .await
-                    .is_err()
-                {
-                    break;
-                }
-            }
-        }
-        self.entries
-            .iter()
-            .filter(|e| matches!(e.state(), State::Connecting))
-            .map(|e| e.config.name.clone())
-            .collect()
+        self.wait_settled(max, false).await
     }
 
     /// Whether any enabled server is still connecting.
@@ -368,19 +358,30 @@ impl Manager {
     /// The servers still connecting whose tools are not known yet (no cache): a prompt waits
     /// for these only.
     pub fn unknown_connecting(&self) -> Vec<String> {
-        self.entries
-            .iter()
-            .filter(|e| matches!(e.state(), State::Connecting) && !e.cached.load(Ordering::Acquire))
-            .map(|e| e.config.name.clone())
-            .collect()
+        self.connecting(true)
     }
 
     /// Waits up to `max` for the servers of [`Manager::unknown_connecting`]; returns those
     /// still connecting.
     pub async fn wait_unknown(&self, max: Duration) -> Vec<String> {
+        self.wait_settled(max, true).await
+    }
+
+    /// The servers still connecting (`unknown`: only those without cached lists).
+    fn connecting(&self, unknown: bool) -> Vec<String> {
+        self.entries
+            .iter()
+            .filter(|e| !(unknown && e.cached.load(Ordering::Acquire)))
+            .filter(|e| matches!(e.state(), State::Connecting))
+            .map(|e| e.config.name.clone())
+            .collect()
+    }
+
+    /// Waits up to `max` until none of [`Manager::connecting`]`(unknown)` is connecting any more.
+    async fn wait_settled(&self, max: Duration, unknown: bool) -> Vec<String> {
         let deadline = tokio::time::Instant::now() + max;
         for entry in &self.entries {
-            if entry.cached.load(Ordering::Acquire) {
+            if unknown && entry.cached.load(Ordering::Acquire) {
                 continue;
             }
             let mut rx = entry.changed.subscribe();
@@ -393,7 +394,7 @@ impl Manager {
                 }
             }
         }
-        self.unknown_connecting()
+        self.connecting(unknown)
     }
 
     /// Closes every connection: stdin first, a short grace, then each process group is

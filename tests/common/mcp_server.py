@@ -2,7 +2,8 @@
 """A small, well-behaved MCP server (protocol 2025-11-25, stdio) for mypi's tests.
 
 Tools: echo {text}, add {a, b}, fail {} (an isError result), look {} (annotated read-only),
-wait {ms}, and drop_look {} (withdraws `look` and says so with notifications/tools/list_changed).
+wait {ms}, pic {} (a text block and a 1x1 PNG), and drop_look {} (withdraws `look`, says so
+with notifications/tools/list_changed, and answers the client's re-list before its own reply).
 Resources: mem://note (text); a template mem://item/{id}. Prompts: greet {name, style?}.
 Every request it receives is appended as one JSON line to $MCP_LOG when that is set.
 """
@@ -16,6 +17,9 @@ import time
 def send(message):
     sys.stdout.write(json.dumps(message) + "\n")
     sys.stdout.flush()
+
+PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"
+       "YPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")
 
 TOOLS = [
     {"name": "echo", "description": "Echo the text back.",
@@ -31,6 +35,7 @@ TOOLS = [
      "annotations": {"readOnlyHint": True, "destructiveHint": False}},
     {"name": "wait", "description": "Waits ms milliseconds.",
      "inputSchema": {"type": "object", "properties": {"ms": {"type": "number"}}}},
+    {"name": "pic", "description": "Returns a picture.", "inputSchema": {"type": "object"}},
     {"name": "drop_look", "description": "Withdraws the look tool.",
      "inputSchema": {"type": "object"}},
 ]
@@ -55,9 +60,17 @@ def call(name, args):
     if name == "wait":
         time.sleep(args.get("ms", 0) / 1000.0)
         return text("waited")
+    if name == "pic":
+        return {"content": [{"type": "text", "text": "a dot"},
+                            {"type": "image", "mimeType": "image/png", "data": PNG}]}
     if name == "drop_look":
         TOOLS[:] = [t for t in TOOLS if t["name"] != "look"]
         send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        # Answer the client's re-list before this call: the new list is out first.
+        for req in REQUESTS:
+            serve(req)
+            if req.get("method") == "tools/list":
+                break
         return text("look is gone")
     return None
 
@@ -100,7 +113,8 @@ def answer(req):
     raise LookupError(method)
 
 
-def main():
+def requests():
+    """The requests read from stdin, each logged to $MCP_LOG when that is set."""
     log = os.environ.get("MCP_LOG")
     for line in sys.stdin:
         line = line.strip()
@@ -110,17 +124,29 @@ def main():
         if log:
             with open(log, "a") as f:
                 f.write(json.dumps(req) + "\n")
-        if "id" not in req or "method" not in req:
-            continue
-        try:
-            reply = {"jsonrpc": "2.0", "id": req["id"], "result": answer(req)}
-        except LookupError as e:
-            reply = {"jsonrpc": "2.0", "id": req["id"],
-                     "error": {"code": -32601, "message": "method not found: " + str(e)}}
-        except KeyError as e:
-            reply = {"jsonrpc": "2.0", "id": req["id"],
-                     "error": {"code": -32602, "message": str(e).strip("'\"")}}
-        send(reply)
+        yield req
+
+
+REQUESTS = requests()
+
+
+def serve(req):
+    if "id" not in req or "method" not in req:
+        return
+    try:
+        reply = {"jsonrpc": "2.0", "id": req["id"], "result": answer(req)}
+    except LookupError as e:
+        reply = {"jsonrpc": "2.0", "id": req["id"],
+                 "error": {"code": -32601, "message": "method not found: " + str(e)}}
+    except KeyError as e:
+        reply = {"jsonrpc": "2.0", "id": req["id"],
+                 "error": {"code": -32602, "message": str(e).strip("'\"")}}
+    send(reply)
+
+
+def main():
+    for req in REQUESTS:
+        serve(req)
 
 
 if __name__ == "__main__":

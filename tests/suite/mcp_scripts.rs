@@ -6,7 +6,7 @@
 use serde_json::{json, Value};
 
 use super::ext_util::faux;
-use crate::common::{Mypi, TestDir};
+use crate::common::{FakeAnthropic, FakeOpenAi, Mypi, Reply, TestDir};
 
 /// The test server's script.
 fn server_script() -> String {
@@ -159,7 +159,7 @@ fn scripts_call_mcp_through_the_same_hooks_as_the_model() {
     out.ok();
     assert_eq!(
         out.stdout.trim(),
-        "t connected | mcp__t__echo,mcp__t__add,mcp__t__fail,mcp__t__look,mcp__t__wait,mcp__t__drop_look | \
+        "t connected | mcp__t__echo,mcp__t__add,mcp__t__fail,mcp__t__look,mcp__t__wait,mcp__t__pic,mcp__t__drop_look | \
          [resource mem://item/7]\nthe note of mem://item/7 | Greet Ann warmly.",
         "{}",
         out.describe()
@@ -289,7 +289,7 @@ fn mcp_list_and_the_mcp_command_show_every_server() {
     out.expect_code(1);
     let s = &out.stdout;
     assert!(
-        s.contains("t: connected (stdio, protocol 2025-11-25, 6 tools, 1 resources, 1 prompts)"),
+        s.contains("t: connected (stdio, protocol 2025-11-25, 7 tools, 1 resources, 1 prompts)"),
         "{}",
         out.describe()
     );
@@ -442,5 +442,51 @@ fn a_withdrawn_tool_is_really_gone() {
     assert!(
         gone.contains("mcp__t__echo") && !gone.contains("mcp__t__look,"),
         "{gone}"
+    );
+}
+
+#[test]
+fn a_tools_image_reaches_anthropic_as_an_image_and_chat_completions_as_a_note() {
+    let dir = TestDir::new();
+    mcp_json(&dir, json!({}));
+    let call = || Reply::tool_calls(vec![("c1", "mcp__t__pic", json!({}))]);
+    let anthropic = FakeAnthropic::with_replies(vec![call(), Reply::text("seen")]);
+    let out = Mypi::new(&dir)
+        .anthropic(&anthropic)
+        .args(["--no-session", "-p", "look"])
+        .run();
+    out.ok();
+    let second = &anthropic.requests()[1].body;
+    let result = &second["messages"][2]["content"][0];
+    assert_eq!(result["type"], "tool_result", "{second}");
+    let blocks = result["content"].as_array().expect("blocks with the image");
+    assert!(blocks[0]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("a dot\n[image image/png, "));
+    assert_eq!(blocks[1]["type"], "image");
+    assert_eq!(blocks[1]["source"]["media_type"], "image/png");
+    assert!(blocks[1]["source"]["data"]
+        .as_str()
+        .unwrap()
+        .starts_with("iVBORw0KGgo"));
+
+    let openai = FakeOpenAi::with_replies(vec![call(), Reply::text("seen")]);
+    let out = Mypi::new(&dir)
+        .openai(&openai)
+        .args(["--no-session", "-p", "look"])
+        .run();
+    out.ok();
+    let body = &openai.requests()[1].body;
+    let tool = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .expect("the tool message");
+    let note = tool["content"].as_str().expect("text only");
+    assert!(
+        note.contains("saved to ") && note.ends_with(".png]"),
+        "{note}"
     );
 }
