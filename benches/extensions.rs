@@ -104,6 +104,7 @@ fn in_vm(dir: &Path, language: Language, source: &str) -> Duration {
         path,
         language,
         root: dir.to_path_buf(),
+        embedded: None,
     };
     let registrar = Arc::new(NullRegistrar(dir.to_path_buf(), Default::default()));
     let link = Arc::new(ApiLink::new(

@@ -60,9 +60,13 @@ pub struct Cli {
     #[arg(long = "extensions-dir", value_name = "DIR")]
     pub extensions_dir: Vec<PathBuf>,
 
-    /// Load no extensions.
+    /// Load no extensions (neither discovered nor shipped).
     #[arg(long, conflicts_with = "extensions_dir")]
     pub no_extensions: bool,
+
+    /// Do not load the extensions that ship with mypi (the subagent tool).
+    #[arg(long)]
+    pub no_builtin_extensions: bool,
 
     /// Do not reload extensions when their files change.
     #[arg(long)]
@@ -107,6 +111,7 @@ impl Cli {
             no_session: self.no_session,
             extensions_dir: self.extensions_dir.clone(),
             no_extensions: self.no_extensions,
+            no_builtin_extensions: self.no_builtin_extensions,
             no_watch: self.no_watch,
             max_turns: self.max_turns,
             trust: self.trust,

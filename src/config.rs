@@ -26,7 +26,7 @@ impl ProviderKind {
         }
     }
 
-    fn default_model(self) -> &'static str {
+    pub fn default_model(self) -> &'static str {
         match self {
             ProviderKind::OpenAi => "gpt-4.1-mini",
             ProviderKind::Anthropic => "claude-sonnet-4-5",
@@ -50,6 +50,7 @@ pub struct Overrides {
     pub no_session: bool,
     pub extensions_dir: Vec<PathBuf>,
     pub no_extensions: bool,
+    pub no_builtin_extensions: bool,
     pub no_watch: bool,
     /// `--max-turns N`.
     pub max_turns: Option<u32>,
@@ -103,6 +104,9 @@ pub struct Config {
     pub retry: RetryPolicy,
     /// Where extensions are discovered (empty: none).
     pub extension_roots: Vec<PathBuf>,
+    /// Whether the extensions that ship with mypi load (off with `--no-builtin-extensions`
+    /// and `--no-extensions`).
+    pub builtin_extensions: bool,
     /// `api.log` lines are shown (`MYPI_LOG=1`).
     pub log: bool,
     /// Reload extensions when their files change (REPL only; off with `--no-watch`).
@@ -209,6 +213,7 @@ impl Config {
             queue,
             read_timeout,
             extension_roots,
+            builtin_extensions: !cli.no_extensions && !cli.no_builtin_extensions,
             log: var("MYPI_LOG").is_some_and(|v| v != "0"),
             ext_budget,
             watch: !cli.no_watch,

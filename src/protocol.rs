@@ -192,6 +192,34 @@ impl Usage {
     }
 }
 
+/// What a child agent run (`api.run_agent`) produced, as a script gets it back.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChildOutcome {
+    pub text: String,
+    pub turns: u32,
+    pub usage: Usage,
+    /// Why the child did not finish (cancelled, a model error, the turn limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// A child agent's run as the session keeps it: nested under the tool call that ran it,
+/// never part of the parent's conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChildRecord {
+    /// The parent's tool call that ran the child (none when a command or handler did).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    pub depth: u32,
+    pub model: String,
+    pub task: String,
+    pub messages: Vec<Message>,
+    pub outcome: ChildOutcome,
+    /// The child's own children.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<ChildRecord>,
+}
+
 /// Everything the agent reports while it works. `--json` prints each as one line; the human
 /// renderer prints text deltas as they arrive and a line per tool call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

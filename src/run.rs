@@ -15,6 +15,7 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::queue::Queues;
+use crate::protocol::ChildRecord;
 
 /// How the front end talks to the user (`ctx.mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -54,6 +55,10 @@ pub struct RunContext {
     waiting: Vec<u64>,
     /// Waiting workers whose skipped handlers were reported in this run already.
     skipped: Arc<Mutex<Vec<u64>>>,
+    /// The tool call this context was made for (a tool's own context), if any.
+    pub call_id: Option<String>,
+    /// Child agent runs made in this context, waiting for the agent to store them.
+    records: Arc<Mutex<Vec<ChildRecord>>>,
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -83,6 +88,8 @@ impl RunContext {
             queues,
             waiting: Vec::new(),
             skipped: Arc::default(),
+            call_id: None,
+            records: Arc::default(),
         }
     }
 
@@ -115,7 +122,33 @@ impl RunContext {
             queues: Arc::new(Queues::new()),
             waiting: chain,
             skipped: Arc::default(),
+            call_id: None,
+            records: Arc::default(),
         }
+    }
+
+    /// The context of one tool call of this run: the same run, with the call's id and a
+    /// place of its own for the child runs the call makes.
+    pub fn for_call(&self, call_id: &str) -> Self {
+        RunContext {
+            id: next_id(),
+            call_id: Some(call_id.to_string()),
+            records: Arc::default(),
+            ..self.clone()
+        }
+    }
+
+    /// Keeps a child run made in this context until the agent stores it.
+    pub fn add_record(&self, record: ChildRecord) {
+        self.records
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(record);
+    }
+
+    /// The child runs made in this context so far (each taken once).
+    pub fn take_records(&self) -> Vec<ChildRecord> {
+        std::mem::take(&mut *self.records.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// The same run, with extension worker `worker` waiting in it (a host operation the

@@ -35,6 +35,8 @@ struct Batch<'a> {
     results: Vec<Option<Message>>,
     /// The first failure to store a result; later results are not written.
     stored: Result<(), SessionError>,
+    /// Each running call's own context (its id, the child runs it made).
+    call_ctxs: Vec<Option<Arc<RunContext>>>,
     sink: &'a dyn EventSink,
     ctx: &'a Arc<RunContext>,
 }
@@ -64,6 +66,7 @@ impl Agent {
             args,
             results: vec![None; calls.len()],
             stored: Ok(()),
+            call_ctxs: vec![None; calls.len()],
             sink,
             ctx,
         };
@@ -87,7 +90,9 @@ impl Agent {
                     if !safe {
                         self.drain(&mut group, batch).await;
                     }
-                    let handle = tokio::spawn(entry.tool.call(args, batch.ctx.clone()));
+                    let call_ctx = Arc::new(batch.ctx.for_call(&batch.calls[index].id));
+                    batch.call_ctxs[index] = Some(call_ctx.clone());
+                    let handle = tokio::spawn(entry.tool.call(args, call_ctx));
                     group.push(Box::pin(async move {
                         let output = match handle.await {
                             Ok(output) => output,
@@ -123,6 +128,12 @@ impl Agent {
             is_error: output.is_error,
         });
         let result = Message::tool_result(call, &output);
+        if let Some(ctx) = batch.call_ctxs[index].take() {
+            let children = ctx.take_records();
+            if batch.stored.is_ok() {
+                batch.stored = self.store_children(children);
+            }
+        }
         if batch.stored.is_ok() {
             batch.stored = self.session.append(&result);
         }

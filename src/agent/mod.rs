@@ -6,6 +6,7 @@
 //! The agent knows hooks, tools and providers only through their registries and traits; it
 //! never sees scripts, MCP or the terminal.
 
+pub mod child;
 mod exec;
 pub mod prompt;
 pub mod queue;
@@ -16,7 +17,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::hooks::{HookBus, HookEvent, InputSource};
-use crate::protocol::{AgentEvent, Message, Usage};
+use crate::protocol::{AgentEvent, ChildRecord, Message, Usage};
 use crate::providers::{Provider, ProviderError, RetryPolicy};
 use crate::run::RunContext;
 use crate::tools::ToolRegistry;
@@ -74,6 +75,9 @@ pub struct Agent {
     usage: Usage,
     pub retry: RetryPolicy,
     pub max_turns: u32,
+    /// A child agent keeps its own children's runs here (it has no session file); `None`
+    /// for the user's agent, whose session stores them.
+    pub children: Option<Vec<ChildRecord>>,
 }
 
 impl Agent {
@@ -89,6 +93,7 @@ impl Agent {
             usage: Usage::default(),
             retry: RetryPolicy::default(),
             max_turns: 50,
+            children: None,
         }
     }
 
@@ -147,7 +152,22 @@ impl Agent {
         }
         let outcome = self.prompt_chain(text, source, sink, ctx).await;
         self.hooks.flush_reports();
+        self.keep_children(ctx, sink);
         outcome
+    }
+
+    /// Stores the child runs made directly in `ctx` (by a handler or a command rather than a
+    /// tool call); a failure to write them is a notice.
+    pub fn keep_children(&mut self, ctx: &RunContext, sink: &dyn EventSink) {
+        let records = ctx.take_records();
+        if records.is_empty() {
+            return;
+        }
+        if let Err(e) = self.store_children(records) {
+            sink.emit(AgentEvent::Notice {
+                message: e.to_string(),
+            });
+        }
     }
 
     /// [`Agent::prompt`] without the final report of repeated hook failures.
@@ -212,6 +232,18 @@ impl Agent {
             }),
         }
         outcome
+    }
+
+    /// Stores child agent runs: in the session file, or (in a child) with the child's own.
+    fn store_children(&mut self, records: Vec<ChildRecord>) -> Result<(), SessionError> {
+        if let Some(kept) = &mut self.children {
+            kept.extend(records);
+            return Ok(());
+        }
+        for record in &records {
+            self.session.append_child(record)?;
+        }
+        Ok(())
     }
 
     /// Appends a message to the conversation and the session file.

@@ -162,6 +162,7 @@ impl Agent {
             system_prompt: system_prompt.to_string(),
             messages,
             tools: self.tools.specs(),
+            max_tokens: None,
         };
         if !self.hooks.has(EventKind::BeforeProviderRequest) {
             return match self.provider.encode(&request) {

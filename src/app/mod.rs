@@ -4,6 +4,7 @@
 
 mod builtins;
 pub mod check;
+pub mod children;
 mod gate;
 pub use gate::{untrusted_project_root, Gate};
 pub mod mcp;
@@ -17,7 +18,6 @@ use crate::agent::{prompt, Agent, AgentError, AgentParts, EventSink, RunOutcome}
 use crate::commands::{self, Action, CommandTable};
 use crate::config::{Config, ConfigError, Mode, ProviderKind};
 use crate::extensions::api::Limits;
-use crate::extensions::discovery;
 use crate::extensions::host::{ExtensionHost, Summary};
 use crate::extensions::services::HostContext;
 use crate::hooks::{HookBus, InputSource, NoticeFn};
@@ -155,7 +155,17 @@ impl App {
             },
             log: config.log,
             mcp: RwLock::new(None),
+            agents: RwLock::new(None),
+            builtins: config.builtin_extensions,
         };
+        let children = Arc::new(children::Children::new(
+            config.clone(),
+            tools.clone(),
+            hooks.clone(),
+            prompt::system_prompt(&config.cwd),
+            host.notice.clone(),
+        ));
+        host.set_agents(Arc::new(children));
         let app = App {
             config,
             agent,
@@ -212,7 +222,10 @@ impl App {
 
     /// Loads the extensions and announces them; returns their summaries.
     pub async fn load_extensions(&self) -> Vec<Summary> {
-        let infos = discovery::discover(&self.config.extension_roots);
+        let infos = crate::extensions::builtin::discover(
+            &self.config.extension_roots,
+            self.config.builtin_extensions,
+        );
         if infos.is_empty() {
             return Vec::new();
         }

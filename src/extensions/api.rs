@@ -60,7 +60,23 @@ pub struct ExtensionInfo {
     /// The discovery root it came from (for `require` of helper modules).
     #[serde(skip)]
     pub root: PathBuf,
+    /// The source of an extension that ships inside mypi (its path is then a name only).
+    #[serde(skip)]
+    pub embedded: Option<&'static str>,
 }
+
+impl ExtensionInfo {
+    /// The script's source: the embedded text, or the file's bytes.
+    pub fn source(&self) -> std::io::Result<std::borrow::Cow<'static, [u8]>> {
+        match self.embedded {
+            Some(text) => Ok(std::borrow::Cow::Borrowed(text.as_bytes())),
+            None => std::fs::read(&self.path).map(std::borrow::Cow::Owned),
+        }
+    }
+}
+
+/// Most names `api.read_dir` returns.
+pub const MAX_DIR_ENTRIES: usize = 10_000;
 
 /// Per-call limits.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -362,6 +378,28 @@ impl ApiLink {
         })?
     }
 
+    /// `api.run_agent` / `api.run_agents`: waits (outside the call's budget) for the
+    /// children; they stop with the run that made the call.
+    pub fn run_agents(
+        &self,
+        specs: Vec<crate::agent::child::ChildSpec>,
+        concurrency: usize,
+    ) -> Result<Vec<crate::protocol::ChildOutcome>, String> {
+        let asked = self
+            .registrar
+            .run_agents(specs, concurrency, self.current());
+        self.host_wait(asked)?
+    }
+
+    /// `api.complete`: one model call, waited for outside the call's budget.
+    pub fn complete(
+        &self,
+        request: crate::agent::child::CompleteRequest,
+    ) -> Result<crate::agent::child::Completion, String> {
+        let asked = self.registrar.complete(request, self.current());
+        self.host_wait(asked)?
+    }
+
     /// The working folder (relative paths of `read_file`, `exec` and the like are against it).
     pub fn cwd(&self) -> PathBuf {
         self.registrar.cwd()
@@ -395,6 +433,38 @@ impl ApiLink {
             return Err(too_big());
         }
         String::from_utf8(bytes).map_err(|_| format!("cannot read {shown}: it is not UTF-8 text"))
+    }
+
+    /// `api.read_dir(path)`: the names in a folder, sorted, folders with a trailing `/`
+    /// (hidden ones included); a folder that does not exist has none. A leading `~/` is the
+    /// home folder; relative paths are against the working folder. At most
+    /// [`MAX_DIR_ENTRIES`] names.
+    pub fn read_dir(&self, path: &str) -> Result<Vec<String>, String> {
+        let p = match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+            (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+            _ => self.registrar.cwd().join(path),
+        };
+        let entries = match std::fs::read_dir(&p) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(format!("cannot list {}: {e}", p.display())),
+        };
+        let mut names = Vec::new();
+        for entry in entries.flatten() {
+            if names.len() == MAX_DIR_ENTRIES {
+                return Err(format!(
+                    "cannot list {}: it has more than {MAX_DIR_ENTRIES} entries",
+                    p.display()
+                ));
+            }
+            let mut name = entry.file_name().to_string_lossy().into_owned();
+            if entry.path().is_dir() {
+                name.push('/');
+            }
+            names.push(name);
+        }
+        names.sort();
+        Ok(names)
     }
 
     /// Writes a file (Rhai's `write_file`), creating parent folders.

@@ -59,6 +59,7 @@ pub fn info_for(root: &Path, path: &Path) -> Option<ExtensionInfo> {
         path: path.to_path_buf(),
         language,
         root: root.to_path_buf(),
+        embedded: None,
     })
 }
 

@@ -14,6 +14,7 @@
 //! - `lua/`, `rhai/`: the engines; `exec.rs`: `api.exec`.
 
 pub mod api;
+pub mod builtin;
 pub mod crossing;
 pub mod discovery;
 pub mod exec;

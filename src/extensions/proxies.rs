@@ -117,6 +117,10 @@ impl Tool for ToolProxy {
         self.parallel_safe
     }
 
+    fn usable(&self, ctx: &RunContext) -> bool {
+        !ctx.is_waiting(self.worker.id)
+    }
+
     fn call(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
         let (worker, cb, budget) = (self.worker.clone(), self.cb, self.budget);
         let name = self.spec.name.clone();

@@ -46,6 +46,7 @@ mod tests {
             path,
             language,
             root: dir.0.clone(),
+            embedded: None,
         };
         let registrar = Recording::new(dir.0.clone());
         Arc::new(ApiLink::new(

@@ -29,6 +29,9 @@ pub struct ToolDef {
 pub const NO_MCP: &str =
     "no MCP servers are configured (.mcp.json, ~/.agents/mcp.json, --mcp-config FILE)";
 
+/// What `api.run_agent` and `api.complete` say where there is no agent.
+pub const NO_AGENT: &str = "there is no agent here to run a model (mypi ext check)";
+
 /// The host side of the script API.
 pub trait Registrar: Send + Sync {
     fn on(&self, owner: &Owner, event: &str, cb: CallbackId) -> Result<Handle, String>;
@@ -61,6 +64,26 @@ pub trait Registrar: Send + Sync {
         _ctx: Option<Arc<crate::run::RunContext>>,
     ) -> BoxFuture<'static, Result<Value, String>> {
         Box::pin(async { Err(NO_MCP.to_string()) })
+    }
+
+    /// `api.run_agent` / `api.run_agents`: children of the run `ctx` (the session's when
+    /// `None`), at most `concurrency` at once; outcomes in order.
+    fn run_agents(
+        &self,
+        _specs: Vec<crate::agent::child::ChildSpec>,
+        _concurrency: usize,
+        _ctx: Option<Arc<crate::run::RunContext>>,
+    ) -> BoxFuture<'static, Result<Vec<crate::protocol::ChildOutcome>, String>> {
+        Box::pin(async { Err(NO_AGENT.to_string()) })
+    }
+
+    /// `api.complete`: one model call without tools.
+    fn complete(
+        &self,
+        _request: crate::agent::child::CompleteRequest,
+        _ctx: Option<Arc<crate::run::RunContext>>,
+    ) -> BoxFuture<'static, Result<crate::agent::child::Completion, String>> {
+        Box::pin(async { Err(NO_AGENT.to_string()) })
     }
 
     /// Drops a registration made during loading that was not committed yet; false when

@@ -12,7 +12,6 @@ use std::time::Duration;
 use notify::{EventKind as FsEvent, RecursiveMode, Watcher as _};
 use tokio::sync::mpsc;
 
-use super::discovery;
 use super::host::{fingerprint, short_path, ExtensionHost};
 
 /// Quiet time after the last file event before a batch is processed.
@@ -32,7 +31,7 @@ impl ExtensionHost {
     /// `sync` with the reload lock held; `all` reloads every extension still found (once),
     /// not only the changed ones.
     async fn sync_locked(&self, roots: &[PathBuf], changed: &[PathBuf], all: bool) -> Vec<String> {
-        let found = discovery::discover(roots);
+        let found = super::builtin::discover(roots, self.context().builtins);
         let found_paths: HashSet<&Path> = found.iter().map(|i| i.path.as_path()).collect();
         let changed: HashSet<&Path> = changed.iter().map(PathBuf::as_path).collect();
         let mut lines = Vec::new();

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
 use super::api::Limits;
+use crate::agent::child::Spawner;
 use crate::agent::queue::Queues;
 use crate::commands::CommandTable;
 use crate::hooks::{HookBus, NoticeFn};
@@ -31,6 +32,11 @@ pub struct HostContext {
     pub log: bool,
     /// The MCP servers, once the app started them (`api.mcp.*`).
     pub mcp: RwLock<Option<Arc<crate::mcp::Manager>>>,
+    /// What runs child agents and model calls (`api.run_agent`, `api.complete`); none
+    /// without an agent (`mypi ext check`).
+    pub agents: RwLock<Option<Arc<dyn Spawner>>>,
+    /// Whether the extensions that ship with mypi load after the discovered ones.
+    pub builtins: bool,
 }
 
 impl HostContext {
@@ -50,6 +56,8 @@ impl HostContext {
             limits: Limits::default(),
             log: false,
             mcp: RwLock::new(None),
+            agents: RwLock::new(None),
+            builtins: false,
         }
     }
 
@@ -69,6 +77,19 @@ impl HostContext {
     /// Hands the MCP manager to the scripts.
     pub fn set_mcp(&self, manager: Arc<crate::mcp::Manager>) {
         *self.mcp.write().unwrap_or_else(|p| p.into_inner()) = Some(manager);
+    }
+
+    /// What runs child agents, when there is an agent.
+    pub fn agents(&self) -> Option<Arc<dyn Spawner>> {
+        self.agents
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Hands the child-agent runner to the scripts.
+    pub fn set_agents(&self, agents: Arc<dyn Spawner>) {
+        *self.agents.write().unwrap_or_else(|p| p.into_inner()) = Some(agents);
     }
 
     /// Replaces the context of calls made outside a run.

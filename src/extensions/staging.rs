@@ -251,6 +251,34 @@ impl Registrar for HostRegistrar {
         })
     }
 
+    fn run_agents(
+        &self,
+        specs: Vec<crate::agent::child::ChildSpec>,
+        concurrency: usize,
+        ctx: Option<Arc<crate::run::RunContext>>,
+    ) -> BoxFuture<'static, Result<Vec<crate::protocol::ChildOutcome>, String>> {
+        let agents = self.ctx.agents();
+        let waiting = self.worker().ok().map(|w| w.id);
+        let parent = ctx.unwrap_or_else(|| self.ctx.session());
+        Box::pin(async move {
+            let agents = agents.ok_or_else(|| super::registrar::NO_AGENT.to_string())?;
+            Ok(crate::agent::child::run_many(agents, specs, concurrency, parent, waiting).await)
+        })
+    }
+
+    fn complete(
+        &self,
+        request: crate::agent::child::CompleteRequest,
+        ctx: Option<Arc<crate::run::RunContext>>,
+    ) -> BoxFuture<'static, Result<crate::agent::child::Completion, String>> {
+        let agents = self.ctx.agents();
+        let ctx = ctx.unwrap_or_else(|| self.ctx.session());
+        Box::pin(async move {
+            let agents = agents.ok_or_else(|| super::registrar::NO_AGENT.to_string())?;
+            agents.complete(request, ctx).await
+        })
+    }
+
     fn unstage(&self, id: u64) -> bool {
         let mut staged = self.lock();
         let Some(list) = staged.as_mut() else {

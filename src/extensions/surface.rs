@@ -8,6 +8,7 @@
 //! stubs are checked against [`MEMBERS`]. What each function does is in `surface/call.rs`; the
 //! argument values and their check are in `surface/args.rs`.
 
+mod agents;
 mod args;
 mod call;
 
@@ -126,6 +127,24 @@ const TOOL_FIELDS: &[Field] = &[
 ];
 const SEND_FIELDS: &[Field] = &[opt("deliver_as", Ty::Str)];
 const EXEC_FIELDS: &[Field] = &[opt("timeout_ms", Ty::Int), opt("cwd", Ty::Str)];
+const AGENT_FIELDS: &[Field] = &[
+    req("task", Ty::Str),
+    opt("name", Ty::Str),
+    opt("system_prompt", Ty::Str),
+    opt("tools", Ty::StrList),
+    opt("model", Ty::Str),
+    opt("provider", Ty::Str),
+    opt("max_turns", Ty::Int),
+];
+const AGENTS_OPTIONS: &[Field] = &[opt("concurrency", Ty::Int)];
+const COMPLETE_FIELDS: &[Field] = &[
+    opt("prompt", Ty::Str),
+    opt("messages", Ty::Table),
+    opt("system_prompt", Ty::Str),
+    opt("model", Ty::Str),
+    opt("provider", Ty::Str),
+    opt("max_tokens", Ty::Int),
+];
 
 const fn function(
     object: Object,
@@ -241,6 +260,33 @@ pub const MEMBERS: &[Member] = &[
             opt("arguments", Ty::Table),
         ],
         "get a server's prompt as text",
+    ),
+    function(
+        Object::Api,
+        "read_dir",
+        &[req("path", Ty::Str)],
+        "the names in a folder, sorted (folders end in /)",
+    ),
+    function(
+        Object::Api,
+        "run_agent",
+        &[req("agent", Ty::Record(AGENT_FIELDS))],
+        "run a child agent -> {text, turns, usage, error?}",
+    ),
+    function(
+        Object::Api,
+        "run_agents",
+        &[
+            req("agents", Ty::Table),
+            opt("options", Ty::Record(AGENTS_OPTIONS)),
+        ],
+        "run several child agents at once -> their outcomes in order",
+    ),
+    function(
+        Object::Api,
+        "complete",
+        &[req("request", Ty::Record(COMPLETE_FIELDS))],
+        "one model call without tools -> {text, usage}",
     ),
     function(
         Object::Api,
@@ -362,6 +408,7 @@ mod tests {
             path: dir.0.join("t.lua"),
             language: crate::extensions::api::Language::Lua,
             root: dir.0.clone(),
+            embedded: None,
         };
         let registrar = crate::extensions::registrar::Recording::new(dir.0.clone());
         let owner = crate::owner::Owner::new("t", 1);

@@ -256,6 +256,22 @@ impl Conn {
         self.lists.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
+    /// One tool by its server-side name, read in place (a call must not copy every list):
+    /// its agent name and annotations, or the names of all tools when there is no such tool.
+    pub fn tool(&self, name: &str, server: &str) -> Result<(String, Option<Value>), Vec<String>> {
+        let lists = self.lists.read().unwrap_or_else(|p| p.into_inner());
+        let names: Vec<&str> = lists
+            .tools
+            .iter()
+            .map(|t| t["name"].as_str().unwrap_or(""))
+            .collect();
+        let Some(index) = names.iter().position(|n| *n == name) else {
+            return Err(names.iter().map(|n| n.to_string()).collect());
+        };
+        let agent = super::naming::names(server, &names).swap_remove(index);
+        Ok((agent, lists.tools[index].get("annotations").cloned()))
+    }
+
     fn process_exited(&self) -> Option<CancellationToken> {
         self.process
             .lock()

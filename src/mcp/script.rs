@@ -127,18 +127,15 @@ async fn call(
     let fail = |e: super::McpError| format!("mcp server '{server}': {e}");
     let entry = manager.entry(server).map_err(|e| e.to_string())?;
     let conn = manager.conn(server).await.map_err(fail)?;
-    let tools = conn.lists().tools;
-    let Some(index) = tools.iter().position(|t| t["name"] == tool) else {
-        let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
-        return Err(format!(
+    let (name, hints) = conn.tool(tool, server).map_err(|names| {
+        format!(
             "mcp server '{}' has no tool '{tool}'; its tools are: {}",
             entry.config.name,
             names.join(", ")
-        ));
-    };
-    let name = agent_names(server, &tools).swap_remove(index);
+        )
+    })?;
     let about = CallAbout {
-        hints: tools[index].get("annotations").cloned(),
+        hints,
         origin: Some(Origin {
             extension: extension.to_string(),
         }),
@@ -160,12 +157,13 @@ async fn call(
             return Err(format!("blocked: {reason}"));
         }
     }
-    let result = manager
-        .call_tool(server, tool, args.clone(), &ctx.cancel)
+    let kept = hooks.has(EventKind::ToolResult).then(|| args.clone());
+    let result = conn
+        .call_tool(tool, args, entry.config.timeout, &ctx.cancel)
         .await
         .map_err(fail)?;
     let mut output = content::tool_output(&name, &result);
-    if hooks.has(EventKind::ToolResult) {
+    if let Some(args) = kept {
         let event = HookEvent::ToolResult {
             id,
             name,

@@ -246,6 +246,7 @@ mod tests {
                 description: "Read a file".into(),
                 parameters: json!({"type": "object"}),
             }],
+            max_tokens: None,
         };
         let p = AnthropicProvider::new("claude-x", None, Some("k".into()));
         assert_eq!(
@@ -297,6 +298,7 @@ mod tests {
             ]
             .into(),
             tools: vec![],
+            max_tokens: None,
         };
         let body = AnthropicProvider::new("m", None, None).payload(&request);
         assert_eq!(
@@ -316,6 +318,7 @@ mod tests {
             system_prompt: String::new(),
             messages: vec![Message::user("q")].into(),
             tools: vec![],
+            max_tokens: None,
         };
         let body = AnthropicProvider::new("m", None, None).payload(&request);
         assert!(body.get("system").is_none() && body.get("tools").is_none());

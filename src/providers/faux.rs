@@ -300,6 +300,7 @@ mod tests {
             system_prompt: "sys".into(),
             messages: vec![Message::user("first"), Message::user(user)].into(),
             tools: vec![],
+            max_tokens: None,
         })
     }
 

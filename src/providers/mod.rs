@@ -30,6 +30,9 @@ pub struct ModelRequest<'a> {
     pub system_prompt: String,
     pub messages: Cow<'a, [Message]>,
     pub tools: Vec<ToolSpec>,
+    /// The reply's length limit (default: the provider's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
 }
 
 /// A request body on its way to a provider.

@@ -207,6 +207,7 @@ mod tests {
                 description: "Read a file".into(),
                 parameters: json!({"type": "object"}),
             }],
+            max_tokens: None,
         }
     }
 

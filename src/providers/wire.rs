@@ -19,6 +19,8 @@ pub struct OpenAiBody<'a> {
     messages: Vec<OpenAiMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<OpenAiTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u64>,
 }
 
 #[derive(Serialize)]
@@ -105,6 +107,7 @@ impl<'a> OpenAiBody<'a> {
             },
             messages,
             tools,
+            max_tokens: request.max_tokens,
         }
     }
 }
@@ -257,7 +260,7 @@ impl<'a> AnthropicBody<'a> {
             .collect();
         AnthropicBody {
             model: &request.model,
-            max_tokens,
+            max_tokens: request.max_tokens.unwrap_or(max_tokens),
             stream: true,
             messages: turns(&request.messages),
             system: (!system.is_empty()).then(|| system.join("\n\n")),

@@ -51,6 +51,12 @@ pub trait Tool: Send + Sync {
         true
     }
 
+    /// Whether the tool can run in the run `ctx` (a script tool cannot while its extension
+    /// waits for that run): a child agent is not offered the ones that cannot.
+    fn usable(&self, _ctx: &RunContext) -> bool {
+        true
+    }
+
     /// Runs the tool. Failures are returned as error outputs, never panics.
     fn call(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput>;
 }
@@ -180,6 +186,40 @@ impl ToolRegistry {
     /// Specs of the active tools, for a model request.
     pub fn specs(&self) -> Vec<ToolSpec> {
         self.active().iter().map(|e| e.spec().clone()).collect()
+    }
+
+    /// A registry of the tools offered now that can run in `ctx`: all of them, or those named
+    /// in `names` (an unknown or unusable name is an error listing the ones there are). The
+    /// tools are shared, not copied.
+    pub fn subset(&self, names: Option<&[String]>, ctx: &RunContext) -> Result<Arc<Self>, String> {
+        let usable: Vec<Arc<ToolEntry>> = self
+            .active()
+            .into_iter()
+            .filter(|e| e.tool.usable(ctx))
+            .collect();
+        let chosen = match names {
+            None => usable,
+            Some(names) => {
+                let mut chosen = Vec::with_capacity(names.len());
+                for name in names {
+                    match usable.iter().find(|e| &e.spec().name == name) {
+                        Some(e) => chosen.push(e.clone()),
+                        None => {
+                            let there: Vec<&str> =
+                                usable.iter().map(|e| e.spec().name.as_str()).collect();
+                            return Err(format!(
+                                "unknown tool '{name}' for a child agent; the tools are: {}",
+                                there.join(", ")
+                            ));
+                        }
+                    }
+                }
+                chosen
+            }
+        };
+        let registry = ToolRegistry::new();
+        *registry.write() = chosen;
+        Ok(registry)
     }
 
     /// Removes everything `owner` registered; returns how many registrations went.

@@ -306,6 +306,52 @@ function api.send_message(text, opts) end
 ---@return mypi.ExecResult
 function api.exec(cmd, args, opts) end
 
+---The names in a folder, sorted, folders ending in `/`; `{}` when it does not exist. `~/` is
+---the home folder; relative paths are against the working folder.
+---@param path string
+---@return string[]
+function api.read_dir(path) end
+
+---@class mypi.AgentSpec
+---@field task string the child's one user message
+---@field name? string what the user sees it called
+---@field system_prompt? string default: the agent's
+---@field tools? string[] default: the parent's tools
+---@field model? string default: the parent run's
+---@field provider? "openai"|"anthropic"|"faux" default: the parent run's
+---@field max_turns? integer
+
+---@class mypi.AgentOutcome
+---@field text string its final answer
+---@field turns integer
+---@field usage {input_tokens: integer, output_tokens: integer}
+---@field error? string why it did not finish
+
+---Runs a child agent in-process (fresh conversation, the same hooks, `ctx.depth` + 1, at most
+---3 deep) and waits for it. A failed child is an outcome with `error`, not a script error.
+---@param spec mypi.AgentSpec
+---@return mypi.AgentOutcome
+function api.run_agent(spec) end
+
+---Runs several children at once (default 4 at a time) and returns their outcomes in order.
+---@param agents (mypi.AgentSpec[])|table list of specs, optionally with `concurrency = N`
+---@param opts? {concurrency?: integer}
+---@return mypi.AgentOutcome[]
+function api.run_agents(agents, opts) end
+
+---@class mypi.CompleteRequest
+---@field prompt? string one user message
+---@field messages? {role: "user"|"assistant"|"system", content: string}[]
+---@field system_prompt? string
+---@field model? string
+---@field provider? "openai"|"anthropic"|"faux"
+---@field max_tokens? integer
+
+---One model call without tools; raises the provider's error on failure.
+---@param request mypi.CompleteRequest
+---@return {text: string, usage: {input_tokens: integer, output_tokens: integer}}
+function api.complete(request) end
+
 ---@class mypi.McpResult
 ---@field text string the result as the model would get it (after `tool_result` handlers)
 ---@field content table[] the server's content blocks

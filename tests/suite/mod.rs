@@ -28,6 +28,7 @@ mod runaway;
 mod session_safety;
 mod sessions;
 mod streaming;
+mod subagents;
 mod tools;
 mod tools_safety;
 mod trust;

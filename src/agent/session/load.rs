@@ -53,6 +53,8 @@ struct Line {
 enum Kind {
     Session,
     Message,
+    /// A child agent's run: not part of the conversation.
+    Child,
     #[serde(other)]
     Other,
 }
@@ -171,7 +173,7 @@ impl<'p> Scan<'p> {
                 message: Some(message),
             }) => self.messages.push(message),
             Ok(Line {
-                kind: Kind::Session,
+                kind: Kind::Session | Kind::Child,
                 ..
             }) => {}
             Ok(Line {

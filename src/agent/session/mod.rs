@@ -24,7 +24,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::Message;
+use crate::protocol::{ChildRecord, Message};
 pub use id::new_id;
 use load::Tail;
 use lock::{LockError, SessionLock};
@@ -42,6 +42,8 @@ pub enum Entry {
     },
     /// A message of the conversation.
     Message { message: Message },
+    /// A child agent's run, kept apart from the conversation (resuming skips it).
+    Child { child: ChildRecord },
 }
 
 /// A message line, serialized from a borrowed message (the same JSON as [`Entry::Message`]).
@@ -49,6 +51,7 @@ pub enum Entry {
 #[serde(tag = "type", rename_all = "snake_case")]
 enum MessageLine<'a> {
     Message { message: &'a Message },
+    Child { child: &'a ChildRecord },
 }
 
 /// A session file could not be written, read or taken. The Display is what the user reads.
@@ -133,6 +136,17 @@ impl SessionSlot {
         }
         match self {
             SessionSlot::Open(writer) => writer.append(message),
+            _ => Ok(()),
+        }
+    }
+
+    /// Stores a child agent's run, creating the file first when it is pending.
+    pub fn append_child(&mut self, child: &ChildRecord) -> Result<(), SessionError> {
+        if let SessionSlot::Pending { dir, cwd, id } = self {
+            *self = SessionSlot::Open(SessionWriter::create(dir, cwd, id)?);
+        }
+        match self {
+            SessionSlot::Open(writer) => writer.write_line(&MessageLine::Child { child }),
             _ => Ok(()),
         }
     }

@@ -330,12 +330,12 @@ impl Engine for LuaEngine {
 
     fn load(&mut self) -> Result<(), ScriptError> {
         let path = self.link.info.path.clone();
-        let source = std::fs::read(&path).map_err(|e| {
+        let source = self.link.info.source().map_err(|e| {
             ScriptError::runtime(format!("{}: cannot read the script: {e}", path.display()))
         })?;
         let chunk = self
             .lua
-            .load(source)
+            .load(&*source)
             .set_name(format!("@{}", path.display()))
             .set_mode(mlua::ChunkMode::Text)
             .into_function()

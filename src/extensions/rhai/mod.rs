@@ -286,8 +286,14 @@ impl Engine for RhaiEngine {
 
     fn load(&mut self) -> Result<(), ScriptError> {
         let budget = self.limits.budget;
-        let text = std::fs::read_to_string(&self.link.info.path).map_err(|e| {
+        let bytes = self.link.info.source().map_err(|e| {
             ScriptError::runtime(format!("{}: cannot read the script: {e}", self.path))
+        })?;
+        let text = String::from_utf8(bytes.into_owned()).map_err(|_| {
+            ScriptError::runtime(format!(
+                "{}: cannot read the script: it is not UTF-8",
+                self.path
+            ))
         })?;
         let mut ast = self
             .engine

@@ -56,6 +56,13 @@ pub fn call(
             Ok(Ret::Nil)
         }
         (Object::Api, "exec") => exec(link, &mut args).map_err(fail),
+        (Object::Api, "read_dir") => link
+            .read_dir(&text(args.take("path")))
+            .map(|names| Ret::Data(json!(names)))
+            .map_err(fail),
+        (Object::Api, "run_agent") => super::agents::run_agent(link, &mut args).map_err(fail),
+        (Object::Api, "run_agents") => super::agents::run_agents(link, &mut args).map_err(fail),
+        (Object::Api, "complete") => super::agents::complete(link, &mut args).map_err(fail),
         (Object::Mcp, _) => mcp(link, member.name, &mut args).map_err(fail),
         (Object::Api, "log") => {
             link.log(&args.take("message").display());

@@ -61,6 +61,7 @@ fn build(files: &[(&str, &str)], limits: Limits, state: Json) -> Ext {
         path,
         language: Language::Lua,
         root: dir.0.clone(),
+        embedded: None,
     };
     let rec = Recording::new(dir.0.clone());
     let link = Arc::new(ApiLink::new(

@@ -46,6 +46,7 @@ fn fixture_with(main: &str, files: &[(&str, &str)], limits: Limits, state: Value
         path,
         language: Language::Rhai,
         root: dir.0.clone(),
+        embedded: None,
     };
     let link = Arc::new(ApiLink::new(
         info,

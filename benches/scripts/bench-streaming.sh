@@ -5,11 +5,11 @@
 # (user+sys, its own rusage via wait4) is measured at 200, N/4, 3N/4 and N deltas, median of
 # RUNS runs (env, default 5); µs/delta = (cpu(N) - cpu(200)) / (N - 200), and the same over the
 # first and the last quarter of the stream (flat cost: first ≈ last; O(n²): last ≈ 7 × first).
-# Usage: scripts/bench-streaming.sh [BIN] [DELTAS]   (default: builds target/release/mypi; 20000)
+# Usage: benches/scripts/bench-streaming.sh [BIN] [DELTAS]   (default: builds target/release/mypi; 20000)
 # PACE_US=n makes the server busy-wait n µs between chunks (default 0: as fast as it can).
 set -euo pipefail
 bin=${1:+$(realpath "$1")}
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 if [[ -z $bin ]]; then cargo build --release --quiet; bin=$PWD/target/release/mypi; fi
 deltas=${2:-20000}
 work=$(mktemp -d)

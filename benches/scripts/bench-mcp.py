@@ -3,7 +3,7 @@
 server-everything's `echo` over stdio, next to the time node takes to start server-everything
 and exit on the end of its input (the floor under it), interleaved so machine load hits both.
 
-    cargo build --release && MYPI_TEST_EVERYTHING=.../dist/index.js python3 scripts/bench-mcp.py
+    cargo build --release && MYPI_TEST_EVERYTHING=.../dist/index.js python3 benches/scripts/bench-mcp.py
 """
 
 import json
@@ -22,7 +22,7 @@ def main():
     if not os.path.isfile(index):
         print("mcp_print skipped: set MYPI_TEST_EVERYTHING to server-everything's dist/index.js")
         return
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     mypi = os.path.join(root, "target", "release", "mypi")
     with tempfile.TemporaryDirectory() as d:
         config = os.path.join(d, "mcp.json")

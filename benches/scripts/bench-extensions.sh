@@ -2,9 +2,9 @@
 # Start-up with many extensions: `mypi -p` (faux model, no tool call) in a project with
 # N Lua and N Rhai trivial extensions (each: one tool, one command, one handler), against the
 # same project with none. Prints median wall time and peak memory, and memory per extension.
-# Usage: scripts/bench-extensions.sh [N] [RUNS]   (default 100 each, 20 runs)
+# Usage: benches/scripts/bench-extensions.sh [N] [RUNS]   (default 100 each, 20 runs)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 n=${1:-100}
 runs=${2:-20}
 cargo build --release --quiet

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Measures a whole `mypi -p` process with the offline faux model and one tool call (read),
 # no extensions: median and worst wall time, and peak memory (max RSS), over N runs.
-# Usage: scripts/bench-startup.sh [RUNS]   (builds the release binary first)
+# Usage: benches/scripts/bench-startup.sh [RUNS]   (builds the release binary first)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 runs=${1:-50}
 cargo build --release --quiet
 bin=$PWD/target/release/mypi

@@ -1,0 +1,281 @@
+//! The [`Spawner`] of the app: child agents (`api.run_agent`) and one-off model calls
+//! (`api.complete`) built from the same configuration, tools and hooks as the user's agent.
+//! A child starts with no I/O at all: a provider value, a tool subset sharing the parent's
+//! tools, an empty conversation; its first model request is its first system call.
+//!
+//! What a child does is shown to the user as short notice lines (its tool calls, its end),
+//! never as its streamed text: print mode's stdout stays the parent's answer.
+
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+
+use super::provider_for;
+use crate::agent::child::{self, ChildSpec, CompleteRequest, Completion, Spawner};
+use crate::agent::session::SessionSlot;
+use crate::agent::{Agent, AgentParts, EventSink};
+use crate::config::{Config, ProviderKind};
+use crate::hooks::{HookBus, InputSource, NoticeFn};
+use crate::protocol::{AgentEvent, ChildOutcome, ChildRecord, Message};
+use crate::providers::{Accumulator, ModelRequest, Payload, Provider};
+use crate::run::RunContext;
+use crate::text::truncate_middle;
+use crate::tools::ToolRegistry;
+
+/// Builds children for the scripts.
+pub struct Children {
+    config: Config,
+    tools: Arc<ToolRegistry>,
+    hooks: Arc<HookBus>,
+    system_prompt: String,
+    notice: NoticeFn,
+    pub max_depth: u32,
+}
+
+impl Children {
+    pub fn new(
+        config: Config,
+        tools: Arc<ToolRegistry>,
+        hooks: Arc<HookBus>,
+        system_prompt: String,
+        notice: NoticeFn,
+    ) -> Self {
+        Children {
+            config,
+            tools,
+            hooks,
+            system_prompt,
+            notice,
+            max_depth: child::MAX_DEPTH,
+        }
+    }
+
+    /// The provider a child or a call uses: the one named (default: the agent's), with the
+    /// model named (default: the parent run's, or the named provider's default).
+    fn provider(
+        &self,
+        provider: Option<&str>,
+        model: Option<&str>,
+        parent_model: &str,
+    ) -> Result<Arc<dyn Provider>, String> {
+        let kind = match provider {
+            None => self.config.provider,
+            Some("openai") => ProviderKind::OpenAi,
+            Some("anthropic") => ProviderKind::Anthropic,
+            Some("faux") => ProviderKind::Faux,
+            Some(other) => {
+                return Err(format!(
+                    "unknown provider '{other}'; the providers are openai, anthropic, faux"
+                ))
+            }
+        };
+        if kind == self.config.provider {
+            let model = model.unwrap_or(parent_model);
+            return provider_for(&self.config, model).map_err(|e| e.to_string());
+        }
+        // Another provider: its key and address come from its own environment variables.
+        let (key_var, url_var) = match kind {
+            ProviderKind::OpenAi => ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+            ProviderKind::Anthropic => ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+            ProviderKind::Faux => ("", ""),
+        };
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let mut config = self.config.clone();
+        config.provider = kind;
+        config.api_key = var(key_var);
+        config.base_url = var(url_var);
+        config.faux_script = None;
+        let model = model.unwrap_or(kind.default_model());
+        provider_for(&config, model).map_err(|e| e.to_string())
+    }
+
+    async fn run_child(
+        &self,
+        spec: ChildSpec,
+        parent: Arc<RunContext>,
+        waiting: Option<u64>,
+    ) -> ChildOutcome {
+        if parent.depth >= self.max_depth {
+            return child::failed(format!(
+                "a child agent was not started: agents nest at most {} deep, and this run \
+                 is at depth {}",
+                self.max_depth, parent.depth
+            ));
+        }
+        let provider = match self.provider(
+            spec.provider.as_deref(),
+            spec.model.as_deref(),
+            &parent.model,
+        ) {
+            Ok(p) => p,
+            Err(e) => return child::failed(e),
+        };
+        let ctx = Arc::new(parent.child(waiting, provider.model().to_string()));
+        let tools = match self.tools.subset(spec.tools.as_deref(), &ctx) {
+            Ok(t) => t,
+            Err(e) => return child::failed(e),
+        };
+        let model = provider.model().to_string();
+        let mut agent = Agent::new(AgentParts {
+            provider,
+            tools,
+            hooks: self.hooks.clone(),
+            cwd: self.config.cwd.clone(),
+            system_prompt: spec
+                .system_prompt
+                .clone()
+                .unwrap_or_else(|| self.system_prompt.clone()),
+            session: SessionSlot::Off,
+            messages: Vec::new(),
+        });
+        agent.retry = self.config.retry;
+        agent.max_turns = spec.max_turns.unwrap_or(self.config.max_turns);
+        agent.children = Some(Vec::new());
+        let sink = ChildSink {
+            notice: self.notice.clone(),
+            label: label(&spec, ctx.depth),
+        };
+        let result = agent
+            .prompt(&spec.task, InputSource::Extension, &sink, &ctx)
+            .await;
+        let outcome = match result {
+            Ok(o) => ChildOutcome {
+                text: o.text,
+                turns: o.turns,
+                usage: o.usage,
+                error: None,
+            },
+            Err(e) => ChildOutcome {
+                text: String::new(),
+                turns: turns_of(agent.messages()),
+                usage: agent.usage(),
+                error: Some(e.to_string()),
+            },
+        };
+        parent.add_record(ChildRecord {
+            tool_call_id: parent.call_id.clone(),
+            depth: ctx.depth,
+            model,
+            task: spec.task,
+            messages: agent.messages().to_vec(),
+            outcome: outcome.clone(),
+            children: agent.children.take().unwrap_or_default(),
+        });
+        outcome
+    }
+
+    async fn complete_once(
+        &self,
+        request: CompleteRequest,
+        ctx: Arc<RunContext>,
+    ) -> Result<Completion, String> {
+        let provider = self.provider(
+            request.provider.as_deref(),
+            request.model.as_deref(),
+            &ctx.model,
+        )?;
+        let model_request = ModelRequest {
+            model: provider.model().to_string(),
+            system_prompt: request.system_prompt.unwrap_or_default(),
+            messages: request.messages.into(),
+            tools: Vec::new(),
+            max_tokens: request.max_tokens,
+        };
+        let payload = match provider.encode(&model_request) {
+            Some(bytes) => Payload::Encoded(bytes.into()),
+            None => Payload::Json(provider.payload(&model_request)),
+        };
+        let cancelled = || "the run was cancelled".to_string();
+        let mut stream = tokio::select! {
+            s = provider.stream(&payload) => s.map_err(|e| e.to_string())?,
+            _ = ctx.cancel.cancelled() => return Err(cancelled()),
+        };
+        let mut acc = Accumulator::default();
+        loop {
+            let next = tokio::select! {
+                n = stream.next() => n,
+                _ = ctx.cancel.cancelled() => return Err(cancelled()),
+            };
+            match next {
+                None => break,
+                Some(Ok(event)) => {
+                    if let crate::providers::StreamEvent::TextDelta(d) = &event {
+                        acc.text.push_str(d);
+                    } else {
+                        acc.push(&event);
+                    }
+                    if acc.done {
+                        break;
+                    }
+                }
+                Some(Err(e)) => return Err(e.to_string()),
+            }
+        }
+        Ok(Completion {
+            text: acc.text,
+            usage: acc.usage,
+        })
+    }
+}
+
+impl Spawner for Arc<Children> {
+    fn run(
+        &self,
+        spec: ChildSpec,
+        parent: Arc<RunContext>,
+        waiting: Option<u64>,
+    ) -> BoxFuture<'static, ChildOutcome> {
+        let me = self.clone();
+        Box::pin(async move { me.run_child(spec, parent, waiting).await })
+    }
+
+    fn complete(
+        &self,
+        request: CompleteRequest,
+        ctx: Arc<RunContext>,
+    ) -> BoxFuture<'static, Result<Completion, String>> {
+        let me = self.clone();
+        Box::pin(async move { me.complete_once(request, ctx).await })
+    }
+}
+
+/// How a child is named in its notice lines.
+fn label(spec: &ChildSpec, depth: u32) -> String {
+    let name = spec
+        .name
+        .clone()
+        .unwrap_or_else(|| truncate_middle(&spec.task, 30));
+    format!("[{name} · depth {depth}]")
+}
+
+/// Model turns in a transcript (assistant messages).
+fn turns_of(messages: &[Message]) -> u32 {
+    messages
+        .iter()
+        .filter(|m| m.role == crate::protocol::Role::Assistant)
+        .count() as u32
+}
+
+/// A child's events as notice lines: its tool calls and how it ended.
+struct ChildSink {
+    notice: NoticeFn,
+    label: String,
+}
+
+impl EventSink for ChildSink {
+    fn emit(&self, event: AgentEvent) {
+        let line = match event {
+            AgentEvent::ToolCall {
+                name, arguments, ..
+            } => format!(
+                "{} {name} {}",
+                self.label,
+                truncate_middle(&arguments.to_string(), 100)
+            ),
+            AgentEvent::Error { message } => format!("{} failed: {message}", self.label),
+            AgentEvent::Notice { message } => format!("{} {message}", self.label),
+            _ => return,
+        };
+        (self.notice)(line);
+    }
+}
