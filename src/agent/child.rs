@@ -14,7 +14,7 @@ use futures_util::future::BoxFuture;
 use futures_util::stream::{self, StreamExt};
 use serde_json::Value;
 
-use crate::protocol::{ChildOutcome, Usage};
+use crate::protocol::{ChildOutcome, ChildRecord, Usage};
 use crate::run::RunContext;
 
 /// How deep children may nest by default (the user's agent is depth 0).
@@ -62,13 +62,13 @@ pub struct Completion {
 pub trait Spawner: Send + Sync {
     /// Runs one child of the run `parent`; `waiting` is the extension worker that blocks
     /// until it ends (its handlers are skipped and its tools left out in the child). The
-    /// child's record is added to `parent` before the outcome is returned.
+    /// record is the child's transcript (none when it never started).
     fn run(
         &self,
         spec: ChildSpec,
         parent: Arc<RunContext>,
         waiting: Option<u64>,
-    ) -> BoxFuture<'static, ChildOutcome>;
+    ) -> BoxFuture<'static, (ChildOutcome, Option<ChildRecord>)>;
 
     /// One model call with no tools.
     fn complete(
@@ -79,7 +79,7 @@ pub trait Spawner: Send + Sync {
 }
 
 /// Runs `specs` as children of `parent`, at most `concurrency` at once, and returns their
-/// outcomes in the order of `specs`.
+/// outcomes in the order of `specs`; their records are added to `parent` in that order too.
 pub async fn run_many(
     spawner: Arc<dyn Spawner>,
     specs: Vec<ChildSpec>,
@@ -88,11 +88,19 @@ pub async fn run_many(
     waiting: Option<u64>,
 ) -> Vec<ChildOutcome> {
     let limit = concurrency.clamp(1, MAX_CONCURRENCY);
-    stream::iter(specs)
+    let done: Vec<(ChildOutcome, Option<ChildRecord>)> = stream::iter(specs)
         .map(|spec| spawner.run(spec, parent.clone(), waiting))
         .buffered(limit)
         .collect()
-        .await
+        .await;
+    done.into_iter()
+        .map(|(outcome, record)| {
+            if let Some(record) = record {
+                parent.add_record(record);
+            }
+            outcome
+        })
+        .collect()
 }
 
 /// An outcome that never ran: `error` says why.

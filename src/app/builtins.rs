@@ -61,6 +61,7 @@ impl App {
             ));
         }
         let provider = provider_for(&self.config, name)?;
+        self.children.set_provider(provider.clone());
         self.agent.set_provider(provider);
         self.refresh_session();
         Ok(format!(

@@ -6,7 +6,8 @@
 //! What a child does is shown to the user as short notice lines (its tool calls, its end),
 //! never as its streamed text: print mode's stdout stays the parent's answer.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, RwLock};
 
 use futures_util::future::BoxFuture;
 
@@ -22,6 +23,18 @@ use crate::run::RunContext;
 use crate::text::truncate_middle;
 use crate::tools::ToolRegistry;
 
+/// What a child is built from: the agent's configuration, tools, hooks and system prompt.
+pub struct ChildParts {
+    pub config: Config,
+    pub tools: Arc<ToolRegistry>,
+    pub hooks: Arc<HookBus>,
+    pub system_prompt: String,
+    /// Where children's notice lines go.
+    pub notice: NoticeFn,
+    /// The agent's provider now.
+    pub provider: Arc<dyn Provider>,
+}
+
 /// Builds children for the scripts.
 pub struct Children {
     config: Config,
@@ -29,25 +42,28 @@ pub struct Children {
     hooks: Arc<HookBus>,
     system_prompt: String,
     notice: NoticeFn,
+    /// The agent's provider (kept current by `/model`): a child with the same provider and
+    /// model shares it, so a faux script's replies go on where the parent left them.
+    current: RwLock<Arc<dyn Provider>>,
     pub max_depth: u32,
 }
 
 impl Children {
-    pub fn new(
-        config: Config,
-        tools: Arc<ToolRegistry>,
-        hooks: Arc<HookBus>,
-        system_prompt: String,
-        notice: NoticeFn,
-    ) -> Self {
+    pub fn new(parts: ChildParts) -> Self {
         Children {
-            config,
-            tools,
-            hooks,
-            system_prompt,
-            notice,
+            config: parts.config,
+            tools: parts.tools,
+            hooks: parts.hooks,
+            system_prompt: parts.system_prompt,
+            notice: parts.notice,
+            current: RwLock::new(parts.provider),
             max_depth: child::MAX_DEPTH,
         }
+    }
+
+    /// The agent switched providers (`/model`).
+    pub fn set_provider(&self, provider: Arc<dyn Provider>) {
+        *self.current.write().unwrap_or_else(|p| p.into_inner()) = provider;
     }
 
     /// The provider a child or a call uses: the one named (default: the agent's), with the
@@ -70,7 +86,15 @@ impl Children {
             }
         };
         if kind == self.config.provider {
+            let current = self
+                .current
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
             let model = model.unwrap_or(parent_model);
+            if model == current.model() {
+                return Ok(current);
+            }
             return provider_for(&self.config, model).map_err(|e| e.to_string());
         }
         // Another provider: its key and address come from its own environment variables.
@@ -94,9 +118,10 @@ impl Children {
         spec: ChildSpec,
         parent: Arc<RunContext>,
         waiting: Option<u64>,
-    ) -> ChildOutcome {
+    ) -> (ChildOutcome, Option<ChildRecord>) {
+        let never = |e: String| (child::failed(e), None);
         if parent.depth >= self.max_depth {
-            return child::failed(format!(
+            return never(format!(
                 "a child agent was not started: agents nest at most {} deep, and this run \
                  is at depth {}",
                 self.max_depth, parent.depth
@@ -108,12 +133,12 @@ impl Children {
             &parent.model,
         ) {
             Ok(p) => p,
-            Err(e) => return child::failed(e),
+            Err(e) => return never(e),
         };
         let ctx = Arc::new(parent.child(waiting, provider.model().to_string()));
         let tools = match self.tools.subset(spec.tools.as_deref(), &ctx) {
             Ok(t) => t,
-            Err(e) => return child::failed(e),
+            Err(e) => return never(e),
         };
         let model = provider.model().to_string();
         let mut agent = Agent::new(AgentParts {
@@ -133,7 +158,9 @@ impl Children {
         agent.children = Some(Vec::new());
         let sink = ChildSink {
             notice: self.notice.clone(),
-            label: label(&spec, ctx.depth),
+            name: label(&spec),
+            depth: ctx.depth,
+            turn: AtomicU32::new(0),
         };
         let result = agent
             .prompt(&spec.task, InputSource::Extension, &sink, &ctx)
@@ -152,7 +179,7 @@ impl Children {
                 error: Some(e.to_string()),
             },
         };
-        parent.add_record(ChildRecord {
+        let record = ChildRecord {
             tool_call_id: parent.call_id.clone(),
             depth: ctx.depth,
             model,
@@ -160,8 +187,8 @@ impl Children {
             messages: agent.messages().to_vec(),
             outcome: outcome.clone(),
             children: agent.children.take().unwrap_or_default(),
-        });
-        outcome
+        };
+        (outcome, Some(record))
     }
 
     async fn complete_once(
@@ -224,7 +251,7 @@ impl Spawner for Arc<Children> {
         spec: ChildSpec,
         parent: Arc<RunContext>,
         waiting: Option<u64>,
-    ) -> BoxFuture<'static, ChildOutcome> {
+    ) -> BoxFuture<'static, (ChildOutcome, Option<ChildRecord>)> {
         let me = self.clone();
         Box::pin(async move { me.run_child(spec, parent, waiting).await })
     }
@@ -239,13 +266,11 @@ impl Spawner for Arc<Children> {
     }
 }
 
-/// How a child is named in its notice lines.
-fn label(spec: &ChildSpec, depth: u32) -> String {
-    let name = spec
-        .name
+/// How a child is named in its notice lines: its name, or the start of its task.
+fn label(spec: &ChildSpec) -> String {
+    spec.name
         .clone()
-        .unwrap_or_else(|| truncate_middle(&spec.task, 30));
-    format!("[{name} · depth {depth}]")
+        .unwrap_or_else(|| truncate_middle(&spec.task, 30))
 }
 
 /// Model turns in a transcript (assistant messages).
@@ -256,26 +281,34 @@ fn turns_of(messages: &[Message]) -> u32 {
         .count() as u32
 }
 
-/// A child's events as notice lines: its tool calls and how it ended.
+/// A child's events as notice lines, the line-mode status of a running child: which child,
+/// its turn, and the tool it calls (`[scout · depth 1 · turn 2] read {"path":"a.rs"}`).
 struct ChildSink {
     notice: NoticeFn,
-    label: String,
+    name: String,
+    depth: u32,
+    turn: AtomicU32,
 }
 
 impl EventSink for ChildSink {
     fn emit(&self, event: AgentEvent) {
-        let line = match event {
+        let what = match event {
+            AgentEvent::TurnStart { turn } => {
+                self.turn.store(turn, Ordering::Relaxed);
+                return;
+            }
             AgentEvent::ToolCall {
                 name, arguments, ..
-            } => format!(
-                "{} {name} {}",
-                self.label,
-                truncate_middle(&arguments.to_string(), 100)
-            ),
-            AgentEvent::Error { message } => format!("{} failed: {message}", self.label),
-            AgentEvent::Notice { message } => format!("{} {message}", self.label),
+            } => format!("{name} {}", truncate_middle(&arguments.to_string(), 100)),
+            AgentEvent::Error { message } => format!("failed: {message}"),
+            AgentEvent::Notice { message } => message,
             _ => return,
         };
-        (self.notice)(line);
+        (self.notice)(format!(
+            "[{} · depth {} · turn {}] {what}",
+            self.name,
+            self.depth,
+            self.turn.load(Ordering::Relaxed)
+        ));
     }
 }

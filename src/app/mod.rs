@@ -87,6 +87,8 @@ pub struct App {
     pub resumed: bool,
     /// The MCP servers (after [`App::start_mcp`]).
     pub mcp: Option<Arc<crate::mcp::Manager>>,
+    /// Runs the scripts' child agents.
+    pub children: Arc<children::Children>,
 }
 
 /// Builds the provider the configuration names.
@@ -125,12 +127,13 @@ impl App {
         } else {
             (Self::pending_session(&config), Vec::new(), false)
         };
+        let system_prompt = prompt::system_prompt(&config.cwd);
         let mut agent = Agent::new(AgentParts {
             provider,
             tools: tools.clone(),
             hooks: hooks.clone(),
             cwd: config.cwd.clone(),
-            system_prompt: prompt::system_prompt(&config.cwd),
+            system_prompt: system_prompt.clone(),
             session,
             messages,
         });
@@ -158,14 +161,15 @@ impl App {
             agents: RwLock::new(None),
             builtins: config.builtin_extensions,
         };
-        let children = Arc::new(children::Children::new(
-            config.clone(),
-            tools.clone(),
-            hooks.clone(),
-            prompt::system_prompt(&config.cwd),
-            host.notice.clone(),
-        ));
-        host.set_agents(Arc::new(children));
+        let children = Arc::new(children::Children::new(children::ChildParts {
+            config: config.clone(),
+            tools: tools.clone(),
+            hooks: hooks.clone(),
+            system_prompt,
+            notice: host.notice.clone(),
+            provider: agent.provider().clone(),
+        }));
+        host.set_agents(Arc::new(children.clone()));
         let app = App {
             config,
             agent,
@@ -178,6 +182,7 @@ impl App {
             watcher: None,
             resumed,
             mcp: None,
+            children,
         };
         app.refresh_session();
         Ok(app)
@@ -322,6 +327,8 @@ impl App {
                 return Ok(LineOutcome::Ran(outcome));
             }
         };
+        // Child agents a command ran are kept in the session like a tool's.
+        self.agent.keep_children(&ctx, sink);
         self.refresh_session();
         if let LineOutcome::Output(text) = &outcome {
             sink.emit(AgentEvent::Command {

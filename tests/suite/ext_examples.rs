@@ -100,9 +100,21 @@ fn cap_timeouts_rewrites_the_arguments_of_bash_calls() {
 
 #[test]
 fn redact_hides_secrets_from_the_model_and_the_session_file() {
+    redact_hides_secrets("redact.lua");
+}
+
+#[test]
+fn redact_in_rhai_hides_secrets_from_the_model_and_the_session_file() {
+    redact_hides_secrets("redact.rhai");
+}
+
+fn redact_hides_secrets(file: &str) {
     let dir = TestDir::new();
-    install_example(&dir, "redact.lua");
-    dir.write("config.env", "API_KEY=sk-live_abc123DEF\nUSER=me\n");
+    install_example(&dir, file);
+    dir.write(
+        "config.env",
+        "API_KEY=sk-live_abc123DEF\nUSER=me\nGH=ghp_XyZ09 and AWS=AKIAABC123.\n",
+    );
     let fake = FakeOpenAi::with_replies(vec![
         Reply::tool_calls(vec![("c1", "read", json!({"path": "config.env"}))]),
         Reply::text("Read it."),
@@ -112,6 +124,10 @@ fn redact_hides_secrets_from_the_model_and_the_session_file() {
     assert!(sent.content.contains("API_KEY=[redacted]"), "{sent:?}");
     assert!(sent.content.contains("USER=me"), "{sent:?}");
     assert!(!sent.content.contains("sk-live"), "{sent:?}");
+    assert!(
+        sent.content.contains("GH=[redacted] and AWS=[redacted]."),
+        "{sent:?}"
+    );
     let file = std::fs::read_to_string(only_session(&dir)).unwrap();
     assert!(!file.contains("sk-live"), "{file}");
     assert!(file.contains("API_KEY=[redacted]"), "{file}");
@@ -159,8 +175,17 @@ fn house_rules_appends_to_the_system_prompt() {
 
 #[test]
 fn trim_context_drops_old_tool_results_from_requests_only() {
+    trim_context_drops_old_results("trim_context.lua");
+}
+
+#[test]
+fn trim_context_in_rhai_drops_old_tool_results_from_requests_only() {
+    trim_context_drops_old_results("trim_context.rhai");
+}
+
+fn trim_context_drops_old_results(file: &str) {
     let dir = TestDir::new();
-    install_example(&dir, "trim_context.lua");
+    install_example(&dir, file);
     for i in 1..=3 {
         dir.write(&format!("f{i}.txt"), &format!("content of file {i}\n"));
     }

@@ -14,10 +14,10 @@ pub const WAIT: Duration = Duration::from_secs(15);
 /// The per-call script budget the tests use (`MYPI_EXT_BUDGET_MS`), so loops end fast.
 pub const BUDGET_MS: &str = "300";
 
-/// The text of `examples/NAME`.
+/// The text of `examples/extensions/NAME`.
 pub fn example(name: &str) -> String {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("examples")
+        .join("examples/extensions")
         .join(name);
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()))
 }

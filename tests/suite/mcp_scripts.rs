@@ -349,13 +349,25 @@ fn an_untrusted_project_mcp_json_starts_nothing() {
 
 #[test]
 fn the_compose_example_makes_one_tool_of_two_mcp_calls() {
-    let dir = TestDir::new();
-    mcp_json(&dir, json!({}));
     let example = super::ext_util::example("mcp_compose.lua").replace(
         r#"local SERVER, ADD, ECHO = "everything", "get-sum", "echo""#,
         r#"local SERVER, ADD, ECHO = "t", "add", "echo""#,
     );
-    dir.write(".agents/extensions/mcp_compose.lua", &example);
+    compose(&example, "mcp_compose.lua");
+}
+
+#[test]
+fn the_compose_example_in_rhai_makes_one_tool_of_two_mcp_calls() {
+    let example = super::ext_util::example("mcp_compose.rhai")
+        .replace(r#"const SERVER = "everything";"#, r#"const SERVER = "t";"#)
+        .replace(r#"const ADD = "get-sum";"#, r#"const ADD = "add";"#);
+    compose(&example, "mcp_compose.rhai");
+}
+
+fn compose(example: &str, file: &str) {
+    let dir = TestDir::new();
+    mcp_json(&dir, json!({}));
+    dir.write(&format!(".agents/extensions/{file}"), example);
     dir.write(".agents/extensions/a_guard.lua", GUARD);
     let out = faux(
         &dir,

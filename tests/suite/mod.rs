@@ -5,6 +5,7 @@ mod call_path;
 mod cancel;
 mod children;
 mod errors;
+mod examples_more;
 mod ext_check;
 mod ext_examples;
 mod ext_features;

@@ -29,6 +29,24 @@ fn load_error(dir: &TestDir, name: &str, source: &str) -> String {
 /// Load-time mistakes: (what, Lua line, Rhai line, the message both must give).
 const LOAD_ERRORS: &[(&str, &str, &str, &str)] = &[
     (
+        "run_agent without a task",
+        r#"api.run_agent{name = "x"}"#,
+        r#"api.run_agent(#{ name: "x" });"#,
+        "api.run_agent: 'task' (a string) is required",
+    ),
+    (
+        "run_agents with a spec that is not a table",
+        r#"api.run_agents({ "look around" })"#,
+        r#"api.run_agents(["look around"]);"#,
+        "api.run_agents: agent 1: an agent must be a table with a task, not \"look around\"",
+    ),
+    (
+        "complete without an agent",
+        r#"api.complete{prompt = "hi"}"#,
+        r#"api.complete(#{ prompt: "hi" });"#,
+        "api.complete: there is no agent here to run a model (mypi ext check)",
+    ),
+    (
         "unknown event",
         r#"api.on("nope", function() end)"#,
         r#"api.on("nope", |e| ());"#,

@@ -334,6 +334,12 @@ end)"#,
         "blocked: no bash in children (depth 1)"
     );
     assert_eq!(tool_result(&reqs[3].body), "could not run bash");
+    // The user saw the child's tool call as its status line.
+    assert!(
+        out.stderr.contains("[worker · depth 1 · turn 1] bash {"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
@@ -455,4 +461,49 @@ fn complete_makes_one_call_without_tools_on_anthropic() {
     assert_eq!(body["system"], "be short");
     assert!(body.get("tools").is_none(), "{body}");
     assert_eq!(body["messages"][0]["content"], "Summarize: a tale");
+}
+
+/// `/fan` runs two children two at a time and joins their answers, in Lua and in Rhai.
+const LUA_FAN: &str = r#"api.command("fan", function()
+  local rs = api.run_agents{ { task = "first", name = "one" }, { task = "second" }, concurrency = 2 }
+  return rs[1].text .. "+" .. rs[2].text .. " turns=" .. rs[1].turns
+end)"#;
+const RHAI_FAN: &str = r#"api.command("fan", |args| {
+  let rs = api.run_agents([#{ task: "first", name: "one" }, #{ task: "second" }], #{ concurrency: 2 });
+  `${rs[0].text}+${rs[1].text} turns=${rs[0].turns}`
+});"#;
+
+fn fan(file: &str, source: &str) {
+    let dir = TestDir::new();
+    install(&dir, file, source);
+    let fake = FakeOpenAi::with_replies(vec![
+        Reply::text("same").after(Duration::from_millis(100)),
+        Reply::text("same").after(Duration::from_millis(100)),
+    ]);
+    let out = Mypi::new(&dir).openai(&fake).args(["-p", "/fan"]).run();
+    out.ok();
+    assert_eq!(out.stdout.trim(), "same+same turns=1", "{}", out.describe());
+    let mut tasks: Vec<String> = fake
+        .requests()
+        .iter()
+        .map(|r| user_texts(&r.body)[0].clone())
+        .collect();
+    tasks.sort();
+    assert_eq!(tasks, ["first", "second"]);
+    // A command's children are kept too, in order, with no tool call to sit under.
+    let lines = session_lines(&dir);
+    let children: Vec<&Value> = lines.iter().filter(|l| l["type"] == "child").collect();
+    assert_eq!(children.len(), 2, "{lines:?}");
+    assert_eq!(children[0]["child"]["task"], "first");
+    assert!(children[0]["child"].get("tool_call_id").is_none());
+}
+
+#[test]
+fn run_agents_from_a_lua_command() {
+    fan("fan.lua", LUA_FAN);
+}
+
+#[test]
+fn run_agents_from_a_rhai_command() {
+    fan("fan.rhai", RHAI_FAN);
 }
