@@ -186,4 +186,7 @@ pub enum ExtAction {
     Check { paths: Vec<PathBuf> },
     /// List the extensions that would be loaded.
     List,
+    /// Write the editor stubs (LuaLS annotations of the script API) to DIR/_types/mypi.lua
+    /// and a .luarc.json pointing at them (default DIR: .agents/extensions).
+    Types { dir: Option<PathBuf> },
 }

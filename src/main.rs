@@ -202,10 +202,27 @@ fn run_ext(action: &ExtAction, cli: &Cli, cwd: std::path::PathBuf) -> i32 {
             }
         }
     }
+    let builtins = !cli.no_extensions && !cli.no_builtin_extensions;
     match action {
         ExtAction::List => {
-            stdout_line(&check::list(&configured));
+            stdout_line(&check::list(&configured, builtins, &cwd));
             0
+        }
+        ExtAction::Types { dir } => {
+            let dir = cwd.join(
+                dir.as_deref()
+                    .unwrap_or(std::path::Path::new(".agents/extensions")),
+            );
+            match mypi::app::types::write_types(&dir) {
+                Ok(lines) => {
+                    stdout_line(&check::relative_to(&lines.join("\n"), &cwd));
+                    0
+                }
+                Err(e) => {
+                    stderr_line(&format!("mypi: {e}"));
+                    1
+                }
+            }
         }
         ExtAction::Check { paths } => {
             let explicit = !paths.is_empty();
@@ -217,7 +234,8 @@ fn run_ext(action: &ExtAction, cli: &Cli, cwd: std::path::PathBuf) -> i32 {
             let Some(runtime) = runtime() else {
                 return 1;
             };
-            let (report, ok) = runtime.block_on(check::check(&roots, cwd, explicit));
+            let (report, ok) =
+                runtime.block_on(check::check(&roots, cwd, explicit, builtins && !explicit));
             stdout_line(&report);
             i32::from(!ok)
         }

@@ -4,16 +4,22 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::extensions::discovery;
+use crate::extensions::builtin;
 use crate::extensions::host::ExtensionHost;
 use crate::extensions::services::HostContext;
 use crate::hooks::NoticeFn;
 use crate::tools;
 
-/// Loads the extensions under `roots` (files or folders); returns the report and whether all
-/// loaded. Finding none is a failure when `explicit` (the user named the paths).
-pub async fn check(roots: &[PathBuf], cwd: PathBuf, explicit: bool) -> (String, bool) {
-    let infos = discovery::discover(roots);
+/// Loads the extensions under `roots` (files or folders), and the shipped ones when
+/// `builtins`; returns the report and whether all loaded. Finding none is a failure when
+/// `explicit` (the user named the paths).
+pub async fn check(
+    roots: &[PathBuf],
+    cwd: PathBuf,
+    explicit: bool,
+    builtins: bool,
+) -> (String, bool) {
+    let infos = builtin::discover(roots, builtins);
     if infos.is_empty() {
         let looked: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
         return (
@@ -25,7 +31,7 @@ pub async fn check(roots: &[PathBuf], cwd: PathBuf, explicit: bool) -> (String, 
     let sink = notices.clone();
     let notice: NoticeFn =
         Arc::new(move |m| sink.lock().unwrap_or_else(|p| p.into_inner()).push(m));
-    let ctx = HostContext::standalone(cwd, notice);
+    let ctx = HostContext::standalone(cwd.clone(), notice);
     tools::register_builtins(&ctx.tools);
     let host = ExtensionHost::new(Arc::new(ctx));
     let summaries = host.load_all(infos).await;
@@ -46,18 +52,31 @@ pub async fn check(roots: &[PathBuf], cwd: PathBuf, explicit: bool) -> (String, 
         if summaries.len() == 1 { "" } else { "s" }
     ));
     host.unload_all();
-    (out, ok)
+    (relative_to(&out, &cwd), ok)
 }
 
-/// The extensions that would load from `roots`, one per line.
-pub fn list(roots: &[PathBuf]) -> String {
-    let infos = discovery::discover(roots);
+/// `text` with paths inside `cwd` shown relative to it (what the user typed).
+pub fn relative_to(text: &str, cwd: &std::path::Path) -> String {
+    let prefix = format!("{}/", cwd.display());
+    if prefix.len() <= 1 {
+        return text.to_string();
+    }
+    text.replace(&prefix, "")
+}
+
+/// The extensions that would load from `roots` (and the shipped ones when `builtins`), one
+/// per line.
+pub fn list(roots: &[PathBuf], builtins: bool, cwd: &std::path::Path) -> String {
+    let infos = builtin::discover(roots, builtins);
     if infos.is_empty() {
         return "no extensions found".to_string();
     }
     infos
         .iter()
-        .map(|i| format!("{} ({}, {})", i.name, i.language.name(), i.path.display()))
+        .map(|i| {
+            let line = format!("{} ({}, {})", i.name, i.language.name(), i.path.display());
+            relative_to(&line, cwd)
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }

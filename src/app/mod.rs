@@ -8,6 +8,7 @@ pub mod children;
 mod gate;
 pub use gate::{untrusted_project_root, Gate};
 pub mod mcp;
+pub mod types;
 pub mod ui;
 
 use std::sync::{Arc, RwLock};

@@ -24,8 +24,9 @@ fn check_of_good_files_lists_what_each_registered_and_exits_0() {
     dir.write("ext/guard.lua", &example("guard.lua"));
     let out = ext(&dir, &["check", "ext/todo.lua", "ext/guard.lua"]);
     out.ok();
-    let todo = dir.join("ext/todo.lua").display().to_string();
-    let guard = dir.join("ext/guard.lua").display().to_string();
+    // Paths inside the working folder are shown as the user typed them.
+    let todo = "ext/todo.lua";
+    let guard = "ext/guard.lua";
     assert_eq!(
         lines(&out),
         vec![
@@ -42,7 +43,7 @@ fn check_of_good_files_lists_what_each_registered_and_exits_0() {
     );
     let out = ext(&dir, &["check", "ext/todo.rhai"]);
     out.ok();
-    let rhai = dir.join("ext/todo.rhai").display().to_string();
+    let rhai = "ext/todo.rhai";
     assert_eq!(
         lines(&out),
         vec![
@@ -78,7 +79,7 @@ fn check_of_a_folder_reports_failures_with_file_and_line_and_exits_1() {
     let out = ext(&dir, &["check", "ext"]);
     out.expect_code(1);
     let l = lines(&out);
-    let p = |f: &str| dir.join(&format!("ext/{f}")).display().to_string();
+    let p = |f: &str| format!("ext/{f}");
     assert!(l[0].starts_with("ok   dup_a (lua, "), "{}", out.stdout);
     assert!(
         l[1].starts_with("ok   dup_b (rhai, ") && l[1].contains("/dup:2"),
@@ -127,8 +128,15 @@ fn check_without_paths_uses_the_extension_roots() {
     out.ok();
     assert!(out.stdout.contains("ok   todo (lua, "), "{}", out.stdout);
     assert!(out.stdout.contains("ok   mine (rhai, "), "{}", out.stdout);
+    // The shipped extension is checked with the roots.
     assert!(
-        out.stdout.ends_with("2 extensions checked, 0 failed\n"),
+        out.stdout
+            .contains("ok   subagent (lua, builtin:scripts/subagent.lua): 0 tools, 1 command"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.ends_with("3 extensions checked, 0 failed\n"),
         "{}",
         out.stdout
     );
@@ -153,10 +161,13 @@ fn list_names_the_extensions_that_would_load_without_loading_them() {
     dir.write("more/m.lua", "");
     let out = ext(&dir, &["list"]);
     out.ok();
-    let root = dir.join(".agents/extensions").display().to_string();
+    let root = ".agents/extensions";
     assert_eq!(
         out.stdout,
-        format!("a/x (rhai, {root}/a/x.rhai)\nb (lua, {root}/b.lua)\n"),
+        format!(
+            "a/x (rhai, {root}/a/x.rhai)\nb (lua, {root}/b.lua)\n\
+             subagent (lua, builtin:scripts/subagent.lua)\n"
+        ),
         "{}",
         out.describe()
     );
@@ -166,7 +177,7 @@ fn list_names_the_extensions_that_would_load_without_loading_them() {
     out.ok();
     assert_eq!(
         out.stdout,
-        format!("m (lua, {})\n", dir.join("more/m.lua").display()),
+        "m (lua, more/m.lua)\nsubagent (lua, builtin:scripts/subagent.lua)\n",
         "{}",
         out.describe()
     );

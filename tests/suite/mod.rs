@@ -22,6 +22,7 @@ mod mcp_faults;
 mod mcp_scripts;
 mod parity;
 mod print_mode;
+mod readme_tour;
 mod reload;
 mod reload_more;
 mod repl;
