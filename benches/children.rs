@@ -87,7 +87,15 @@ fn main() {
         notice: Arc::new(|_| {}),
         provider: provider.clone(),
     }));
-    let parent = Arc::new(RunContext::detached(cwd));
+    // The parent runs the same model: its children share its provider.
+    let parent = Arc::new(RunContext::new(
+        cwd,
+        mypi::run::RunMode::Print,
+        String::new(),
+        "faux".into(),
+        tokio_util::sync::CancellationToken::new(),
+        Arc::new(mypi::agent::queue::Queues::new()),
+    ));
     let (mut first, mut whole) = (Vec::with_capacity(RUNS), Vec::with_capacity(RUNS));
     for i in 0..RUNS + 100 {
         let spec = ChildSpec {

@@ -5,14 +5,15 @@
 //! - [`protocol`]: the vocabulary (messages, tool calls, agent events); no I/O.
 //! - [`run`]: the context of one agent run (session, model, mode, cancellation, queues,
 //!   depth) that every hook, tool and command call receives.
-//! - [`agent`]: the loop (turns, tool batches, steer/follow-up queues, session files).
+//! - [`agent`]: the loop (turns, tool batches, steer/follow-up queues, session files), and
+//!   what child agents are asked for ([`agent::child`]).
 //! - [`hooks`]: typed events, results, the chaining rules and the bus that applies them.
 //! - [`tools`]: the tool trait, the registry and the built-in tools.
 //! - [`commands`]: the slash-command table.
 //! - [`providers`]: OpenAI-compatible, Anthropic and faux models behind one trait; [`http`]:
 //!   the one HTTP client they (and later MCP) share.
 //! - [`extensions`]: Lua and Rhai scripts (see below).
-//! - [`mcp`]: the MCP client (in progress: its configuration so far).
+//! - [`mcp`]: the MCP client: servers from `.mcp.json` as tools, prompts and resources.
 //! - [`process`]: child processes in their own process group, killed on every exit path;
 //!   [`signals`]: the signals that end mypi (killing every child group first).
 //! - [`alloc`]: the process allocator, which charges every block to a meter (a Rhai VM's
@@ -53,6 +54,16 @@
 //! thread's [`extensions::meter::Meter`] and gives up on a call stuck in native code. A run
 //! started from inside a call (a child agent) lists the waiting thread in its context, so that
 //! thread is never re-entered.
+//!
+//! # Child agents
+//!
+//! `api.run_agent` reaches [`app::children::Children`] (an [`agent::child::Spawner`]): a new
+//! [`agent::Agent`] with an empty conversation, a subset of the same tool registry, the same
+//! hook bus and a [`run::RunContext::child`] one level deeper, whose cancellation is the
+//! parent's child token. Its transcript goes back up as a [`protocol::ChildRecord`] in the
+//! calling tool call's context, and the parent agent writes it to the session before that
+//! call's result. The extensions shipped in the binary (`scripts/`, [`extensions::builtin`])
+//! load like user ones; `subagent.lua` builds its tool on this API.
 
 pub mod agent;
 pub mod alloc;

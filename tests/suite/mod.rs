@@ -30,6 +30,7 @@ mod runaway;
 mod session_safety;
 mod sessions;
 mod streaming;
+mod subagent_tool;
 mod subagents;
 mod tools;
 mod tools_safety;

@@ -1,0 +1,146 @@
+//! The shipped `subagent` extension as a user meets it: a file of the user's own with the
+//! same name replaces it, `--no-builtin-extensions` turns it off, a project agent wins over a
+//! user agent of the same name, and a child can use the parent's MCP tools.
+
+use serde_json::{json, Value};
+
+use super::ext_util::install;
+use crate::common::{FakeOpenAi, Mypi, Reply, TestDir};
+
+fn agent_file(name: &str, description: &str, prompt: &str) -> String {
+    format!("---\nname: {name}\ndescription: {description}\n---\n{prompt}\n")
+}
+
+fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn the_shipped_subagent_can_be_replaced_or_turned_off() {
+    let dir = TestDir::new();
+    dir.write(
+        ".agents/agents/scout.md",
+        &agent_file("scout", "scouts", "You scout."),
+    );
+    let out = Mypi::new(&dir)
+        .args(["--provider", "faux", "-p", "/extensions"])
+        .run();
+    out.ok();
+    assert!(
+        out.stdout
+            .contains("subagent (lua, builtin:scripts/subagent.lua)"),
+        "{}",
+        out.stdout
+    );
+
+    let out = Mypi::new(&dir)
+        .args([
+            "--provider",
+            "faux",
+            "--no-builtin-extensions",
+            "-p",
+            "/agents",
+        ])
+        .run();
+    out.expect_code(1);
+    assert!(
+        out.stderr.contains("unknown command /agents"),
+        "{}",
+        out.describe()
+    );
+    let fake = FakeOpenAi::with_replies(vec![Reply::text("ok")]);
+    Mypi::new(&dir)
+        .openai(&fake)
+        .args(["--no-builtin-extensions", "-p", "hi"])
+        .run()
+        .ok();
+    assert!(!tool_names(&fake.requests()[0].body).contains(&"subagent".to_string()));
+
+    // A user file of the same name wins.
+    install(
+        &dir,
+        "subagent.lua",
+        r#"api.command("agents", function() return "my own" end)"#,
+    );
+    let out = Mypi::new(&dir)
+        .args(["--provider", "faux", "-p", "/agents"])
+        .run();
+    out.ok();
+    assert_eq!(out.stdout.trim(), "my own");
+    let out = Mypi::new(&dir)
+        .args(["--provider", "faux", "-p", "/extensions"])
+        .run();
+    assert!(!out.stdout.contains("builtin:"), "{}", out.stdout);
+}
+
+#[test]
+fn a_project_agent_wins_over_a_user_agent_of_the_same_name() {
+    let dir = TestDir::new();
+    dir.write(
+        ".agents/agents/scout.md",
+        &agent_file("scout", "project scout", "P"),
+    );
+    dir.write(
+        "home/.agents/agents/scout.md",
+        &agent_file("scout", "user scout", "U"),
+    );
+    dir.write(
+        "home/.agents/agents/helper.md",
+        &agent_file("helper", "user helper", "H"),
+    );
+    let out = Mypi::new(&dir)
+        .args(["--provider", "faux", "-p", "/agents"])
+        .run();
+    out.ok();
+    assert_eq!(
+        out.stdout.trim(),
+        "helper - user helper (~/.agents/agents/helper.md)\n\
+         scout - project scout (.agents/agents/scout.md)"
+    );
+}
+
+/// A tool whose child may use only the MCP server's echo.
+const VIA_CHILD: &str = r#"api.tool{ name = "ask_child", description = "d", parameters = { type = "object" },
+  execute = function()
+    local r = api.run_agent{ task = "echo hi", tools = { "mcp__t__echo" } }
+    return r.error or r.text
+  end }"#;
+
+#[test]
+fn a_child_calls_the_parents_mcp_tools() {
+    let dir = TestDir::new();
+    let server = format!("{}/tests/common/mcp_server.py", env!("CARGO_MANIFEST_DIR"));
+    dir.write(
+        ".mcp.json",
+        &json!({"mcpServers": {"t": {"command": "python3", "args": [server]}}}).to_string(),
+    );
+    install(&dir, "via.lua", VIA_CHILD);
+    let fake = FakeOpenAi::with_replies(vec![
+        Reply::tool_calls([("p1", "ask_child", json!({}))]),
+        Reply::tool_calls([("c1", "mcp__t__echo", json!({"text": "from the child"}))]),
+        Reply::text("the child heard it"),
+        Reply::text("done"),
+    ]);
+    let out = Mypi::new(&dir).openai(&fake).args(["-p", "go"]).run();
+    out.ok();
+    let reqs = fake.requests();
+    assert_eq!(reqs.len(), 4, "{}", out.describe());
+    assert_eq!(tool_names(&reqs[1].body), ["mcp__t__echo"]);
+    let echoed = reqs[2].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(echoed.contains("from the child"), "{echoed}");
+}
