@@ -144,3 +144,45 @@ fn a_child_calls_the_parents_mcp_tools() {
         .to_string();
     assert!(echoed.contains("from the child"), "{echoed}");
 }
+
+/// `/ls DIR` lists a folder with `api.read_dir` (what the subagent extension reads agents
+/// with), in Lua and in Rhai.
+fn read_dir(file: &str, source: &str) {
+    let dir = TestDir::new();
+    install(&dir, file, source);
+    dir.write("d/b.md", "");
+    dir.write("d/a.md", "");
+    dir.write("d/sub/x", "");
+    dir.write("home/mine/u.md", "");
+    let ls = |arg: &str| {
+        Mypi::new(&dir)
+            .args(["--provider", "faux", "-p", &format!("/ls {arg}")])
+            .run()
+    };
+    assert_eq!(ls("d").stdout.trim(), "a.md,b.md,sub/");
+    assert_eq!(ls("~/mine").stdout.trim(), "u.md");
+    assert_eq!(ls("missing").stdout.trim(), "");
+    let out = ls("d/a.md");
+    out.expect_code(1);
+    assert!(
+        out.stderr.contains("api.read_dir: cannot list ") && out.stderr.contains("d/a.md"),
+        "{}",
+        out.describe()
+    );
+}
+
+#[test]
+fn read_dir_lists_a_folder_in_lua() {
+    read_dir(
+        "ls.lua",
+        r#"api.command("ls", function(a) return table.concat(api.read_dir(a), ",") end)"#,
+    );
+}
+
+#[test]
+fn read_dir_lists_a_folder_in_rhai() {
+    read_dir(
+        "ls.rhai",
+        r#"api.command("ls", |a| { let names = api.read_dir(a); if names.len() == 0 { "" } else { names.reduce(|acc, n| if acc == () { n } else { acc + "," + n }) } });"#,
+    );
+}
