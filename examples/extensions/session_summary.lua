@@ -3,7 +3,8 @@
 -- run ended with (`agent_end`), kept in api.state so it survives hot reloads.
 local MAX_CHARS = 20000
 
-api.on("agent_end", function(e)
+api.on("agent_end", function(e, ctx)
+  if ctx.depth > 0 then return end -- a child agent's run is not the session
   local lines = {}
   for _, m in ipairs(e.messages) do
     if (m.role == "user" or m.role == "assistant") and m.content ~= "" then

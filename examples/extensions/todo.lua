@@ -26,7 +26,8 @@ api.command("todos", function()
 end, "list the todo items")
 
 api.on("agent_end", function(_, ctx)
-  if #todos > 0 then
+  -- Only when the user's run ends, not each child agent's (ctx.depth > 0).
+  if ctx.depth == 0 and #todos > 0 then
     ctx.ui.notify(#todos .. " open todo(s): " .. table.concat(todos, "; "))
   end
 end)
