@@ -170,6 +170,10 @@ api.command("bench", function(args, ctx)
   end
   return "ok"
 end)
+api.command("servers", function(args, ctx)
+  for i = 1, tonumber(args) do api.mcp.servers() end
+  return "ok"
+end)
 "#;
 
 /// The mean time of one `api.mcp.call` from a Lua loop (a script has no wall clock finer
@@ -201,6 +205,20 @@ async fn through_lua(index: &Path) -> (Duration, Duration) {
         .await
         .expect("the Lua loop");
     let lua = start.elapsed() / CALLS as u32;
+    // The same round trip into the host with no I/O behind it: what the hand-off costs.
+    let servers = ctx.commands.lookup("servers").expect("the servers command");
+    let mypi::commands::Action::Handler(h) = &servers.action else {
+        panic!("a script command")
+    };
+    h.call("100", &run).await.expect("warm-up");
+    let start = Instant::now();
+    h.call(&CALLS.to_string(), &run)
+        .await
+        .expect("the servers loop");
+    println!(
+        "  api.mcp.servers() from Lua (a host round trip, no I/O): mean {:.3} ms/call",
+        (start.elapsed() / CALLS as u32).as_secs_f64() * 1e3
+    );
     let cancel = CancellationToken::new();
     let start = Instant::now();
     for _ in 0..CALLS {

@@ -256,6 +256,25 @@ impl Conn {
         self.lists.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
+    /// The tools, each as its protocol JSON (a copy of that list only).
+    pub fn tools(&self) -> Vec<Value> {
+        self.lists
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .tools
+            .clone()
+    }
+
+    /// How many tools, resources and prompts the server offers (read in place).
+    pub fn counts(&self) -> (usize, usize, usize) {
+        let lists = self.lists.read().unwrap_or_else(|p| p.into_inner());
+        (
+            lists.tools.len(),
+            lists.resources.len(),
+            lists.prompts.len(),
+        )
+    }
+
     /// One tool by its server-side name, read in place (a call must not copy every list):
     /// its agent name and annotations, or the names of all tools when there is no such tool.
     pub fn tool(&self, name: &str, server: &str) -> Result<(String, Option<Value>), Vec<String>> {

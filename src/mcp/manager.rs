@@ -426,12 +426,12 @@ fn status_of(e: &Entry) -> Value {
         State::Disabled => v["state"] = json!("disabled"),
         State::Connecting => v["state"] = json!("connecting"),
         State::Connected(c) => {
-            let lists = c.lists();
+            let (tools, resources, prompts) = c.counts();
             v["state"] = json!(if c.alive() { "connected" } else { "closed" });
             v["protocol"] = json!(c.protocol);
-            v["tools"] = json!(lists.tools.len());
-            v["resources"] = json!(lists.resources.len());
-            v["prompts"] = json!(lists.prompts.len());
+            v["tools"] = json!(tools);
+            v["resources"] = json!(resources);
+            v["prompts"] = json!(prompts);
         }
         State::Failed { error, stderr } => {
             v["state"] = json!("failed");

@@ -54,7 +54,7 @@ pub async fn serve(
         Request::Tools { server } => {
             manager.entry(&server).map_err(fail)?;
             let conn = manager.conn(&server).await.map_err(fail)?;
-            let tools = conn.lists().tools;
+            let tools = conn.tools();
             let names = agent_names(&server, &tools);
             Ok(Value::Array(
                 tools
