@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Measures a whole `mypi -p` process with the offline faux model and one tool call (read),
-# no extensions: median and worst wall time, and peak memory (max RSS), over N runs.
+# with the shipped extension (subagent) and without it (--no-builtin-extensions), no user
+# extensions: median and worst wall time, and peak memory (max RSS), over N runs each.
 # Usage: benches/scripts/bench-startup.sh [RUNS]   (builds the release binary first)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -20,22 +21,25 @@ out=$("$bin" -p "what does notes.txt say?" --provider faux --faux-script replies
 python3 - "$bin" "$runs" <<'PY'
 import os, resource, statistics, subprocess, sys, time
 bin, runs = sys.argv[1], int(sys.argv[2])
-args = [bin, "-p", "what does notes.txt say?", "--provider", "faux", "--faux-script", "replies.jsonl"]
-walls, rss = [], []
-for i in range(runs + 3):
-    t0 = time.perf_counter()
-    pid = os.posix_spawn(bin, args, os.environ, file_actions=[
-        (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
-        (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)])
-    _, status, usage = os.wait4(pid, 0)
-    wall = time.perf_counter() - t0
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"run {i} failed with status {status}")
-    if i >= 3:
-        walls.append(wall * 1000)
-        rss.append(usage.ru_maxrss / 1024)
-walls.sort()
-print(f"mypi -p (faux, one read tool call), {runs} runs")
-print(f"  wall ms: median {statistics.median(walls):.2f}, p90 {walls[int(len(walls)*0.9)-1]:.2f}, max {walls[-1]:.2f}")
-print(f"  peak RSS MiB: median {statistics.median(rss):.1f}, max {max(rss):.1f}")
+def measure(extra, label):
+  args = [bin, "-p", "what does notes.txt say?", "--provider", "faux", "--faux-script", "replies.jsonl"] + extra
+  walls, rss = [], []
+  for i in range(runs + 3):
+      t0 = time.perf_counter()
+      pid = os.posix_spawn(bin, args, os.environ, file_actions=[
+          (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+          (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)])
+      _, status, usage = os.wait4(pid, 0)
+      wall = time.perf_counter() - t0
+      if os.waitstatus_to_exitcode(status) != 0:
+          sys.exit(f"run {i} failed with status {status}")
+      if i >= 3:
+          walls.append(wall * 1000)
+          rss.append(usage.ru_maxrss / 1024)
+  walls.sort()
+  print(f"mypi -p (faux, one read tool call, {label}), {runs} runs")
+  print(f"  wall ms: median {statistics.median(walls):.2f}, p90 {walls[int(len(walls)*0.9)-1]:.2f}, max {walls[-1]:.2f}")
+  print(f"  peak RSS MiB: median {statistics.median(rss):.1f}, max {max(rss):.1f}")
+measure([], "with the shipped subagent extension")
+measure(["--no-builtin-extensions"], "no extensions at all")
 PY

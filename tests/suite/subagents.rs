@@ -371,6 +371,20 @@ fn a_broken_agent_file_is_reported_once_with_its_path_and_skipped() {
         broken[0]
     );
     assert_eq!(out.stderr.matches("plain.md").count(), 1, "{}", out.stderr);
+
+    // In a REPL, asking again does not repeat the report.
+    let mut m = Mypi::new(&dir)
+        .args(["--provider", "faux", "--no-watch"])
+        .spawn();
+    m.send_line("/agents");
+    m.wait_for_line("scout - the scout", Duration::from_secs(15));
+    m.send_line("/agents");
+    m.wait_for_line("scout - the scout", Duration::from_secs(15));
+    m.send_line("/quit");
+    let out = m.wait();
+    out.ok();
+    let all = format!("{}{}", out.stdout, out.stderr);
+    assert_eq!(all.matches("broken.md").count(), 1, "{all}");
 }
 
 #[test]
@@ -506,4 +520,81 @@ fn run_agents_from_a_lua_command() {
 #[test]
 fn run_agents_from_a_rhai_command() {
     fan("fan.rhai", RHAI_FAN);
+}
+
+#[test]
+fn complete_takes_a_conversation() {
+    let dir = TestDir::new();
+    install(
+        &dir,
+        "ask.lua",
+        r#"api.command("ask", function()
+  local r = api.complete{ messages = {
+    { role = "user", content = "what is 2+2?" },
+    { role = "assistant", content = "4" },
+    { role = "user", content = "and times 3?" },
+  } }
+  return r.text
+end)"#,
+    );
+    let fake = FakeOpenAi::with_replies(vec![Reply::text("12")]);
+    let out = Mypi::new(&dir).openai(&fake).args(["-p", "/ask"]).run();
+    out.ok();
+    assert_eq!(out.stdout.trim(), "12");
+    let body = &fake.requests()[0].body;
+    let roles: Vec<&str> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        ["user", "assistant", "user"],
+        "no system prompt was given"
+    );
+    assert_eq!(body["messages"][2]["content"], "and times 3?");
+    // A bad role is the script's error, named.
+    install(
+        &dir,
+        "ask.lua",
+        r#"api.command("ask", function() return api.complete{ messages = { { role = "robot", content = "x" } } }.text end)"#,
+    );
+    let out = Mypi::new(&dir).openai(&fake).args(["-p", "/ask"]).run();
+    out.expect_code(1);
+    assert!(
+        out.stderr.contains(
+            "api.complete: message 1: the role must be user, assistant or system, not robot"
+        ),
+        "{}",
+        out.describe()
+    );
+    assert_eq!(fake.request_count(), 1);
+}
+
+#[test]
+fn children_of_an_aborted_run_send_nothing() {
+    let dir = TestDir::new();
+    install(
+        &dir,
+        "fan.lua",
+        r#"api.tool{ name = "fan", description = "d", parameters = { type = "object" },
+  execute = function(args, ctx)
+    ctx.abort()
+    local rs = api.run_agents{ { task = "a" }, { task = "b" }, { task = "c" } }
+    return rs[1].error .. " / " .. rs[3].error
+  end }"#,
+    );
+    let fake = FakeOpenAi::with_replies(vec![
+        Reply::tool_calls([("p1", "fan", json!({}))]),
+        Reply::text("never"),
+    ]);
+    let out = Mypi::new(&dir).openai(&fake).args(["-p", "go"]).run();
+    assert_ne!(out.code, 0, "{}", out.describe());
+    assert!(out.stderr.contains("cancelled"), "{}", out.describe());
+    assert_eq!(
+        fake.request_count(),
+        1,
+        "a child sent a request after the abort"
+    );
 }
