@@ -41,6 +41,16 @@ fn session_lines(dir: &TestDir) -> Vec<Value> {
         .collect()
 }
 
+/// The roles of a Chat Completions request's messages, in order.
+fn roles(body: &Value) -> Vec<&str> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect()
+}
+
 /// The user messages' texts of a Chat Completions request.
 fn user_texts(body: &Value) -> Vec<String> {
     body["messages"]
@@ -115,14 +125,8 @@ fn a_child_runs_with_its_own_conversation_and_is_kept_under_its_tool_call() {
     assert!(!out.stderr.contains("skipped a line"), "{}", out.describe());
     let resumed = &fake.requests()[3].body;
     assert_eq!(user_texts(resumed), ["go", "again"]);
-    let roles: Vec<&str> = resumed["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["role"].as_str().unwrap())
-        .collect();
     assert_eq!(
-        roles,
+        roles(resumed),
         ["system", "user", "assistant", "tool", "assistant", "user"]
     );
 }
@@ -542,14 +546,8 @@ end)"#,
     out.ok();
     assert_eq!(out.stdout.trim(), "12");
     let body = &fake.requests()[0].body;
-    let roles: Vec<&str> = body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["role"].as_str().unwrap())
-        .collect();
     assert_eq!(
-        roles,
+        roles(body),
         ["user", "assistant", "user"],
         "no system prompt was given"
     );
