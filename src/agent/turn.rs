@@ -220,9 +220,11 @@ impl Agent {
         ctx: &Arc<RunContext>,
     ) -> Result<Reply, Failed> {
         let fail = |error: AgentError, streamed| Failed { error, streamed };
+        // The cancellation first: a run cancelled already never starts a request.
         let mut stream: Box<dyn EventStream> = tokio::select! {
-            s = self.provider.stream(payload) => s.map_err(|e| fail(e.into(), false))?,
+            biased;
             _ = ctx.cancel.cancelled() => return Err(fail(AgentError::Cancelled, false)),
+            s = self.provider.stream(payload) => s.map_err(|e| fail(e.into(), false))?,
         };
         let mut acc = Accumulator::default();
         let mut streamed = false;

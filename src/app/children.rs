@@ -120,6 +120,9 @@ impl Children {
         waiting: Option<u64>,
     ) -> (ChildOutcome, Option<ChildRecord>) {
         let never = |e: String| (child::failed(e), None);
+        if parent.cancel.is_cancelled() {
+            return never(crate::agent::AgentError::Cancelled.to_string());
+        }
         if parent.depth >= self.max_depth {
             return never(format!(
                 "a child agent was not started: agents nest at most {} deep, and this run \
@@ -214,8 +217,9 @@ impl Children {
         };
         let cancelled = || "the run was cancelled".to_string();
         let mut stream = tokio::select! {
-            s = provider.stream(&payload) => s.map_err(|e| e.to_string())?,
+            biased;
             _ = ctx.cancel.cancelled() => return Err(cancelled()),
+            s = provider.stream(&payload) => s.map_err(|e| e.to_string())?,
         };
         let mut acc = Accumulator::default();
         loop {
