@@ -596,3 +596,28 @@ fn children_of_an_aborted_run_send_nothing() {
         "a child sent a request after the abort"
     );
 }
+
+#[test]
+fn a_rhai_tool_runs_a_child_agent() {
+    let dir = TestDir::new();
+    install(
+        &dir,
+        "delegate.rhai",
+        r#"api.tool(#{ name: "delegate", description: "run a child", parameters: #{ type: "object" },
+  execute: |args, ctx| {
+    let r = api.run_agent(#{ task: "say hi", name: "helper", tools: [], max_turns: 2 });
+    if r.error != () { return `failed: ${r.error}`; }
+    `${r.text} (${r.turns} turn, ${r.usage.input_tokens} in)`
+  } });"#,
+    );
+    let fake = FakeOpenAi::with_replies(vec![
+        Reply::tool_calls([("p1", "delegate", json!({}))]),
+        Reply::text("hi").usage(11, 2),
+        Reply::text("done"),
+    ]);
+    let out = Mypi::new(&dir).openai(&fake).args(["-p", "go"]).run();
+    out.ok();
+    let reqs = fake.requests();
+    assert!(reqs[1].body.get("tools").is_none(), "no tools were given");
+    assert_eq!(tool_result(&reqs[2].body), "hi (1 turn, 11 in)");
+}
