@@ -188,44 +188,53 @@ fn the_example_agents_are_listed_and_run_with_their_prompt_and_tools() {
     }
     assert!(out.stderr.is_empty(), "{}", out.stderr);
 
-    let fake = FakeOpenAi::with_replies(vec![
-        Reply::tool_calls([(
-            "c1",
-            "subagent",
-            json!({"agent": "scout", "task": "where is main?"}),
-        )]),
-        Reply::text("src/main.rs:1: fn main"),
-        Reply::text("It is in src/main.rs."),
-    ]);
-    let out = openai(&dir, &fake).args(["-p", "find main"]).run();
-    out.ok();
-    assert_eq!(out.stdout.trim(), "It is in src/main.rs.");
-    let reqs = fake.requests();
-    // The parent's tool lists the agents for the model.
-    let tool = reqs[0].body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["function"]["name"] == "subagent")
-        .expect("the subagent tool");
-    let description = tool["function"]["description"].as_str().unwrap();
-    for name in ["- planner: ", "- reviewer: ", "- scout: "] {
-        assert!(description.contains(name), "{description}");
+    // Each agent runs one turn with its file's body as its system prompt and its two tools.
+    for (name, opening) in [
+        ("scout", "You are a scout in a software project."),
+        ("planner", "You are a planner."),
+        ("reviewer", "You are a careful code reviewer."),
+    ] {
+        let fake = FakeOpenAi::with_replies(vec![
+            Reply::tool_calls([(
+                "c1",
+                "subagent",
+                json!({"agent": name, "task": "look at main"}),
+            )]),
+            Reply::text(format!("{name} says: fine")),
+            Reply::text("Relayed."),
+        ]);
+        let out = openai(&dir, &fake).args(["-p", "go"]).run();
+        out.ok();
+        assert_eq!(out.stdout.trim(), "Relayed.");
+        let reqs = fake.requests();
+        // The parent's tool lists the agents for the model.
+        let tool = reqs[0].body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["function"]["name"] == "subagent")
+            .expect("the subagent tool");
+        let description = tool["function"]["description"].as_str().unwrap();
+        for listed in ["- planner: ", "- reviewer: ", "- scout: "] {
+            assert!(description.contains(listed), "{description}");
+        }
+        let child = &reqs[1];
+        assert!(
+            system_prompt(child).starts_with(opening),
+            "{name}: {}",
+            system_prompt(child)
+        );
+        let mut tools: Vec<&str> = child.body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap())
+            .collect();
+        tools.sort();
+        assert_eq!(tools, ["bash", "read"], "{name}");
+        assert_eq!(
+            tool_results(&reqs[2])[0].content,
+            format!("{name} says: fine")
+        );
     }
-    // The child got scout.md's body as its system prompt and its two tools.
-    let child = &reqs[1];
-    assert!(
-        system_prompt(child).starts_with("You are a scout in a software project."),
-        "{}",
-        system_prompt(child)
-    );
-    let mut tools: Vec<&str> = child.body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap())
-        .collect();
-    tools.sort();
-    assert_eq!(tools, ["bash", "read"]);
-    assert_eq!(tool_results(&reqs[2])[0].content, "src/main.rs:1: fn main");
 }
