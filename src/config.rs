@@ -84,6 +84,12 @@ pub enum ConfigError {
     BadNumber { name: &'static str, value: String },
     #[error("{name}={value:?} is not a whole number above 0")]
     BadCount { name: &'static str, value: String },
+    #[error("{from} {url:?} is not an http:// or https:// address; did you mean {suggestion:?}?")]
+    BadBaseUrl {
+        from: &'static str,
+        url: String,
+        suggestion: String,
+    },
 }
 
 /// Everything resolved.
@@ -281,6 +287,16 @@ fn pick_provider(
     };
     let api_key = var(key_var);
     let base_url = cli.base_url.clone().or_else(|| var(url_var));
+    if let Some(url) = &base_url {
+        check_base_url(
+            url,
+            if cli.base_url.is_some() {
+                "--base-url"
+            } else {
+                url_var
+            },
+        )?;
+    }
     match provider {
         ProviderKind::OpenAi if api_key.is_none() && base_url.is_none() => {
             return Err(ConfigError::MissingOpenAiKey)
@@ -291,6 +307,24 @@ fn pick_provider(
         _ => {}
     }
     Ok((provider, fell_back_to_faux, api_key, base_url))
+}
+
+/// A base URL must name its scheme: `localhost:11434/v1` would otherwise be read as a URL
+/// with the scheme `localhost`.
+fn check_base_url(url: &str, from: &'static str) -> Result<(), ConfigError> {
+    let u = url.trim();
+    if u.starts_with("http://") || u.starts_with("https://") {
+        return Ok(());
+    }
+    let rest = u.split_once("://").map_or(u, |(_, r)| r);
+    let local =
+        rest.starts_with("localhost") || rest.starts_with("127.") || rest.starts_with("[::1]");
+    let scheme = if local { "http" } else { "https" };
+    Err(ConfigError::BadBaseUrl {
+        from,
+        url: url.to_string(),
+        suggestion: format!("{scheme}://{rest}"),
+    })
 }
 
 /// Where extensions are discovered: `--extensions-dir` roots, none with `--no-extensions`,
@@ -355,6 +389,30 @@ mod tests {
 
     /// The overrides of a command line (`--provider NAME`, `--base-url URL`, `-p [PROMPT]`,
     /// `--json`), parsed by hand so the configuration's tests do not need the CLI.
+    #[test]
+    fn a_base_url_without_a_scheme_is_refused_with_a_suggestion() {
+        let e = resolve(
+            &["--provider", "openai", "--base-url", "localhost:11434/v1"],
+            &[],
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--base-url \"localhost:11434/v1\" is not an http:// or https:// address; did you \
+             mean \"http://localhost:11434/v1\"?"
+        );
+        let e = resolve(&[], &[("OPENAI_BASE_URL", "api.example.com/v1")]).unwrap_err();
+        assert!(
+            e.to_string().contains("\"https://api.example.com/v1\""),
+            "{e}"
+        );
+        assert!(resolve(
+            &["--provider", "openai", "--base-url", "http://x:1/v1"],
+            &[]
+        )
+        .is_ok());
+    }
+
     fn overrides(args: &[&str]) -> Overrides {
         let mut o = Overrides::default();
         let mut it = args.iter().peekable();

@@ -246,10 +246,27 @@ pub enum AgentEvent {
         content: String,
         is_error: bool,
     },
-    /// The turn's tool results are stored.
-    TurnEnd { turn: u32 },
-    /// A notice for the user (retries, blocked streams, extension messages).
+    /// The turn's tool results are stored; `usage` is this turn's model request.
+    TurnEnd { turn: u32, usage: Usage },
+    /// A notice for the user (blocked streams, extension messages).
     Notice { message: String },
+    /// A model request failed before anything arrived and is sent again after `delay_ms`.
+    Retry {
+        attempt: u32,
+        max_retries: u32,
+        delay_ms: u64,
+        error: String,
+    },
+    /// The first event of a `--json` run: what this session runs with.
+    Session {
+        session_id: String,
+        cwd: String,
+        provider: String,
+        model: String,
+        tools: Vec<String>,
+        extensions: Vec<String>,
+        mcp_servers: Vec<String>,
+    },
     /// The run finished: the final assistant text and the usage of the whole run.
     Final {
         text: String,
@@ -260,6 +277,24 @@ pub enum AgentEvent {
     Error { message: String },
     /// A slash command answered (no model involved).
     Command { name: String, output: String },
+}
+
+impl AgentEvent {
+    /// A retry as the user reads it: `HTTP 503 ...; retrying in 0.5 s (1/3)`.
+    pub fn retry_text(&self) -> Option<String> {
+        match self {
+            AgentEvent::Retry {
+                attempt,
+                max_retries,
+                delay_ms,
+                error,
+            } => Some(format!(
+                "{error}; retrying in {:.1} s ({attempt}/{max_retries})",
+                *delay_ms as f64 / 1000.0
+            )),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -325,8 +360,36 @@ mod tests {
                 json!({"type":"tool_result","id":"a","name":"bash","content":"ok","is_error":false}),
             ),
             (
-                AgentEvent::TurnEnd { turn: 2 },
-                json!({"type":"turn_end","turn":2}),
+                AgentEvent::TurnEnd {
+                    turn: 2,
+                    usage: Usage {
+                        input_tokens: 5,
+                        output_tokens: 1,
+                    },
+                },
+                json!({"type":"turn_end","turn":2,"usage":{"input_tokens":5,"output_tokens":1}}),
+            ),
+            (
+                AgentEvent::Retry {
+                    attempt: 1,
+                    max_retries: 3,
+                    delay_ms: 500,
+                    error: "HTTP 503".into(),
+                },
+                json!({"type":"retry","attempt":1,"max_retries":3,"delay_ms":500,"error":"HTTP 503"}),
+            ),
+            (
+                AgentEvent::Session {
+                    session_id: "s1".into(),
+                    cwd: "/w".into(),
+                    provider: "openai".into(),
+                    model: "m".into(),
+                    tools: vec!["read".into()],
+                    extensions: vec!["subagent".into()],
+                    mcp_servers: vec![],
+                },
+                json!({"type":"session","session_id":"s1","cwd":"/w","provider":"openai",
+                       "model":"m","tools":["read"],"extensions":["subagent"],"mcp_servers":[]}),
             ),
             (
                 AgentEvent::Final {
@@ -387,11 +450,13 @@ mod tests {
             AgentEvent::ToolResult { .. } => "tool_result",
             AgentEvent::TurnEnd { .. } => "turn_end",
             AgentEvent::Notice { .. } => "notice",
+            AgentEvent::Retry { .. } => "retry",
+            AgentEvent::Session { .. } => "session",
             AgentEvent::Final { .. } => "final",
             AgentEvent::Error { .. } => "error",
             AgentEvent::Command { .. } => "command",
         };
         assert_eq!(name(&AgentEvent::TurnStart { turn: 0 }), "turn_start");
-        assert_eq!(covered.len(), 11, "{covered:?}");
+        assert_eq!(covered.len(), 13, "{covered:?}");
     }
 }

@@ -89,10 +89,10 @@ impl Agent {
                 self.hooks.emit(HookEvent::TurnStart { turn }, ctx).await;
             }
             let payload = self.payload(system_prompt, ctx).await;
-            let message = match self.stream_with_retry(payload, sink, ctx).await? {
+            let (message, turn_usage) = match self.stream_with_retry(payload, sink, ctx).await? {
                 Reply::Message(message, usage) => {
                     outcome.usage.add(usage);
-                    message
+                    (message, usage)
                 }
                 Reply::Blocked(reason) => {
                     sink.emit(AgentEvent::Notice {
@@ -126,7 +126,10 @@ impl Agent {
                     self.record(Message::user(steer))?;
                 }
             }
-            sink.emit(AgentEvent::TurnEnd { turn });
+            sink.emit(AgentEvent::TurnEnd {
+                turn,
+                usage: turn_usage,
+            });
             if self.hooks.has(EventKind::TurnEnd) {
                 let event = HookEvent::TurnEnd {
                     turn,
@@ -198,13 +201,11 @@ impl Agent {
             }
             attempt += 1;
             let delay = self.retry.delay(attempt);
-            sink.emit(AgentEvent::Notice {
-                message: format!(
-                    "{}; retrying in {:.1} s ({attempt}/{})",
-                    failed.error,
-                    delay.as_secs_f64(),
-                    self.retry.max_retries
-                ),
+            sink.emit(AgentEvent::Retry {
+                attempt,
+                max_retries: self.retry.max_retries,
+                delay_ms: delay.as_millis() as u64,
+                error: failed.error.to_string(),
             });
             tokio::select! {
                 _ = tokio::time::sleep(delay) => {}
@@ -276,6 +277,11 @@ impl Agent {
                 message: "the reply ended before any content arrived".into(),
             };
             return Err(fail(error.into(), streamed));
+        }
+        if matches!(acc.stop_reason.as_deref(), Some("length" | "max_tokens")) {
+            sink.emit(AgentEvent::Notice {
+                message: "the reply was cut short: the model reached its output token limit".into(),
+            });
         }
         Ok(Reply::Message(acc.message(), acc.usage))
     }

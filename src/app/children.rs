@@ -306,6 +306,10 @@ impl EventSink for ChildSink {
             } => format!("{name} {}", truncate_middle(&arguments.to_string(), 100)),
             AgentEvent::Error { message } => format!("failed: {message}"),
             AgentEvent::Notice { message } => message,
+            AgentEvent::Retry { .. } => match event.retry_text() {
+                Some(text) => text,
+                None => return,
+            },
             _ => return,
         };
         (self.notice)(format!(

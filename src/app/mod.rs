@@ -218,6 +218,31 @@ impl App {
         }
     }
 
+    /// What this session runs with: the first event of a `--json` run.
+    pub fn session_event(&self) -> AgentEvent {
+        let provider = self.agent.provider();
+        let mcp_servers = self
+            .mcp
+            .as_ref()
+            .map(|m| m.entries().iter().map(|e| e.config.name.clone()).collect())
+            .unwrap_or_default();
+        AgentEvent::Session {
+            session_id: self.agent.session_id().to_string(),
+            cwd: self.config.cwd.display().to_string(),
+            provider: provider.name().to_string(),
+            model: provider.model().to_string(),
+            tools: self.tools.specs().into_iter().map(|s| s.name).collect(),
+            extensions: self
+                .extensions
+                .summaries()
+                .into_iter()
+                .filter(|s| s.error.is_none())
+                .map(|s| s.name)
+                .collect(),
+            mcp_servers,
+        }
+    }
+
     /// The one line shown when mypi fell back to the offline model.
     pub fn faux_hint(&self) -> Option<&'static str> {
         self.config.fell_back_to_faux.then_some(

@@ -4,9 +4,9 @@
 
 mod during;
 pub mod input;
+pub mod piped;
 pub mod render;
 
-use std::io::Read;
 use std::sync::Arc;
 
 use crate::app::ui::AppUi;
@@ -22,18 +22,32 @@ pub async fn run_print(mut app: App) -> i32 {
         Mode::Print { prompt, json } => (prompt.clone(), *json),
         Mode::Repl => (None, false),
     };
-    let prompt = match prompt {
-        Some(p) => p,
-        None => {
-            let mut text = String::new();
-            if let Err(e) = std::io::stdin().read_to_string(&mut text) {
-                stderr_line(&format!(
-                    "mypi: cannot read the prompt from standard input: {e}"
-                ));
+    let mut piped = String::new();
+    let stdin = match prompt {
+        // The prompt itself comes from standard input: wait for it however long it takes.
+        None => piped::Stdin::Ready,
+        Some(_) => piped::stdin_state(piped::PIPE_GRACE),
+    };
+    match stdin {
+        piped::Stdin::None => {}
+        piped::Stdin::Silent { waited } => stderr_line(&format!(
+            "mypi: standard input is open but sent nothing in {} s; going on without it \
+             (close it, or pipe the text in before mypi starts)",
+            waited.as_secs()
+        )),
+        piped::Stdin::Ready => match piped::read_stdin() {
+            Ok(text) => piped = text,
+            Err(e) => {
+                stderr_line(&format!("mypi: {e}"));
                 return 1;
             }
-            text
-        }
+        },
+    }
+    let prompt = match prompt {
+        // A slash command is not given the piped text.
+        Some(p) if p.trim_start().starts_with('/') => p,
+        Some(p) => piped::with_piped(&p, &piped),
+        None => piped,
     };
     if prompt.trim().is_empty() {
         stderr_line("mypi: the prompt is empty; pass -p \"PROMPT\" or pipe it on standard input");
@@ -60,8 +74,17 @@ pub async fn run_print(mut app: App) -> i32 {
     app.start().await;
     let cancel = app.ui.new_prompt();
     let sink: &dyn crate::agent::EventSink = if json { &JsonSink } else { &PrintSink };
+    if json {
+        sink.emit(app.session_event());
+    }
     let mut code = match app.handle_line(prompt.trim_end(), sink, &cancel).await {
-        Ok(LineOutcome::Ran(outcome)) => answer(json, &outcome.text),
+        Ok(LineOutcome::Ran(outcome)) => {
+            // Whoever reads the answer should know it is the offline model's echo.
+            if let (Some(hint), false) = (app.faux_hint(), json) {
+                stderr_line(&format!("mypi: {hint}"));
+            }
+            answer(json, &outcome.text)
+        }
         Ok(LineOutcome::Output(text)) => answer(json, &text),
         Ok(LineOutcome::Quit) => 0,
         Err(e) => failed(&e),
@@ -171,10 +194,21 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
             ReadResult::Eof => break,
         };
         let cancel = app.ui.new_prompt();
+        let started = std::time::Instant::now();
         let work = app.handle_line(&line, &sink, &cancel);
         let result = drive(work, &mut input, &mut typed, &ui, &printer).await;
         if matches!(result, Ok(LineOutcome::Quit)) || typed.quit {
             break;
+        }
+        if let Ok(LineOutcome::Ran(outcome)) = &result {
+            if outcome.turns > 0 {
+                printer.line(&render::run_summary(
+                    app.agent.provider().model(),
+                    outcome.usage,
+                    app.agent.usage(),
+                    started.elapsed(),
+                ));
+            }
         }
         show(&printer, result);
     }

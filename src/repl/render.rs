@@ -41,9 +41,65 @@ pub struct PrintSink;
 
 impl EventSink for PrintSink {
     fn emit(&self, event: AgentEvent) {
-        if let AgentEvent::Notice { message } = event {
-            stderr_line(&format!("mypi: {message}"));
+        match event {
+            AgentEvent::Notice { message } => stderr_line(&format!("mypi: {message}")),
+            AgentEvent::Retry { .. } => {
+                if let Some(text) = event.retry_text() {
+                    stderr_line(&format!("mypi: {text}"));
+                }
+            }
+            _ => {}
         }
+    }
+}
+
+/// A token count as people read it: `950`, `1.2k`, `34k`, `1.5M`.
+fn tokens(n: u64) -> String {
+    match n {
+        0..=999 => n.to_string(),
+        1_000..=9_999 => format!("{:.1}k", n as f64 / 1e3),
+        10_000..=999_999 => format!("{}k", (n as f64 / 1e3).round() as u64),
+        _ => format!("{:.1}M", n as f64 / 1e6),
+    }
+}
+
+/// The line after a run: the model, the run's tokens, the session's, and the time taken.
+pub fn run_summary(
+    model: &str,
+    run: crate::protocol::Usage,
+    total: crate::protocol::Usage,
+    took: std::time::Duration,
+) -> String {
+    format!(
+        "· {model} · {} in / {} out · session {} in / {} out · {:.1} s",
+        tokens(run.input_tokens),
+        tokens(run.output_tokens),
+        tokens(total.input_tokens),
+        tokens(total.output_tokens),
+        took.as_secs_f64()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::Usage;
+
+    #[test]
+    fn the_run_summary_reads_well() {
+        let u = |i, o| Usage {
+            input_tokens: i,
+            output_tokens: o,
+        };
+        assert_eq!(
+            run_summary(
+                "m",
+                u(1234, 56),
+                u(45_600, 1_500_000),
+                std::time::Duration::from_millis(3420)
+            ),
+            "· m · 1.2k in / 56 out · session 46k in / 1.5M out · 3.4 s"
+        );
     }
 }
 
@@ -169,12 +225,18 @@ impl EventSink for HumanSink {
                 }
             }
             AgentEvent::Notice { message } => p.line(&format!("! {message}")),
+            AgentEvent::Retry { .. } => {
+                if let Some(text) = event.retry_text() {
+                    p.line(&format!("! {text}"));
+                }
+            }
             AgentEvent::Error { message } if message == "cancelled" => p.line("(cancelled)"),
             AgentEvent::Error { message } => p.line(&format!("error: {message}")),
             AgentEvent::Command { output, .. } => p.line(&output),
             AgentEvent::AgentStart { .. }
             | AgentEvent::TurnStart { .. }
-            | AgentEvent::TurnEnd { .. } => {}
+            | AgentEvent::TurnEnd { .. }
+            | AgentEvent::Session { .. } => {}
         }
     }
 }

@@ -300,10 +300,16 @@ impl Mypi {
         running.wait()
     }
 
-    /// Starts the binary with piped stdin, stdout and stderr.
+    /// Starts the binary with piped stdout and stderr, and piped stdin, except for a print
+    /// mode run given no input (its stdin is then empty, as a user's `</dev/null`).
     pub fn spawn(self) -> Running {
         let mut cmd = self.command();
-        cmd.stdin(Stdio::piped());
+        let print = self.args.iter().any(|a| a == "-p" || a == "--print");
+        if print && self.stdin.is_none() {
+            cmd.stdin(Stdio::null());
+        } else {
+            cmd.stdin(Stdio::piped());
+        }
         let mut running = Running::start(cmd, self.timeout);
         if let Some(text) = &self.stdin {
             running.write_stdin(text);

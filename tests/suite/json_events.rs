@@ -66,6 +66,7 @@ fn tool_round_trip_events_in_order() {
         assert_eq!(
             collapsed(&t),
             vec![
+                "session",
                 "agent_start",
                 "turn_start",
                 "text_delta",
@@ -85,11 +86,26 @@ fn tool_round_trip_events_in_order() {
             t.iter().filter(|t| *t == "text_delta").count() >= 4,
             "text streams in several deltas: {t:?}"
         );
+        // The first event says what the session runs with.
+        let session = &ev[0];
+        assert_eq!(session["type"], "session");
+        assert_eq!(session["model"], "test-model");
+        assert_eq!(session["cwd"], dir.path().display().to_string());
+        assert!(!session["session_id"].as_str().unwrap().is_empty());
+        let tools: Vec<&str> = session["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap())
+            .collect();
+        assert_eq!(tools, ["bash", "edit", "read", "write"], "{session}");
+        assert_eq!(session["extensions"], json!(["subagent"]));
+        assert_eq!(session["mcp_servers"], json!([]));
         assert_eq!(
-            ev[0],
+            ev[1],
             json!({"type": "agent_start", "prompt": "what is in hello.txt"})
         );
-        assert_eq!(ev[1], json!({"type": "turn_start", "turn": 1}));
+        assert_eq!(ev[2], json!({"type": "turn_start", "turn": 1}));
 
         let first_text: String = ev
             .iter()
@@ -118,7 +134,10 @@ fn tool_round_trip_events_in_order() {
         assert_eq!(result["name"], "read");
         assert_eq!(result["is_error"], false);
         assert!(result["content"].as_str().unwrap().contains("hello file"));
-        assert!(ev.contains(&json!({"type": "turn_end", "turn": 1})));
+        // Each turn_end carries that turn's usage.
+        let usage = json!({"input_tokens": 10, "output_tokens": 5});
+        assert!(ev.contains(&json!({"type": "turn_end", "turn": 1, "usage": usage})));
+        assert!(ev.contains(&json!({"type": "turn_end", "turn": 2, "usage": usage})));
         assert!(ev.contains(&json!({"type": "turn_start", "turn": 2})));
 
         let last = ev.last().unwrap();
@@ -143,6 +162,7 @@ fn plain_answer_events() {
     assert_eq!(
         collapsed(&types(&ev)),
         vec![
+            "session",
             "agent_start",
             "turn_start",
             "text_delta",
@@ -161,19 +181,22 @@ fn plain_answer_events() {
 }
 
 #[test]
-fn retry_notice_is_a_json_event() {
+fn a_retry_is_a_json_event() {
     let dir = TestDir::new();
     let replies = vec![Reply::error(502, "bad gateway"), Reply::text("ok")];
     let (out, reqs) = run_api(Api::Anthropic, &dir, replies, &["-p", "hi", "--json"]);
     out.ok();
     assert_eq!(reqs.len(), 2);
     let ev = events(&out);
-    let notice = ev
+    let retry = ev
         .iter()
-        .find(|e| e["type"] == "notice")
-        .unwrap_or_else(|| panic!("no notice: {}", out.describe()));
-    let msg = notice["message"].as_str().unwrap();
-    assert!(msg.contains("502") && msg.contains("retrying"), "{msg}");
+        .find(|e| e["type"] == "retry")
+        .unwrap_or_else(|| panic!("no retry event: {}", out.describe()));
+    assert_eq!(retry["attempt"], 1);
+    assert_eq!(retry["max_retries"], 3);
+    assert!(retry["delay_ms"].as_u64().is_some(), "{retry}");
+    let msg = retry["error"].as_str().unwrap();
+    assert!(msg.contains("502"), "{msg}");
     assert_eq!(ev.last().unwrap()["text"], "ok");
     assert!(out.stderr.is_empty(), "{}", out.describe());
 }
@@ -186,10 +209,11 @@ fn command_in_json_mode_is_a_command_event() {
         .run();
     out.ok();
     let ev = events(&out);
-    assert_eq!(ev.len(), 1, "{}", out.describe());
-    assert_eq!(ev[0]["type"], "command");
-    assert_eq!(ev[0]["name"], "help");
-    assert!(ev[0]["output"].as_str().unwrap().contains("/quit"));
+    assert_eq!(ev.len(), 2, "{}", out.describe());
+    assert_eq!(ev[0]["type"], "session");
+    assert_eq!(ev[1]["type"], "command");
+    assert_eq!(ev[1]["name"], "help");
+    assert!(ev[1]["output"].as_str().unwrap().contains("/quit"));
 }
 
 #[test]

@@ -21,6 +21,7 @@ mod mcp_exit;
 mod mcp_faults;
 mod mcp_scripts;
 mod parity;
+mod print_etiquette;
 mod print_mode;
 mod readme_tour;
 mod reload;
