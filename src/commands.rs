@@ -94,16 +94,22 @@ pub struct CommandTable {
     weak_self: OnceLock<Weak<CommandTable>>,
 }
 
-/// Splits `/name rest` into `("name", "rest")`; `None` when the line is not a command.
+/// Splits `/name rest` into `("name", "rest")`; `None` when the line is not a command: it
+/// does not start with `/`, starts with `//` (a prompt that starts with a slash), or its first
+/// word is a path (`/etc/hosts is odd`).
 pub fn parse_line(line: &str) -> Option<(&str, &str)> {
     let rest = line.trim().strip_prefix('/')?;
     if rest.is_empty() || rest.starts_with('/') || rest.starts_with(char::is_whitespace) {
         return None;
     }
-    Some(match rest.split_once(char::is_whitespace) {
+    let (name, args) = match rest.split_once(char::is_whitespace) {
         Some((name, args)) => (name, args.trim()),
         None => (rest, ""),
-    })
+    };
+    if name.contains('/') {
+        return None;
+    }
+    Some((name, args))
 }
 
 impl CommandTable {

@@ -8,6 +8,7 @@ pub mod children;
 mod gate;
 pub use gate::{untrusted_project_root, Gate};
 pub mod mcp;
+pub mod mentions;
 pub mod types;
 pub mod ui;
 
@@ -319,10 +320,16 @@ impl App {
         self.refresh_session();
         let ctx = self.run_context(cancel.clone());
         let Some((name, args)) = commands::parse_line(line) else {
+            // `//text` sends `/text` (a prompt that starts with a slash).
+            let text = match line.trim_start().strip_prefix("//") {
+                Some(rest) => format!("/{rest}"),
+                None => line.to_string(),
+            };
+            let text = mentions::expand(&text, &self.config.cwd).map_err(AppError::Command)?;
             self.wait_for_mcp().await;
             let outcome = self
                 .agent
-                .prompt(line, InputSource::User, sink, &ctx)
+                .prompt(&text, InputSource::User, sink, &ctx)
                 .await?;
             return Ok(LineOutcome::Ran(outcome));
         };

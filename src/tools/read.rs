@@ -109,6 +109,17 @@ impl Tool for ReadTool {
     }
 }
 
+/// What `read` would give for `path` from its start, within its limits (`@file` mentions);
+/// the error is its message.
+pub fn read_whole(path: &Path, display: &str) -> Result<String, String> {
+    let out = read_path(path, display, 1, DEFAULT_LIMIT);
+    if out.is_error {
+        Err(out.content)
+    } else {
+        Ok(out.content)
+    }
+}
+
 /// A non-negative integer argument (saturating for huge values).
 fn usize_arg(args: &Value, key: &str) -> Option<usize> {
     let v = args.get(key)?;

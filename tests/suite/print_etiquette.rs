@@ -153,3 +153,63 @@ fn the_repl_shows_model_tokens_and_time_after_a_run() {
         out.stdout
     );
 }
+
+#[test]
+fn a_mentioned_file_is_attached_and_a_missing_one_stops_the_prompt() {
+    let dir = TestDir::new();
+    dir.write("src/lib.rs", "pub fn answer() -> u32 { 42 }\n");
+    let fake = FakeOpenAi::with_replies(vec![Reply::text("it returns 42")]);
+    let out = Mypi::new(&dir)
+        .openai(&fake)
+        .args(["-p", "what does @src/lib.rs return? ask me@example.com"])
+        .run();
+    out.ok();
+    let sent = &user_texts(&fake.requests()[0])[0];
+    assert!(
+        sent.starts_with(
+            "what does @src/lib.rs return? ask me@example.com\n\n<file path=\"src/lib.rs\">\n"
+        ),
+        "{sent}"
+    );
+    assert!(sent.contains("pub fn answer() -> u32 { 42 }"), "{sent}");
+    assert!(sent.ends_with("</file>"), "{sent}");
+
+    let out = Mypi::new(&dir)
+        .openai(&fake)
+        .args(["-p", "compare @src/lib.rs and @src/gone.rs"])
+        .run();
+    out.expect_code(1);
+    assert!(
+        out.stderr.contains("@src/gone.rs: ") && out.stderr.contains("(nothing was sent)"),
+        "{}",
+        out.describe()
+    );
+    assert_eq!(
+        fake.request_count(),
+        1,
+        "nothing was sent for the second prompt"
+    );
+}
+
+#[test]
+fn a_prompt_may_start_with_a_slash() {
+    let dir = TestDir::new();
+    let fake = FakeOpenAi::with_replies(vec![Reply::text("a"), Reply::text("b")]);
+    let run = |prompt: &str| {
+        Mypi::new(&dir)
+            .openai(&fake)
+            .args(["-p", prompt])
+            .run()
+            .ok()
+            .stdout
+            .clone()
+    };
+    run("//help is what I need");
+    run("/etc/hosts maps names to addresses, right?");
+    let reqs = fake.requests();
+    assert_eq!(user_texts(&reqs[0]), ["/help is what I need"]);
+    assert_eq!(
+        user_texts(&reqs[1]),
+        ["/etc/hosts maps names to addresses, right?"]
+    );
+}
