@@ -6,6 +6,8 @@ mod during;
 pub mod input;
 pub mod piped;
 pub mod render;
+pub mod style;
+pub mod tool_lines;
 
 use std::sync::Arc;
 
@@ -155,9 +157,8 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
         printer.line(&format!("! {problem}"));
     }
     app.start().await;
-    let sink = HumanSink {
-        printer: printer.clone(),
-    };
+    let style = style::Style::detect();
+    let sink = HumanSink::new(printer.clone(), style);
     let queues = app.queues.clone();
     watch_ctrl_c(printer.clone(), app.ui.clone());
     let ui = app.ui.clone();
@@ -202,12 +203,13 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
         }
         if let Ok(LineOutcome::Ran(outcome)) = &result {
             if outcome.turns > 0 {
-                printer.line(&render::run_summary(
+                let summary = render::run_summary(
                     app.agent.provider().model(),
                     outcome.usage,
                     app.agent.usage(),
                     started.elapsed(),
-                ));
+                );
+                printer.line(&style.paint(style::Role::Dim, &summary));
             }
         }
         show(&printer, result);

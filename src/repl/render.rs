@@ -10,9 +10,10 @@ use std::sync::{Arc, Mutex};
 
 use rustyline::ExternalPrinter;
 
+use super::style::{term_width, Role, Style};
+use super::tool_lines;
 use crate::agent::EventSink;
 use crate::protocol::AgentEvent;
-use crate::text::truncate_middle;
 
 /// Writes a line to stderr; a closed stderr is ignored (no panic, unlike `eprintln!`).
 pub fn stderr_line(text: &str) {
@@ -193,45 +194,93 @@ impl Printer {
     }
 }
 
-/// The REPL's renderer.
+/// The REPL's renderer: streamed text, a line per tool call with its result under it
+/// ([`super::tool_lines`]), notices and errors, each in its colour ([`Style`]).
 pub struct HumanSink {
     pub printer: Arc<Printer>,
+    style: Style,
+    /// The calls of the running batch, `(id, name, arguments)`, until their results are in.
+    calls: Mutex<Vec<(String, String, serde_json::Value)>>,
+    /// The call whose line (or result) was printed last.
+    last: Mutex<Option<String>>,
+}
+
+impl HumanSink {
+    pub fn new(printer: Arc<Printer>, style: Style) -> Self {
+        HumanSink {
+            printer,
+            style,
+            calls: Mutex::default(),
+            last: Mutex::default(),
+        }
+    }
+
+    fn tool_call(&self, id: String, name: String, arguments: serde_json::Value) {
+        let summary = tool_lines::call_line(&name, &arguments);
+        let line = tool_lines::fit(&format!("→ {summary}"), term_width());
+        self.printer.line(&self.style.paint(Role::Tool, &line));
+        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(id.clone());
+        self.calls
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((id, name, arguments));
+    }
+
+    /// A result, under its call: when another call's line came in between (parallel calls),
+    /// the call is named again first.
+    fn tool_result(&self, id: &str, name: &str, content: &str, is_error: bool) {
+        let call = {
+            let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+            calls
+                .iter()
+                .position(|c| c.0 == id)
+                .map(|i| calls.remove(i))
+        };
+        let args = call.as_ref().map(|c| c.2.clone()).unwrap_or_default();
+        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        if last.as_deref() != Some(id) {
+            let summary = tool_lines::call_line(name, &args);
+            let line = tool_lines::fit(&format!("  ↳ {summary}"), term_width());
+            self.printer.line(&self.style.paint(Role::Dim, &line));
+        }
+        *last = Some(id.to_string());
+        drop(last);
+        for line in tool_lines::result_lines(name, &args, content, is_error, &self.style) {
+            self.printer.line(&line);
+        }
+    }
 }
 
 impl EventSink for HumanSink {
     fn emit(&self, event: AgentEvent) {
         let p = &self.printer;
+        let paint = |role, text: &str| self.style.paint(role, text);
         match event {
             AgentEvent::TextDelta { delta } => p.partial(&delta),
             AgentEvent::MessageEnd { .. } | AgentEvent::Final { .. } => p.end_partial(),
             AgentEvent::ToolCall {
-                name, arguments, ..
-            } => {
-                let args = truncate_middle(&arguments.to_string(), 160);
-                p.line(&format!("→ {name} {args}"));
-            }
+                id,
+                name,
+                arguments,
+            } => self.tool_call(id, name, arguments),
             AgentEvent::ToolResult {
-                content, is_error, ..
-            } => {
-                let first = content.lines().next().unwrap_or("");
-                let lines = content.lines().count();
-                if is_error {
-                    p.line(&format!("  ✗ {}", truncate_middle(first, 200)));
-                } else {
-                    p.line(&format!(
-                        "  ✓ {lines} line{}",
-                        if lines == 1 { "" } else { "s" }
-                    ));
-                }
-            }
-            AgentEvent::Notice { message } => p.line(&format!("! {message}")),
+                id,
+                name,
+                content,
+                is_error,
+            } => self.tool_result(&id, &name, &content, is_error),
+            AgentEvent::Notice { message } => p.line(&paint(Role::Notice, &format!("! {message}"))),
             AgentEvent::Retry { .. } => {
                 if let Some(text) = event.retry_text() {
-                    p.line(&format!("! {text}"));
+                    p.line(&paint(Role::Notice, &format!("! {text}")));
                 }
             }
-            AgentEvent::Error { message } if message == "cancelled" => p.line("(cancelled)"),
-            AgentEvent::Error { message } => p.line(&format!("error: {message}")),
+            AgentEvent::Error { message } if message == "cancelled" => {
+                p.line(&paint(Role::Dim, "(cancelled)"))
+            }
+            AgentEvent::Error { message } => {
+                p.line(&paint(Role::Error, &format!("error: {message}")))
+            }
             AgentEvent::Command { output, .. } => p.line(&output),
             AgentEvent::AgentStart { .. }
             | AgentEvent::TurnStart { .. }

@@ -167,7 +167,7 @@ fn a_save_during_a_tool_call_lets_it_finish_on_the_old_version_and_the_next_uses
     ];
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}\n{out}");
     assert_eq!(
-        out.matches("✓ 1 line").count(),
+        out.matches("  ✓ ").count(),
         2,
         "both calls succeeded\n{out}"
     );
@@ -221,7 +221,7 @@ api.command("spins", function() return V .. " spins=" .. tostring(api.state.spin
         out.contains("v2 spins=1"),
         "api.state.spins was lost\n{out}"
     );
-    assert!(out.contains("✓ 1 line"), "{out}");
+    assert!(out.contains("  ✓ "), "{out}");
     m.send_line("/quit");
     m.wait().ok();
 }

@@ -1,0 +1,117 @@
+//! How a turn looks in the REPL (issue 11, point 2, and colour from point 1): each call on one
+//! line as what it does, its result under it (parallel results under the call they belong
+//! to), `edit` as a diff, `bash` as its last lines and exit code; colour on a terminal, none
+//! with `NO_COLOR` or on a pipe.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::ext_util::{faux, WAIT};
+use crate::common::TestDir;
+
+fn replies() -> Vec<serde_json::Value> {
+    vec![
+        json!({"tool_calls": [
+            {"name": "read", "arguments": {"path": "a.txt"}},
+            {"name": "read", "arguments": {"path": "b.txt", "offset": 2, "limit": 1}},
+        ]}),
+        json!({"tool_calls": [{"name": "edit", "arguments":
+            {"path": "a.txt", "old_text": "two\n", "new_text": "TWO\n"}}]}),
+        json!({"tool_calls": [{"name": "bash", "arguments": {"command": "seq 1 7; exit 2"}}]}),
+        json!({"text": "all done"}),
+    ]
+}
+
+#[test]
+fn a_turn_reads_as_what_it_did() {
+    let dir = TestDir::new();
+    dir.write("a.txt", "one\ntwo\nthree\n");
+    dir.write("b.txt", "x\ny\nz\n");
+    let mut m = faux(&dir, &replies())
+        .args(["--no-session", "--no-watch", "--no-builtin-extensions"])
+        .spawn();
+    m.send_line("go");
+    m.wait_for_line("all done", WAIT);
+    m.send_line("/quit");
+    let out = m.wait();
+    out.ok();
+    let lines: Vec<&str> = out
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("→ "))
+        .take_while(|l| !l.starts_with("all done"))
+        .collect();
+    // Parallel results: each under its call, which is named again when another call's line
+    // came between (they finish in either order).
+    let a = ["  ↳ read a.txt", "  ✓ 3 lines"];
+    let b = ["  ↳ read b.txt (lines 2-2)", "  ✓ lines 2-2 of 3"];
+    let parallel = &lines[2..];
+    let a_first = parallel.starts_with(&a) && parallel[2..].starts_with(&b);
+    let b_first = parallel[0] == b[1] && parallel[1..].starts_with(&a);
+    assert!(a_first || b_first, "{}", out.stdout);
+    let rest = if a_first { &lines[6..] } else { &lines[5..] };
+    assert_eq!(&lines[..2], ["→ read a.txt", "→ read b.txt (lines 2-2)"]);
+    assert_eq!(
+        rest,
+        [
+            "→ edit a.txt",
+            "  ✓ edited a.txt: replaced 1 occurrence at line 2",
+            "  - two",
+            "  + TWO",
+            "→ bash seq 1 7; exit 2",
+            "  │ … 2 lines above",
+            "  │ 3",
+            "  │ 4",
+            "  │ 5",
+            "  │ 6",
+            "  │ 7",
+            "  ✗ exit code: 2",
+        ],
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains('\u{1b}'), "no colour on a pipe");
+}
+
+/// The raw screen of a REPL on a terminal after one turn with a tool call.
+fn on_a_terminal(colour: bool) -> String {
+    let dir = TestDir::new();
+    dir.write("a.txt", "one\n");
+    let mut m = faux(
+        &dir,
+        &[
+            json!({"tool_calls": [{"name": "read", "arguments": {"path": "a.txt"}}]}),
+            json!({"text": "finished"}),
+        ],
+    )
+    .args(["--no-session", "--no-watch"]);
+    if colour {
+        m = m.env_remove("NO_COLOR");
+    }
+    let mut pty = crate::common::pty::Pty::spawn(m.command());
+    let at = pty.wait_for("/help for commands", 0, Duration::from_secs(20));
+    pty.type_keys("go\r");
+    let at = pty.wait_for("finished", at, Duration::from_secs(20));
+    pty.wait_for(" s", at, Duration::from_secs(20));
+    pty.type_keys("/quit\r");
+    pty.wait(Duration::from_secs(20));
+    pty.screen()
+}
+
+#[test]
+fn tool_lines_are_coloured_on_a_terminal_and_not_with_no_color() {
+    let screen = on_a_terminal(true);
+    let call = screen.find("→ read a.txt").expect("the call line");
+    assert!(
+        screen[..call].ends_with('m') && screen[..call].contains("\u{1b}[36m"),
+        "the call line is cyan: {screen:?}"
+    );
+    assert!(screen.contains("\u{1b}[32m  ✓ 1 line"), "{screen:?}");
+    let plain = on_a_terminal(false);
+    assert!(plain.contains("→ read a.txt"), "{plain:?}");
+    assert!(
+        !plain.contains("\u{1b}[36m") && !plain.contains("\u{1b}[32m"),
+        "{plain:?}"
+    );
+}
