@@ -19,7 +19,12 @@ enum Reply {
     Message(Message, Usage),
     /// A `message_update` handler cut the stream: its reason.
     Blocked(String),
+    /// The run was cancelled while the reply streamed: the text so far.
+    Interrupted(String),
 }
+
+/// What an interrupted reply is stored with, so the model knows it was cut.
+pub const INTERRUPTED: &str = "[interrupted by the user]";
 
 /// A failed attempt, and whether anything had been streamed before it failed.
 struct Failed {
@@ -93,6 +98,15 @@ impl Agent {
                 Reply::Message(message, usage) => {
                     outcome.usage.add(usage);
                     (message, usage)
+                }
+                Reply::Interrupted(text) => {
+                    // What the user saw is kept: the next prompt's model sees where it stopped.
+                    let message = Message::assistant(format!("{text}\n\n{INTERRUPTED}"), vec![]);
+                    sink.emit(AgentEvent::MessageEnd {
+                        message: message.clone(),
+                    });
+                    self.record(message)?;
+                    return Err(AgentError::Cancelled);
                 }
                 Reply::Blocked(reason) => {
                     sink.emit(AgentEvent::Notice {
@@ -238,7 +252,12 @@ impl Agent {
             let next = tokio::select! {
                 biased;
                 n = stream.next() => n,
-                _ = ctx.cancel.cancelled() => return Err(fail(AgentError::Cancelled, streamed)),
+                _ = ctx.cancel.cancelled() => {
+                    if acc.text.is_empty() {
+                        return Err(fail(AgentError::Cancelled, streamed));
+                    }
+                    return Ok(Reply::Interrupted(std::mem::take(&mut acc.text)));
+                }
             };
             let event = match next {
                 None => break,

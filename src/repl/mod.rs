@@ -163,6 +163,7 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
     watch_ctrl_c(printer.clone(), app.ui.clone());
     let ui = app.ui.clone();
     let mut typed = During::default();
+    let mut interrupted_once = false;
     loop {
         // Whatever extensions queued (while idle, or during the last line) runs first.
         let cancel = app.ui.new_prompt();
@@ -189,11 +190,20 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
             },
         };
         let line = match line {
+            ReadResult::Interrupted if interrupted_once => break,
+            ReadResult::Interrupted => {
+                // Ctrl-C at an empty prompt: a second one leaves.
+                printer
+                    .line(&style.paint(style::Role::Dim, "(press Ctrl-C again or Ctrl-D to quit)"));
+                interrupted_once = true;
+                continue;
+            }
             ReadResult::Line(l) if l.trim().is_empty() => continue,
             ReadResult::Line(l) => l,
-            ReadResult::Interrupted | ReadResult::Nothing => continue,
+            ReadResult::Nothing => continue,
             ReadResult::Eof => break,
         };
+        interrupted_once = false;
         let cancel = app.ui.new_prompt();
         let started = std::time::Instant::now();
         let work = app.handle_line(&line, &sink, &cancel);
@@ -213,6 +223,15 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
             }
         }
         show(&printer, result);
+    }
+    if let Some(writer) = app.agent.session() {
+        printer.line(&style.paint(
+            style::Role::Dim,
+            &format!(
+                "session {} saved; resume it here with: mypi --continue",
+                writer.id()
+            ),
+        ));
     }
     app.shutdown().await;
     0

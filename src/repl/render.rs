@@ -166,7 +166,14 @@ impl Printer {
             state.pending.push_str(text);
             while let Some(i) = state.pending.find('\n') {
                 let line: String = state.pending.drain(..=i).collect();
-                let _ = self.emit_external(line.trim_end_matches('\n').to_string());
+                if let Err(line) = self.emit_external(line.trim_end_matches('\n').to_string()) {
+                    // No line editor to print above (input is not a terminal): straight out,
+                    // never dropped.
+                    let mut out = std::io::stdout().lock();
+                    let _ = writeln!(out, "{line}");
+                    let _ = out.flush();
+                    state.mid_line = false;
+                }
             }
             return;
         }

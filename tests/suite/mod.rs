@@ -27,6 +27,7 @@ mod readme_tour;
 mod reload;
 mod reload_more;
 mod repl;
+mod repl_keys;
 mod repl_look;
 mod runaway;
 mod session_safety;
