@@ -5,7 +5,9 @@
 mod during;
 pub mod input;
 pub mod piped;
+pub mod printer;
 pub mod render;
+pub mod spinner;
 pub mod style;
 pub mod tool_lines;
 

@@ -5,11 +5,10 @@
 //! reloads, MCP servers or follow-up runs never garble what the user is typing.
 
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use rustyline::ExternalPrinter;
-
+pub use super::printer::Printer;
+use super::spinner::Spinner;
 use super::style::{term_width, Role, Style};
 use super::tool_lines;
 use crate::agent::EventSink;
@@ -81,126 +80,6 @@ pub fn run_summary(
     )
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::protocol::Usage;
-
-    #[test]
-    fn the_run_summary_reads_well() {
-        let u = |i, o| Usage {
-            input_tokens: i,
-            output_tokens: o,
-        };
-        assert_eq!(
-            run_summary(
-                "m",
-                u(1234, 56),
-                u(45_600, 1_500_000),
-                std::time::Duration::from_millis(3420)
-            ),
-            "· m · 1.2k in / 56 out · session 46k in / 1.5M out · 3.4 s"
-        );
-    }
-}
-
-/// Writes to the terminal, through the external printer while a line is being edited.
-#[derive(Default)]
-pub struct Printer {
-    reading: AtomicBool,
-    external: Mutex<Option<Box<dyn ExternalPrinter + Send>>>,
-    state: Mutex<Partial>,
-}
-
-#[derive(Default)]
-struct Partial {
-    /// Text of an unfinished line (only kept while reading; printed directly otherwise).
-    pending: String,
-    /// Whether the cursor is mid-line after streamed text.
-    mid_line: bool,
-}
-
-impl Printer {
-    pub fn new() -> Arc<Self> {
-        Arc::new(Printer::default())
-    }
-
-    pub fn set_external(&self, printer: Box<dyn ExternalPrinter + Send>) {
-        *self.external.lock().unwrap_or_else(|p| p.into_inner()) = Some(printer);
-    }
-
-    /// Whether rustyline is editing a line right now.
-    pub fn set_reading(&self, reading: bool) {
-        self.reading.store(reading, Ordering::SeqCst);
-    }
-
-    fn emit_external(&self, text: String) -> Result<(), String> {
-        let mut ext = self.external.lock().unwrap_or_else(|p| p.into_inner());
-        match ext.as_mut() {
-            Some(p) if self.reading.load(Ordering::SeqCst) => {
-                p.print(text).map_err(|e| e.to_string())
-            }
-            _ => Err(text),
-        }
-    }
-
-    /// Prints whole lines.
-    pub fn line(&self, text: &str) {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        let mut text = text.to_string();
-        if state.mid_line {
-            text.insert(0, '\n');
-            state.mid_line = false;
-        }
-        if let Err(text) = self.emit_external(text) {
-            let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "{text}");
-            let _ = out.flush();
-        }
-    }
-
-    /// Prints streamed text as it arrives (line by line while the user is typing).
-    pub fn partial(&self, text: &str) {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if self.reading.load(Ordering::SeqCst) {
-            state.pending.push_str(text);
-            while let Some(i) = state.pending.find('\n') {
-                let line: String = state.pending.drain(..=i).collect();
-                if let Err(line) = self.emit_external(line.trim_end_matches('\n').to_string()) {
-                    // No line editor to print above (input is not a terminal): straight out,
-                    // never dropped.
-                    let mut out = std::io::stdout().lock();
-                    let _ = writeln!(out, "{line}");
-                    let _ = out.flush();
-                    state.mid_line = false;
-                }
-            }
-            return;
-        }
-        let mut out = std::io::stdout().lock();
-        let _ = write!(out, "{text}");
-        let _ = out.flush();
-        state.mid_line = !text.ends_with('\n');
-    }
-
-    /// Ends streamed text with a newline if it did not end with one.
-    pub fn end_partial(&self) {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if !state.pending.is_empty() {
-            let rest = std::mem::take(&mut state.pending);
-            drop(state);
-            self.line(&rest);
-            return;
-        }
-        if state.mid_line {
-            state.mid_line = false;
-            let mut out = std::io::stdout().lock();
-            let _ = writeln!(out);
-            let _ = out.flush();
-        }
-    }
-}
-
 /// The REPL's renderer: streamed text, a line per tool call with its result under it
 /// ([`super::tool_lines`]), notices and errors, each in its colour ([`Style`]).
 pub struct HumanSink {
@@ -210,11 +89,14 @@ pub struct HumanSink {
     calls: Mutex<Vec<(String, String, serde_json::Value)>>,
     /// The call whose line (or result) was printed last.
     last: Mutex<Option<String>>,
+    /// The status line while the model thinks or a tool runs.
+    spinner: Spinner,
 }
 
 impl HumanSink {
     pub fn new(printer: Arc<Printer>, style: Style) -> Self {
         HumanSink {
+            spinner: Spinner::new(printer.clone()),
             printer,
             style,
             calls: Mutex::default(),
@@ -227,6 +109,7 @@ impl HumanSink {
         let line = tool_lines::fit(&format!("→ {summary}"), term_width());
         self.printer.line(&self.style.paint(Role::Tool, &line));
         *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(id.clone());
+        self.spinner.start(&format!("running {name}"));
         self.calls
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -236,12 +119,14 @@ impl HumanSink {
     /// A result, under its call: when another call's line came in between (parallel calls),
     /// the call is named again first.
     fn tool_result(&self, id: &str, name: &str, content: &str, is_error: bool) {
-        let call = {
+        self.spinner.stop(&self.printer);
+        let (call, still_running) = {
             let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
-            calls
+            let call = calls
                 .iter()
                 .position(|c| c.0 == id)
-                .map(|i| calls.remove(i))
+                .map(|i| calls.remove(i));
+            (call, calls.first().map(|c| c.1.clone()))
         };
         let args = call.as_ref().map(|c| c.2.clone()).unwrap_or_default();
         let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
@@ -255,6 +140,9 @@ impl HumanSink {
         for line in tool_lines::result_lines(name, &args, content, is_error, &self.style) {
             self.printer.line(&line);
         }
+        if let Some(next) = still_running {
+            self.spinner.start(&format!("running {next}"));
+        }
     }
 }
 
@@ -262,6 +150,11 @@ impl EventSink for HumanSink {
     fn emit(&self, event: AgentEvent) {
         let p = &self.printer;
         let paint = |role, text: &str| self.style.paint(role, text);
+        match &event {
+            AgentEvent::TurnStart { .. } => self.spinner.start("thinking"),
+            AgentEvent::ToolCall { .. } | AgentEvent::ToolResult { .. } => {}
+            _ => self.spinner.stop(p),
+        }
         match event {
             AgentEvent::TextDelta { delta } => p.partial(&delta),
             AgentEvent::MessageEnd { .. } | AgentEvent::Final { .. } => p.end_partial(),
@@ -294,5 +187,28 @@ impl EventSink for HumanSink {
             | AgentEvent::TurnEnd { .. }
             | AgentEvent::Session { .. } => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::Usage;
+
+    #[test]
+    fn the_run_summary_reads_well() {
+        let u = |i, o| Usage {
+            input_tokens: i,
+            output_tokens: o,
+        };
+        assert_eq!(
+            run_summary(
+                "m",
+                u(1234, 56),
+                u(45_600, 1_500_000),
+                std::time::Duration::from_millis(3420)
+            ),
+            "· m · 1.2k in / 56 out · session 46k in / 1.5M out · 3.4 s"
+        );
     }
 }

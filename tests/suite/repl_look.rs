@@ -115,3 +115,40 @@ fn tool_lines_are_coloured_on_a_terminal_and_not_with_no_color() {
         "{plain:?}"
     );
 }
+
+#[test]
+fn a_status_line_shows_while_the_model_thinks_and_a_tool_runs_on_a_terminal_only() {
+    let dir = TestDir::new();
+    let replies = [
+        json!({"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 1.5"}}]}),
+        json!({"text": "slept well", "delay_ms": 1}),
+    ];
+    let m = faux(&dir, &replies).args(["--no-session", "--no-watch"]);
+    let mut pty = crate::common::pty::Pty::spawn(m.command());
+    let at = pty.wait_for("/help for commands", 0, Duration::from_secs(20));
+    let at = pty.wait_for("> ", at, Duration::from_secs(20));
+    pty.type_keys("go\r");
+    let at = pty.wait_for("→ bash sleep 1.5", at, Duration::from_secs(20));
+    let at = pty.wait_for("running bash… ", at, Duration::from_secs(20));
+    pty.wait_for(" s · Ctrl-C to cancel", at, Duration::from_secs(20));
+    let done = pty.wait_for("slept well", at, Duration::from_secs(20));
+    // The status line was erased before the result was printed over it.
+    let result = pty.screen()[at..].find("✓ exit 0").expect("the result");
+    assert!(
+        pty.screen()[at..at + result].contains("\u{1b}[K"),
+        "the status line is erased: {:?}",
+        &pty.screen()[at..done]
+    );
+    pty.type_keys("/quit\r");
+    pty.wait(Duration::from_secs(20));
+
+    // On a pipe there is no status line.
+    let mut m = faux(&dir, &replies)
+        .args(["--no-session", "--no-watch"])
+        .spawn();
+    m.send_line("go");
+    m.wait_for_line("slept well", WAIT);
+    m.send_line("/quit");
+    let out = m.wait();
+    assert!(!out.stdout.contains("Ctrl-C to cancel"), "{}", out.stdout);
+}
