@@ -1,5 +1,5 @@
-//! Line input on its own thread: rustyline with a history file and tab completion of slash
-//! commands. The async side asks for a line and awaits the answer, so the runtime stays free
+//! Line input on its own thread: rustyline with a history file and tab completion
+//! ([`super::complete`]). The async side asks for a line and awaits the answer, so the runtime stays free
 //! while the user types.
 
 use std::io::IsTerminal;
@@ -8,17 +8,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc as std_mpsc;
 use std::sync::Arc;
 
-use rustyline::completion::{Completer, Pair};
 use rustyline::error::ReadlineError;
-use rustyline::highlight::Highlighter;
-use rustyline::hint::Hinter;
 use rustyline::history::DefaultHistory;
-use rustyline::validate::Validator;
-use rustyline::{Context, Editor, Helper};
+use rustyline::Editor;
 use tokio::sync::{mpsc, oneshot};
 
+use super::complete::SlashHelper;
 use super::render::Printer;
-use crate::commands::CommandTable;
 
 /// What reading a line gave.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,47 +27,6 @@ pub enum ReadResult {
     /// A read during a run was given up when the run ended (nothing was typed).
     Nothing,
 }
-
-/// Completes `/name` from the command table.
-struct SlashHelper {
-    commands: Arc<CommandTable>,
-}
-
-impl Completer for SlashHelper {
-    type Candidate = Pair;
-
-    fn complete(
-        &self,
-        line: &str,
-        pos: usize,
-        _ctx: &Context<'_>,
-    ) -> rustyline::Result<(usize, Vec<Pair>)> {
-        let head = &line[..pos];
-        let Some(prefix) = head.strip_prefix('/') else {
-            return Ok((0, Vec::new()));
-        };
-        if prefix.contains(char::is_whitespace) {
-            return Ok((0, Vec::new()));
-        }
-        let pairs = self
-            .commands
-            .complete(prefix)
-            .into_iter()
-            .map(|name| Pair {
-                display: format!("/{name}"),
-                replacement: format!("/{name} "),
-            })
-            .collect();
-        Ok((0, pairs))
-    }
-}
-
-impl Hinter for SlashHelper {
-    type Hint = String;
-}
-impl Highlighter for SlashHelper {}
-impl Validator for SlashHelper {}
-impl Helper for SlashHelper {}
 
 /// What the input thread is asked to do.
 enum Request {
@@ -120,13 +75,13 @@ impl Input {
     /// Starts the thread. The printer gets rustyline's external printer when the terminal
     /// supports one.
     pub fn start(
-        commands: Arc<CommandTable>,
+        completer: SlashHelper,
         history: Option<PathBuf>,
         printer: Arc<Printer>,
     ) -> Result<Input, String> {
         let mut editor: Editor<SlashHelper, DefaultHistory> =
             Editor::new().map_err(|e| format!("cannot start line editing: {e}"))?;
-        editor.set_helper(Some(SlashHelper { commands }));
+        editor.set_helper(Some(completer));
         if let Some(path) = &history {
             let _ = editor.load_history(path);
         }

@@ -2,6 +2,7 @@
 //! Both hand each line to [`App::handle_line`]; they differ in how they render and in how a
 //! prompt is cancelled (Ctrl-C in the REPL cancels the running prompt and keeps mypi open).
 
+pub mod complete;
 mod during;
 pub mod input;
 pub mod piped;
@@ -127,11 +128,16 @@ fn print_answer(text: &str) {
 
 /// The interactive loop. Returns the exit code.
 pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
-    let mut input = match Input::start(
-        app.commands.clone(),
-        app.config.history_file(),
-        printer.clone(),
-    ) {
+    let extensions = app.extensions.clone();
+    let completer = complete::SlashHelper {
+        commands: app.commands.clone(),
+        cwd: app.config.cwd.clone(),
+        args: Arc::new(move |name: &str| match name {
+            "reload" => extensions.summaries().into_iter().map(|s| s.name).collect(),
+            _ => Vec::new(),
+        }),
+    };
+    let mut input = match Input::start(completer, app.config.history_file(), printer.clone()) {
         Ok(input) => input,
         Err(e) => {
             stderr_line(&format!("mypi: {e}"));

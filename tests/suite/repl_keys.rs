@@ -81,3 +81,26 @@ fn ctrl_c_at_an_empty_prompt_says_how_to_quit_and_twice_quits() {
     // No session was written: nothing to resume.
     assert!(!pty.screen().contains("resume it here"), "{}", pty.screen());
 }
+
+#[test]
+fn tab_completes_mentions_and_command_arguments_on_a_terminal() {
+    let dir = TestDir::new();
+    dir.write("src/main.rs", "fn main() {}\n");
+    let m = faux(&dir, &[json!({"text": "seen"})]).args(["--no-session", "--no-watch"]);
+    let mut pty = crate::common::pty::Pty::spawn(m.command());
+    let at = pty.wait_for("/help for commands", 0, Duration::from_secs(20));
+    let at = pty.wait_for("> ", at, Duration::from_secs(20));
+    pty.type_keys("/reload sub\t");
+    let at = pty.wait_for("/reload subagent", at, Duration::from_secs(20));
+    pty.type_keys("\r");
+    let at = pty.wait_for("reloaded", at, Duration::from_secs(20));
+    let at = pty.wait_for("> ", at, Duration::from_secs(20));
+    pty.type_keys("look at @sr\t");
+    let at = pty.wait_for("@src/", at, Duration::from_secs(20));
+    pty.type_keys("ma\t");
+    let at = pty.wait_for("@src/main.rs", at, Duration::from_secs(20));
+    pty.type_keys("\r");
+    pty.wait_for("seen", at, Duration::from_secs(20));
+    pty.type_keys("/quit\r");
+    assert_eq!(pty.wait(Duration::from_secs(20)), 0, "{}", pty.screen());
+}

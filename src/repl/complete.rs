@@ -1,0 +1,163 @@
+//! Tab completion in the REPL: `/name` from the command table, a command's first argument
+//! where mypi knows the choices (`/reload NAME`: the extensions), and `@path` file mentions
+//! from the working folder (folders end in `/`, hidden files only when the prefix starts
+//! with `.`).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rustyline::completion::{Completer, Pair};
+use rustyline::highlight::Highlighter;
+use rustyline::hint::Hinter;
+use rustyline::validate::Validator;
+use rustyline::{Context, Helper};
+
+use crate::commands::CommandTable;
+
+/// The choices for a command's first argument (by command name), or none.
+pub type ArgChoices = Arc<dyn Fn(&str) -> Vec<String> + Send + Sync>;
+
+/// Most `@path` candidates offered at once.
+const MAX_PATHS: usize = 200;
+
+/// The REPL's completer.
+pub struct SlashHelper {
+    pub commands: Arc<CommandTable>,
+    pub cwd: PathBuf,
+    pub args: ArgChoices,
+}
+
+impl SlashHelper {
+    /// `/name` at the start of the line.
+    fn command(&self, prefix: &str) -> Vec<Pair> {
+        self.commands
+            .complete(prefix)
+            .into_iter()
+            .map(|name| Pair {
+                display: format!("/{name}"),
+                replacement: format!("/{name} "),
+            })
+            .collect()
+    }
+
+    /// `@dir/fil` -> the entries of `dir` starting with `fil`.
+    fn path(&self, word: &str) -> Vec<Pair> {
+        let (dir, file) = match word.rfind('/') {
+            Some(i) => (&word[..=i], &word[i + 1..]),
+            None => ("", word),
+        };
+        let Ok(entries) = std::fs::read_dir(self.cwd.join(dir)) else {
+            return Vec::new();
+        };
+        let mut out: Vec<Pair> = entries
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let shown = name.starts_with('.') && !file.starts_with('.');
+                if shown || !name.starts_with(file) {
+                    return None;
+                }
+                let slash = if e.path().is_dir() { "/" } else { "" };
+                Some(Pair {
+                    display: format!("{name}{slash}"),
+                    replacement: format!("@{dir}{name}{slash}"),
+                })
+            })
+            .take(MAX_PATHS)
+            .collect();
+        out.sort_by(|a, b| a.display.cmp(&b.display));
+        out
+    }
+}
+
+impl Completer for SlashHelper {
+    type Candidate = Pair;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _ctx: &Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<Pair>)> {
+        let head = &line[..pos];
+        let start = head.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+        let word = &head[start..];
+        if let Some(path) = word.strip_prefix('@') {
+            return Ok((start, self.path(path)));
+        }
+        let Some(rest) = head.strip_prefix('/') else {
+            return Ok((pos, Vec::new()));
+        };
+        match rest.split_once(char::is_whitespace) {
+            None => Ok((0, self.command(rest))),
+            // The first argument, when the command has known choices.
+            Some((name, arg)) if !arg.contains(char::is_whitespace) => {
+                let pairs = (self.args)(name)
+                    .into_iter()
+                    .filter(|c| c.starts_with(arg))
+                    .map(|c| Pair {
+                        display: c.clone(),
+                        replacement: c,
+                    })
+                    .collect();
+                Ok((start, pairs))
+            }
+            Some(_) => Ok((pos, Vec::new())),
+        }
+    }
+}
+
+impl Hinter for SlashHelper {
+    type Hint = String;
+}
+impl Highlighter for SlashHelper {}
+impl Validator for SlashHelper {}
+impl Helper for SlashHelper {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rustyline::history::DefaultHistory;
+
+    fn complete(h: &SlashHelper, line: &str) -> (usize, Vec<String>) {
+        let history = DefaultHistory::new();
+        let ctx = Context::new(&history);
+        let (at, pairs) = h.complete(line, line.len(), &ctx).unwrap();
+        (at, pairs.into_iter().map(|p| p.replacement).collect())
+    }
+
+    #[test]
+    fn commands_arguments_and_paths_complete() {
+        let dir = crate::testutil::TempDir::new("complete");
+        std::fs::create_dir_all(dir.0.join("src/deep")).unwrap();
+        std::fs::write(dir.0.join("src/main.rs"), "").unwrap();
+        std::fs::write(dir.0.join("src/.hidden"), "").unwrap();
+        let h = SlashHelper {
+            commands: CommandTable::with_builtins(),
+            cwd: dir.0.clone(),
+            args: Arc::new(|name| {
+                if name == "reload" {
+                    vec!["subagent".into(), "sum".into(), "todo".into()]
+                } else {
+                    Vec::new()
+                }
+            }),
+        };
+        assert_eq!(complete(&h, "/he"), (0, vec!["/help ".to_string()]));
+        assert_eq!(
+            complete(&h, "/reload su"),
+            (8, vec!["subagent".to_string(), "sum".to_string()])
+        );
+        assert_eq!(complete(&h, "/tools x").1, Vec::<String>::new());
+        assert_eq!(complete(&h, "look at @sr"), (8, vec!["@src/".to_string()]));
+        assert_eq!(
+            complete(&h, "look at @src/"),
+            (
+                8,
+                vec!["@src/deep/".to_string(), "@src/main.rs".to_string()]
+            )
+        );
+        assert_eq!(complete(&h, "@src/.h").1, ["@src/.hidden"]);
+        assert!(complete(&h, "plain words").1.is_empty());
+    }
+}
