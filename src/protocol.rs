@@ -88,6 +88,10 @@ pub struct Message {
     /// images to providers that take them in tool results; the text names them either way.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<Image>,
+    /// For assistant messages: the tokens the request that produced it used (kept in the
+    /// session, so a resumed session's totals are right).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
 }
 
 /// An image, base64-encoded.
@@ -136,6 +140,7 @@ impl Message {
             name: None,
             is_error: false,
             images: Vec::new(),
+            usage: None,
         }
     }
 }

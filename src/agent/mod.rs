@@ -82,6 +82,13 @@ pub struct Agent {
 
 impl Agent {
     pub fn new(parts: AgentParts) -> Self {
+        // A resumed conversation's totals: what its assistant messages' requests used.
+        let mut usage = Usage::default();
+        for m in &parts.messages {
+            if let Some(u) = m.usage {
+                usage.add(u);
+            }
+        }
         Agent {
             provider: parts.provider,
             tools: parts.tools,
@@ -90,7 +97,7 @@ impl Agent {
             system_prompt: parts.system_prompt,
             session: parts.session,
             messages: parts.messages,
-            usage: Usage::default(),
+            usage,
             retry: RetryPolicy::default(),
             max_turns: 50,
             children: None,

@@ -95,8 +95,11 @@ impl Agent {
             }
             let payload = self.payload(system_prompt, ctx).await;
             let (message, turn_usage) = match self.stream_with_retry(payload, sink, ctx).await? {
-                Reply::Message(message, usage) => {
+                Reply::Message(mut message, usage) => {
                     outcome.usage.add(usage);
+                    if usage != Usage::default() {
+                        message.usage = Some(usage);
+                    }
                     (message, usage)
                 }
                 Reply::Interrupted(text) => {

@@ -55,6 +55,7 @@
 ---@field tool_call_id? string tool results: the call answered
 ---@field name? string tool results: the tool that produced it
 ---@field is_error? boolean tool results: whether the tool failed (absent = false)
+---@field usage? {input_tokens: integer, output_tokens: integer} assistant messages: the tokens of the request that produced it
 
 -------------------------------------------------------------------------------------------
 -- Handles and ctx

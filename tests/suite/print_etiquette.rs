@@ -213,3 +213,34 @@ fn a_prompt_may_start_with_a_slash() {
         ["/etc/hosts maps names to addresses, right?"]
     );
 }
+
+#[test]
+fn session_totals_survive_a_resume() {
+    let dir = TestDir::new();
+    let fake = FakeOpenAi::with_replies(vec![
+        Reply::text("one").usage(100, 7),
+        Reply::text("two").usage(50, 3),
+    ]);
+    Mypi::new(&dir)
+        .openai(&fake)
+        .args(["-p", "first"])
+        .run()
+        .ok();
+    Mypi::new(&dir)
+        .openai(&fake)
+        .args(["--continue", "-p", "second"])
+        .run()
+        .ok();
+    let out = Mypi::new(&dir)
+        .openai(&fake)
+        .args(["--continue", "-p", "/session"])
+        .run();
+    out.ok();
+    assert!(
+        out.stdout.contains("Tokens this session: 150 in, 10 out"),
+        "{}",
+        out.describe()
+    );
+    // The usage is kept with each assistant message, and never sent to the model.
+    assert!(fake.requests()[1].raw_body.find("\"usage\"").is_none());
+}

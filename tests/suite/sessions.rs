@@ -36,7 +36,9 @@ fn a_run_writes_a_session_and_continue_resumes_it() {
             stored,
             vec![
                 json!({"role": "user", "content": "first question"}),
-                json!({"role": "assistant", "content": "The first answer."}),
+                // Each assistant message keeps the usage of its request.
+                json!({"role": "assistant", "content": "The first answer.",
+                       "usage": {"input_tokens": 10, "output_tokens": 5}}),
             ]
         );
 

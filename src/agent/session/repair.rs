@@ -108,6 +108,7 @@ fn interrupted(id: String, name: String) -> Message {
         name: Some(name),
         is_error: true,
         images: Vec::new(),
+        usage: None,
     }
 }
 
