@@ -26,6 +26,15 @@ impl ProviderKind {
         }
     }
 
+    /// The environment variables of its API key and base URL (none for faux).
+    pub fn env_vars(self) -> (&'static str, &'static str) {
+        match self {
+            ProviderKind::OpenAi => ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+            ProviderKind::Anthropic => ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+            ProviderKind::Faux => ("", ""),
+        }
+    }
+
     pub fn default_model(self) -> &'static str {
         match self {
             ProviderKind::OpenAi => "gpt-4.1-mini",
@@ -280,11 +289,7 @@ fn pick_provider(
         None if var("ANTHROPIC_API_KEY").is_some() => (ProviderKind::Anthropic, false),
         None => (ProviderKind::Faux, cli.faux_script.is_none()),
     };
-    let (key_var, url_var) = match provider {
-        ProviderKind::OpenAi => ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
-        ProviderKind::Anthropic => ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
-        ProviderKind::Faux => ("", ""),
-    };
+    let (key_var, url_var) = provider.env_vars();
     let api_key = var(key_var);
     let base_url = cli.base_url.clone().or_else(|| var(url_var));
     if let Some(url) = &base_url {

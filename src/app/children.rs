@@ -98,11 +98,7 @@ impl Children {
             return provider_for(&self.config, model).map_err(|e| e.to_string());
         }
         // Another provider: its key and address come from its own environment variables.
-        let (key_var, url_var) = match kind {
-            ProviderKind::OpenAi => ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
-            ProviderKind::Anthropic => ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
-            ProviderKind::Faux => ("", ""),
-        };
+        let (key_var, url_var) = kind.env_vars();
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
         let mut config = self.config.clone();
         config.provider = kind;
@@ -230,11 +226,7 @@ impl Children {
             match next {
                 None => break,
                 Some(Ok(event)) => {
-                    if let crate::providers::StreamEvent::TextDelta(d) = &event {
-                        acc.text.push_str(d);
-                    } else {
-                        acc.push(&event);
-                    }
+                    acc.push(&event);
                     if acc.done {
                         break;
                     }

@@ -4,6 +4,7 @@
 //! all while idle) and only on a terminal; [`Spinner::stop`] erases it at once.
 
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -25,6 +26,9 @@ struct State {
 pub struct Spinner {
     shared: Arc<(Mutex<State>, Condvar)>,
     enabled: bool,
+    /// Whether a status is up: every streamed delta asks to stop, and most find nothing to
+    /// stop without taking the lock.
+    active: AtomicBool,
 }
 
 impl Spinner {
@@ -41,10 +45,15 @@ impl Spinner {
                 return Spinner {
                     shared,
                     enabled: false,
+                    active: AtomicBool::new(false),
                 };
             }
         }
-        Spinner { shared, enabled }
+        Spinner {
+            shared,
+            enabled,
+            active: AtomicBool::new(false),
+        }
     }
 
     /// Shows `label` (`thinking`, `running bash`) from now on, with the time since `since`.
@@ -54,6 +63,7 @@ impl Spinner {
         }
         let (lock, cv) = &*self.shared;
         let mut st = lock.lock().unwrap_or_else(|p| p.into_inner());
+        self.active.store(true, Ordering::SeqCst);
         st.current = Some((label.to_string(), Instant::now()));
         st.generation += 1;
         cv.notify_all();
@@ -61,7 +71,7 @@ impl Spinner {
 
     /// Stops and erases the status line.
     pub fn stop(&self, printer: &Printer) {
-        if !self.enabled {
+        if !self.enabled || !self.active.swap(false, Ordering::SeqCst) {
             return;
         }
         let (lock, cv) = &*self.shared;

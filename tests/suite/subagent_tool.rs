@@ -133,15 +133,7 @@ fn a_child_calls_the_parents_mcp_tools() {
     let reqs = fake.requests();
     assert_eq!(reqs.len(), 4, "{}", out.describe());
     assert_eq!(tool_names(&reqs[1].body), ["mcp__t__echo"]);
-    let echoed = reqs[2].body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "tool")
-        .unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let echoed = super::wire::tool_results(&reqs[2])[0].content.clone();
     assert!(echoed.contains("from the child"), "{echoed}");
 }
 
@@ -184,5 +176,96 @@ fn read_dir_lists_a_folder_in_rhai() {
     read_dir(
         "ls.rhai",
         r#"api.command("ls", |a| { let names = api.read_dir(a); if names.len() == 0 { "" } else { names.reduce(|acc, n| if acc == () { n } else { acc + "," + n }) } });"#,
+    );
+}
+
+/// A child given no tool list: everything the parent has, MCP tools included, except the
+/// tools of the extension waiting for it (which cannot take a call until the child ends).
+#[test]
+fn a_childs_default_tools_are_the_parents_without_the_waiting_extensions() {
+    let dir = TestDir::new();
+    let server = format!("{}/tests/common/mcp_server.py", env!("CARGO_MANIFEST_DIR"));
+    dir.write(
+        ".mcp.json",
+        &json!({"mcpServers": {"t": {"command": "python3", "args": [server]}}}).to_string(),
+    );
+    install(
+        &dir,
+        "via.lua",
+        r#"api.tool{ name = "ask_child", description = "d", parameters = { type = "object" },
+  execute = function() local r = api.run_agent{ task = "look" } return r.error or r.text end }
+api.tool{ name = "also_mine", description = "d", parameters = { type = "object" },
+  execute = function() return "x" end }"#,
+    );
+    install(
+        &dir,
+        "other.lua",
+        r#"api.tool{ name = "theirs", description = "d", parameters = { type = "object" },
+  execute = function() return "y" end }"#,
+    );
+    let fake = FakeOpenAi::with_replies(vec![
+        Reply::tool_calls([("p1", "ask_child", json!({}))]),
+        Reply::text("looked"),
+        Reply::text("done"),
+    ]);
+    Mypi::new(&dir)
+        .openai(&fake)
+        .args(["--no-builtin-extensions", "-p", "go"])
+        .run()
+        .ok();
+    let parent = tool_names(&fake.requests()[0].body);
+    let child = tool_names(&fake.requests()[1].body);
+    assert!(parent.contains(&"ask_child".to_string()), "{parent:?}");
+    let expected: Vec<String> = parent
+        .iter()
+        .filter(|t| *t != "ask_child" && *t != "also_mine")
+        .cloned()
+        .collect();
+    assert_eq!(child, expected);
+    for t in ["mcp__t__echo", "theirs", "read", "bash"] {
+        assert!(child.contains(&t.to_string()), "{t}: {child:?}");
+    }
+}
+
+/// `model`, `provider` and `max_turns` of a child are honoured.
+#[test]
+fn a_child_runs_on_the_model_provider_and_turn_limit_it_is_given() {
+    let dir = TestDir::new();
+    install(
+        &dir,
+        "kids.lua",
+        r#"api.command("kids", function()
+  local a = api.run_agent{ task = "on another model", model = "small-model" }
+  local b = api.run_agent{ task = "on anthropic", provider = "anthropic", model = "claude-x" }
+  local c = api.run_agent{ task = "one turn only", max_turns = 1 }
+  return a.text .. " | " .. b.text .. " | " .. tostring(c.error)
+end)"#,
+    );
+    let openai = FakeOpenAi::with_replies(vec![
+        Reply::text("small says hi"),
+        Reply::tool_calls([("c1", "read", json!({"path": "x"}))]),
+    ]);
+    let anthropic = crate::common::FakeAnthropic::with_replies(vec![Reply::text("claude says hi")]);
+    let out = Mypi::new(&dir)
+        .openai(&openai)
+        .env("ANTHROPIC_BASE_URL", anthropic.url())
+        .env("ANTHROPIC_API_KEY", "k")
+        .args(["-p", "/kids"])
+        .run();
+    out.ok();
+    assert_eq!(
+        out.stdout.trim(),
+        "small says hi | claude says hi | stopped after 1 turns without a final answer (the \
+         model kept calling tools)",
+        "{}",
+        out.describe()
+    );
+    assert_eq!(openai.requests()[0].body["model"], "small-model");
+    assert_eq!(openai.requests()[1].body["model"], "test-model");
+    assert_eq!(anthropic.requests()[0].body["model"], "claude-x");
+    assert_eq!(
+        openai.request_count(),
+        2,
+        "the one-turn child made one request"
     );
 }

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::ext_util::{install, BUDGET_MS};
-use crate::common::{FakeAnthropic, FakeOpenAi, Mypi, Reply, TestDir};
+use super::wire::{tool_results, user_texts};
+use crate::common::{FakeAnthropic, FakeOpenAi, Mypi, Recorded, Reply, TestDir};
 
 /// A tool `delegate{task}` that runs one child with that task and returns its outcome.
 const DELEGATE: &str = r#"
@@ -51,17 +52,6 @@ fn roles(body: &Value) -> Vec<&str> {
         .collect()
 }
 
-/// The user messages' texts of a Chat Completions request.
-fn user_texts(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .map(|m| m["content"].as_str().unwrap_or("").to_string())
-        .collect()
-}
-
 #[test]
 fn a_child_runs_with_its_own_conversation_and_is_kept_under_its_tool_call() {
     let dir = TestDir::new();
@@ -79,7 +69,7 @@ fn a_child_runs_with_its_own_conversation_and_is_kept_under_its_tool_call() {
     // The child's request: its own system prompt, its task alone, only the tools it was given.
     let child = &reqs[1].body;
     assert_eq!(child["messages"][0]["content"], "you are the child");
-    assert_eq!(user_texts(child), ["count the files"]);
+    assert_eq!(user_texts(&reqs[1]), ["count the files"]);
     let tools: Vec<&str> = child["tools"]
         .as_array()
         .unwrap()
@@ -89,7 +79,7 @@ fn a_child_runs_with_its_own_conversation_and_is_kept_under_its_tool_call() {
     assert_eq!(tools, ["read"]);
     // The parent's next request has the tool result, never the child's messages.
     let parent = &reqs[2].body;
-    assert_eq!(user_texts(parent), ["go"]);
+    assert_eq!(user_texts(&reqs[2]), ["go"]);
     let result = parent["messages"]
         .as_array()
         .unwrap()
@@ -123,12 +113,21 @@ fn a_child_runs_with_its_own_conversation_and_is_kept_under_its_tool_call() {
         .run();
     out.ok();
     assert!(!out.stderr.contains("skipped a line"), "{}", out.describe());
-    let resumed = &fake.requests()[3].body;
-    assert_eq!(user_texts(resumed), ["go", "again"]);
+    let reqs = fake.requests();
+    let resumed = &reqs[3].body;
+    assert_eq!(user_texts(&reqs[3]), ["go", "again"]);
     assert_eq!(
         roles(resumed),
         ["system", "user", "assistant", "tool", "assistant", "user"]
     );
+}
+
+/// The text of the first tool result a request sends.
+fn tool_result(req: &Recorded) -> String {
+    tool_results(req)
+        .first()
+        .map(|r| r.content.clone())
+        .unwrap_or_default()
 }
 
 /// Writes the agent `name` as `.agents/agents/NAME.md`.
@@ -137,17 +136,6 @@ fn agent(dir: &TestDir, name: &str, tools: &str, prompt: &str) {
         &format!(".agents/agents/{name}.md"),
         &format!("---\nname: {name}\ndescription: the {name}\ntools: {tools}\n---\n{prompt}\n"),
     );
-}
-
-/// The text of the first `tool` message of a request.
-fn tool_result(body: &Value) -> String {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or("").to_string())
-        .unwrap_or_default()
 }
 
 #[test]
@@ -180,7 +168,7 @@ fn four_parallel_children_overlap_and_come_back_in_order() {
     assert_eq!(reqs.len(), 6);
     let mut child_tasks: Vec<String> = reqs[1..5]
         .iter()
-        .map(|r| user_texts(&r.body)[0].clone())
+        .map(|r| user_texts(r)[0].clone())
         .collect();
     child_tasks.sort();
     assert_eq!(
@@ -195,7 +183,7 @@ fn four_parallel_children_overlap_and_come_back_in_order() {
     for r in &reqs[1..5] {
         assert_eq!(r.body["messages"][0]["content"], "You scout.");
     }
-    let result = tool_result(&reqs[5].body);
+    let result = tool_result(&reqs[5]);
     let heads: Vec<&str> = result.lines().filter(|l| l.starts_with("## ")).collect();
     assert_eq!(
         heads,
@@ -223,13 +211,13 @@ fn a_chain_passes_each_output_on_as_previous() {
     out.ok();
     assert_eq!(out.stdout.trim(), "chain done");
     let reqs = fake.requests();
-    assert_eq!(user_texts(&reqs[1].body), ["find the config"]);
+    assert_eq!(user_texts(&reqs[1]), ["find the config"]);
     assert_eq!(reqs[2].body["messages"][0]["content"], "You review.");
     assert_eq!(
-        user_texts(&reqs[2].body),
+        user_texts(&reqs[2]),
         ["review this: it is in src/config.rs"]
     );
-    assert_eq!(tool_result(&reqs[3].body), "looks fine");
+    assert_eq!(tool_result(&reqs[3]), "looks fine");
 }
 
 #[test]
@@ -294,16 +282,16 @@ fn children_nest_at_most_three_deep() {
     assert_eq!(out.stdout.trim(), "top done", "{}", out.describe());
     let reqs = fake.requests();
     assert_eq!(reqs.len(), 8, "no request for a fourth level");
-    assert_eq!(user_texts(&reqs[3].body), ["dig from c at depth 2"]);
+    assert_eq!(user_texts(&reqs[3]), ["dig from c at depth 2"]);
     // dig_d, called at depth 3, could not start a child.
-    let refused = tool_result(&reqs[4].body);
+    let refused = tool_result(&reqs[4]);
     assert!(
         refused.starts_with("error: a child agent was not started: agents nest at most 3 deep"),
         "{refused}"
     );
     // Each level got its child's answer.
-    assert_eq!(tool_result(&reqs[5].body), "depth 3 done");
-    assert_eq!(tool_result(&reqs[7].body), "depth 1 done");
+    assert_eq!(tool_result(&reqs[5]), "depth 3 done");
+    assert_eq!(tool_result(&reqs[7]), "depth 1 done");
 }
 
 #[test]
@@ -334,10 +322,10 @@ end)"#,
     assert!(!dir.exists("ran.txt"), "bash ran inside the child");
     let reqs = fake.requests();
     assert_eq!(
-        tool_result(&reqs[2].body),
+        tool_result(&reqs[2]),
         "blocked: no bash in children (depth 1)"
     );
-    assert_eq!(tool_result(&reqs[3].body), "could not run bash");
+    assert_eq!(tool_result(&reqs[3]), "could not run bash");
     // The user saw the child's tool call as its status line.
     assert!(
         out.stderr.contains("[worker · depth 1 · turn 1] bash {"),
@@ -460,7 +448,10 @@ fn complete_makes_one_call_without_tools_on_chat_completions() {
         body["messages"][0],
         json!({"role": "system", "content": "be short"})
     );
-    assert_eq!(user_texts(body), ["Summarize: the long story"]);
+    assert_eq!(
+        user_texts(&fake.requests()[0]),
+        ["Summarize: the long story"]
+    );
 }
 
 #[test]
@@ -504,7 +495,7 @@ fn fan(file: &str, source: &str) {
     let mut tasks: Vec<String> = fake
         .requests()
         .iter()
-        .map(|r| user_texts(&r.body)[0].clone())
+        .map(|r| user_texts(r)[0].clone())
         .collect();
     tasks.sort();
     assert_eq!(tasks, ["first", "second"]);
@@ -619,5 +610,5 @@ fn a_rhai_tool_runs_a_child_agent() {
     out.ok();
     let reqs = fake.requests();
     assert!(reqs[1].body.get("tools").is_none(), "no tools were given");
-    assert_eq!(tool_result(&reqs[2].body), "hi (1 turn, 11 in)");
+    assert_eq!(tool_result(&reqs[2]), "hi (1 turn, 11 in)");
 }
