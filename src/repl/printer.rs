@@ -91,7 +91,17 @@ impl Printer {
     pub fn partial(&self, text: &str) {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         clear(&mut state);
-        if self.reading.load(Ordering::SeqCst) {
+        // Held back line by line only while a line editor can print above the line being
+        // typed, and only from the start of a line: a line already begun on stdout (or no
+        // editor to print through, input not being a terminal) goes on where it is, so a
+        // line of the reply is never split in two.
+        let editing = self.reading.load(Ordering::SeqCst)
+            && self
+                .external
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .is_some();
+        if editing && (!state.mid_line || !state.pending.is_empty()) {
             state.pending.push_str(text);
             while let Some(i) = state.pending.find('\n') {
                 let line: String = state.pending.drain(..=i).collect();
