@@ -5,6 +5,7 @@
 pub mod complete;
 mod during;
 pub mod input;
+pub mod markdown;
 pub mod piped;
 pub mod printer;
 pub mod render;

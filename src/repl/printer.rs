@@ -1,6 +1,7 @@
 //! [`Printer`]: the REPL's one way to the terminal. Lines go through rustyline's external
 //! printer while a line is being edited (so they never garble what the user types) and
-//! straight to stdout otherwise; streamed text is written as it arrives. It also owns the
+//! straight to stdout otherwise; streamed text comes whole lines at a time (the markdown
+//! renderer commits rows, [`super::markdown`]). It also owns the
 //! status line (the spinner while the model thinks or a tool runs): drawn in place on the
 //! last line, erased before anything else is printed.
 
@@ -20,10 +21,6 @@ pub struct Printer {
 
 #[derive(Default)]
 struct Partial {
-    /// Text of an unfinished line (only kept while reading; printed directly otherwise).
-    pending: String,
-    /// Whether the cursor is mid-line after streamed text.
-    mid_line: bool,
     /// Whether a status line is drawn on the last line now.
     status: bool,
 }
@@ -56,7 +53,7 @@ impl Printer {
     /// streamed text is mid-line).
     pub fn status(&self, text: &str) {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if self.reading.load(Ordering::SeqCst) || state.mid_line {
+        if self.reading.load(Ordering::SeqCst) {
             return;
         }
         let mut out = std::io::stdout().lock();
@@ -75,66 +72,9 @@ impl Printer {
     pub fn line(&self, text: &str) {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         clear(&mut state);
-        let mut text = text.to_string();
-        if state.mid_line {
-            text.insert(0, '\n');
-            state.mid_line = false;
-        }
-        if let Err(text) = self.emit_external(text) {
+        if let Err(text) = self.emit_external(text.to_string()) {
             let mut out = std::io::stdout().lock();
             let _ = writeln!(out, "{text}");
-            let _ = out.flush();
-        }
-    }
-
-    /// Prints streamed text as it arrives (line by line while the user is typing).
-    pub fn partial(&self, text: &str) {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        clear(&mut state);
-        // Held back line by line only while a line editor can print above the line being
-        // typed, and only from the start of a line: a line already begun on stdout (or no
-        // editor to print through, input not being a terminal) goes on where it is, so a
-        // line of the reply is never split in two.
-        let editing = self.reading.load(Ordering::SeqCst)
-            && self
-                .external
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .is_some();
-        if editing && (!state.mid_line || !state.pending.is_empty()) {
-            state.pending.push_str(text);
-            while let Some(i) = state.pending.find('\n') {
-                let line: String = state.pending.drain(..=i).collect();
-                if let Err(line) = self.emit_external(line.trim_end_matches('\n').to_string()) {
-                    // No line editor to print above (input is not a terminal): straight out,
-                    // never dropped.
-                    let mut out = std::io::stdout().lock();
-                    let _ = writeln!(out, "{line}");
-                    let _ = out.flush();
-                    state.mid_line = false;
-                }
-            }
-            return;
-        }
-        let mut out = std::io::stdout().lock();
-        let _ = write!(out, "{text}");
-        let _ = out.flush();
-        state.mid_line = !text.ends_with('\n');
-    }
-
-    /// Ends streamed text with a newline if it did not end with one.
-    pub fn end_partial(&self) {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if !state.pending.is_empty() {
-            let rest = std::mem::take(&mut state.pending);
-            drop(state);
-            self.line(&rest);
-            return;
-        }
-        if state.mid_line {
-            state.mid_line = false;
-            let mut out = std::io::stdout().lock();
-            let _ = writeln!(out);
             let _ = out.flush();
         }
     }

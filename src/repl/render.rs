@@ -1,15 +1,16 @@
 //! Rendering agent events: [`JsonSink`] (`--json`: one JSON object per line), [`PrintSink`]
 //! (`-p`: notices on stderr, the answer printed by the caller) and [`HumanSink`] (the REPL:
-//! text as it streams, a line per tool call). The REPL prints through a [`Printer`], which
+//! markdown rendered as it streams, a line per tool call). The REPL prints through a [`Printer`], which
 //! goes through rustyline's external printer while a prompt is being edited, so lines from
 //! reloads, MCP servers or follow-up runs never garble what the user is typing.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
+use super::markdown::Markdown;
 pub use super::printer::Printer;
 use super::spinner::Spinner;
-use super::style::{term_width, Role, Style};
+use super::style::{term_width, terminal_width, Role, Style};
 use super::tool_lines;
 use crate::agent::EventSink;
 use crate::protocol::AgentEvent;
@@ -91,6 +92,8 @@ pub struct HumanSink {
     last: Mutex<Option<String>>,
     /// The status line while the model thinks or a tool runs.
     spinner: Spinner,
+    /// The model's text, rendered as it streams.
+    markdown: Mutex<Markdown>,
 }
 
 impl HumanSink {
@@ -101,6 +104,25 @@ impl HumanSink {
             style,
             calls: Mutex::default(),
             last: Mutex::default(),
+            markdown: Mutex::new(Markdown::new(style.colour(), terminal_width)),
+        }
+    }
+
+    /// Prints the rows of the reply that are complete (`end`: all of it, the message ended).
+    fn text(&self, delta: &str, end: bool) {
+        let rows = {
+            let mut md = self.markdown.lock().unwrap_or_else(|p| p.into_inner());
+            let mut rows = md.push(delta);
+            if end {
+                rows.extend(md.finish());
+            }
+            rows
+        };
+        if !rows.is_empty() {
+            self.spinner.stop(&self.printer);
+        }
+        for row in rows {
+            self.printer.line(&row);
         }
     }
 
@@ -152,12 +174,17 @@ impl EventSink for HumanSink {
         let paint = |role, text: &str| self.style.paint(role, text);
         match &event {
             AgentEvent::TurnStart { .. } => self.spinner.start("thinking"),
-            AgentEvent::ToolCall { .. } | AgentEvent::ToolResult { .. } => {}
-            _ => self.spinner.stop(p),
+            AgentEvent::TextDelta { .. } | AgentEvent::Notice { .. } => {}
+            // The reply so far is shown whole before anything that ends or follows it.
+            AgentEvent::ToolCall { .. } | AgentEvent::ToolResult { .. } => self.text("", true),
+            _ => {
+                self.text("", true);
+                self.spinner.stop(p);
+            }
         }
         match event {
-            AgentEvent::TextDelta { delta } => p.partial(&delta),
-            AgentEvent::MessageEnd { .. } | AgentEvent::Final { .. } => p.end_partial(),
+            AgentEvent::TextDelta { delta } => self.text(&delta, false),
+            AgentEvent::MessageEnd { .. } | AgentEvent::Final { .. } => {}
             AgentEvent::ToolCall {
                 id,
                 name,

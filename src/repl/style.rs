@@ -65,6 +65,12 @@ impl Style {
 
 /// The terminal's width in columns (100 when stdout is not a terminal or it cannot be told).
 pub fn term_width() -> usize {
+    terminal_width().unwrap_or(100)
+}
+
+/// The width of the terminal stdout is, read now (a resize shows at the next call); `None`
+/// when stdout is not a terminal.
+pub fn terminal_width() -> Option<usize> {
     // SAFETY: TIOCGWINSZ fills the zeroed winsize struct and nothing else.
     let cols = unsafe {
         let mut ws: libc::winsize = std::mem::zeroed();
@@ -74,11 +80,7 @@ pub fn term_width() -> usize {
             0
         }
     };
-    if cols >= 20 {
-        cols
-    } else {
-        100
-    }
+    (cols >= 20).then_some(cols)
 }
 
 #[cfg(test)]

@@ -18,17 +18,29 @@ pub struct Pty {
 }
 
 impl Pty {
-    /// Starts `cmd` as a session leader whose controlling terminal is a new pty.
-    pub fn spawn(mut cmd: Command) -> Pty {
+    /// Starts `cmd` as a session leader whose controlling terminal is a new pty (of no
+    /// known size).
+    pub fn spawn(cmd: Command) -> Pty {
+        Pty::spawn_sized(cmd, 0)
+    }
+
+    /// [`Pty::spawn`] on a terminal `cols` columns wide and 40 rows high.
+    pub fn spawn_sized(mut cmd: Command, cols: u16) -> Pty {
         let (mut m, mut s) = (0, 0);
-        // SAFETY: openpty fills two descriptors; the null pointers mean default settings.
+        let size = libc::winsize {
+            ws_row: if cols == 0 { 0 } else { 40 },
+            ws_col: cols,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        // SAFETY: openpty fills two descriptors; null pointers mean default settings.
         let rc = unsafe {
             libc::openpty(
                 &mut m,
                 &mut s,
                 std::ptr::null_mut(),
                 std::ptr::null(),
-                std::ptr::null(),
+                &size,
             )
         };
         assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
@@ -74,6 +86,20 @@ impl Pty {
     /// Types `text` (use `\r` for Enter, `\x03` for Ctrl-C, `\x04` for Ctrl-D).
     pub fn type_keys(&mut self, text: &str) {
         self.master.write_all(text.as_bytes()).unwrap();
+    }
+
+    /// Makes the terminal `cols` columns wide (mypi gets SIGWINCH).
+    pub fn resize(&mut self, cols: u16) {
+        use std::os::fd::AsRawFd;
+        let size = libc::winsize {
+            ws_row: 40,
+            ws_col: cols,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        // SAFETY: TIOCSWINSZ reads the winsize struct we own.
+        let rc = unsafe { libc::ioctl(self.master.as_raw_fd(), libc::TIOCSWINSZ, &size) };
+        assert_eq!(rc, 0, "TIOCSWINSZ: {}", std::io::Error::last_os_error());
     }
 
     /// Everything the terminal showed so far.

@@ -29,6 +29,7 @@ mod reload_more;
 mod repl;
 mod repl_keys;
 mod repl_look;
+mod repl_markdown;
 mod runaway;
 mod session_safety;
 mod sessions;
