@@ -1,14 +1,19 @@
-//! Input while a prompt runs: the REPL keeps reading lines while the agent works. A line answers a pending `ctx.ui.confirm`
-//! question first; `/quit` (`/exit`, `/q`) cancels the run and leaves; Ctrl-C at the line
-//! editor cancels the run; any other line waits (a question asked later takes it as its
-//! answer, as a line typed ahead on a terminal would be) and runs after, in order.
-//! On a terminal the line is read the terminal's own way (the line editor would hold the
-//! streamed text back), and Ctrl-C arrives as a signal.
+//! Input while a prompt runs: the REPL keeps reading while the agent works. A line answers a
+//! pending `ctx.ui.confirm` question first; `/quit` (`/exit`, `/q`) cancels the run and
+//! leaves; Ctrl-C or Esc cancels the run.
+//!
+//! On a terminal ([`super::keys`]: nothing typed is echoed into the reply) Enter queues the
+//! line as a steering message (the model sees it after the tool calls under way, or it runs
+//! next), Alt+Enter as a follow-up (it runs when the agent is done), each shown as queued; a
+//! slash command waits and runs after the run. Off a terminal (a pipe, a script) every line
+//! waits and runs after, in order (a question asked later takes it as its answer).
 
 use std::future::Future;
 
 use super::input::{Input, ReadResult};
 use super::render::Printer;
+use super::style::{Role, Style};
+use crate::agent::queue::{Delivery, Queues};
 use crate::app::ui::AppUi;
 
 /// What the user typed while prompts ran (the lines themselves wait in [`Input::hold`]).
@@ -18,6 +23,43 @@ pub struct During {
     pub eof: bool,
     /// `/quit` was typed during a run: leave once it ends.
     pub quit: bool,
+}
+
+/// What the REPL works with while a run goes on.
+pub struct Front<'a> {
+    pub ui: &'a AppUi,
+    pub printer: &'a Printer,
+    pub queues: &'a Queues,
+    pub style: Style,
+}
+
+impl Front<'_> {
+    fn cancel(&self, how: &str) {
+        let token = self.ui.current();
+        if !token.is_cancelled() {
+            self.printer.line(&format!("{how} cancelling…"));
+            token.cancel();
+        }
+    }
+
+    /// Queues a line typed on the terminal during a run, and says so.
+    fn queue(&self, line: String, delivery: Delivery) {
+        let what = match delivery {
+            Delivery::Steer => "steering",
+            Delivery::FollowUp => "follow-up",
+        };
+        let shown = line.replace('\n', " ⏎ ");
+        let said = match self.queues.push(line, delivery) {
+            Ok(()) => self
+                .style
+                .paint(Role::Dim, &format!("» queued as {what}: {shown}")),
+            Err(e) => self.style.paint(
+                Role::Error,
+                &format!("not queued: the {} queue is full ({})", e.queue, e.what),
+            ),
+        };
+        self.printer.line(&said);
+    }
 }
 
 /// Whether `line` asks to leave.
@@ -30,8 +72,7 @@ pub async fn drive<T>(
     work: impl Future<Output = T>,
     input: &mut Input,
     during: &mut During,
-    ui: &AppUi,
-    printer: &Printer,
+    front: &Front<'_>,
 ) -> T {
     tokio::pin!(work);
     loop {
@@ -45,28 +86,33 @@ pub async fn drive<T>(
                 return out;
             }
             read = input.read_during_run(), if reading => match read {
+                ReadResult::Line(line) if is_quit(&line) => {
+                    during.quit = true;
+                    front.printer.line("quitting: cancelling the running prompt…");
+                    front.ui.current().cancel();
+                    input.refuse_pending();
+                }
                 ReadResult::Line(line) => {
-                    if is_quit(&line) {
-                        during.quit = true;
-                        printer.line("quitting: cancelling the running prompt…");
-                        ui.current().cancel();
-                        input.refuse_pending();
+                    let steer = input.on_terminal()
+                        && !input.has_question()
+                        && !line.trim().is_empty()
+                        && !line.trim_start().starts_with('/');
+                    if steer {
+                        front.queue(line, Delivery::Steer);
                     } else {
                         input.deliver(line);
                     }
                 }
-                ReadResult::Interrupted => {
-                    let token = ui.current();
-                    if !token.is_cancelled() {
-                        printer.line("^C cancelling…");
-                        token.cancel();
-                    }
+                ReadResult::FollowUp(line) if !line.trim().is_empty() => {
+                    front.queue(line, Delivery::FollowUp);
                 }
+                ReadResult::Interrupted => front.cancel("^C"),
+                ReadResult::Cancel => front.cancel("Esc:"),
                 ReadResult::Eof => {
                     during.eof = true;
                     input.refuse_pending();
                 }
-                ReadResult::Nothing => {}
+                ReadResult::Nothing | ReadResult::FollowUp(_) | ReadResult::Draft(_) => {}
             },
         }
     }

@@ -4,7 +4,7 @@
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc as std_mpsc;
 use std::sync::Arc;
 
@@ -14,6 +14,7 @@ use rustyline::Editor;
 use tokio::sync::{mpsc, oneshot};
 
 use super::complete::SlashHelper;
+use super::keys::Stop;
 use super::render::Printer;
 
 /// What reading a line gave.
@@ -26,18 +27,24 @@ pub enum ReadResult {
     Eof,
     /// A read during a run was given up when the run ended (nothing was typed).
     Nothing,
+    /// Alt+Enter during a run: the line is a follow-up.
+    FollowUp(String),
+    /// Esc during a run.
+    Cancel,
+    /// The run ended while a line was being typed: the line editor goes on with it.
+    Draft(String),
 }
 
 /// What the input thread is asked to do.
 enum Request {
-    /// Read a prompt line.
-    Line(String),
+    /// Read a prompt line; the text already typed.
+    Line(String, String),
     /// Ask a yes/no question (for `ctx.ui.confirm`) and send the answer back.
     /// A question: the prompt to show and where the line goes (`None`: no line came).
     Ask(String, oneshot::Sender<Option<String>>),
-    /// Read a line the terminal's own way (echoed, no editing) while a prompt runs, so that
-    /// streamed text keeps flowing; give up with `Nothing` once the flag is set.
-    Cooked(Arc<AtomicBool>),
+    /// Read keys while a prompt runs ([`super::keys`]), starting from the text already
+    /// typed; give up when stopped.
+    Keys(Arc<Stop>, String),
 }
 
 /// Lines typed while a prompt ran and questions waiting for a line, under one lock so that a
@@ -67,8 +74,10 @@ pub struct Input {
     printer: Arc<Printer>,
     /// Standard input is a terminal (lines read while a prompt runs are read cooked there).
     terminal: bool,
-    /// Ends the cooked read in progress, if any.
-    stop_cooked: Option<Arc<AtomicBool>>,
+    /// Ends the key read in progress, if any.
+    stop_keys: Option<Arc<Stop>>,
+    /// A line begun during a run that ended: the next read starts with it.
+    draft: Option<String>,
 }
 
 impl Input {
@@ -82,6 +91,7 @@ impl Input {
         let mut editor: Editor<SlashHelper, DefaultHistory> =
             Editor::new().map_err(|e| format!("cannot start line editing: {e}"))?;
         editor.set_helper(Some(completer));
+        let continued = bind_newlines(&mut editor);
         if let Some(path) = &history {
             let _ = editor.load_history(path);
         }
@@ -94,7 +104,7 @@ impl Input {
             .name("mypi-input".into())
             .spawn({
                 let printer = printer.clone();
-                move || read_loop(editor, history, printer, req_rx, res_tx)
+                move || read_loop(editor, history, printer, req_rx, res_tx, continued)
             })
             .map_err(|e| format!("cannot start the input thread: {e}"))?;
         Ok(Input {
@@ -104,20 +114,29 @@ impl Input {
             waiting: Shared::default(),
             printer,
             terminal: std::io::stdin().is_terminal(),
-            stop_cooked: None,
+            stop_keys: None,
+            draft: None,
         })
     }
 
-    /// A line typed while a prompt runs (see [`Input::end_run`]). On a terminal it is read
-    /// the terminal's way, so the line editor does not hold back streamed text.
+    /// Whether standard input is a terminal (where keys during a run are read one by one).
+    pub fn on_terminal(&self) -> bool {
+        self.terminal
+    }
+
+    /// A line typed while a prompt runs (see [`Input::end_run`]). On a terminal keys are
+    /// read one by one and shown in the status block ([`super::keys`]), so nothing typed is
+    /// echoed into the reply and the line editor does not hold back streamed text.
     pub async fn read_during_run(&mut self) -> ReadResult {
         if !self.outstanding.load(Ordering::SeqCst) {
-            let request = if self.terminal {
-                let stop = Arc::new(AtomicBool::new(false));
-                self.stop_cooked = Some(stop.clone());
-                Request::Cooked(stop)
-            } else {
-                Request::Line(String::new())
+            let initial = self.draft.take().unwrap_or_default();
+            let request = match (self.terminal, Stop::new()) {
+                (true, Ok(stop)) => {
+                    let stop = Arc::new(stop);
+                    self.stop_keys = Some(stop.clone());
+                    Request::Keys(stop, initial)
+                }
+                _ => Request::Line(String::new(), initial),
             };
             self.outstanding.store(true, Ordering::SeqCst);
             if self.requests.send(request).is_err() {
@@ -125,14 +144,21 @@ impl Input {
                 return ReadResult::Eof;
             }
         }
-        self.take_result().await
+        match self.take_result().await {
+            ReadResult::Draft(text) => {
+                // Begun during the last run: the next read goes on with it.
+                self.draft = Some(text);
+                ReadResult::Nothing
+            }
+            r => r,
+        }
     }
 
     /// The run ended: a terminal read started for it gives up (what was typed without Enter
     /// stays for the line editor).
     pub fn end_run(&mut self) {
-        if let Some(stop) = self.stop_cooked.take() {
-            stop.store(true, Ordering::SeqCst);
+        if let Some(stop) = self.stop_keys.take() {
+            stop.stop();
         }
     }
 
@@ -155,6 +181,11 @@ impl Input {
         }
     }
 
+    /// Whether a question waits for the next line.
+    pub fn has_question(&self) -> bool {
+        !waiting(&self.waiting).questions.is_empty()
+    }
+
     /// The oldest line typed ahead.
     pub fn take_held(&self) -> Option<String> {
         waiting(&self.waiting).lines.pop_front()
@@ -173,9 +204,10 @@ impl Input {
         loop {
             if !self.outstanding.load(Ordering::SeqCst) {
                 self.outstanding.store(true, Ordering::SeqCst);
+                let initial = self.draft.take().unwrap_or_default();
                 if self
                     .requests
-                    .send(Request::Line(prompt.to_string()))
+                    .send(Request::Line(prompt.to_string(), initial))
                     .is_err()
                 {
                     self.outstanding.store(false, Ordering::SeqCst);
@@ -185,6 +217,10 @@ impl Input {
             match self.take_result().await {
                 // A read of the last run gave up: now read with the editor.
                 ReadResult::Nothing => continue,
+                ReadResult::Draft(text) => {
+                    self.draft = Some(text);
+                    continue;
+                }
                 r => return r,
             }
         }
@@ -247,6 +283,51 @@ impl Input {
     }
 }
 
+/// Multi-line prompts: Alt+Enter (and Shift+Enter where the terminal tells it apart) adds
+/// a newline; so does Enter right after a `\` at the end of the line, and that `\` is taken
+/// out when the prompt is sent. A bracketed paste goes in whole, newlines and all
+/// (rustyline's own handling). Returns the count of `\` + Enter continuations made.
+fn bind_newlines(editor: &mut Editor<SlashHelper, DefaultHistory>) -> Arc<AtomicUsize> {
+    use rustyline::{Cmd, EventHandler, KeyCode, KeyEvent, Modifiers};
+    for mods in [Modifiers::ALT, Modifiers::SHIFT] {
+        editor.bind_sequence(KeyEvent(KeyCode::Enter, mods), Cmd::Newline);
+    }
+    let continued = Arc::new(AtomicUsize::new(0));
+    editor.bind_sequence(
+        KeyEvent(KeyCode::Enter, Modifiers::NONE),
+        EventHandler::Conditional(Box::new(BackslashEnter(continued.clone()))),
+    );
+    continued
+}
+
+/// Enter after a trailing `\`: a newline, and editing goes on.
+struct BackslashEnter(Arc<AtomicUsize>);
+
+impl rustyline::ConditionalEventHandler for BackslashEnter {
+    fn handle(
+        &self,
+        _: &rustyline::Event,
+        _: rustyline::RepeatCount,
+        _: bool,
+        ctx: &rustyline::EventContext,
+    ) -> Option<rustyline::Cmd> {
+        let line = ctx.line();
+        let continues = ctx.pos() == line.len() && line.ends_with('\\');
+        continues.then(|| {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            rustyline::Cmd::Newline
+        })
+    }
+}
+
+/// The prompt as sent: when it was continued with `\` + Enter, each `\` before a newline goes.
+fn joined(line: String, continued: &AtomicUsize) -> String {
+    if continued.swap(0, Ordering::SeqCst) == 0 {
+        return line;
+    }
+    line.replace("\\\n", "\n")
+}
+
 /// Whether an answer means yes.
 fn is_yes(line: &str) -> bool {
     matches!(line.trim(), "y" | "Y" | "yes" | "Yes")
@@ -258,12 +339,16 @@ fn read_loop(
     printer: Arc<Printer>,
     requests: std_mpsc::Receiver<Request>,
     results: mpsc::UnboundedSender<ReadResult>,
+    continued: Arc<AtomicUsize>,
 ) {
     while let Ok(request) = requests.recv() {
-        let prompt = match request {
-            Request::Line(prompt) => prompt,
-            Request::Cooked(stop) => {
-                let result = read_cooked(&stop);
+        let (prompt, initial) = match request {
+            Request::Line(prompt, initial) => (prompt, initial),
+            Request::Keys(stop, initial) => {
+                if !initial.is_empty() {
+                    printer.set_draft(Some(initial.clone()));
+                }
+                let result = super::keys::read_keys(&stop, &initial, &printer);
                 let eof = result == ReadResult::Eof;
                 if results.send(result).is_err() || eof {
                     return;
@@ -279,7 +364,9 @@ fn read_loop(
             }
         };
         printer.set_reading(true);
-        let line = editor.readline(&prompt);
+        let line = editor
+            .readline_with_initial(&prompt, (&initial, ""))
+            .map(|l| joined(l, &continued));
         printer.set_reading(false);
         let result = match line {
             Ok(line) => {
@@ -300,38 +387,6 @@ fn read_loop(
         let eof = result == ReadResult::Eof;
         if results.send(result).is_err() || eof {
             return;
-        }
-    }
-}
-
-/// Reads one line from the terminal in its normal mode (the terminal echoes and edits it),
-/// waking every 50 ms to see whether `stop` asks to give up.
-fn read_cooked(stop: &AtomicBool) -> ReadResult {
-    let mut line = Vec::new();
-    let mut buf = [0u8; 1024];
-    loop {
-        if stop.load(Ordering::SeqCst) && line.is_empty() {
-            return ReadResult::Nothing;
-        }
-        let mut fd = libc::pollfd {
-            fd: libc::STDIN_FILENO,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: poll on one valid pollfd.
-        let ready = unsafe { libc::poll(&mut fd, 1, 50) };
-        if ready <= 0 {
-            continue;
-        }
-        // SAFETY: read into a buffer we own, at most its length.
-        let n = unsafe { libc::read(libc::STDIN_FILENO, buf.as_mut_ptr().cast(), buf.len()) };
-        if n <= 0 {
-            return ReadResult::Eof;
-        }
-        line.extend_from_slice(&buf[..n as usize]);
-        if line.ends_with(b"\n") {
-            let text = String::from_utf8_lossy(&line);
-            return ReadResult::Line(text.trim_end_matches(['\n', '\r']).to_string());
         }
     }
 }

@@ -5,6 +5,7 @@
 pub mod complete;
 mod during;
 pub mod input;
+mod keys;
 pub mod markdown;
 pub mod piped;
 pub mod printer;
@@ -18,7 +19,7 @@ use std::sync::Arc;
 use crate::app::ui::AppUi;
 use crate::app::{App, AppError, LineOutcome};
 use crate::config::Mode;
-use during::{drive, During};
+use during::{drive, During, Front};
 use input::{Input, ReadResult};
 use render::{stderr_line, HumanSink, JsonSink, PrintSink, Printer};
 
@@ -171,6 +172,12 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
     let queues = app.queues.clone();
     watch_ctrl_c(printer.clone(), app.ui.clone());
     let ui = app.ui.clone();
+    let front = Front {
+        ui: &ui,
+        printer: &printer,
+        queues: &queues,
+        style,
+    };
     let mut typed = During::default();
     let mut interrupted_once = false;
     loop {
@@ -180,8 +187,7 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
             app.run_queued(&sink, &cancel),
             &mut input,
             &mut typed,
-            &ui,
-            &printer,
+            &front,
         )
         .await;
         if let Some(result) = queued {
@@ -209,14 +215,17 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
             }
             ReadResult::Line(l) if l.trim().is_empty() => continue,
             ReadResult::Line(l) => l,
-            ReadResult::Nothing => continue,
+            ReadResult::Nothing
+            | ReadResult::FollowUp(_)
+            | ReadResult::Cancel
+            | ReadResult::Draft(_) => continue,
             ReadResult::Eof => break,
         };
         interrupted_once = false;
         let cancel = app.ui.new_prompt();
         let started = std::time::Instant::now();
         let work = app.handle_line(&line, &sink, &cancel);
-        let result = drive(work, &mut input, &mut typed, &ui, &printer).await;
+        let result = drive(work, &mut input, &mut typed, &front).await;
         if matches!(result, Ok(LineOutcome::Quit)) || typed.quit {
             break;
         }

@@ -1,42 +1,115 @@
 //! [`Printer`]: the REPL's one way to the terminal. Lines go through rustyline's external
 //! printer while a line is being edited (so they never garble what the user types) and
 //! straight to stdout otherwise; streamed text comes whole lines at a time (the markdown
-//! renderer commits rows, [`super::markdown`]). It also owns the
-//! status line (the spinner while the model thinks or a tool runs): drawn in place on the
-//! last line, erased before anything else is printed.
+//! renderer commits rows, [`super::markdown`]).
+//!
+//! While a prompt runs it also owns the status block at the bottom of the screen, on a
+//! terminal only: the last lines of a long tool's output, the spinner line (the model
+//! thinks, a tool runs) and the line the user is typing meanwhile. Every line printed goes
+//! above the block in one write (erase the block, the line, the block again), so nothing is
+//! garbled and nothing flickers; each row of the block is cut to the width so its height is
+//! known when it is erased.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rustyline::ExternalPrinter;
 
+use super::style::term_width;
+use super::tool_lines::fit;
+
 /// Writes to the terminal, through the external printer while a line is being edited.
-#[derive(Default)]
 pub struct Printer {
     reading: AtomicBool,
     external: Mutex<Option<Box<dyn ExternalPrinter + Send>>>,
-    state: Mutex<Partial>,
+    state: Mutex<Block>,
+    /// stdout is a terminal (the status block is drawn only there).
+    terminal: bool,
 }
 
+/// The status block: what it shows and how many rows of it are on the screen.
 #[derive(Default)]
-struct Partial {
-    /// Whether a status line is drawn on the last line now.
-    status: bool,
+struct Block {
+    drawn: usize,
+    tail: Vec<String>,
+    spinner: Option<String>,
+    draft: Option<String>,
+}
+
+impl Block {
+    /// Escape codes that erase the block drawn, leaving the cursor where it began.
+    fn erase(&mut self) -> String {
+        let out = match self.drawn {
+            0 => String::new(),
+            1 => "\r\x1b[J".to_string(),
+            n => format!("\r\x1b[{}A\x1b[J", n - 1),
+        };
+        self.drawn = 0;
+        out
+    }
+
+    /// The block's rows, each cut to the width, the cursor left after the last.
+    fn draw(&mut self) -> String {
+        let width = term_width().saturating_sub(1).max(10);
+        let mut rows: Vec<String> = self.tail.clone();
+        rows.extend(self.spinner.iter().map(|s| fit(s, width)));
+        if let Some(draft) = &self.draft {
+            rows.push(draft_row(draft, width));
+        }
+        self.drawn = rows.len();
+        rows.join("\r\n")
+    }
+}
+
+/// `> text` as the user types it during a run, its end kept in view when it is long.
+fn draft_row(draft: &str, width: usize) -> String {
+    use unicode_width::UnicodeWidthChar;
+    let flat = draft.replace('\n', "⏎");
+    if unicode_width::UnicodeWidthStr::width(flat.as_str()) + 2 <= width {
+        return format!("> {flat}");
+    }
+    let mut shown: Vec<char> = Vec::new();
+    // `> ` and the `…` that says the start is cut off.
+    let mut used = 3;
+    for c in flat.chars().rev() {
+        let w = c.width().unwrap_or(0);
+        if used + w > width {
+            shown.push('…');
+            break;
+        }
+        used += w;
+        shown.push(c);
+    }
+    format!("> {}", shown.into_iter().rev().collect::<String>())
 }
 
 impl Printer {
     pub fn new() -> Arc<Self> {
-        Arc::new(Printer::default())
+        Arc::new(Printer {
+            reading: AtomicBool::new(false),
+            external: Mutex::new(None),
+            state: Mutex::default(),
+            terminal: std::io::stdout().is_terminal(),
+        })
     }
 
     pub fn set_external(&self, printer: Box<dyn ExternalPrinter + Send>) {
         *self.external.lock().unwrap_or_else(|p| p.into_inner()) = Some(printer);
     }
 
-    /// Whether rustyline is editing a line right now.
+    /// Whether rustyline is editing a line right now (the status block is erased first).
     pub fn set_reading(&self, reading: bool) {
+        if reading {
+            let mut block = self.block();
+            let erase = block.erase();
+            write_raw(&erase);
+        }
         self.reading.store(reading, Ordering::SeqCst);
+    }
+
+    fn block(&self) -> std::sync::MutexGuard<'_, Block> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn emit_external(&self, text: String) -> Result<(), String> {
@@ -49,43 +122,89 @@ impl Printer {
         }
     }
 
-    /// Draws `text` as the status line, in place (nothing while a line is being edited or
-    /// streamed text is mid-line).
-    pub fn status(&self, text: &str) {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if self.reading.load(Ordering::SeqCst) {
+    /// Changes the block and draws it again (not while a line is being edited, nor off a
+    /// terminal).
+    fn redraw(&self, change: impl FnOnce(&mut Block)) {
+        let mut block = self.block();
+        change(&mut block);
+        if !self.terminal || self.reading.load(Ordering::SeqCst) {
             return;
         }
-        let mut out = std::io::stdout().lock();
-        let _ = write!(out, "\r{text}\x1b[K");
-        let _ = out.flush();
-        state.status = true;
+        let mut out = block.erase();
+        out.push_str(&block.draw());
+        write_raw(&out);
     }
 
-    /// Erases the status line, if one is drawn.
+    /// Shows `text` as the spinner line.
+    pub fn status(&self, text: &str) {
+        self.redraw(|b| b.spinner = Some(text.to_string()));
+    }
+
+    /// Takes the spinner line and the output tail away.
     pub fn clear_status(&self) {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        clear(&mut state);
+        self.redraw(|b| {
+            b.spinner = None;
+            b.tail.clear();
+        });
+    }
+
+    /// Shows `rows` (already cut to the width) above the spinner line: a long tool's output.
+    pub fn set_tail(&self, rows: Vec<String>) {
+        self.redraw(|b| b.tail = rows);
+    }
+
+    /// Shows what the user is typing during a run (`None`: nothing).
+    pub fn set_draft(&self, draft: Option<String>) {
+        self.redraw(|b| b.draft = draft.filter(|d| !d.is_empty()));
     }
 
     /// Prints whole lines.
     pub fn line(&self, text: &str) {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        clear(&mut state);
-        if let Err(text) = self.emit_external(text.to_string()) {
-            let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "{text}");
-            let _ = out.flush();
+        let mut block = self.block();
+        let Err(text) = self.emit_external(text.to_string()) else {
+            return;
+        };
+        let mut out = block.erase();
+        out.push_str(&text);
+        out.push('\n');
+        if self.terminal && !self.reading.load(Ordering::SeqCst) {
+            out.push_str(&block.draw());
         }
+        write_raw(&out);
     }
 }
 
-/// Erases a drawn status line (the cursor goes back to the start of the empty line).
-fn clear(state: &mut Partial) {
-    if state.status {
-        let mut out = std::io::stdout().lock();
-        let _ = write!(out, "\r\x1b[K");
-        let _ = out.flush();
-        state.status = false;
+/// One write to stdout, flushed; a closed stdout is ignored.
+pub(super) fn write_raw(text: &str) {
+    if text.is_empty() {
+        return;
+    }
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_block_is_erased_by_its_own_height() {
+        let mut b = Block {
+            tail: vec!["a".into(), "b".into()],
+            spinner: Some("⠋ running".into()),
+            draft: Some("next".into()),
+            ..Block::default()
+        };
+        assert_eq!(b.draw(), "a\r\nb\r\n⠋ running\r\n> next");
+        assert_eq!(b.erase(), "\r\x1b[3A\x1b[J");
+        assert_eq!(b.erase(), "", "nothing drawn, nothing erased");
+    }
+
+    #[test]
+    fn a_long_draft_keeps_its_end_in_view() {
+        let row = draft_row(&"x".repeat(50), 20);
+        assert!(row.starts_with("> …") && row.ends_with("xxx"), "{row}");
+        assert!(unicode_width::UnicodeWidthStr::width(row.as_str()) <= 20);
     }
 }

@@ -54,6 +54,15 @@ impl EventSink for PrintSink {
     }
 }
 
+/// The width the reply is wrapped at: the terminal's (80 when a terminal does not tell);
+/// none off a terminal, where lines are left whole.
+fn reply_width() -> Option<usize> {
+    use std::io::IsTerminal;
+    std::io::stdout()
+        .is_terminal()
+        .then(|| terminal_width().unwrap_or(80))
+}
+
 /// A token count as people read it: `950`, `1.2k`, `34k`, `1.5M`.
 fn tokens(n: u64) -> String {
     match n {
@@ -104,7 +113,7 @@ impl HumanSink {
             style,
             calls: Mutex::default(),
             last: Mutex::default(),
-            markdown: Mutex::new(Markdown::new(style.colour(), terminal_width)),
+            markdown: Mutex::new(Markdown::new(style.colour(), reply_width)),
         }
     }
 

@@ -153,3 +153,61 @@ impl Drop for Pty {
         let _ = self.child.wait();
     }
 }
+
+/// The lines a terminal shows after `screen` was written to it: carriage return, newline,
+/// cursor up (`ESC [ n A`) and right (`ESC [ n C`), erase to the end of the line (`ESC [ K`)
+/// and of the screen (`ESC [ J`); other escape sequences show nothing.
+pub fn visible_lines(screen: &str) -> Vec<String> {
+    let mut rows: Vec<Vec<char>> = vec![Vec::new()];
+    let (mut row, mut col) = (0usize, 0usize);
+    let mut chars = screen.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' if chars.peek() == Some(&'[') => {
+                chars.next();
+                let mut params = String::new();
+                let mut end = ' ';
+                for d in chars.by_ref() {
+                    if d.is_ascii_alphabetic() || d == '~' {
+                        end = d;
+                        break;
+                    }
+                    params.push(d);
+                }
+                let n = params.parse::<usize>().unwrap_or(1);
+                match end {
+                    'A' => row = row.saturating_sub(n),
+                    'C' => col += n,
+                    'K' => rows[row].truncate(col),
+                    'J' => {
+                        rows[row].truncate(col);
+                        rows.truncate(row + 1);
+                    }
+                    _ => {}
+                }
+            }
+            '\u{1b}' => {}
+            '\r' => col = 0,
+            '\n' => {
+                row += 1;
+                col = 0;
+                if rows.len() <= row {
+                    rows.push(Vec::new());
+                }
+            }
+            c => {
+                let line = &mut rows[row];
+                while line.len() < col {
+                    line.push(' ');
+                }
+                if col < line.len() {
+                    line[col] = c;
+                } else {
+                    line.push(c);
+                }
+                col += 1;
+            }
+        }
+    }
+    rows.into_iter().map(|r| r.into_iter().collect()).collect()
+}

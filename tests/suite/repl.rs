@@ -280,7 +280,7 @@ fn ctrl_c_during_the_first_reply_never_kills_the_repl() {
 }
 
 /// `/quit` typed on a real terminal while a tool runs leaves at once; a line typed during the
-/// run is kept and runs after it; streamed text is not held back meanwhile.
+/// run steers it; streamed text is not held back meanwhile.
 #[test]
 fn quit_typed_on_a_terminal_during_a_run_leaves_at_once() {
     let dir = TestDir::new();
@@ -297,15 +297,19 @@ fn quit_typed_on_a_terminal_during_a_run_leaves_at_once() {
     let (mut pty, at) = pty_repl(&dir, &replies);
     pty.type_keys("one\r");
     let at = pty.wait_for("sleep 2", at, Duration::from_secs(20));
-    // Typed during the run: runs after it (and gets the streamed reply, shown as it comes).
+    // Typed during the run: queued as steering (the model sees it after the tool call).
     pty.type_keys("two\r");
+    let at = pty.wait_for("» queued as steering: two", at, Duration::from_secs(20));
     let at = pty.wait_for("first done", at, Duration::from_secs(20));
+    let at = pty.wait_for(" s\r\n", at, Duration::from_secs(20));
+    pty.type_keys("three\r");
     let at = pty.wait_for(
         "streaming along streaming along",
         at,
         Duration::from_secs(20),
     );
-    pty.type_keys("three\r");
+    // Steering typed during a reply with no tool call runs next, as a prompt.
+    pty.type_keys("four\r");
     let at = pty.wait_for("sleep 2", at, Duration::from_secs(20));
     let started = std::time::Instant::now();
     pty.type_keys("/quit\r");

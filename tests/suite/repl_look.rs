@@ -135,7 +135,7 @@ fn a_status_line_shows_while_the_model_thinks_and_a_tool_runs_on_a_terminal_only
     // The status line was erased before the result was printed over it.
     let result = pty.screen()[at..].find("✓ exit 0").expect("the result");
     assert!(
-        pty.screen()[at..at + result].contains("\u{1b}[K"),
+        pty.screen()[at..at + result].contains("\r\u{1b}[J"),
         "the status line is erased: {:?}",
         &pty.screen()[at..done]
     );

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::ext_util::faux;
-use crate::common::pty::Pty;
+use crate::common::pty::{visible_lines, Pty};
 use crate::common::TestDir;
 
 const T: Duration = Duration::from_secs(20);
@@ -19,47 +19,6 @@ explanation that follows here, because it is long enough to wrap at sixty column
 /// The paragraph's words, as a reader sees them.
 const PARAGRAPH: &str = "This matters: run cargo test first, then read the long explanation \
 that follows here, because it is long enough to wrap at sixty columns for sure.";
-
-/// The screen as a terminal shows its lines: carriage returns go back to the line's start,
-/// `ESC [ K` erases to its end, other escape sequences show nothing.
-pub fn visible_lines(screen: &str) -> Vec<String> {
-    let mut lines = Vec::new();
-    let (mut line, mut col) = (Vec::<char>::new(), 0);
-    let mut chars = screen.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\u{1b}' if chars.peek() == Some(&'[') => {
-                chars.next();
-                let mut seq = String::new();
-                for d in chars.by_ref() {
-                    seq.push(d);
-                    if d.is_ascii_alphabetic() || d == '~' {
-                        break;
-                    }
-                }
-                if seq == "K" {
-                    line.truncate(col);
-                }
-            }
-            '\u{1b}' => {}
-            '\r' => col = 0,
-            '\n' => {
-                lines.push(line.drain(..).collect());
-                col = 0;
-            }
-            c => {
-                if col < line.len() {
-                    line[col] = c;
-                } else {
-                    line.push(c);
-                }
-                col += 1;
-            }
-        }
-    }
-    lines.push(line.into_iter().collect());
-    lines
-}
 
 /// The reply's lines on a terminal `cols` wide, and the raw screen.
 fn reply_on_a_terminal(cols: u16, colour: bool) -> (Vec<String>, String) {
