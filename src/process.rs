@@ -212,20 +212,33 @@ async fn read_some<R: AsyncRead + Unpin>(
     }
 }
 
-/// Output in arrival order, bounded: the first and last [`KEEP_BYTES`] are kept.
+/// Output in arrival order, bounded: the first and last [`KEEP_BYTES`] are kept. A watcher,
+/// when set, sees every chunk as it arrives.
 #[derive(Default)]
 pub struct Bounded {
     head: Vec<u8>,
     tail: VecDeque<u8>,
     total: usize,
+    watch: Option<Watch>,
 }
+
+/// What sees each chunk of a child's output as it arrives.
+type Watch = Box<dyn FnMut(&[u8]) + Send>;
 
 impl Bounded {
     pub fn shared() -> Arc<Mutex<Bounded>> {
         Arc::new(Mutex::new(Bounded::default()))
     }
 
+    /// Calls `watch` with every chunk pushed from now on.
+    pub fn watch(&mut self, watch: impl FnMut(&[u8]) + Send + 'static) {
+        self.watch = Some(Box::new(watch));
+    }
+
     pub fn push(&mut self, mut bytes: &[u8]) {
+        if let Some(watch) = &mut self.watch {
+            watch(bytes);
+        }
         self.total += bytes.len();
         let room = KEEP_BYTES.saturating_sub(self.head.len());
         let (to_head, rest) = bytes.split_at(room.min(bytes.len()));

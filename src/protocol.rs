@@ -244,6 +244,14 @@ pub enum AgentEvent {
         name: String,
         arguments: Value,
     },
+    /// A running tool call's progress: `output` is its output so far as it arrives (`bash`),
+    /// `progress` a message about it (MCP progress, a script tool's `ctx.progress`).
+    ToolUpdate {
+        id: String,
+        name: String,
+        kind: crate::run::UpdateKind,
+        text: String,
+    },
     /// A tool finished (after `tool_result` hooks).
     ToolResult {
         id: String,
@@ -356,6 +364,15 @@ mod tests {
                 json!({"type":"tool_call","id":"a","name":"bash","arguments":{"command":"ls"}}),
             ),
             (
+                AgentEvent::ToolUpdate {
+                    id: "a".into(),
+                    name: "bash".into(),
+                    kind: crate::run::UpdateKind::Output,
+                    text: "line\n".into(),
+                },
+                json!({"type":"tool_update","id":"a","name":"bash","kind":"output","text":"line\n"}),
+            ),
+            (
                 AgentEvent::ToolResult {
                     id: "a".into(),
                     name: "bash".into(),
@@ -453,6 +470,7 @@ mod tests {
             AgentEvent::MessageEnd { .. } => "message_end",
             AgentEvent::ToolCall { .. } => "tool_call",
             AgentEvent::ToolResult { .. } => "tool_result",
+            AgentEvent::ToolUpdate { .. } => "tool_update",
             AgentEvent::TurnEnd { .. } => "turn_end",
             AgentEvent::Notice { .. } => "notice",
             AgentEvent::Retry { .. } => "retry",
@@ -462,6 +480,6 @@ mod tests {
             AgentEvent::Command { .. } => "command",
         };
         assert_eq!(name(&AgentEvent::TurnStart { turn: 0 }), "turn_start");
-        assert_eq!(covered.len(), 13, "{covered:?}");
+        assert_eq!(covered.len(), 14, "{covered:?}");
     }
 }

@@ -36,6 +36,29 @@ impl RunMode {
     }
 }
 
+/// Where the tool calls of one batch report progress while they run: `(call id, kind,
+/// text)`, read by the agent, which turns each into a `tool_update` event. Bounded and lossy:
+/// a report that finds the channel full is dropped (progress is for the eye, the result
+/// carries what counts).
+pub type ProgressTx = tokio::sync::mpsc::Sender<(String, UpdateKind, String)>;
+
+/// How many progress reports may wait for the agent.
+pub const PROGRESS_QUEUE: usize = 256;
+
+/// The longest progress text passed on (longer is cut to its end).
+pub const MAX_PROGRESS_BYTES: usize = 4096;
+
+/// What a progress report is: output of the call so far (`bash`), or a message about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UpdateKind {
+    Output,
+    Progress,
+}
+
+/// A function a tool reports progress through (for layers that know no [`RunContext`]).
+pub type Reporter = Arc<dyn Fn(UpdateKind, &str) + Send + Sync>;
+
 /// Everything a call made on behalf of one run needs to know about it.
 #[derive(Debug, Clone)]
 pub struct RunContext {
@@ -59,6 +82,8 @@ pub struct RunContext {
     pub call_id: Option<String>,
     /// Child agent runs made in this context, waiting for the agent to store them.
     records: Arc<Mutex<Vec<ChildRecord>>>,
+    /// Where a tool call's progress goes (a tool's own context only).
+    progress: Option<ProgressTx>,
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -90,6 +115,7 @@ impl RunContext {
             skipped: Arc::default(),
             call_id: None,
             records: Arc::default(),
+            progress: None,
         }
     }
 
@@ -124,18 +150,37 @@ impl RunContext {
             skipped: Arc::default(),
             call_id: None,
             records: Arc::default(),
+            progress: None,
         }
     }
 
-    /// The context of one tool call of this run: the same run, with the call's id and a
-    /// place of its own for the child runs the call makes.
-    pub fn for_call(&self, call_id: &str) -> Self {
+    /// The context of one tool call of this run: the same run, with the call's id, a place
+    /// of its own for the child runs the call makes, and where its progress goes.
+    pub fn for_call(&self, call_id: &str, progress: Option<ProgressTx>) -> Self {
         RunContext {
             id: next_id(),
             call_id: Some(call_id.to_string()),
             records: Arc::default(),
+            progress,
             ..self.clone()
         }
+    }
+
+    /// Reports progress of the tool call this context was made for (nothing outside one).
+    pub fn report(&self, kind: UpdateKind, text: &str) {
+        if let (Some(tx), Some(id)) = (&self.progress, &self.call_id) {
+            let text = crate::text::tail_bytes(text, MAX_PROGRESS_BYTES);
+            let _ = tx.try_send((id.clone(), kind, text.to_string()));
+        }
+    }
+
+    /// [`RunContext::report`] as a function, when this context is a tool call's.
+    pub fn reporter(&self) -> Option<Reporter> {
+        let (tx, id) = (self.progress.clone()?, self.call_id.clone()?);
+        Some(Arc::new(move |kind, text: &str| {
+            let text = crate::text::tail_bytes(text, MAX_PROGRESS_BYTES);
+            let _ = tx.try_send((id.clone(), kind, text.to_string()));
+        }))
     }
 
     /// Keeps a child run made in this context until the agent stores it.

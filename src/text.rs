@@ -1,5 +1,5 @@
 //! Small text helpers shared by tools, providers and renderers: cutting long text in the
-//! middle with a note, on character boundaries.
+//! middle with a note, or to its end, on character boundaries.
 
 /// Keeps the first and last part of `text` so that the result has at most about `max` bytes,
 /// with a note in the middle saying how much was left out. Text within the limit is returned
@@ -20,6 +20,14 @@ pub fn truncate_middle(text: &str, max: usize) -> String {
     )
 }
 
+/// The last `max` bytes of `text` or fewer (starting on a character boundary).
+pub fn tail_bytes(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    &text[ceil_char_boundary(text, text.len() - max)..]
+}
+
 fn floor_char_boundary(s: &str, mut i: usize) -> usize {
     while i > 0 && !s.is_char_boundary(i) {
         i -= 1;
@@ -37,6 +45,13 @@ fn ceil_char_boundary(s: &str, mut i: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_tail_starts_on_a_character() {
+        assert_eq!(tail_bytes("abc", 5), "abc");
+        assert_eq!(tail_bytes("aé", 1), "");
+        assert_eq!(tail_bytes("aéz", 3), "éz");
+    }
 
     #[test]
     fn short_text_is_unchanged() {

@@ -27,6 +27,7 @@ enum Prepared {
 
 /// Calls running together; each yields its index in the batch and its output.
 type Group = FuturesUnordered<BoxFuture<'static, (usize, ToolOutput)>>;
+type Progress = tokio::sync::mpsc::Receiver<(String, crate::run::UpdateKind, String)>;
 
 /// One batch in progress: the calls, the arguments they run with, and the results so far.
 struct Batch<'a> {
@@ -79,18 +80,20 @@ impl Agent {
     }
 
     /// Runs the prepared calls (consecutive parallel-safe ones together), finishing each
-    /// result as soon as its call is done.
+    /// result as soon as its call is done and passing on their progress meanwhile.
     async fn execute(&mut self, prepared: Vec<Prepared>, batch: &mut Batch<'_>) {
         let mut group = Group::new();
+        let (tx, mut progress) = tokio::sync::mpsc::channel(crate::run::PROGRESS_QUEUE);
         for (index, p) in prepared.into_iter().enumerate() {
             match p {
                 Prepared::Answered(output) => self.finish(index, output, batch).await,
                 Prepared::Run { entry, args } => {
                     let safe = entry.tool.parallel_safe();
                     if !safe {
-                        self.drain(&mut group, batch).await;
+                        self.drain(&mut group, &mut progress, batch).await;
                     }
-                    let call_ctx = Arc::new(batch.ctx.for_call(&batch.calls[index].id));
+                    let call_ctx = batch.ctx.for_call(&batch.calls[index].id, Some(tx.clone()));
+                    let call_ctx = Arc::new(call_ctx);
                     batch.call_ctxs[index] = Some(call_ctx.clone());
                     let handle = tokio::spawn(entry.tool.call(args, call_ctx));
                     group.push(Box::pin(async move {
@@ -101,18 +104,31 @@ impl Agent {
                         (index, output)
                     }));
                     if !safe {
-                        self.drain(&mut group, batch).await;
+                        self.drain(&mut group, &mut progress, batch).await;
                     }
                 }
             }
         }
-        self.drain(&mut group, batch).await;
+        self.drain(&mut group, &mut progress, batch).await;
     }
 
-    /// Finishes the running calls in the order they end.
-    async fn drain(&mut self, group: &mut Group, batch: &mut Batch<'_>) {
-        while let Some((index, output)) = group.next().await {
-            self.finish(index, output, batch).await;
+    /// Finishes the running calls in the order they end; their progress reports become
+    /// `tool_update` events meanwhile (a call's reports always before its result).
+    async fn drain(&mut self, group: &mut Group, progress: &mut Progress, batch: &mut Batch<'_>) {
+        loop {
+            tokio::select! {
+                biased;
+                done = group.next() => {
+                    while let Ok(update) = progress.try_recv() {
+                        pass_on(update, batch);
+                    }
+                    match done {
+                        Some((index, output)) => self.finish(index, output, batch).await,
+                        None => break,
+                    }
+                }
+                Some(update) = progress.recv() => pass_on(update, batch),
+            }
         }
     }
 
@@ -247,5 +263,22 @@ impl Agent {
             };
         }
         output
+    }
+}
+
+/// A progress report as a `tool_update` event, for a call still running (never after its
+/// result).
+fn pass_on((id, kind, text): (String, crate::run::UpdateKind, String), batch: &Batch<'_>) {
+    let Some(i) = batch.calls.iter().position(|c| c.id == id) else {
+        return;
+    };
+    if batch.results[i].is_none() {
+        let name = batch.calls[i].name.clone();
+        batch.sink.emit(AgentEvent::ToolUpdate {
+            id,
+            name,
+            kind,
+            text,
+        });
     }
 }

@@ -318,6 +318,12 @@ pub const MEMBERS: &[Member] = &[
         "cancel the run that made the call",
     ),
     function(
+        Object::Ctx,
+        "progress",
+        &[req("message", Ty::Any)],
+        "report the running tool call's progress (nothing outside a tool)",
+    ),
+    function(
         Object::Ui,
         "confirm",
         &[req("question", Ty::Str)],

@@ -48,6 +48,32 @@ pub struct Lists {
     pub prompts: Vec<Value>,
 }
 
+/// A call's place among a connection's progress watchers, taken back when dropped.
+struct Watching {
+    watchers: super::handler::Watchers,
+    id: u64,
+}
+
+impl Watching {
+    fn new(watchers: &super::handler::Watchers, report: crate::run::Reporter) -> Watching {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut list = watchers.lock().unwrap_or_else(|p| p.into_inner());
+        list.push((id, report));
+        Watching {
+            watchers: watchers.clone(),
+            id,
+        }
+    }
+}
+
+impl Drop for Watching {
+    fn drop(&mut self) {
+        let mut list = self.watchers.lock().unwrap_or_else(|p| p.into_inner());
+        list.retain(|(id, _)| *id != self.id);
+    }
+}
+
 /// A connected server.
 pub struct Conn {
     service: RunningService<RoleClient, Handler>,
@@ -62,6 +88,7 @@ pub struct Conn {
     /// Cancelled once the connection is known dead (transport closed, child exited).
     pub dead: CancellationToken,
     routes: ProgressRoutes,
+    watchers: super::handler::Watchers,
     /// A request was given up (its `notifications/cancelled` may still be queued).
     abandoned: std::sync::atomic::AtomicBool,
 }
@@ -101,12 +128,14 @@ impl Conn {
     ) -> Result<Conn, StartError> {
         let routes: ProgressRoutes = Arc::new(watch::channel(0).0);
         let changes = Arc::new(Changes::default());
+        let watchers = super::handler::Watchers::default();
         let handler = Handler {
             server: config.name.clone(),
             cwd: cwd.to_path_buf(),
             hooks: hooks.clone(),
             changes: changes.clone(),
             routes: routes.clone(),
+            watchers: watchers.clone(),
         };
         let mode = lifecycle(config);
         let (service, process, stderr) = match &config.transport {
@@ -176,6 +205,7 @@ impl Conn {
             changes,
             dead: CancellationToken::new(),
             routes,
+            watchers,
             abandoned: Default::default(),
         };
         if let Some(p) = conn.process_exited() {
@@ -334,14 +364,17 @@ impl Conn {
     }
 
     /// `tools/call`: the result as protocol JSON. The timeout is reset by each progress
-    /// notification; giving up (timeout or `cancel`) sends `notifications/cancelled`.
+    /// notification, which also goes to `report` while the call runs; giving up (timeout or
+    /// `cancel`) sends `notifications/cancelled`.
     pub async fn call_tool(
         &self,
         tool: &str,
         args: Value,
         timeout: Duration,
         cancel: &CancellationToken,
+        report: Option<crate::run::Reporter>,
     ) -> Result<Value, McpError> {
+        let _watching = report.map(|r| Watching::new(&self.watchers, r));
         let arguments = match args {
             Value::Object(map) => Some(map),
             Value::Null => None,

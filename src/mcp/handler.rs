@@ -80,6 +80,11 @@ impl Changes {
     }
 }
 
+/// The calls of one connection that want its progress notifications, by a number of their
+/// own: a notification goes to each (the SDK picks the progress tokens, so a notification
+/// cannot be told apart by call); with none, it goes to [`Hooks::progress`].
+pub type Watchers = Arc<std::sync::Mutex<Vec<(u64, crate::run::Reporter)>>>;
+
 /// One connection's client handler.
 pub struct Handler {
     pub server: String,
@@ -88,6 +93,7 @@ pub struct Handler {
     pub changes: Arc<Changes>,
     /// Counts progress notifications (they reset the running calls' timeouts).
     pub routes: super::conn::ProgressRoutes,
+    pub watchers: Watchers,
 }
 
 /// What mypi says about itself in `initialize` (and in each request of the stateless
@@ -220,10 +226,20 @@ impl ClientHandler for Handler {
         self.routes.send_modify(|n| *n += 1);
         let of = params.total.map(|t| format!("/{t}")).unwrap_or_default();
         let msg = params.message.map(|m| format!(": {m}")).unwrap_or_default();
-        (self.hooks.progress)(&format!(
-            "[mcp {}] progress {}{of}{msg}",
-            self.server, params.progress
-        ));
+        let text = format!("progress {}{of}{msg}", params.progress);
+        let watchers: Vec<crate::run::Reporter> = self
+            .watchers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .map(|(_, r)| r.clone())
+            .collect();
+        if watchers.is_empty() {
+            (self.hooks.progress)(&format!("[mcp {}] {text}", self.server));
+        }
+        for report in watchers {
+            report(crate::run::UpdateKind::Progress, &text);
+        }
     }
 
     async fn on_logging_message(

@@ -297,9 +297,23 @@ impl Manager {
         args: Value,
         cancel: &CancellationToken,
     ) -> Result<Value, McpError> {
+        self.call_tool_reporting(server, tool, args, cancel, None)
+            .await
+    }
+
+    /// [`Manager::call_tool`], with the server's progress notifications passed to `report`
+    /// while the call runs.
+    pub async fn call_tool_reporting(
+        &self,
+        server: &str,
+        tool: &str,
+        args: Value,
+        cancel: &CancellationToken,
+        report: Option<crate::run::Reporter>,
+    ) -> Result<Value, McpError> {
         let entry = self.entry(server)?;
         let conn = self.conn_of(&entry).await?;
-        conn.call_tool(tool, args, entry.config.timeout, cancel)
+        conn.call_tool(tool, args, entry.config.timeout, cancel, report)
             .await
     }
 

@@ -236,7 +236,11 @@ impl Tool for McpTool {
             let Some(m) = manager.upgrade() else {
                 return ToolOutput::error("MCP is shut down");
             };
-            match m.call_tool(&server, &tool, args, &ctx.cancel).await {
+            let report = ctx.reporter();
+            match m
+                .call_tool_reporting(&server, &tool, args, &ctx.cancel, report)
+                .await
+            {
                 Ok(result) => content::tool_output(&name, &result),
                 Err(e) => ToolOutput::error(format!("mcp server '{server}': {e}")),
             }

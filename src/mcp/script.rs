@@ -159,7 +159,13 @@ async fn call(
     }
     let kept = hooks.has(EventKind::ToolResult).then(|| args.clone());
     let result = conn
-        .call_tool(tool, args, entry.config.timeout, &ctx.cancel)
+        .call_tool(
+            tool,
+            args,
+            entry.config.timeout,
+            &ctx.cancel,
+            ctx.reporter(),
+        )
         .await
         .map_err(fail)?;
     let mut output = content::tool_output(&name, &result);

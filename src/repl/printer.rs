@@ -135,9 +135,13 @@ impl Printer {
         write_raw(&out);
     }
 
-    /// Shows `text` as the spinner line.
-    pub fn status(&self, text: &str) {
-        self.redraw(|b| b.spinner = Some(text.to_string()));
+    /// Shows `text` as the spinner line, with `tail` (rows already cut to the width: a long
+    /// tool's last output) above it.
+    pub fn status(&self, text: &str, tail: &[String]) {
+        self.redraw(|b| {
+            b.spinner = Some(text.to_string());
+            b.tail = tail.to_vec();
+        });
     }
 
     /// Takes the spinner line and the output tail away.
@@ -146,11 +150,6 @@ impl Printer {
             b.spinner = None;
             b.tail.clear();
         });
-    }
-
-    /// Shows `rows` (already cut to the width) above the spinner line: a long tool's output.
-    pub fn set_tail(&self, rows: Vec<String>) {
-        self.redraw(|b| b.tail = rows);
     }
 
     /// Shows what the user is typing during a run (`None`: nothing).

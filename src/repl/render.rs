@@ -103,6 +103,8 @@ pub struct HumanSink {
     spinner: Spinner,
     /// The model's text, rendered as it streams.
     markdown: Mutex<Markdown>,
+    /// The output so far of running calls that report it, by call id (its last few KiB).
+    outputs: Mutex<std::collections::HashMap<String, String>>,
 }
 
 impl HumanSink {
@@ -114,7 +116,39 @@ impl HumanSink {
             calls: Mutex::default(),
             last: Mutex::default(),
             markdown: Mutex::new(Markdown::new(style.colour(), reply_width)),
+            outputs: Mutex::default(),
         }
+    }
+
+    /// A running call's progress: its output's last lines, or its latest message, go above
+    /// the status line (shown once the call has run a while).
+    fn tool_update(&self, id: String, kind: crate::run::UpdateKind, text: &str) {
+        let width = term_width().saturating_sub(1);
+        let rows: Vec<String> = match kind {
+            crate::run::UpdateKind::Output => {
+                let mut outputs = self.outputs.lock().unwrap_or_else(|p| p.into_inner());
+                let buf = outputs.entry(id).or_default();
+                buf.push_str(text);
+                if buf.len() > crate::run::MAX_PROGRESS_BYTES {
+                    *buf = crate::text::tail_bytes(buf, crate::run::MAX_PROGRESS_BYTES).to_string();
+                }
+                let lines: Vec<&str> = buf.lines().filter(|l| !l.trim().is_empty()).collect();
+                let start = lines.len().saturating_sub(tool_lines::BASH_TAIL_LINES);
+                lines[start..]
+                    .iter()
+                    .map(|l| tool_lines::fit(&format!("  │ {}", l.replace('\t', "    ")), width))
+                    .collect()
+            }
+            crate::run::UpdateKind::Progress => {
+                let message = text.lines().last().unwrap_or_default();
+                vec![tool_lines::fit(&format!("  ⋯ {message}"), width)]
+            }
+        };
+        let rows = rows
+            .iter()
+            .map(|r| self.style.paint(Role::Dim, r))
+            .collect();
+        self.spinner.set_tail(rows);
     }
 
     /// Prints the rows of the reply that are complete (`end`: all of it, the message ended).
@@ -151,6 +185,10 @@ impl HumanSink {
     /// the call is named again first.
     fn tool_result(&self, id: &str, name: &str, content: &str, is_error: bool) {
         self.spinner.stop(&self.printer);
+        self.outputs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(id);
         let (call, still_running) = {
             let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
             let call = calls
@@ -183,7 +221,9 @@ impl EventSink for HumanSink {
         let paint = |role, text: &str| self.style.paint(role, text);
         match &event {
             AgentEvent::TurnStart { .. } => self.spinner.start("thinking"),
-            AgentEvent::TextDelta { .. } | AgentEvent::Notice { .. } => {}
+            AgentEvent::TextDelta { .. }
+            | AgentEvent::Notice { .. }
+            | AgentEvent::ToolUpdate { .. } => {}
             // The reply so far is shown whole before anything that ends or follows it.
             AgentEvent::ToolCall { .. } | AgentEvent::ToolResult { .. } => self.text("", true),
             _ => {
@@ -205,6 +245,7 @@ impl EventSink for HumanSink {
                 content,
                 is_error,
             } => self.tool_result(&id, &name, &content, is_error),
+            AgentEvent::ToolUpdate { id, kind, text, .. } => self.tool_update(id, kind, &text),
             AgentEvent::Notice { message } => p.line(&paint(Role::Notice, &format!("! {message}"))),
             AgentEvent::Retry { .. } => {
                 if let Some(text) = event.retry_text() {

@@ -1,7 +1,9 @@
 //! The status line while the REPL waits: `⠋ thinking… 1.2 s · Ctrl-C to cancel` until the
-//! model's first output, `⠋ running bash… 3.0 s · Ctrl-C to cancel` while a tool runs. Drawn
-//! by a thread that sleeps on a condition variable between frames (ten a second, nothing at
-//! all while idle) and only on a terminal; [`Spinner::stop`] erases it at once.
+//! model's first output, `⠋ running bash… 3.0 s · Ctrl-C to cancel` while a tool runs, and
+//! above it, once a tool has run for [`TAIL_AFTER`], the last lines of its output or its
+//! latest progress message ([`Spinner::set_tail`]). Drawn by a thread that sleeps on a
+//! condition variable between frames (ten a second, nothing at all while idle) and only on a
+//! terminal; [`Spinner::stop`] erases it at once.
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,10 +15,15 @@ use super::printer::Printer;
 const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 const TICK: Duration = Duration::from_millis(100);
 
+/// How long a tool runs before its output tail is shown (quick tools show none).
+pub const TAIL_AFTER: Duration = Duration::from_secs(2);
+
 #[derive(Default)]
 struct State {
     /// What is being waited for, and since when; `None` while idle.
     current: Option<(String, Instant)>,
+    /// Rows to show above the spinner line once [`TAIL_AFTER`] has passed.
+    tail: Vec<String>,
     /// Bumped on every start and stop, so a frame drawn late is not drawn at all.
     generation: u64,
     quit: bool,
@@ -65,8 +72,18 @@ impl Spinner {
         let mut st = lock.lock().unwrap_or_else(|p| p.into_inner());
         self.active.store(true, Ordering::SeqCst);
         st.current = Some((label.to_string(), Instant::now()));
+        st.tail.clear();
         st.generation += 1;
         cv.notify_all();
+    }
+
+    /// Rows (cut to the width) shown above the spinner line once the wait is long.
+    pub fn set_tail(&self, rows: Vec<String>) {
+        if !self.enabled {
+            return;
+        }
+        let (lock, _) = &*self.shared;
+        lock.lock().unwrap_or_else(|p| p.into_inner()).tail = rows;
     }
 
     /// Stops and erases the status line.
@@ -76,6 +93,7 @@ impl Spinner {
         }
         let (lock, cv) = &*self.shared;
         let mut st = lock.lock().unwrap_or_else(|p| p.into_inner());
+        st.tail.clear();
         if st.current.take().is_some() {
             st.generation += 1;
             cv.notify_all();
@@ -115,8 +133,13 @@ fn draw_loop(shared: &(Mutex<State>, Condvar), printer: &Printer) {
         frame += 1;
         st = lock.lock().unwrap_or_else(|p| p.into_inner());
         if st.generation == generation && st.current.is_some() {
+            let tail: &[String] = if since.elapsed() >= TAIL_AFTER {
+                &st.tail
+            } else {
+                &[]
+            };
             // Lock order: the spinner's, then the printer's (the printer never takes ours).
-            printer.status(&text);
+            printer.status(&text, tail);
         }
         if st.generation == generation {
             st = cv

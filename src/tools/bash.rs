@@ -118,6 +118,7 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> ToolOutput 
         }
     };
     let sink = Bounded::shared();
+    let watcher = watch_output(&sink, ctx);
     let end = process::run(
         child,
         group,
@@ -126,7 +127,55 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> ToolOutput 
         Sinks::Merged(sink.clone()),
     )
     .await;
+    if let Some(task) = watcher {
+        task.abort();
+    }
     finish(Bounded::take(&sink), end, timeout)
+}
+
+/// How often the output of a running command is passed on as progress, at most.
+const REPORT_EVERY: Duration = Duration::from_millis(200);
+
+/// Passes the command's output on as progress while it runs (the REPL shows its last lines,
+/// `--json` has `tool_update` events): what arrived since the last report, at most five
+/// reports a second, on whole characters. `None` when the call has nowhere to report.
+fn watch_output(
+    sink: &std::sync::Arc<std::sync::Mutex<Bounded>>,
+    ctx: &ToolContext,
+) -> Option<tokio::task::JoinHandle<()>> {
+    use std::sync::{Arc, Mutex};
+    let report = ctx.reporter()?;
+    let pending: Arc<(Mutex<Vec<u8>>, tokio::sync::Notify)> = Arc::default();
+    let incoming = pending.clone();
+    sink.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .watch(move |bytes| {
+            let mut buf = incoming.0.lock().unwrap_or_else(|p| p.into_inner());
+            buf.extend_from_slice(bytes);
+            let over = buf.len().saturating_sub(crate::run::MAX_PROGRESS_BYTES);
+            buf.drain(..over);
+            incoming.1.notify_one();
+        });
+    Some(tokio::spawn(async move {
+        loop {
+            pending.1.notified().await;
+            let text = {
+                let mut buf = pending.0.lock().unwrap_or_else(|p| p.into_inner());
+                // A character cut between two chunks waits for its other half.
+                let whole = match std::str::from_utf8(&buf) {
+                    Ok(_) => buf.len(),
+                    Err(e) if e.error_len().is_none() => e.valid_up_to(),
+                    Err(_) => buf.len(),
+                };
+                let bytes: Vec<u8> = buf.drain(..whole).collect();
+                String::from_utf8_lossy(&bytes).into_owned()
+            };
+            if !text.is_empty() {
+                report(crate::run::UpdateKind::Output, &text);
+            }
+            tokio::time::sleep(REPORT_EVERY).await;
+        }
+    }))
 }
 
 /// The kept output as text, cut in the middle to [`MAX_OUTPUT_BYTES`], with a note when

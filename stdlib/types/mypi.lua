@@ -98,6 +98,12 @@ local Ctx = {}
 ---Cancels the run that made the call, and its child agents (like Ctrl-C in the REPL).
 function Ctx.abort() end
 
+---Reports progress of the running tool call: the REPL shows the latest message under the
+---status line once the tool has run two seconds; `--json` has a `tool_update` event with
+---`kind = "progress"`. Outside a tool call (a handler, a command) it does nothing.
+---@param message any
+function Ctx.progress(message) end
+
 -------------------------------------------------------------------------------------------
 -- Event payloads. Every payload also has `type`, the event's name.
 -------------------------------------------------------------------------------------------

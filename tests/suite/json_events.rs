@@ -7,7 +7,7 @@ use crate::common::{Output, Reply, TestDir};
 use super::wire::{no_panic, run_api, Api, BOTH};
 
 /// Parses every stdout line as JSON (panics on a line that is not).
-fn events(out: &Output) -> Vec<Value> {
+pub fn events(out: &Output) -> Vec<Value> {
     out.stdout
         .lines()
         .map(|l| {

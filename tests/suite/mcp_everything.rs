@@ -218,7 +218,7 @@ fn a_server_prompt_is_a_slash_command() {
     );
 }
 
-/// On a REPL in a real terminal: progress of a long call shows as status lines, and the
+/// On a REPL in a real terminal: progress of a long call shows above the status line, and the
 /// server's elicitation is asked field by field (Enter keeps a default) and answered.
 #[test]
 fn elicitation_and_progress_on_a_terminal() {
@@ -228,7 +228,7 @@ fn elicitation_and_progress_on_a_terminal() {
     let dir = TestDir::new();
     config(&dir, stdio_entry(&index));
     let long = json!({"tool_calls": [{"name": "mcp__everything__trigger_long_running_operation",
-                                      "arguments": {"duration": 1, "steps": 2}}]});
+                                      "arguments": {"duration": 4, "steps": 4}}]});
     let ask = json!({"tool_calls": [{"name": "mcp__everything__trigger_elicitation_request",
                                      "arguments": {}}]});
     let replies = [long, json!({"text": "ran"}), ask, json!({"text": "asked"})];
@@ -237,7 +237,8 @@ fn elicitation_and_progress_on_a_terminal() {
     let wait = Duration::from_secs(30);
     let at = pty.wait_for("/help for commands", 0, wait);
     pty.type_keys("go\r");
-    let at = pty.wait_for("[mcp everything] progress 1/2", at, wait);
+    // The call has run over two seconds: its latest progress shows above the status line.
+    let at = pty.wait_for("  ⋯ progress 3/4", at, wait);
     let at = pty.wait_for("ran", at, wait);
     pty.type_keys("ask me\r");
     let mut at = pty.wait_for("answer it?", at, wait);
@@ -292,4 +293,45 @@ fn find_text(root: &std::path::Path, needle: &str) -> Option<PathBuf> {
         }
     }
     None
+}
+
+/// `--json`: the server's progress notifications during a call are `tool_update` events of
+/// that call, before its result.
+#[test]
+fn progress_of_an_mcp_call_is_a_tool_update_event() {
+    let Some(index) = everything("progress_of_an_mcp_call_is_a_tool_update_event") else {
+        return;
+    };
+    let dir = TestDir::new();
+    config(&dir, stdio_entry(&index));
+    let long = json!({"tool_calls": [{"name": "mcp__everything__trigger_long_running_operation",
+                                      "arguments": {"duration": 1, "steps": 2}}]});
+    let out = faux(&dir, &[long, json!({"text": "ran"})])
+        .args(["--no-session", "-p", "go", "--json"])
+        .run();
+    out.ok();
+    let ev: Vec<Value> = out
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let result = ev
+        .iter()
+        .position(|e| e["type"] == "tool_result")
+        .expect("a result");
+    let ups: Vec<&Value> = ev[..result]
+        .iter()
+        .filter(|e| e["type"] == "tool_update")
+        .collect();
+    assert!(!ups.is_empty(), "{}", out.describe());
+    assert_eq!(ups[0]["kind"], "progress");
+    assert_eq!(
+        ups[0]["name"],
+        "mcp__everything__trigger_long_running_operation"
+    );
+    assert!(
+        ups[0]["text"].as_str().unwrap().starts_with("progress 1/2"),
+        "{ups:?}"
+    );
+    assert!(!ev[result..].iter().any(|e| e["type"] == "tool_update"));
 }

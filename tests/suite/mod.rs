@@ -37,6 +37,7 @@ mod sessions;
 mod streaming;
 mod subagent_tool;
 mod subagents;
+mod tool_progress;
 mod tools;
 mod tools_safety;
 mod trust;

@@ -73,6 +73,13 @@ pub fn call(
             Ok(Ret::Nil)
         }
         (Object::Ui, "confirm") => Ok(Ret::Bool(link.confirm(&text(args.take("question"))))),
+        (Object::Ctx, "progress") => {
+            if let Some(ctx) = ctx {
+                let message = args.take("message").display();
+                ctx.report(crate::run::UpdateKind::Progress, &message);
+            }
+            Ok(Ret::Nil)
+        }
         (Object::Ctx, "abort") => {
             if let Some(ctx) = ctx.cloned().or_else(|| link.current()) {
                 ctx.cancel.cancel();

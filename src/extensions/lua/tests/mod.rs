@@ -531,6 +531,9 @@ fn ctx_is_read_only_and_lists_its_fields() {
         assert_eq!(v[0], json!(false));
         assert!(v[1].as_str().unwrap().ends_with("ctx is read-only"), "{v}");
         assert_eq!(v[2], json!("print"));
-        assert_eq!(v[3], json!("abort,cwd,depth,mode,model,session_id,ui"));
+        assert_eq!(
+            v[3],
+            json!("abort,cwd,depth,mode,model,progress,session_id,ui")
+        );
     });
 }
