@@ -8,6 +8,7 @@ pub mod fake_wire;
 pub mod http;
 pub mod mcp;
 pub mod pty;
+pub mod snapshot;
 
 #[allow(unused_imports)]
 pub use fake_server::{FakeServer, Recorded, Reply, EXHAUSTED_MESSAGE};

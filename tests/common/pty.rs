@@ -158,8 +158,20 @@ impl Drop for Pty {
 /// cursor up (`ESC [ n A`) and right (`ESC [ n C`), erase to the end of the line (`ESC [ K`)
 /// and of the screen (`ESC [ J`); other escape sequences show nothing.
 pub fn visible_lines(screen: &str) -> Vec<String> {
-    let mut rows: Vec<Vec<char>> = vec![Vec::new()];
+    render_screen(screen, false)
+}
+
+/// [`visible_lines`] with the colour codes (`ESC [ … m`) kept before the characters they
+/// colour, so a snapshot shows the colours too.
+pub fn styled_lines(screen: &str) -> Vec<String> {
+    render_screen(screen, true)
+}
+
+fn render_screen(screen: &str, keep_sgr: bool) -> Vec<String> {
+    // Each cell is a character with the colour codes written just before it.
+    let mut rows: Vec<Vec<String>> = vec![Vec::new()];
     let (mut row, mut col) = (0usize, 0usize);
+    let mut sgr = String::new();
     let mut chars = screen.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
@@ -183,12 +195,18 @@ pub fn visible_lines(screen: &str) -> Vec<String> {
                         rows[row].truncate(col);
                         rows.truncate(row + 1);
                     }
+                    'm' if keep_sgr => sgr.push_str(&format!("\u{1b}[{params}m")),
                     _ => {}
                 }
             }
             '\u{1b}' => {}
             '\r' => col = 0,
             '\n' => {
+                if !sgr.is_empty() {
+                    if let Some(last) = rows[row].last_mut() {
+                        last.push_str(&std::mem::take(&mut sgr));
+                    }
+                }
                 row += 1;
                 col = 0;
                 if rows.len() <= row {
@@ -198,16 +216,17 @@ pub fn visible_lines(screen: &str) -> Vec<String> {
             c => {
                 let line = &mut rows[row];
                 while line.len() < col {
-                    line.push(' ');
+                    line.push(" ".into());
                 }
+                let cell = format!("{}{c}", std::mem::take(&mut sgr));
                 if col < line.len() {
-                    line[col] = c;
+                    line[col] = cell;
                 } else {
-                    line.push(c);
+                    line.push(cell);
                 }
                 col += 1;
             }
         }
     }
-    rows.into_iter().map(|r| r.into_iter().collect()).collect()
+    rows.into_iter().map(|r| r.concat()).collect()
 }

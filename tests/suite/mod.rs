@@ -30,6 +30,7 @@ mod repl;
 mod repl_keys;
 mod repl_look;
 mod repl_markdown;
+mod repl_snapshot;
 mod repl_typing;
 mod runaway;
 mod session_safety;
