@@ -27,6 +27,11 @@ pub fn save_terminal() {
     }
 }
 
+/// The terminal settings [`save_terminal`] found, if any.
+pub fn saved_terminal() -> Option<libc::termios> {
+    TERMINAL.get().copied()
+}
+
 /// Puts the terminal back as [`save_terminal`] found it (after raw-mode line editing, on an
 /// exit path that skips the editor's own clean-up).
 pub fn restore_terminal() {

@@ -341,6 +341,7 @@ fn read_loop(
     results: mpsc::UnboundedSender<ReadResult>,
     continued: Arc<AtomicUsize>,
 ) {
+    let terminal = std::io::stdin().is_terminal();
     while let Ok(request) = requests.recv() {
         let (prompt, initial) = match request {
             Request::Line(prompt, initial) => (prompt, initial),
@@ -370,6 +371,9 @@ fn read_loop(
         printer.set_reading(false);
         let result = match line {
             Ok(line) => {
+                if terminal {
+                    super::keys::quiet();
+                }
                 if !line.trim().is_empty() {
                     let _ = editor.add_history_entry(line.as_str());
                     if let Some(path) = &history {

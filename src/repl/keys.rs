@@ -194,34 +194,52 @@ struct RawMode {
 
 impl RawMode {
     fn enter() -> Option<RawMode> {
-        // SAFETY: tcgetattr fills the zeroed struct; tcsetattr reads the one we own.
-        unsafe {
-            let mut saved: libc::termios = std::mem::zeroed();
-            if libc::tcgetattr(libc::STDIN_FILENO, &mut saved) != 0 {
-                return None;
-            }
-            let mut raw = saved;
-            raw.c_lflag &= !(libc::ECHO | libc::ICANON | libc::IEXTEN);
-            raw.c_iflag &= !(libc::ICRNL | libc::IXON);
-            raw.c_cc[libc::VMIN] = 1;
-            raw.c_cc[libc::VTIME] = 0;
-            if libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, &raw) != 0 {
-                return None;
-            }
-            // Bracketed paste: a paste arrives marked, so its newlines do not submit it.
-            super::printer::write_raw("\x1b[?2004h");
-            Some(RawMode { saved })
+        let current = current_mode()?;
+        // Back to the settings mypi started with (not the quiet ones `quiet` may have left).
+        let saved = crate::stdio::saved_terminal().unwrap_or(current);
+        if !set_keys_mode(current) {
+            return None;
         }
+        // Bracketed paste: a paste arrives marked, so its newlines do not submit it.
+        super::printer::write_raw("\x1b[?2004h");
+        Some(RawMode { saved })
     }
 }
 
 impl Drop for RawMode {
     fn drop(&mut self) {
         super::printer::write_raw("\x1b[?2004l");
-        // SAFETY: restores the settings read in `enter`.
+        // SAFETY: restores settings read by tcgetattr.
         unsafe {
             libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, &self.saved);
         }
+    }
+}
+
+fn current_mode() -> Option<libc::termios> {
+    // SAFETY: tcgetattr fills the zeroed struct or fails without touching it.
+    unsafe {
+        let mut t: libc::termios = std::mem::zeroed();
+        (libc::tcgetattr(libc::STDIN_FILENO, &mut t) == 0).then_some(t)
+    }
+}
+
+/// Keys one at a time, no echo; signals (Ctrl-C) stay on.
+fn set_keys_mode(mut t: libc::termios) -> bool {
+    t.c_lflag &= !(libc::ECHO | libc::ICANON | libc::IEXTEN);
+    t.c_iflag &= !(libc::ICRNL | libc::IXON);
+    t.c_cc[libc::VMIN] = 1;
+    t.c_cc[libc::VTIME] = 0;
+    // SAFETY: tcsetattr reads the struct we own.
+    unsafe { libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, &t) == 0 }
+}
+
+/// Stops the terminal echoing keys right after a line was read, so keys typed before the
+/// run's key reader starts are not echoed into the output either (they wait, unread, for
+/// it). The key reader and the line editor put the usual settings back themselves.
+pub fn quiet() {
+    if let Some(t) = current_mode() {
+        set_keys_mode(t);
     }
 }
 

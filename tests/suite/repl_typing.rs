@@ -182,3 +182,24 @@ fn backslash_enter_alt_enter_and_a_paste_make_one_multi_line_prompt() {
     assert_eq!(t[2], "user: pasted one\npasted two");
     assert_eq!(t[7], "user: fix a\nfix b", "{t:#?}");
 }
+
+#[test]
+fn keys_typed_right_after_enter_are_not_echoed_before_the_run_reads_them() {
+    let dir = TestDir::new();
+    let (mut pty, at) = start(&dir, &[sleep_call("1"), json!({"text": "heard you"})]);
+    // The prompt, and at once the start of the next line (before the run's key reader may
+    // have started: those keys must wait unechoed for it).
+    pty.type_keys("go\r");
+    std::thread::sleep(Duration::from_millis(20));
+    pty.type_keys("early words");
+    let at = pty.wait_for("> early words", at, T);
+    pty.type_keys("\r");
+    let at = pty.wait_for("» queued as steering: early words", at, T);
+    let at = pty.wait_for("heard you", at, T);
+    pty.wait_for(" s\r\n", at, T);
+    let screen = quit(pty);
+    let lines = visible_lines(&screen);
+    let typed: Vec<&String> = lines.iter().filter(|l| l.contains("early words")).collect();
+    assert_eq!(typed, ["» queued as steering: early words"], "{lines:#?}");
+    assert_eq!(transcript(&dir)[3], "user: early words");
+}
