@@ -64,6 +64,10 @@ impl App {
         self.children.set_provider(provider.clone());
         self.agent.set_provider(provider);
         self.refresh_session();
+        let mut models = self.models.lock().unwrap_or_else(|p| p.into_inner());
+        models.retain(|m| m != name);
+        models.insert(0, name.to_string());
+        drop(models);
         Ok(format!(
             "Model set to {name} ({}).",
             self.config.provider.name()

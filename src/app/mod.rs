@@ -91,6 +91,8 @@ pub struct App {
     pub mcp: Option<Arc<crate::mcp::Manager>>,
     /// Runs the scripts' child agents.
     pub children: Arc<children::Children>,
+    /// The models used in this process, the current one first (what `/model` completes).
+    pub models: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 /// Builds the provider the configuration names.
@@ -172,6 +174,10 @@ impl App {
             provider: agent.provider().clone(),
         }));
         host.set_agents(Arc::new(children.clone()));
+        let models = Arc::new(std::sync::Mutex::new(vec![agent
+            .provider()
+            .model()
+            .to_string()]));
         let app = App {
             config,
             agent,
@@ -185,6 +191,7 @@ impl App {
             resumed,
             mcp: None,
             children,
+            models,
         };
         app.refresh_session();
         Ok(app)

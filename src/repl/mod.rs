@@ -130,12 +130,13 @@ fn print_answer(text: &str) {
 
 /// The interactive loop. Returns the exit code.
 pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
-    let extensions = app.extensions.clone();
+    let (extensions, models) = (app.extensions.clone(), app.models.clone());
     let completer = complete::SlashHelper {
         commands: app.commands.clone(),
         cwd: app.config.cwd.clone(),
         args: Arc::new(move |name: &str| match name {
             "reload" => extensions.summaries().into_iter().map(|s| s.name).collect(),
+            "model" => models.lock().map(|m| m.clone()).unwrap_or_default(),
             _ => Vec::new(),
         }),
     };

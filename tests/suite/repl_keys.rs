@@ -104,3 +104,29 @@ fn tab_completes_mentions_and_command_arguments_on_a_terminal() {
     pty.type_keys("/quit\r");
     assert_eq!(pty.wait(Duration::from_secs(20)), 0, "{}", pty.screen());
 }
+
+#[test]
+fn tab_completes_the_models_used_after_model() {
+    let dir = TestDir::new();
+    let m = crate::common::Mypi::new(&dir)
+        .env("OPENAI_API_KEY", "sk-test")
+        .args([
+            "--provider",
+            "openai",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+        ])
+        .args(["--model", "gpt-first-model", "--no-session", "--no-watch"]);
+    let mut pty = crate::common::pty::Pty::spawn(m.command());
+    let t = Duration::from_secs(20);
+    let at = pty.wait_for("> ", 0, t);
+    pty.type_keys("/model gpt-second\r");
+    let at = pty.wait_for("Model set to gpt-second", at, t);
+    let at = pty.wait_for("> ", at, t);
+    pty.type_keys("/model gpt-f\t");
+    let at = pty.wait_for("/model gpt-first-model", at, t);
+    pty.type_keys("\r");
+    pty.wait_for("Model set to gpt-first-model", at, t);
+    pty.type_keys("/quit\r");
+    assert_eq!(pty.wait(t), 0, "{}", pty.screen());
+}
