@@ -205,12 +205,20 @@ impl Manager {
             }
             // The tools stay registered: the next call starts the server again (once), or
             // says why it cannot, which tells the model more than a tool that vanished.
+            let error = "the server closed the connection (it exited or crashed)";
             if matches!(entry.state(), State::Connected(ref c) if Arc::ptr_eq(c, &conn)) {
-                let stderr = conn.stderr.tail(5);
                 entry.set(State::Failed {
-                    error: "the server closed the connection (it exited or crashed)".into(),
-                    stderr,
+                    error: error.into(),
+                    stderr: conn.stderr.tail(5),
                 });
+                // Its last words may still be on their way through the stderr pipe.
+                conn.stderr.settled(Duration::from_millis(500)).await;
+                if matches!(entry.state(), State::Failed { error: ref e, .. } if e == error) {
+                    entry.set(State::Failed {
+                        error: error.into(),
+                        stderr: conn.stderr.tail(5),
+                    });
+                }
             }
         });
     }

@@ -31,19 +31,36 @@ const EDGE: usize = 4096;
 
 /// The tail of a server's stderr, shared with `/mcp`.
 #[derive(Clone, Default)]
-pub struct StderrTail(Arc<Mutex<VecDeque<u8>>>);
+pub struct StderrTail(Arc<TailInner>);
+
+#[derive(Default)]
+struct TailInner {
+    buf: Mutex<VecDeque<u8>>,
+    /// A reader is attached (a stdio server): [`StderrTail::settled`] waits for it.
+    reading: std::sync::atomic::AtomicBool,
+    /// The reader reached the end of stderr.
+    done: tokio_util::sync::CancellationToken,
+}
 
 impl StderrTail {
     fn push(&self, bytes: &[u8]) {
-        let mut buf = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut buf = self.0.buf.lock().unwrap_or_else(|p| p.into_inner());
         buf.extend(bytes);
         let extra = buf.len().saturating_sub(STDERR_KEEP);
         buf.drain(..extra);
     }
 
+    /// Waits (at most `max`) until the server's last words are read: a server that died has
+    /// closed its stderr, but the reader may not have read all of it yet.
+    pub async fn settled(&self, max: std::time::Duration) {
+        if self.0.reading.load(std::sync::atomic::Ordering::SeqCst) {
+            let _ = tokio::time::timeout(max, self.0.done.cancelled()).await;
+        }
+    }
+
     /// The last `lines` lines.
     pub fn tail(&self, lines: usize) -> String {
-        let buf = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let buf = self.0.buf.lock().unwrap_or_else(|p| p.into_inner());
         let (a, b) = buf.as_slices();
         let text = String::from_utf8_lossy(&[a, b].concat()).into_owned();
         let all: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
@@ -94,6 +111,10 @@ pub fn spawn(transport: &Configured, base: &Path, log: LineLog) -> std::io::Resu
         ));
     };
     let stderr = StderrTail::default();
+    stderr
+        .0
+        .reading
+        .store(true, std::sync::atomic::Ordering::SeqCst);
     tokio::spawn(read_stderr(err, stderr.clone()));
     Ok(Spawned {
         transport: StdioTransport::new(stdout, stdin, log),
@@ -112,6 +133,7 @@ async fn read_stderr(mut err: impl AsyncRead + Unpin, tail: StderrTail) {
         }
         tail.push(&buf[..n]);
     }
+    tail.0.done.cancel();
 }
 
 /// Where the transport reports lines it skipped.
