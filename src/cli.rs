@@ -3,17 +3,9 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 
-use crate::config::{Overrides, ProviderKind};
-
-/// Which model API to talk to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ProviderArg {
-    Openai,
-    Anthropic,
-    Faux,
-}
+use crate::config::Overrides;
 
 /// mypi: a coding agent customised by Lua and Rhai scripts.
 #[derive(Debug, Parser)]
@@ -28,11 +20,12 @@ pub struct Cli {
     #[arg(long, requires = "print")]
     pub json: bool,
 
-    /// Model API: openai (any Chat Completions server), anthropic, or faux (offline).
-    /// Default: openai when OPENAI_API_KEY or OPENAI_BASE_URL is set, else anthropic when
-    /// ANTHROPIC_API_KEY is set, else faux.
-    #[arg(long, value_enum)]
-    pub provider: Option<ProviderArg>,
+    /// Model API: openai (any Chat Completions server), anthropic, faux (offline), or a
+    /// provider named in a config file's [providers.NAME]. Default: `provider` in the config
+    /// (MYPI_PROVIDER), else openai when OPENAI_API_KEY or OPENAI_BASE_URL is set, else
+    /// anthropic when ANTHROPIC_API_KEY is set, else faux.
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
 
     /// Model id (default: MYPI_MODEL, else the provider's default).
     #[arg(long, value_name = "NAME")]
@@ -99,11 +92,7 @@ impl Cli {
         Overrides {
             print: self.print.clone(),
             json: self.json,
-            provider: self.provider.map(|p| match p {
-                ProviderArg::Openai => ProviderKind::OpenAi,
-                ProviderArg::Anthropic => ProviderKind::Anthropic,
-                ProviderArg::Faux => ProviderKind::Faux,
-            }),
+            provider: self.provider.clone(),
             model: self.model.clone(),
             base_url: self.base_url.clone(),
             faux_script: self.faux_script.clone(),
@@ -132,7 +121,7 @@ mod tests {
         let o = cli.overrides();
         assert_eq!(o.print.as_deref(), Some(""));
         assert!(o.json);
-        assert_eq!(o.provider, Some(ProviderKind::Anthropic));
+        assert_eq!(o.provider.as_deref(), Some("anthropic"));
     }
 }
 
@@ -149,6 +138,9 @@ pub enum Command {
         #[command(subcommand)]
         action: McpAction,
     },
+    /// Print the effective configuration: every setting with the flag, environment
+    /// variable, file and line, or default it came from.
+    Config,
     /// Trust a project folder, so its own extensions load (the answer is kept in
     /// ~/.agents/config.toml); --list shows the trusted folders, --revoke forgets one.
     Trust(TrustArgs),

@@ -327,7 +327,7 @@ impl CommandTable {
             .iter()
             .map(|c| c.name.clone())
             .filter_map(|n| {
-                let d = edit_distance(name, &n);
+                let d = crate::text::edit_distance(name, &n);
                 let close =
                     d <= 2.max(name.len() / 3) || n.starts_with(name) || name.starts_with(&n);
                 close.then_some((d, n))
@@ -345,21 +345,6 @@ impl Unregister for CommandTable {
         entries.retain(|c| c.id != id);
         before != entries.len()
     }
-}
-
-/// Levenshtein distance over characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 #[cfg(test)]

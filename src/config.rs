@@ -35,6 +35,16 @@ impl ProviderKind {
         }
     }
 
+    /// `openai`, `anthropic`, `faux`.
+    pub fn parse(name: &str) -> Option<ProviderKind> {
+        match name {
+            "openai" => Some(ProviderKind::OpenAi),
+            "anthropic" => Some(ProviderKind::Anthropic),
+            "faux" => Some(ProviderKind::Faux),
+            _ => None,
+        }
+    }
+
     pub fn default_model(self) -> &'static str {
         match self {
             ProviderKind::OpenAi => "gpt-4.1-mini",
@@ -51,7 +61,8 @@ pub struct Overrides {
     /// `-p`: `Some("")` reads the prompt from standard input.
     pub print: Option<String>,
     pub json: bool,
-    pub provider: Option<ProviderKind>,
+    /// `--provider NAME`: a built-in API or a configured provider.
+    pub provider: Option<String>,
     pub model: Option<String>,
     pub base_url: Option<String>,
     pub faux_script: Option<PathBuf>,
@@ -93,6 +104,12 @@ pub enum ConfigError {
     BadNumber { name: &'static str, value: String },
     #[error("{name}={value:?} is not a whole number above 0")]
     BadCount { name: &'static str, value: String },
+    #[error(transparent)]
+    Settings(#[from] crate::settings::SettingsError),
+    #[error("unknown provider {name:?}: the providers are openai, anthropic, faux{configured}")]
+    UnknownProvider { name: String, configured: String },
+    #[error("provider {provider:?} needs an API key: set {var}")]
+    MissingKey { provider: String, var: String },
     #[error("{from} {url:?} is not an http:// or https:// address; did you mean {suggestion:?}?")]
     BadBaseUrl {
         from: &'static str,
@@ -105,6 +122,10 @@ pub enum ConfigError {
 #[derive(Debug, Clone)]
 pub struct Config {
     pub provider: ProviderKind,
+    /// The provider's name: its API's (`openai`) or a configured one's (`local`).
+    pub provider_name: String,
+    /// The configuration files that were read.
+    pub files: crate::settings::Files,
     pub model: String,
     pub base_url: Option<String>,
     pub api_key: Option<String>,
@@ -158,12 +179,30 @@ impl Config {
         env: &dyn Fn(&str) -> Option<String>,
         cwd: PathBuf,
     ) -> Result<Config, ConfigError> {
-        let var = |k: &str| env(k).filter(|v| !v.trim().is_empty());
-        let (provider, fell_back_to_faux, api_key, base_url) = pick_provider(cli, &var)?;
+        let real = |k: &str| env(k).filter(|v| !v.trim().is_empty());
+        let home = real("HOME").map(PathBuf::from);
+        let files = load_files(cli, &cwd, home.as_deref())?;
+        // The files are the environment's lower layer.
+        let var = |k: &str| real(k).or_else(|| files.lookup(k));
+        let on = |k: &str| var(k).is_none_or(|v| !matches!(v.trim(), "0" | "false"));
+        let mut cli = cli.clone();
+        cli.no_extensions |= !on("MYPI_EXTENSIONS");
+        cli.no_builtin_extensions |= !on("MYPI_BUILTIN_EXTENSIONS");
+        cli.no_watch |= !on("MYPI_WATCH");
+        cli.no_mcp |= !on("MYPI_MCP");
+        let cli = &cli;
+        let picked = pick_provider(cli, &var, &files)?;
+        let (provider, fell_back_to_faux, api_key, base_url) = (
+            picked.kind,
+            picked.fell_back,
+            picked.api_key,
+            picked.base_url,
+        );
         let model = cli
             .model
             .clone()
             .or_else(|| var("MYPI_MODEL"))
+            .or(picked.first_model)
             .unwrap_or_else(|| provider.default_model().to_string());
         let mode = match &cli.print {
             None => Mode::Repl,
@@ -184,7 +223,6 @@ impl Config {
             })?;
             retry.base_delay = Duration::from_millis(n);
         }
-        let home = var("HOME").map(PathBuf::from);
         let ext_budget = match var("MYPI_EXT_BUDGET_MS") {
             Some(ms) => {
                 Duration::from_millis(ms.trim().parse().map_err(|_| ConfigError::BadNumber {
@@ -230,6 +268,8 @@ impl Config {
             extension_roots,
             builtin_extensions: !cli.no_extensions && !cli.no_builtin_extensions,
             log: var("MYPI_LOG").is_some_and(|v| v != "0"),
+            provider_name: picked.name,
+            files,
             ext_budget,
             watch: !cli.no_watch,
             provider,
@@ -275,43 +315,114 @@ fn count(
     }
 }
 
-/// The provider from `--provider` or the environment, whether mypi fell back to faux, and the
-/// provider's key and endpoint.
+/// The provider chosen, and how to reach it.
+struct Picked {
+    kind: ProviderKind,
+    name: String,
+    fell_back: bool,
+    api_key: Option<String>,
+    base_url: Option<String>,
+    /// A configured provider's first model (its default).
+    first_model: Option<String>,
+}
+
+/// Reads the configuration files: the user's, and the project's when the folder is trusted
+/// (`--trust`, or the trust list) and it is not the user's own file.
+fn load_files(
+    cli: &Overrides,
+    cwd: &std::path::Path,
+    home: Option<&std::path::Path>,
+) -> Result<crate::settings::Files, ConfigError> {
+    let user = crate::settings::user_file(home);
+    let project = crate::settings::project_file(cwd);
+    let project = (Some(&project) != user.as_ref()).then_some(project);
+    let trusted = cli.trust
+        || project.as_ref().is_some_and(|p| p.is_file())
+            && crate::trust::TrustStore::in_home(home)
+                .and_then(|t| t.decision(cwd))
+                .is_ok_and(|d| d == crate::trust::Decision::Trusted);
+    Ok(crate::settings::Files::load(
+        user.as_deref(),
+        project.as_deref(),
+        trusted,
+    )?)
+}
+
+/// The provider from `--provider`, `provider` (config, `MYPI_PROVIDER`) or the API keys in
+/// the environment, whether mypi fell back to faux, and the provider's key and endpoint.
 fn pick_provider(
     cli: &Overrides,
     var: &dyn Fn(&str) -> Option<String>,
-) -> Result<(ProviderKind, bool, Option<String>, Option<String>), ConfigError> {
-    let (provider, fell_back_to_faux) = match cli.provider {
-        Some(kind) => (kind, false),
+    files: &crate::settings::Files,
+) -> Result<Picked, ConfigError> {
+    let named = cli.provider.clone().or_else(|| var("MYPI_PROVIDER"));
+    let (kind, configured, fell_back) = match named.as_deref() {
+        Some(name) => match (ProviderKind::parse(name), files.provider(name)) {
+            (Some(kind), _) => (kind, None, false),
+            (None, Some(p)) => (p.api, Some(p.clone()), false),
+            (None, None) => {
+                let names: Vec<String> = files.providers.iter().map(|p| p.name.clone()).collect();
+                return Err(ConfigError::UnknownProvider {
+                    name: name.to_string(),
+                    configured: if names.is_empty() {
+                        " (none configured in ~/.agents/config.toml)".into()
+                    } else {
+                        format!(", and the configured {}", names.join(", "))
+                    },
+                });
+            }
+        },
         None if var("OPENAI_API_KEY").is_some() || var("OPENAI_BASE_URL").is_some() => {
-            (ProviderKind::OpenAi, false)
+            (ProviderKind::OpenAi, None, false)
         }
-        None if var("ANTHROPIC_API_KEY").is_some() => (ProviderKind::Anthropic, false),
-        None => (ProviderKind::Faux, cli.faux_script.is_none()),
+        None if var("ANTHROPIC_API_KEY").is_some() => (ProviderKind::Anthropic, None, false),
+        None => (ProviderKind::Faux, None, cli.faux_script.is_none()),
     };
-    let (key_var, url_var) = provider.env_vars();
-    let api_key = var(key_var);
-    let base_url = cli.base_url.clone().or_else(|| var(url_var));
+    let (key_var, url_var) = kind.env_vars();
+    let key_var = configured
+        .as_ref()
+        .and_then(|p| p.api_key_env.clone())
+        .unwrap_or(key_var.to_string());
+    let api_key = var(&key_var);
+    let (base_url, from) = match (&cli.base_url, var("MYPI_BASE_URL"), &configured) {
+        (Some(u), _, _) => (Some(u.clone()), "--base-url"),
+        (None, Some(u), _) => (Some(u), "base_url"),
+        (None, None, Some(p)) => (p.base_url.clone(), "the provider's base_url"),
+        (None, None, None) => (var(url_var), url_var),
+    };
     if let Some(url) = &base_url {
-        check_base_url(
-            url,
-            if cli.base_url.is_some() {
-                "--base-url"
-            } else {
-                url_var
-            },
-        )?;
+        check_base_url(url, from)?;
     }
-    match provider {
+    let name = named.unwrap_or_else(|| kind.name().to_string());
+    match kind {
         ProviderKind::OpenAi if api_key.is_none() && base_url.is_none() => {
-            return Err(ConfigError::MissingOpenAiKey)
+            return Err(match configured {
+                Some(_) => ConfigError::MissingKey {
+                    provider: name,
+                    var: key_var,
+                },
+                None => ConfigError::MissingOpenAiKey,
+            })
         }
         ProviderKind::Anthropic if api_key.is_none() => {
-            return Err(ConfigError::MissingAnthropicKey)
+            return Err(match configured {
+                Some(_) => ConfigError::MissingKey {
+                    provider: name,
+                    var: key_var,
+                },
+                None => ConfigError::MissingAnthropicKey,
+            })
         }
         _ => {}
     }
-    Ok((provider, fell_back_to_faux, api_key, base_url))
+    Ok(Picked {
+        kind,
+        name,
+        fell_back,
+        api_key,
+        base_url,
+        first_model: configured.and_then(|p| p.models.first().map(|m| m.name.clone())),
+    })
 }
 
 /// A base URL must name its scheme: `localhost:11434/v1` would otherwise be read as a URL
@@ -424,11 +535,7 @@ mod tests {
         while let Some(a) = it.next() {
             match *a {
                 "--provider" => {
-                    o.provider = match it.next().copied() {
-                        Some("openai") => Some(ProviderKind::OpenAi),
-                        Some("anthropic") => Some(ProviderKind::Anthropic),
-                        _ => Some(ProviderKind::Faux),
-                    }
+                    o.provider = it.next().map(|s| s.to_string());
                 }
                 "--base-url" => o.base_url = it.next().map(|s| s.to_string()),
                 "--json" => o.json = true,

@@ -81,6 +81,7 @@ pub mod protocol;
 pub mod providers;
 pub mod repl;
 pub mod run;
+pub mod settings;
 pub mod signals;
 pub mod stdio;
 #[cfg(test)]

@@ -34,6 +34,7 @@ fn run(cli: Cli) -> i32 {
     match &cli.command {
         Some(Command::Ext { action }) => return run_ext(action, &cli, cwd),
         Some(Command::Trust(args)) => return run_trust(args, &cwd),
+        Some(Command::Config) => return run_config(&cli, cwd),
         Some(Command::Mcp {
             action: McpAction::List,
         }) => return run_mcp_list(&cli, cwd),
@@ -46,6 +47,9 @@ fn run(cli: Cli) -> i32 {
             return 2;
         }
     };
+    for notice in &config.files.notices {
+        stderr_line(&format!("mypi: {notice}"));
+    }
     let Some(runtime) = runtime() else {
         return 1;
     };
@@ -97,6 +101,33 @@ fn run(cli: Cli) -> i32 {
             }
         }
     })
+}
+
+/// `mypi config`: the effective configuration (exit 2 when it does not resolve).
+fn run_config(cli: &Cli, cwd: std::path::PathBuf) -> i32 {
+    let env = |k: &str| std::env::var(k).ok();
+    let overrides = cli.overrides();
+    match Config::resolve(&overrides, &env, cwd) {
+        Ok(config) => {
+            stdout_line(&mypi::settings::effective(&overrides, &env, &config.files));
+            stdout_line(&format!(
+                "# using {} ({}) with model {}{}",
+                config.provider_name,
+                config.provider.name(),
+                config.model,
+                config
+                    .base_url
+                    .as_ref()
+                    .map(|u| format!(" at {u}"))
+                    .unwrap_or_default()
+            ));
+            0
+        }
+        Err(e) => {
+            stderr_line(&format!("mypi: {e}"));
+            2
+        }
+    }
 }
 
 /// `mypi mcp list`: no extensions, no model; the project's `.mcp.json` only when the folder

@@ -1,0 +1,117 @@
+use super::*;
+
+struct Tmp(PathBuf);
+
+impl Tmp {
+    fn new(name: &str) -> Tmp {
+        let dir = std::env::temp_dir().join(format!("mypi-settings-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Tmp(dir)
+    }
+
+    fn file(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.0.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+}
+
+impl Drop for Tmp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn the_project_file_is_a_higher_layer_than_the_users() {
+    let t = Tmp::new("layers");
+    let user = t.file(
+        "user.toml",
+        "model = \"a\"\nmax_turns = 5\n[extensions]\nwatch = false\n",
+    );
+    let project = t.file("project.toml", "model = \"b\"\n");
+    let f = Files::load(Some(&user), Some(&project), true).unwrap();
+    assert_eq!(f.lookup("MYPI_MODEL").as_deref(), Some("b"));
+    assert_eq!(f.lookup("MYPI_MAX_TURNS").as_deref(), Some("5"));
+    assert_eq!(f.lookup("MYPI_WATCH").as_deref(), Some("0"));
+    assert!(f.entry("model").unwrap().source.ends_with("project.toml:1"));
+    // Untrusted: not read, and said so.
+    let f = Files::load(Some(&user), Some(&project), false).unwrap();
+    assert_eq!(f.lookup("MYPI_MODEL").as_deref(), Some("a"));
+    assert!(f.notices[0].contains("not trusted"), "{:?}", f.notices);
+}
+
+#[test]
+fn an_unknown_key_names_the_file_line_and_the_nearest_key() {
+    let t = Tmp::new("unknown");
+    let p = t.file("c.toml", "model = \"m\"\n\n[extensions]\nbudgt_ms = 5\n");
+    let e = Files::load(Some(&p), None, true).unwrap_err().to_string();
+    assert!(
+        e.ends_with(
+            "c.toml:4: unknown key `extensions.budgt_ms`; did you mean `extensions.budget_ms`?"
+        ),
+        "{e}"
+    );
+    let p = t.file(
+        "d.toml",
+        "[providers.local]\napi = \"openai\"\nbase_ur = \"x\"\n",
+    );
+    let e = Files::load(Some(&p), None, true).unwrap_err().to_string();
+    assert!(e.ends_with("d.toml:3: unknown key `providers.local.base_ur`; did you mean `providers.local.base_url`?"), "{e}");
+}
+
+#[test]
+fn a_wrong_type_says_what_was_expected() {
+    let t = Tmp::new("types");
+    for (text, want) in [
+        (
+            "max_turns = \"ten\"",
+            "`max_turns` must be a whole number above 0, not \"ten\"",
+        ),
+        (
+            "max_turns = 0",
+            "`max_turns` must be a whole number above 0, not 0",
+        ),
+        (
+            "[mcp]\nenabled = \"no\"",
+            "`mcp.enabled` must be true or false, not \"no\"",
+        ),
+        ("model = [1]", "`model` must be a string, not [1]"),
+        (
+            "[providers.x]\napi = \"gemini\"",
+            "`providers.x.api` must be \"openai\" or \"anthropic\", not \"gemini\"",
+        ),
+        ("model = ", "not valid TOML"),
+    ] {
+        let p = t.file("c.toml", text);
+        let e = Files::load(Some(&p), None, true).unwrap_err().to_string();
+        assert!(e.contains(want), "{text}: {e}");
+    }
+}
+
+#[test]
+fn providers_and_their_models() {
+    let t = Tmp::new("providers");
+    let p = t.file(
+        "c.toml",
+        "[providers.local]\napi = \"openai\"\nbase_url = \"http://localhost:11434/v1\"\n\
+         models = [\"qwen\", { name = \"big\", context_window = 131072, input_price = 1.5 }]\n",
+    );
+    let f = Files::load(Some(&p), None, true).unwrap();
+    let local = f.provider("local").unwrap();
+    assert_eq!(local.api, ProviderKind::OpenAi);
+    assert_eq!(local.models[0].name, "qwen");
+    assert_eq!(local.models[1].context_window, Some(131072));
+    assert_eq!(local.models[1].input_price, Some(1.5));
+    assert!(local.source.ends_with("c.toml:1"), "{}", local.source);
+}
+
+#[test]
+fn trust_lists_belong_to_the_user() {
+    let t = Tmp::new("trust");
+    let p = t.file("c.toml", "[trust]\nfolders = [\"/x\"]\n");
+    assert!(Files::load(Some(&p), None, true).is_ok());
+    let e = Files::load(None, Some(&p), true).unwrap_err().to_string();
+    assert!(e.contains("a project cannot trust itself"), "{e}");
+}
