@@ -25,6 +25,8 @@ pub struct SlashHelper {
     pub commands: Arc<CommandTable>,
     pub cwd: PathBuf,
     pub args: ArgChoices,
+    /// The prompt is drawn in colour (the user's own lines stand apart from the reply).
+    pub colour: bool,
 }
 
 impl SlashHelper {
@@ -110,7 +112,26 @@ impl Completer for SlashHelper {
 impl Hinter for SlashHelper {
     type Hint = String;
 }
-impl Highlighter for SlashHelper {}
+impl Highlighter for SlashHelper {
+    fn highlight_prompt<'b, 's: 'b, 'p: 'b>(
+        &'s self,
+        prompt: &'p str,
+        default: bool,
+    ) -> std::borrow::Cow<'b, str> {
+        // Only the REPL's own prompt: a question keeps its text as it is.
+        if !self.colour || !default || prompt != "> " {
+            return std::borrow::Cow::Borrowed(prompt);
+        }
+        let style = anstyle::Style::new()
+            .fg_color(Some(anstyle::AnsiColor::Green.into()))
+            .effects(anstyle::Effects::BOLD);
+        std::borrow::Cow::Owned(format!(
+            "{}{prompt}{}",
+            style.render(),
+            style.render_reset()
+        ))
+    }
+}
 impl Validator for SlashHelper {}
 impl Helper for SlashHelper {}
 
@@ -142,6 +163,7 @@ mod tests {
                     Vec::new()
                 }
             }),
+            colour: false,
         };
         assert_eq!(complete(&h, "/he"), (0, vec!["/help ".to_string()]));
         assert_eq!(

@@ -139,6 +139,7 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
             "model" => models.lock().map(|m| m.clone()).unwrap_or_default(),
             _ => Vec::new(),
         }),
+        colour: style::Style::detect().colour(),
     };
     let mut input = match Input::start(completer, app.config.history_file(), printer.clone()) {
         Ok(input) => input,
