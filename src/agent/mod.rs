@@ -112,6 +112,15 @@ impl Agent {
         self.provider = provider;
     }
 
+    /// Records in the session that it now uses `provider`/`model`.
+    pub fn set_session_model(
+        &mut self,
+        provider: &str,
+        model: &str,
+    ) -> Result<(), crate::agent::session::SessionError> {
+        self.session.set_model(provider, model)
+    }
+
     pub fn messages(&self) -> &[Message] {
         &self.messages
     }

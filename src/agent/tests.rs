@@ -149,7 +149,7 @@ fn rig(tag: &str, replies: Vec<Vec<StreamEvent>>) -> Rig {
     let queues = Arc::new(Queues::new());
     let dir = std::env::temp_dir().join(format!("mypi-agent-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let session = SessionWriter::create(&dir, &dir, &session::new_id()).unwrap();
+    let session = SessionWriter::create(&dir, &dir, &session::new_id(), None).unwrap();
     let agent = Agent::new(AgentParts {
         provider: provider.clone(),
         tools,

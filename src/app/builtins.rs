@@ -1,7 +1,7 @@
 //! What the built-in slash commands do (the table in `commands.rs` only names them), and the
 //! session lifecycle events around them (`session_start`, `session_shutdown`).
 
-use super::{provider_for, App, AppError, LineOutcome};
+use super::{App, AppError, LineOutcome};
 use crate::commands::Builtin;
 use crate::hooks::{EventKind, HookEvent, Reason};
 
@@ -14,7 +14,7 @@ impl App {
         let text = match b {
             Builtin::Help => self.commands.help(),
             Builtin::Tools => self.tools_text(),
-            Builtin::Model => self.model(args)?,
+            Builtin::Model => self.model_command(args)?,
             Builtin::New => {
                 self.emit_session(Reason::New, true).await;
                 self.agent.reset(Self::pending_session(&self.config));
@@ -48,30 +48,6 @@ impl App {
             out.push('\n');
         }
         out.trim_end().to_string()
-    }
-
-    fn model(&mut self, args: &str) -> Result<String, AppError> {
-        let name = args.trim();
-        if name.is_empty() {
-            let p = self.agent.provider();
-            return Ok(format!(
-                "Model: {} ({}). Switch with /model NAME.",
-                p.model(),
-                p.name()
-            ));
-        }
-        let provider = provider_for(&self.config, name)?;
-        self.children.set_provider(provider.clone());
-        self.agent.set_provider(provider);
-        self.refresh_session();
-        let mut models = self.models.lock().unwrap_or_else(|p| p.into_inner());
-        models.retain(|m| m != name);
-        models.insert(0, name.to_string());
-        drop(models);
-        Ok(format!(
-            "Model set to {name} ({}).",
-            self.config.provider.name()
-        ))
     }
 
     async fn reload(&self, args: &str) -> String {

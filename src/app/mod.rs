@@ -9,6 +9,7 @@ mod gate;
 pub use gate::{untrusted_project_root, Gate};
 pub mod mcp;
 pub mod mentions;
+mod models;
 pub mod types;
 pub mod ui;
 
@@ -95,20 +96,41 @@ pub struct App {
     pub models: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
+/// A session `--continue` found: its slot, messages, whether it was resumed, and the provider
+/// and model it was last using.
+type Continued = (
+    SessionSlot,
+    Vec<crate::protocol::Message>,
+    bool,
+    Option<(String, String)>,
+);
+
 /// Builds the provider the configuration names.
 pub fn provider_for(config: &Config, model: &str) -> Result<Arc<dyn Provider>, AppError> {
-    Ok(match config.provider {
-        ProviderKind::OpenAi => Arc::new(OpenAiProvider::new(
-            model.to_string(),
-            config.base_url.clone(),
-            config.api_key.clone(),
-        )),
-        ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(
-            model.to_string(),
-            config.base_url.clone(),
-            config.api_key.clone(),
-        )),
-        ProviderKind::Faux => match &config.faux_script {
+    make_provider(
+        config.provider,
+        model,
+        config.base_url.clone(),
+        config.api_key.clone(),
+        config.faux_script.as_deref(),
+    )
+}
+
+/// A provider of API `kind` for `model` at `base_url` with `api_key` (faux: replies from
+/// `faux_script`, or an echo).
+pub fn make_provider(
+    kind: ProviderKind,
+    model: &str,
+    base_url: Option<String>,
+    api_key: Option<String>,
+    faux_script: Option<&std::path::Path>,
+) -> Result<Arc<dyn Provider>, AppError> {
+    Ok(match kind {
+        ProviderKind::OpenAi => Arc::new(OpenAiProvider::new(model.to_string(), base_url, api_key)),
+        ProviderKind::Anthropic => {
+            Arc::new(AnthropicProvider::new(model.to_string(), base_url, api_key))
+        }
+        ProviderKind::Faux => match faux_script {
             Some(path) => Arc::new(FauxProvider::from_file(path).map_err(AppError::FauxScript)?),
             None => Arc::new(FauxProvider::new(None)),
         },
@@ -124,13 +146,18 @@ impl App {
         tools::register_builtins(&tools);
         let hooks = HookBus::new(notice.clone());
         let queues = Arc::new(Queues::with_limits(config.queue));
-        let (session, messages, resumed) = if config.no_session {
-            (SessionSlot::Off, Vec::new(), false)
+        let (mut session, messages, resumed, last_model) = if config.no_session {
+            (SessionSlot::Off, Vec::new(), false, None)
         } else if config.continue_session {
             Self::continue_session(&config, &notice)?
         } else {
-            (Self::pending_session(&config), Vec::new(), false)
+            (Self::pending_session(&config), Vec::new(), false, None)
         };
+        if !resumed {
+            // The header of the file to come names what the session starts with.
+            session.set_model(&config.provider_name, &config.model)?;
+        }
+        let restore_notice = notice.clone();
         let system_prompt = prompt::system_prompt(&config.cwd);
         let mut agent = Agent::new(AgentParts {
             provider,
@@ -178,7 +205,7 @@ impl App {
             .provider()
             .model()
             .to_string()]));
-        let app = App {
+        let mut app = App {
             config,
             agent,
             commands,
@@ -193,26 +220,46 @@ impl App {
             children,
             models,
         };
+        if let Some((provider, model)) = last_model {
+            app.restore_model(&provider, &model, &restore_notice);
+        }
         app.refresh_session();
         Ok(app)
     }
 
+    /// A resumed session goes on with the provider and model it last used, unless the
+    /// command line names another; when that provider cannot be reached now, it says so.
+    fn restore_model(&mut self, provider: &str, model: &str, notice: &NoticeFn) {
+        let same = provider == self.config.provider_name && model == self.config.model;
+        if same || self.config.model_from_flag {
+            return;
+        }
+        if let Err(e) = self.switch_model(provider, model) {
+            notice(format!(
+                "the session used {provider}/{model}, which cannot be used now ({e}); going on                  with {}/{}",
+                self.config.provider_name, self.config.model
+            ));
+        }
+    }
+
     /// The latest session for `--continue`, and whether it was resumed. One that another mypi
     /// has open is left to it: this process says so and starts a new session instead.
-    fn continue_session(
-        config: &Config,
-        notice: &NoticeFn,
-    ) -> Result<(SessionSlot, Vec<crate::protocol::Message>, bool), AppError> {
+    fn continue_session(config: &Config, notice: &NoticeFn) -> Result<Continued, AppError> {
         match SessionWriter::resume_latest(&config.sessions_dir()) {
             Ok(resumed) => {
                 for w in resumed.warnings {
                     notice(w);
                 }
-                Ok((SessionSlot::Open(resumed.writer), resumed.messages, true))
+                Ok((
+                    SessionSlot::Open(resumed.writer),
+                    resumed.messages,
+                    true,
+                    resumed.model,
+                ))
             }
             Err(e @ SessionError::Locked { .. }) => {
                 notice(format!("{e}; starting a new session"));
-                Ok((Self::pending_session(config), Vec::new(), false))
+                Ok((Self::pending_session(config), Vec::new(), false, None))
             }
             Err(e) => Err(e.into()),
         }

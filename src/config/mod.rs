@@ -130,6 +130,8 @@ pub struct Config {
     pub provider_name: String,
     /// The configuration files that were read.
     pub files: crate::settings::Files,
+    /// `--model` or `--provider` was given: a resumed session does not switch back to its own.
+    pub model_from_flag: bool,
     pub model: String,
     pub base_url: Option<String>,
     pub api_key: Option<String>,
@@ -274,6 +276,7 @@ impl Config {
             log: var("MYPI_LOG").is_some_and(|v| v != "0"),
             provider_name: picked.name,
             files,
+            model_from_flag: cli.model.is_some() || cli.provider.is_some(),
             ext_budget,
             watch: !cli.no_watch,
             provider,

@@ -131,12 +131,21 @@ fn print_answer(text: &str) {
 /// The interactive loop. Returns the exit code.
 pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
     let (extensions, models) = (app.extensions.clone(), app.models.clone());
+    let configured = app.configured_models();
     let completer = complete::SlashHelper {
         commands: app.commands.clone(),
         cwd: app.config.cwd.clone(),
         args: Arc::new(move |name: &str| match name {
             "reload" => extensions.summaries().into_iter().map(|s| s.name).collect(),
-            "model" => models.lock().map(|m| m.clone()).unwrap_or_default(),
+            "model" => {
+                let mut names = models.lock().map(|m| m.clone()).unwrap_or_default();
+                for c in &configured {
+                    if !names.contains(c) {
+                        names.push(c.clone());
+                    }
+                }
+                names
+            }
             _ => Vec::new(),
         }),
         colour: style::Style::detect().colour(),
@@ -148,12 +157,11 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
             return 1;
         }
     };
-    let provider = app.agent.provider().clone();
     printer.line(&format!(
         "mypi {} — {} ({}) — /help for commands, Ctrl-D to leave",
         env!("CARGO_PKG_VERSION"),
-        provider.model(),
-        provider.name()
+        app.agent.provider().model(),
+        app.config.provider_name
     ));
     if let Some(hint) = app.faux_hint() {
         printer.line(hint);

@@ -21,6 +21,7 @@ mod mcp_everything;
 mod mcp_exit;
 mod mcp_faults;
 mod mcp_scripts;
+mod model_switch;
 mod parity;
 mod print_etiquette;
 mod print_mode;

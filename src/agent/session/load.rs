@@ -36,6 +36,8 @@ pub struct Loaded {
     /// The length of the file up to the end of its last complete line.
     pub good_len: u64,
     pub tail: Tail,
+    /// The provider and model last in use: the header's, or the last `model_change`'s.
+    pub model: Option<(String, String)>,
 }
 
 /// One line as stored: `{"type": "session", ...}` or `{"type": "message", "message": {...}}`.
@@ -46,6 +48,10 @@ struct Line {
     kind: Kind,
     #[serde(default)]
     message: Option<Message>,
+    #[serde(default)]
+    provider: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -55,6 +61,7 @@ enum Kind {
     Message,
     /// A child agent's run: not part of the conversation.
     Child,
+    ModelChange,
     #[serde(other)]
     Other,
 }
@@ -133,6 +140,7 @@ struct Scan<'p> {
     warnings: Vec<String>,
     bad_lines: usize,
     good_len: u64,
+    model: Option<(String, String)>,
 }
 
 impl<'p> Scan<'p> {
@@ -145,6 +153,7 @@ impl<'p> Scan<'p> {
             warnings: Vec::new(),
             bad_lines: 0,
             good_len: 0,
+            model: None,
         }
     }
 
@@ -159,9 +168,12 @@ impl<'p> Scan<'p> {
             return match parsed {
                 Ok(Line {
                     kind: Kind::Session,
+                    provider,
+                    model,
                     ..
                 }) => {
                     self.header_seen = true;
+                    self.model = provider.zip(model);
                     Ok(())
                 }
                 _ => Err(self.not_a_session("its first line is not a session header")),
@@ -171,7 +183,18 @@ impl<'p> Scan<'p> {
             Ok(Line {
                 kind: Kind::Message,
                 message: Some(message),
+                ..
             }) => self.messages.push(message),
+            Ok(Line {
+                kind: Kind::ModelChange,
+                provider: Some(provider),
+                model: Some(model),
+                ..
+            }) => self.model = Some((provider, model)),
+            Ok(Line {
+                kind: Kind::ModelChange,
+                ..
+            }) => self.bad_line("a model change without a provider and model"),
             Ok(Line {
                 kind: Kind::Session | Kind::Child,
                 ..
@@ -179,6 +202,7 @@ impl<'p> Scan<'p> {
             Ok(Line {
                 kind: Kind::Message,
                 message: None,
+                ..
             }) => self.bad_line("a message entry without a message"),
             Ok(Line {
                 kind: Kind::Other, ..
@@ -227,6 +251,7 @@ impl<'p> Scan<'p> {
             warnings: self.warnings,
             good_len: self.good_len,
             tail,
+            model: self.model,
         })
     }
 }

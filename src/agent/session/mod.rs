@@ -39,7 +39,14 @@ pub enum Entry {
         id: String,
         cwd: String,
         created_ms: u64,
+        /// The provider and model the session started with (absent in files before them).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        provider: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
     },
+    /// `/model` switched the provider or model; resuming goes on with the last one.
+    ModelChange { provider: String, model: String },
     /// A message of the conversation.
     Message { message: Message },
     /// A child agent's run, kept apart from the conversation (resuming skips it).
@@ -52,6 +59,7 @@ pub enum Entry {
 enum MessageLine<'a> {
     Message { message: &'a Message },
     Child { child: &'a ChildRecord },
+    ModelChange { provider: &'a str, model: &'a str },
 }
 
 /// A session file could not be written, read or taken. The Display is what the user reads.
@@ -106,6 +114,8 @@ pub enum SessionSlot {
         dir: PathBuf,
         cwd: PathBuf,
         id: String,
+        /// The provider and model for the header, once known.
+        model: Option<(String, String)>,
     },
     Open(SessionWriter),
 }
@@ -117,6 +127,7 @@ impl SessionSlot {
             dir,
             cwd,
             id: new_id(),
+            model: None,
         }
     }
 
@@ -129,11 +140,36 @@ impl SessionSlot {
         }
     }
 
+    /// The provider and model in use: the header's, while the file is not written yet, or
+    /// a `model_change` line in an open file.
+    pub fn set_model(&mut self, provider: &str, model: &str) -> Result<(), SessionError> {
+        match self {
+            SessionSlot::Off => Ok(()),
+            SessionSlot::Pending { model: m, .. } => {
+                *m = Some((provider.to_string(), model.to_string()));
+                Ok(())
+            }
+            SessionSlot::Open(w) => w.write_line(&MessageLine::ModelChange { provider, model }),
+        }
+    }
+
+    /// Opens the file of a pending session.
+    fn open(&mut self) -> Result<(), SessionError> {
+        if let SessionSlot::Pending {
+            dir,
+            cwd,
+            id,
+            model,
+        } = self
+        {
+            *self = SessionSlot::Open(SessionWriter::create(dir, cwd, id, model.clone())?);
+        }
+        Ok(())
+    }
+
     /// Appends a message, creating the file first when it is pending.
     pub fn append(&mut self, message: &Message) -> Result<(), SessionError> {
-        if let SessionSlot::Pending { dir, cwd, id } = self {
-            *self = SessionSlot::Open(SessionWriter::create(dir, cwd, id)?);
-        }
+        self.open()?;
         match self {
             SessionSlot::Open(writer) => writer.append(message),
             _ => Ok(()),
@@ -142,9 +178,7 @@ impl SessionSlot {
 
     /// Stores a child agent's run, creating the file first when it is pending.
     pub fn append_child(&mut self, child: &ChildRecord) -> Result<(), SessionError> {
-        if let SessionSlot::Pending { dir, cwd, id } = self {
-            *self = SessionSlot::Open(SessionWriter::create(dir, cwd, id)?);
-        }
+        self.open()?;
         match self {
             SessionSlot::Open(writer) => writer.write_line(&MessageLine::Child { child }),
             _ => Ok(()),
@@ -178,11 +212,18 @@ pub struct Resumed {
     pub writer: SessionWriter,
     pub messages: Vec<Message>,
     pub warnings: Vec<String>,
+    /// The provider and model it was last using (from its header or its last `model_change`).
+    pub model: Option<(String, String)>,
 }
 
 impl SessionWriter {
     /// Locks and creates the session file `dir/<id>.jsonl` and writes its first line.
-    pub fn create(dir: &Path, cwd: &Path, id: &str) -> Result<Self, SessionError> {
+    pub fn create(
+        dir: &Path,
+        cwd: &Path,
+        id: &str,
+        model: Option<(String, String)>,
+    ) -> Result<Self, SessionError> {
         let path = dir.join(format!("{id}.jsonl"));
         let wrap = |source| SessionError::Write {
             path: path.clone(),
@@ -212,6 +253,8 @@ impl SessionWriter {
             id: id.to_string(),
             cwd: cwd.display().to_string(),
             created_ms,
+            provider: model.as_ref().map(|m| m.0.clone()),
+            model: model.map(|m| m.1),
         })?;
         Ok(writer)
     }
@@ -293,6 +336,7 @@ impl SessionWriter {
             writer,
             messages,
             warnings,
+            model: loaded.model,
         })
     }
 

@@ -8,7 +8,7 @@ use crate::protocol::{ToolCall, ToolOutput};
 use crate::testutil::TempDir;
 
 fn new_session(dir: &Path) -> SessionWriter {
-    SessionWriter::create(dir, Path::new("/x"), &new_id()).unwrap()
+    SessionWriter::create(dir, Path::new("/x"), &new_id(), None).unwrap()
 }
 
 fn append_raw(path: &Path, bytes: &[u8]) {

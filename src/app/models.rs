@@ -1,0 +1,181 @@
+//! `/model`: the models of the configured providers, and switching to one, across providers
+//! (`/model local/qwen2.5-coder`, `/model anthropic/claude-sonnet-4-5`) or within the current
+//! one (`/model NAME`). The choice is written to the session (its header, or a
+//! `model_change` line) and `--continue` goes on with it.
+
+use super::{App, AppError};
+use crate::config::{Config, ConfigError, ProviderKind};
+
+/// How to reach a provider: its API, endpoint and key.
+struct Reach {
+    kind: ProviderKind,
+    base_url: Option<String>,
+    api_key: Option<String>,
+}
+
+/// How to reach the provider `name`: the current one as configured, a `[providers.NAME]`,
+/// or a built-in API with its environment variables.
+fn reach(config: &Config, name: &str) -> Result<Reach, AppError> {
+    if name == config.provider_name {
+        return Ok(Reach {
+            kind: config.provider,
+            base_url: config.base_url.clone(),
+            api_key: config.api_key.clone(),
+        });
+    }
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+    let (kind, base_url, key_var) = match (ProviderKind::parse(name), config.files.provider(name)) {
+        (Some(kind), _) => (kind, env(kind.env_vars().1), kind.env_vars().0.to_string()),
+        (None, Some(p)) => (
+            p.api,
+            p.base_url.clone(),
+            p.api_key_env
+                .clone()
+                .unwrap_or_else(|| p.api.env_vars().0.to_string()),
+        ),
+        (None, None) => {
+            let names: Vec<&str> = config
+                .files
+                .providers
+                .iter()
+                .map(|p| p.name.as_str())
+                .collect();
+            return Err(ConfigError::UnknownProvider {
+                name: name.to_string(),
+                configured: if names.is_empty() {
+                    String::new()
+                } else {
+                    format!(", and the configured {}", names.join(", "))
+                },
+            }
+            .into());
+        }
+    };
+    let api_key = env(&key_var);
+    let needs_key = match kind {
+        ProviderKind::OpenAi => api_key.is_none() && base_url.is_none(),
+        ProviderKind::Anthropic => api_key.is_none(),
+        ProviderKind::Faux => false,
+    };
+    if needs_key {
+        return Err(ConfigError::MissingKey {
+            provider: name.to_string(),
+            var: key_var,
+        }
+        .into());
+    }
+    Ok(Reach {
+        kind,
+        base_url,
+        api_key,
+    })
+}
+
+impl App {
+    /// `/model [NAME | PROVIDER/NAME]`.
+    pub(super) fn model_command(&mut self, args: &str) -> Result<String, AppError> {
+        let spec = args.trim();
+        if spec.is_empty() {
+            return Ok(self.model_listing());
+        }
+        let (provider, model) = match spec.split_once('/') {
+            Some((p, m)) if !p.is_empty() && !m.is_empty() => (p.to_string(), m.to_string()),
+            _ if self.config.provider == ProviderKind::Faux => {
+                return Err(AppError::Command(format!(
+                    "the faux model has no models to switch to; name a provider's: /model \
+                     PROVIDER/{spec} (openai, anthropic, or one configured in \
+                     ~/.agents/config.toml)"
+                )))
+            }
+            _ => (self.config.provider_name.clone(), spec.to_string()),
+        };
+        self.switch_model(&provider, &model)?;
+        Ok(format!(
+            "Model set to {model} ({provider}{}).",
+            if provider == self.config.provider.name() {
+                String::new()
+            } else {
+                format!(", {}", self.config.provider.name())
+            }
+        ))
+    }
+
+    /// Makes `provider`/`model` the one the agent (and new child agents) use, and records it.
+    pub fn switch_model(&mut self, provider: &str, model: &str) -> Result<(), AppError> {
+        let to = reach(&self.config, provider)?;
+        let built = super::make_provider(
+            to.kind,
+            model,
+            to.base_url.clone(),
+            to.api_key.clone(),
+            self.config.faux_script.as_deref(),
+        )?;
+        self.config.provider = to.kind;
+        self.config.provider_name = provider.to_string();
+        self.config.base_url = to.base_url;
+        self.config.api_key = to.api_key;
+        self.config.model = model.to_string();
+        self.children.set_provider(built.clone());
+        self.agent.set_provider(built);
+        self.agent.set_session_model(provider, model)?;
+        self.refresh_session();
+        let mut models = self.models.lock().unwrap_or_else(|p| p.into_inner());
+        let shown = format!("{provider}/{model}");
+        models.retain(|m| *m != shown && m != model);
+        models.insert(0, model.to_string());
+        Ok(())
+    }
+
+    /// What `/model` alone says: the model in use and the configured ones.
+    fn model_listing(&self) -> String {
+        let mut out = format!(
+            "Model: {} ({}{}).",
+            self.config.model,
+            self.config.provider_name,
+            if self.config.provider_name == self.config.provider.name() {
+                String::new()
+            } else {
+                format!(", {}", self.config.provider.name())
+            }
+        );
+        let providers = &self.config.files.providers;
+        if providers.is_empty() {
+            out.push_str(
+                "\nNo providers are configured (see `mypi config`); switch with /model NAME \
+                 or /model openai/NAME, /model anthropic/NAME.",
+            );
+            return out;
+        }
+        out.push_str("\nConfigured:");
+        for p in providers {
+            for m in &p.models {
+                let window = m
+                    .context_window
+                    .map(|w| format!("  ({w} tokens)"))
+                    .unwrap_or_default();
+                let current = p.name == self.config.provider_name && m.name == self.config.model;
+                let mark = if current { "*" } else { " " };
+                out.push_str(&format!("\n {mark} {}/{}{window}", p.name, m.name));
+            }
+            if p.models.is_empty() {
+                out.push_str(&format!("\n   {}/… (no models listed)", p.name));
+            }
+        }
+        out.push_str("\nSwitch with /model PROVIDER/NAME, or /model NAME in this provider.");
+        out
+    }
+
+    /// Every `provider/model` the configuration names (what `/model` completes).
+    pub fn configured_models(&self) -> Vec<String> {
+        self.config
+            .files
+            .providers
+            .iter()
+            .flat_map(|p| {
+                p.models
+                    .iter()
+                    .map(move |m| format!("{}/{}", p.name, m.name))
+            })
+            .collect()
+    }
+}
