@@ -245,7 +245,8 @@ impl App {
     /// The latest session for `--continue`, and whether it was resumed. One that another mypi
     /// has open is left to it: this process says so and starts a new session instead.
     fn continue_session(config: &Config, notice: &NoticeFn) -> Result<Continued, AppError> {
-        match SessionWriter::resume_latest(&config.sessions_dir()) {
+        let legacy = config.legacy_sessions_dir();
+        match SessionWriter::resume_latest(&config.sessions_dir(), legacy.as_deref()) {
             Ok(resumed) => {
                 for w in resumed.warnings {
                     notice(w);

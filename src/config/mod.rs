@@ -130,6 +130,9 @@ pub struct Config {
     pub provider_name: String,
     /// The configuration files that were read.
     pub files: crate::settings::Files,
+    /// Where this project's sessions are kept (`sessions.dir`; by default
+    /// `~/.agents/sessions/<project-folder-slug>/`).
+    pub sessions: PathBuf,
     /// `--model` or `--provider` was given: a resumed session does not switch back to its own.
     pub model_from_flag: bool,
     pub model: String,
@@ -261,7 +264,9 @@ impl Config {
         let ext_value_bytes = mib(count(&var, "MYPI_EXT_VALUE_MB", 16)?);
         let project_extensions = project_root(cli, &cwd, home.as_deref());
         let (mcp_files, project_mcp) = mcp_files(cli, &cwd, home.as_deref());
+        let sessions = sessions_dir(var("MYPI_SESSIONS_DIR").as_deref(), &cwd, home.as_deref());
         Ok(Config {
+            sessions,
             mcp_files,
             project_mcp,
             trust: cli.trust,
@@ -296,7 +301,14 @@ impl Config {
 
     /// Where session files go.
     pub fn sessions_dir(&self) -> PathBuf {
-        self.cwd.join(".agents").join("sessions")
+        self.sessions.clone()
+    }
+
+    /// Where sessions went before they moved out of the project (`--continue` and `mypi
+    /// sessions` still find them), when that is not [`Config::sessions_dir`].
+    pub fn legacy_sessions_dir(&self) -> Option<PathBuf> {
+        let old = self.cwd.join(".agents").join("sessions");
+        (old != self.sessions).then_some(old)
     }
 
     /// The REPL's history file.
@@ -305,6 +317,45 @@ impl Config {
             .as_ref()
             .map(|h| h.join(".agents").join("mypi_history"))
     }
+}
+
+/// The folder of this project's sessions: `setting` (`sessions.dir`) is `project` (the
+/// project's own `.agents/sessions`) or a folder that holds one folder per project;
+/// unset, `~/.agents/sessions` (the project's folder when there is no HOME).
+fn sessions_dir(
+    setting: Option<&str>,
+    cwd: &std::path::Path,
+    home: Option<&std::path::Path>,
+) -> PathBuf {
+    let project = cwd.join(".agents").join("sessions");
+    let root = match (setting.map(str::trim), home) {
+        (Some("project"), _) => return project,
+        (Some(dir), home) => match (dir.strip_prefix("~/"), home) {
+            (Some(rest), Some(h)) => h.join(rest),
+            _ => cwd.join(dir),
+        },
+        (None, Some(h)) => h.join(".agents").join("sessions"),
+        (None, None) => return project,
+    };
+    root.join(project_slug(cwd))
+}
+
+/// The name of a project's folder of sessions: its path with `/` (and anything outside
+/// `[A-Za-z0-9._-]`) as `-`, between `--` (`/home/me/app` is `--home-me-app--`), as pi names them.
+pub fn project_slug(cwd: &std::path::Path) -> String {
+    let path = cwd.to_string_lossy();
+    let inner: String = path
+        .trim_start_matches('/')
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    format!("--{inner}--")
 }
 
 /// A positive whole number from the environment variable `name`, or `default`.

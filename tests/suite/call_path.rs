@@ -165,7 +165,7 @@ fn ctx_lines(dir: &TestDir) -> Vec<Vec<String>> {
 }
 
 fn session_ids(dir: &TestDir) -> Vec<String> {
-    let mut ids: Vec<String> = std::fs::read_dir(dir.join(".agents/sessions"))
+    let mut ids: Vec<String> = std::fs::read_dir(super::wire::sessions_dir(dir))
         .map(|d| {
             d.flatten()
                 .map(|e| e.path().file_stem().unwrap().to_string_lossy().into_owned())

@@ -61,9 +61,11 @@ fn rig_for(provider: &str, url: &str, key_var: &'static str) -> Rig {
         "unused",
     ])
     .unwrap();
+    let home = dir.home().display().to_string();
     let env = move |k: &str| match k {
         k if k == key_var => Some("test-key".to_string()),
         "MYPI_RETRY_BASE_MS" => Some("1".to_string()),
+        "HOME" => Some(home.clone()),
         _ => None,
     };
     let config = Config::resolve(&cli.overrides(), &env, dir.path().to_path_buf()).unwrap();

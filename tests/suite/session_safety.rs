@@ -159,7 +159,7 @@ fn continue_passes_over_a_newest_folder_fifo_or_foreign_file() {
     .ok();
     let real = only_session(&dir);
     make_old(&real);
-    let sessions = dir.join(".agents/sessions");
+    let sessions = super::wire::sessions_dir(&dir);
     std::fs::create_dir(sessions.join("zz-folder.jsonl")).unwrap();
     let fifo = sessions.join("zz-fifo.jsonl");
     let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
@@ -432,7 +432,7 @@ fn resuming_a_large_session_needs_memory_near_its_size() {
     // What mypi needs with no session at all: the ratios below are of the memory on top.
     let idle = ["--provider", "faux", "--no-extensions", "--no-session"];
     let base = peak_after_answer(&dir, &idle, "baseline", "baseline");
-    let path = dir.join(".agents/sessions/20250101-000000-0b1g.jsonl");
+    let path = super::wire::sessions_dir(&dir).join("20250101-000000-0b1g.jsonl");
     write_large_session(&path, SIZE);
     let file_len = std::fs::metadata(&path).unwrap().len() as f64;
     let measure = |args: &[&str], prompt: &str, answer: &str| -> f64 {

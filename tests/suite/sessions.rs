@@ -120,6 +120,7 @@ fn no_session_writes_no_file() {
     let (out, _) = run_api(Api::OpenAi, &dir, replies, &["--no-session", "-p", "hi"]);
     out.ok();
     assert!(!dir.exists(".agents/sessions"), "{:?}", session_files(&dir));
+    assert!(!super::wire::sessions_dir(&dir).exists());
     assert!(session_files(&dir).is_empty());
 }
 

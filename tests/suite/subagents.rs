@@ -25,9 +25,9 @@ api.tool{
 }
 "#;
 
-/// The lines of the only session file in `dir/.agents/sessions`.
+/// The lines of the project's only session file.
 fn session_lines(dir: &TestDir) -> Vec<Value> {
-    let sessions = dir.join(".agents/sessions");
+    let sessions = super::wire::sessions_dir(dir);
     let files: Vec<_> = std::fs::read_dir(&sessions)
         .expect("sessions dir")
         .filter_map(|e| e.ok())

@@ -126,9 +126,18 @@ pub fn tool_names(req: &Recorded) -> Vec<String> {
         .collect()
 }
 
-/// The session files under `.agents/sessions/`, sorted.
+/// Where mypi keeps the sessions of the project `dir` (with the tests' HOME):
+/// `~/.agents/sessions/<project-folder-slug>/`.
+pub fn sessions_dir(dir: &TestDir) -> PathBuf {
+    let project = dir.path().canonicalize().unwrap();
+    dir.home()
+        .join(".agents/sessions")
+        .join(mypi::config::project_slug(&project))
+}
+
+/// The session files of the project `dir`, sorted.
 pub fn session_files(dir: &TestDir) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join(".agents/sessions"))
+    let mut files: Vec<PathBuf> = std::fs::read_dir(sessions_dir(dir))
         .into_iter()
         .flatten()
         .filter_map(|e| e.ok())

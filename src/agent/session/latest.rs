@@ -16,13 +16,14 @@ pub struct Candidate {
     pub not_a_file: Option<String>,
 }
 
-/// The `*.jsonl` entries of `dir`, the most recently modified first (none when `dir` cannot be
-/// read, e.g. because it does not exist).
-pub fn candidates(dir: &Path) -> Vec<Candidate> {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut found: Vec<Candidate> = entries
+/// The `*.jsonl` entries of `dir` and of the folder sessions were kept in before (`legacy`),
+/// the most recently modified first (none from a folder that cannot be read, e.g. because it
+/// does not exist).
+pub fn candidates(dir: &Path, legacy: Option<&Path>) -> Vec<Candidate> {
+    let mut found: Vec<Candidate> = std::iter::once(dir)
+        .chain(legacy)
+        .filter_map(|d| fs::read_dir(d).ok())
+        .flatten()
         .filter_map(|e| e.ok())
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
@@ -92,7 +93,7 @@ mod tests {
             .unwrap();
         fs::create_dir(tmp.0.join("b.jsonl")).unwrap();
         fs::write(tmp.0.join("c.txt"), "").unwrap();
-        let found = candidates(&tmp.0);
+        let found = candidates(&tmp.0, None);
         assert_eq!(found.len(), 2, "{found:?}");
         assert_eq!(found[0].path, tmp.0.join("b.jsonl"));
         assert_eq!(
@@ -101,6 +102,6 @@ mod tests {
         );
         assert_eq!(found[1].path, old);
         assert!(found[1].not_a_file.is_none());
-        assert!(candidates(&tmp.0.join("missing")).is_empty());
+        assert!(candidates(&tmp.0.join("missing"), None).is_empty());
     }
 }

@@ -1,7 +1,9 @@
-//! The session transcript: an append-only JSONL file under `.agents/sessions/<id>.jsonl`.
-//! The first line describes the session; every message is one more line, written with a
-//! single `write` as it happens (each tool result as soon as its call finishes), so a killed
-//! process loses at most the line it was writing.
+//! The session transcript: an append-only JSONL file `<id>.jsonl` in the project's sessions
+//! folder (by default `~/.agents/sessions/<project-folder-slug>/`). The first line describes
+//! the session (format version, id, created time, cwd, provider, model); every message, child
+//! run and model change is one more line with its time (`ts`), written with a single `write`
+//! as it happens (each tool result as soon as its call finishes), so a killed process loses
+//! at most the line it was writing.
 //!
 //! Safety rules, each in its own module:
 //! - one writer per session: an open session holds a lock ([`lock`]); a second mypi is told
@@ -51,6 +53,25 @@ pub enum Entry {
     Message { message: Message },
     /// A child agent's run, kept apart from the conversation (resuming skips it).
     Child { child: ChildRecord },
+}
+
+/// The format of the files written: 2 adds the provider and model to the header, `ts` to
+/// every line, and `model_change` lines (files of format 1 resume all the same).
+pub const FORMAT_VERSION: u32 = 2;
+
+/// A line with the time it was written, in milliseconds since 1970 (`ts`).
+#[derive(Serialize)]
+struct Stamped<'a, E: Serialize> {
+    #[serde(flatten)]
+    entry: &'a E,
+    ts: u64,
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis() as u64
 }
 
 /// A message line, serialized from a borrowed message (the same JSON as [`Entry::Message`]).
@@ -244,12 +265,9 @@ impl SessionWriter {
             needs_newline: false,
             _lock: lock,
         };
-        let created_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_millis() as u64;
+        let created_ms = now_ms();
         writer.write_line(&Entry::Session {
-            version: 1,
+            version: FORMAT_VERSION,
             id: id.to_string(),
             cwd: cwd.display().to_string(),
             created_ms,
@@ -263,9 +281,9 @@ impl SessionWriter {
     /// Newer entries passed over (a folder, a FIFO, an unreadable or foreign file) are named in
     /// the warnings. When the newest session is in use by another process the answer is
     /// [`SessionError::Locked`]: an older session is not resumed in its place.
-    pub fn resume_latest(dir: &Path) -> Result<Resumed, SessionError> {
+    pub fn resume_latest(dir: &Path, legacy: Option<&Path>) -> Result<Resumed, SessionError> {
         let mut passed_over = Vec::new();
-        for candidate in latest::candidates(dir) {
+        for candidate in latest::candidates(dir, legacy) {
             let shown = candidate.path.display();
             if let Some(why) = &candidate.not_a_file {
                 passed_over.push(format!("{shown}: {why}"));
@@ -362,7 +380,11 @@ impl SessionWriter {
         if self.needs_newline {
             line.push(b'\n');
         }
-        serde_json::to_writer(&mut line, entry).map_err(|e| fail(io::Error::other(e)))?;
+        let stamped = Stamped {
+            entry,
+            ts: now_ms(),
+        };
+        serde_json::to_writer(&mut line, &stamped).map_err(|e| fail(io::Error::other(e)))?;
         line.push(b'\n');
         match self.file.write_all(&line) {
             Ok(()) => {

@@ -25,7 +25,7 @@ fn append_then_resume_round_trips() {
     w.append(&Message::assistant("hello", vec![])).unwrap();
     let id = w.id().to_string();
     drop(w);
-    let r = SessionWriter::resume_latest(&dir).unwrap();
+    let r = SessionWriter::resume_latest(&dir, None).unwrap();
     assert_eq!(r.messages.len(), 2);
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     assert_eq!(r.writer.id(), id);
@@ -145,7 +145,7 @@ fn an_open_session_is_locked_until_its_writer_is_dropped() {
     );
     assert!(
         matches!(
-            SessionWriter::resume_latest(&tmp.0),
+            SessionWriter::resume_latest(&tmp.0, None),
             Err(SessionError::Locked { .. })
         ),
         "--continue does not fall back to an older session"
@@ -177,7 +177,7 @@ fn continue_passes_over_folders_fifos_and_foreign_files() {
     // SAFETY: mkfifo(3) with a valid NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
     fs::write(tmp.0.join("zz-notes.jsonl"), "garbage\n").unwrap();
-    let r = SessionWriter::resume_latest(&tmp.0).unwrap();
+    let r = SessionWriter::resume_latest(&tmp.0, None).unwrap();
     assert_eq!(r.writer.path(), path);
     assert_eq!(r.messages, vec![Message::user("the real one")]);
     let all = r.warnings.join("\n");
@@ -190,7 +190,7 @@ fn continue_passes_over_folders_fifos_and_foreign_files() {
 fn nothing_to_continue_names_what_was_passed_over() {
     let tmp = TempDir::new("none");
     fs::create_dir(tmp.0.join("a.jsonl")).unwrap();
-    let err = SessionWriter::resume_latest(&tmp.0).unwrap_err();
+    let err = SessionWriter::resume_latest(&tmp.0, None).unwrap_err();
     let shown = err.to_string();
     assert!(shown.contains("no session to continue"), "{shown}");
     assert!(shown.contains("a.jsonl: it is a folder"), "{shown}");
