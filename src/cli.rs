@@ -44,6 +44,12 @@ pub struct Cli {
     #[arg(long = "continue", short = 'c')]
     pub continue_session: bool,
 
+    /// Resume the session whose id is ID or starts with it; without ID, list this project's
+    /// sessions and ask which (REPL).
+    #[arg(short = 'r', long, value_name = "ID", num_args = 0..=1, default_missing_value = "",
+          conflicts_with_all = ["continue_session", "no_session"])]
+    pub resume: Option<String>,
+
     /// Write no session file.
     #[arg(long, conflicts_with = "continue_session")]
     pub no_session: bool,
@@ -97,6 +103,7 @@ impl Cli {
             base_url: self.base_url.clone(),
             faux_script: self.faux_script.clone(),
             continue_session: self.continue_session,
+            resume: self.resume.clone(),
             no_session: self.no_session,
             extensions_dir: self.extensions_dir.clone(),
             no_extensions: self.no_extensions,
@@ -138,6 +145,8 @@ pub enum Command {
         #[command(subcommand)]
         action: McpAction,
     },
+    /// List this project's sessions, newest first: id, time, turns, model, first prompt.
+    Sessions,
     /// Print the effective configuration: every setting with the flag, environment
     /// variable, file and line, or default it came from.
     Config,

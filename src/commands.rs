@@ -19,6 +19,8 @@ pub enum Builtin {
     Tools,
     Model,
     New,
+    Resume,
+    Fork,
     Session,
     Extensions,
     Reload,
@@ -117,7 +119,7 @@ impl CommandTable {
     pub fn with_builtins() -> Arc<Self> {
         let table = Arc::new(CommandTable::default());
         let _ = table.weak_self.set(Arc::downgrade(&table));
-        let builtins: [(&str, &[&str], &str, Builtin); 9] = [
+        let builtins: [(&str, &[&str], &str, Builtin); 11] = [
             ("help", &["?"], "list the commands", Builtin::Help),
             (
                 "tools",
@@ -128,10 +130,22 @@ impl CommandTable {
             (
                 "model",
                 &[],
-                "show the model, or switch: /model NAME (same provider)",
+                "show the models, or switch: /model NAME, /model PROVIDER/NAME",
                 Builtin::Model,
             ),
             ("new", &[], "start a new session", Builtin::New),
+            (
+                "resume",
+                &[],
+                "go back to a session of this project: /resume lists them, /resume ID",
+                Builtin::Resume,
+            ),
+            (
+                "fork",
+                &[],
+                "copy this session into a new one that goes on from here",
+                Builtin::Fork,
+            ),
             (
                 "session",
                 &[],

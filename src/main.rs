@@ -35,6 +35,7 @@ fn run(cli: Cli) -> i32 {
         Some(Command::Ext { action }) => return run_ext(action, &cli, cwd),
         Some(Command::Trust(args)) => return run_trust(args, &cwd),
         Some(Command::Config) => return run_config(&cli, cwd),
+        Some(Command::Sessions) => return run_sessions(&cli, cwd),
         Some(Command::Mcp {
             action: McpAction::List,
         }) => return run_mcp_list(&cli, cwd),
@@ -101,6 +102,32 @@ fn run(cli: Cli) -> i32 {
             }
         }
     })
+}
+
+/// `mypi sessions`: this project's sessions, newest first.
+fn run_sessions(cli: &Cli, cwd: std::path::PathBuf) -> i32 {
+    let config = match Config::resolve(&cli.overrides(), &|k| std::env::var(k).ok(), cwd) {
+        Ok(c) => c,
+        Err(e) => {
+            stderr_line(&format!("mypi: {e}"));
+            return 2;
+        }
+    };
+    let legacy = config.legacy_sessions_dir();
+    let sessions = mypi::agent::session::list::list(&config.sessions_dir(), legacy.as_deref());
+    if sessions.is_empty() {
+        stdout_line(&format!(
+            "No sessions of this project yet (they go in {}).",
+            config.sessions_dir().display()
+        ));
+        return 0;
+    }
+    let width = mypi::repl::style::terminal_width().unwrap_or(120);
+    for s in &sessions {
+        stdout_line(&mypi::agent::session::list::line(s, width));
+    }
+    stdout_line("Resume one with: mypi --resume ID (a unique start of the id is enough)");
+    0
 }
 
 /// `mypi config`: the effective configuration (exit 2 when it does not resolve).

@@ -82,13 +82,7 @@ pub struct Agent {
 
 impl Agent {
     pub fn new(parts: AgentParts) -> Self {
-        // A resumed conversation's totals: what its assistant messages' requests used.
-        let mut usage = Usage::default();
-        for m in &parts.messages {
-            if let Some(u) = m.usage {
-                usage.add(u);
-            }
-        }
+        let usage = total_usage(&parts.messages);
         Agent {
             provider: parts.provider,
             tools: parts.tools,
@@ -149,9 +143,14 @@ impl Agent {
 
     /// Starts over: a new session file (when sessions are on) and an empty conversation.
     pub fn reset(&mut self, session: SessionSlot) {
+        self.resume(session, Vec::new());
+    }
+
+    /// Goes on with another session and its conversation (`/resume`, `/fork`).
+    pub fn resume(&mut self, session: SessionSlot, messages: Vec<Message>) {
+        self.usage = total_usage(&messages);
         self.session = session;
-        self.messages.clear();
-        self.usage = Usage::default();
+        self.messages = messages;
     }
 
     /// Runs one prompt through the `input` hook and the loop, then every follow-up queued
@@ -284,4 +283,15 @@ pub(crate) fn next_queued(queues: &queue::Queues, sink: &dyn EventSink) -> Optio
             None
         }
     }
+}
+
+/// A resumed conversation's totals: what its assistant messages' requests used.
+fn total_usage(messages: &[Message]) -> Usage {
+    let mut usage = Usage::default();
+    for m in messages {
+        if let Some(u) = m.usage {
+            usage.add(u);
+        }
+    }
+    usage
 }

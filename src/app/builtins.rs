@@ -21,6 +21,8 @@ impl App {
                 self.emit_session(Reason::New, false).await;
                 "Started a new session.".to_string()
             }
+            Builtin::Resume => self.resume_command(args).await?,
+            Builtin::Fork => self.fork_command()?,
             Builtin::Session => self.session_text(),
             Builtin::Extensions => self.extensions_text(),
             Builtin::Reload => self.reload(args).await,

@@ -10,6 +10,7 @@ pub use gate::{untrusted_project_root, Gate};
 pub mod mcp;
 pub mod mentions;
 mod models;
+mod sessions;
 pub mod types;
 pub mod ui;
 
@@ -46,13 +47,16 @@ pub enum AppError {
     Agent(#[from] AgentError),
     #[error("{0}")]
     Command(String),
+    /// The command line asks for what is not there (`--resume` of no such session).
+    #[error("{0}")]
+    Usage(String),
 }
 
 impl AppError {
     /// The exit code for this error: 2 for usage and configuration, 1 otherwise.
     pub fn exit_code(&self) -> i32 {
         match self {
-            AppError::Config(_) | AppError::FauxScript(_) => 2,
+            AppError::Config(_) | AppError::FauxScript(_) | AppError::Usage(_) => 2,
             AppError::Session(
                 SessionError::NoneToContinue { .. }
                 | SessionError::Locked { .. }
@@ -150,6 +154,8 @@ impl App {
             (SessionSlot::Off, Vec::new(), false, None)
         } else if config.continue_session {
             Self::continue_session(&config, &notice)?
+        } else if let Some(id) = config.resume.as_deref().filter(|id| !id.is_empty()) {
+            Self::resume_by_id(&config, id, &notice)?
         } else {
             (Self::pending_session(&config), Vec::new(), false, None)
         };
@@ -264,6 +270,24 @@ impl App {
             }
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// The session `--resume ID` names (an id or a unique prefix of one).
+    fn resume_by_id(config: &Config, id: &str, notice: &NoticeFn) -> Result<Continued, AppError> {
+        let legacy = config.legacy_sessions_dir();
+        let sessions = crate::agent::session::list::list(&config.sessions_dir(), legacy.as_deref());
+        let path = crate::agent::session::list::find(&sessions, id)
+            .map_err(|e| AppError::Usage(e.to_string()))?;
+        let resumed = SessionWriter::resume(&path)?;
+        for w in resumed.warnings {
+            notice(w);
+        }
+        Ok((
+            SessionSlot::Open(resumed.writer),
+            resumed.messages,
+            true,
+            resumed.model,
+        ))
     }
 
     fn pending_session(config: &Config) -> SessionSlot {

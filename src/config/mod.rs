@@ -71,6 +71,8 @@ pub struct Overrides {
     pub base_url: Option<String>,
     pub faux_script: Option<PathBuf>,
     pub continue_session: bool,
+    /// `-r/--resume [ID]`: `Some("")` asks which.
+    pub resume: Option<String>,
     pub no_session: bool,
     pub extensions_dir: Vec<PathBuf>,
     pub no_extensions: bool,
@@ -143,6 +145,8 @@ pub struct Config {
     pub fell_back_to_faux: bool,
     pub mode: Mode,
     pub continue_session: bool,
+    /// `-r/--resume [ID]`: `Some("")` asks which.
+    pub resume: Option<String>,
     pub no_session: bool,
     pub cwd: PathBuf,
     pub home: Option<PathBuf>,
@@ -292,6 +296,7 @@ impl Config {
             fell_back_to_faux,
             mode,
             continue_session: cli.continue_session,
+            resume: cli.resume.clone(),
             no_session: cli.no_session,
             home,
             cwd,

@@ -60,6 +60,10 @@ pub async fn run_print(mut app: App) -> i32 {
         stderr_line("mypi: the prompt is empty; pass -p \"PROMPT\" or pipe it on standard input");
         return 2;
     }
+    if app.config.resume.as_deref() == Some("") {
+        stderr_line("mypi: -r without an ID asks which session, which needs the REPL; with -p give the ID (`mypi sessions` lists them)");
+        return 2;
+    }
     // From here on only mypi writes to stdout, and nothing reads stdin.
     if let Err(e) = crate::stdio::isolate() {
         stderr_line(&format!("mypi: cannot set up standard output: {e}"));
@@ -166,6 +170,13 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
     if let Some(hint) = app.faux_hint() {
         printer.line(hint);
     }
+    if app.resumed {
+        printer.line(&format!("Resumed session {}.", app.agent.session_id()));
+        let recap = app.recap();
+        if !recap.is_empty() {
+            printer.line(&recap);
+        }
+    }
     app.ui.set_confirm(input.confirmer());
     app.ui.set_ask(input.asker());
     ask_trust(&mut app, &printer).await;
@@ -190,6 +201,12 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
     };
     let mut typed = During::default();
     let mut interrupted_once = false;
+    if app.config.resume.as_deref() == Some("") {
+        // `mypi -r`: choose the session first.
+        let cancel = app.ui.new_prompt();
+        let result = app.handle_line("/resume", &sink, &cancel).await;
+        show(&printer, result);
+    }
     loop {
         // Whatever extensions queued (while idle, or during the last line) runs first.
         let cancel = app.ui.new_prompt();

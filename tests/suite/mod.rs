@@ -35,6 +35,7 @@ mod repl_markdown;
 mod repl_snapshot;
 mod repl_typing;
 mod runaway;
+mod session_find;
 mod session_format;
 mod session_safety;
 mod sessions;

@@ -33,6 +33,12 @@ pub fn candidates(dir: &Path, legacy: Option<&Path>) -> Vec<Candidate> {
     found
 }
 
+impl Candidate {
+    pub fn modified(&self) -> SystemTime {
+        self.modified
+    }
+}
+
 fn candidate(path: PathBuf) -> Candidate {
     // `metadata` follows a link; a dangling one is read through the link itself.
     let (modified, not_a_file) = match fs::metadata(&path) {

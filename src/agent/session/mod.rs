@@ -15,6 +15,7 @@
 
 mod id;
 mod latest;
+pub mod list;
 pub mod load;
 pub mod lock;
 pub mod repair;
