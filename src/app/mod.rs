@@ -109,6 +109,19 @@ type Continued = (
     Option<(String, String)>,
 );
 
+/// A resumed session as start-up goes on with it, its warnings said.
+fn opened(resumed: crate::agent::session::Resumed, notice: &NoticeFn) -> Continued {
+    for w in resumed.warnings {
+        notice(w);
+    }
+    (
+        SessionSlot::Open(resumed.writer),
+        resumed.messages,
+        true,
+        resumed.model,
+    )
+}
+
 /// Builds the provider the configuration names.
 pub fn provider_for(config: &Config, model: &str) -> Result<Arc<dyn Provider>, AppError> {
     make_provider(
@@ -253,17 +266,7 @@ impl App {
     fn continue_session(config: &Config, notice: &NoticeFn) -> Result<Continued, AppError> {
         let legacy = config.legacy_sessions_dir();
         match SessionWriter::resume_latest(&config.sessions_dir(), legacy.as_deref()) {
-            Ok(resumed) => {
-                for w in resumed.warnings {
-                    notice(w);
-                }
-                Ok((
-                    SessionSlot::Open(resumed.writer),
-                    resumed.messages,
-                    true,
-                    resumed.model,
-                ))
-            }
+            Ok(resumed) => Ok(opened(resumed, notice)),
             Err(e @ SessionError::Locked { .. }) => {
                 notice(format!("{e}; starting a new session"));
                 Ok((Self::pending_session(config), Vec::new(), false, None))
@@ -278,16 +281,7 @@ impl App {
         let sessions = crate::agent::session::list::list(&config.sessions_dir(), legacy.as_deref());
         let path = crate::agent::session::list::find(&sessions, id)
             .map_err(|e| AppError::Usage(e.to_string()))?;
-        let resumed = SessionWriter::resume(&path)?;
-        for w in resumed.warnings {
-            notice(w);
-        }
-        Ok((
-            SessionSlot::Open(resumed.writer),
-            resumed.messages,
-            true,
-            resumed.model,
-        ))
+        Ok(opened(SessionWriter::resume(&path)?, notice))
     }
 
     fn pending_session(config: &Config) -> SessionSlot {
