@@ -21,6 +21,7 @@ pub enum Builtin {
     New,
     Resume,
     Fork,
+    Compact,
     Session,
     Extensions,
     Reload,
@@ -119,7 +120,7 @@ impl CommandTable {
     pub fn with_builtins() -> Arc<Self> {
         let table = Arc::new(CommandTable::default());
         let _ = table.weak_self.set(Arc::downgrade(&table));
-        let builtins: [(&str, &[&str], &str, Builtin); 11] = [
+        let builtins: [(&str, &[&str], &str, Builtin); 12] = [
             ("help", &["?"], "list the commands", Builtin::Help),
             (
                 "tools",
@@ -139,6 +140,12 @@ impl CommandTable {
                 &[],
                 "go back to a session of this project: /resume lists them, /resume ID",
                 Builtin::Resume,
+            ),
+            (
+                "compact",
+                &[],
+                "summarise the older turns to free context: /compact [what to keep]",
+                Builtin::Compact,
             ),
             (
                 "fork",

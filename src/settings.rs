@@ -76,6 +76,7 @@ pub const KEYS: &[Key] = &[
     key("model", Ty::Str, "MYPI_MODEL", "(the provider's first configured model, else its default)"),
     key("base_url", Ty::Str, "MYPI_BASE_URL", "(the provider's base_url, OPENAI_BASE_URL / ANTHROPIC_BASE_URL, else the official endpoint)"),
     key("max_turns", Ty::Count, "MYPI_MAX_TURNS", "50"),
+    key("context_window", Ty::Count, "MYPI_CONTEXT_WINDOW", "(the model's context_window in [providers.NAME], else a table of known models, else 128000)"),
     key("read_timeout_s", Ty::Count, "MYPI_READ_TIMEOUT_S", "120"),
     key("retry_base_ms", Ty::Number, "MYPI_RETRY_BASE_MS", "500"),
     key("log", Ty::Bool, "MYPI_LOG", "false"),

@@ -20,6 +20,15 @@ pub fn truncate_middle(text: &str, max: usize) -> String {
     )
 }
 
+/// `text` with its first letter upper case.
+pub fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(c) => c.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
 /// The last `max` bytes of `text` or fewer (starting on a character boundary).
 pub fn tail_bytes(text: &str, max: usize) -> &str {
     if text.len() <= max {

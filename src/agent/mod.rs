@@ -7,7 +7,9 @@
 //! never sees scripts, MCP or the terminal.
 
 pub mod child;
+pub mod compact;
 mod exec;
+mod fit;
 pub mod prompt;
 pub mod queue;
 pub mod session;
@@ -78,6 +80,11 @@ pub struct Agent {
     /// A child agent keeps its own children's runs here (it has no session file); `None`
     /// for the user's agent, whose session stores them.
     pub children: Option<Vec<ChildRecord>>,
+    /// The model's context window in tokens ([`compact`]).
+    pub context_window: u64,
+    /// The context's size the provider reported for the last request, and how many
+    /// messages there were then (what came after is estimated).
+    last_context: Option<(u64, usize)>,
 }
 
 impl Agent {
@@ -95,6 +102,8 @@ impl Agent {
             retry: RetryPolicy::default(),
             max_turns: 50,
             children: None,
+            context_window: compact::DEFAULT_WINDOW,
+            last_context: None,
         }
     }
 
@@ -149,6 +158,7 @@ impl Agent {
     /// Goes on with another session and its conversation (`/resume`, `/fork`).
     pub fn resume(&mut self, session: SessionSlot, messages: Vec<Message>) {
         self.usage = total_usage(&messages);
+        self.last_context = None;
         self.session = session;
         self.messages = messages;
     }

@@ -83,6 +83,7 @@ impl Agent {
         sink: &dyn EventSink,
         ctx: &Arc<RunContext>,
     ) -> Result<(), AgentError> {
+        let mut overflowed = false;
         loop {
             if outcome.turns >= self.max_turns {
                 return Err(AgentError::TooManyTurns(self.max_turns));
@@ -93,8 +94,33 @@ impl Agent {
             if self.hooks.has(EventKind::TurnStart) {
                 self.hooks.emit(HookEvent::TurnStart { turn }, ctx).await;
             }
+            if let Some(done) = self.fit(ctx).await? {
+                sink.emit(AgentEvent::Notice {
+                    message: done.describe(),
+                });
+            }
             let payload = self.payload(system_prompt, ctx).await;
-            let (message, turn_usage) = match self.stream_with_retry(payload, sink, ctx).await? {
+            let reply = match self.stream_with_retry(payload, sink, ctx).await {
+                // Over the window after all: compact once (summarising) and ask again.
+                Err(AgentError::Provider(e)) if !overflowed && super::fit::is_overflow(&e) => {
+                    overflowed = true;
+                    match self.compact(None, true, ctx).await? {
+                        Some(done) => {
+                            sink.emit(AgentEvent::Notice {
+                                message: format!(
+                                    "the request was over the model's context window; {}",
+                                    done.describe()
+                                ),
+                            });
+                            outcome.turns -= 1;
+                            continue;
+                        }
+                        None => return Err(e.into()),
+                    }
+                }
+                other => other?,
+            };
+            let (message, turn_usage) = match reply {
                 Reply::Message(mut message, usage) => {
                     outcome.usage.add(usage);
                     if usage != Usage::default() {
@@ -132,6 +158,7 @@ impl Agent {
             let calls = message.tool_calls.clone();
             outcome.text = message.content.clone();
             self.record(message.clone())?;
+            self.reported(turn_usage.input_tokens, turn_usage.output_tokens);
             let mut results = Vec::new();
             if !calls.is_empty() {
                 // Each result is stored as its call finishes.

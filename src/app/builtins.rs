@@ -23,6 +23,7 @@ impl App {
             }
             Builtin::Resume => self.resume_command(args).await?,
             Builtin::Fork => self.fork_command()?,
+            Builtin::Compact => self.compact_command(args).await?,
             Builtin::Session => self.session_text(),
             Builtin::Extensions => self.extensions_text(),
             Builtin::Reload => self.reload(args).await,
@@ -104,10 +105,14 @@ impl App {
             None => "not created yet (nothing said so far)".to_string(),
         };
         format!(
-            "Session: {file}\nMessages: {}\nTokens this session: {} in, {} out",
+            "Session: {file}\nMessages: {}\nTokens this session: {} in, {} out\nContext: about {} of {} tokens ({}/{})",
             self.agent.messages().len(),
             usage.input_tokens,
-            usage.output_tokens
+            usage.output_tokens,
+            self.agent.context_tokens(),
+            self.agent.context_window,
+            self.config.provider_name,
+            self.config.model
         )
     }
 

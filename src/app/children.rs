@@ -18,7 +18,7 @@ use crate::agent::{Agent, AgentParts, EventSink};
 use crate::config::{Config, ProviderKind};
 use crate::hooks::{HookBus, InputSource, NoticeFn};
 use crate::protocol::{AgentEvent, ChildOutcome, ChildRecord, Message};
-use crate::providers::{Accumulator, ModelRequest, Payload, Provider};
+use crate::providers::{ModelRequest, Provider};
 use crate::run::RunContext;
 use crate::text::truncate_middle;
 use crate::tools::ToolRegistry;
@@ -207,37 +207,9 @@ impl Children {
             tools: Vec::new(),
             max_tokens: request.max_tokens,
         };
-        let payload = match provider.encode(&model_request) {
-            Some(bytes) => Payload::Encoded(bytes.into()),
-            None => Payload::Json(provider.payload(&model_request)),
-        };
-        let cancelled = || "the run was cancelled".to_string();
-        let mut stream = tokio::select! {
-            biased;
-            _ = ctx.cancel.cancelled() => return Err(cancelled()),
-            s = provider.stream(&payload) => s.map_err(|e| e.to_string())?,
-        };
-        let mut acc = Accumulator::default();
-        loop {
-            let next = tokio::select! {
-                n = stream.next() => n,
-                _ = ctx.cancel.cancelled() => return Err(cancelled()),
-            };
-            match next {
-                None => break,
-                Some(Ok(event)) => {
-                    acc.push(&event);
-                    if acc.done {
-                        break;
-                    }
-                }
-                Some(Err(e)) => return Err(e.to_string()),
-            }
-        }
-        Ok(Completion {
-            text: acc.text,
-            usage: acc.usage,
-        })
+        let (text, usage) =
+            crate::providers::complete(provider.as_ref(), &model_request, &ctx.cancel).await?;
+        Ok(Completion { text, usage })
     }
 }
 

@@ -71,6 +71,22 @@ fn reach(config: &Config, name: &str) -> Result<Reach, AppError> {
     })
 }
 
+/// The context window of the model in use: `context_window` in the configuration, the
+/// model's in its provider's table, a known model's, or the default.
+pub fn window_for(config: &Config) -> u64 {
+    config
+        .context_window
+        .or_else(|| {
+            config
+                .files
+                .provider(&config.provider_name)
+                .and_then(|p| p.models.iter().find(|m| m.name == config.model))
+                .and_then(|m| m.context_window)
+        })
+        .or_else(|| crate::agent::compact::known_window(&config.model))
+        .unwrap_or(crate::agent::compact::DEFAULT_WINDOW)
+}
+
 impl App {
     /// `/model [NAME | PROVIDER/NAME]`.
     pub(super) fn model_command(&mut self, args: &str) -> Result<String, AppError> {
@@ -117,6 +133,7 @@ impl App {
         self.config.model = model.to_string();
         self.children.set_provider(built.clone());
         self.agent.set_provider(built);
+        self.agent.context_window = window_for(&self.config);
         self.agent.set_session_model(provider, model)?;
         self.refresh_session();
         let mut models = self.models.lock().unwrap_or_else(|p| p.into_inner());

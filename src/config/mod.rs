@@ -132,6 +132,9 @@ pub struct Config {
     pub provider_name: String,
     /// The configuration files that were read.
     pub files: crate::settings::Files,
+    /// `context_window` (`MYPI_CONTEXT_WINDOW`): the window of every model, overriding what
+    /// is known of it.
+    pub context_window: Option<u64>,
     /// Where this project's sessions are kept (`sessions.dir`; by default
     /// `~/.agents/sessions/<project-folder-slug>/`).
     pub sessions: PathBuf,
@@ -269,8 +272,13 @@ impl Config {
         let project_extensions = project_root(cli, &cwd, home.as_deref());
         let (mcp_files, project_mcp) = mcp_files(cli, &cwd, home.as_deref());
         let sessions = sessions_dir(var("MYPI_SESSIONS_DIR").as_deref(), &cwd, home.as_deref());
+        let context_window = match var("MYPI_CONTEXT_WINDOW") {
+            Some(_) => Some(u64::from(count(&var, "MYPI_CONTEXT_WINDOW", 1)?)),
+            None => None,
+        };
         Ok(Config {
             sessions,
+            context_window,
             mcp_files,
             project_mcp,
             trust: cli.trust,

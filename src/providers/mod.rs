@@ -7,10 +7,13 @@
 //! agent pulls events one at a time, so cutting a stream is just dropping it.
 
 pub mod anthropic;
+mod complete;
 pub mod faux;
 pub mod openai;
 pub mod sse;
 mod wire;
+
+pub use complete::complete;
 
 use bytes::Bytes;
 use futures_util::future::BoxFuture;

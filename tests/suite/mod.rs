@@ -4,6 +4,7 @@ mod budgets;
 mod call_path;
 mod cancel;
 mod children;
+mod compaction;
 mod config_file;
 mod errors;
 mod examples_more;

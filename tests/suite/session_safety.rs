@@ -416,7 +416,13 @@ fn start_sink() -> (String, std::sync::mpsc::Receiver<usize>) {
 /// peak resident memory reached until then (read while mypi waits for the next line).
 fn peak_after_answer(dir: &TestDir, args: &[&str], prompt: &str, answer: &str) -> u64 {
     let timeout = Duration::from_secs(300);
-    let mut mypi = Mypi::new(dir).args(args).timeout(timeout).spawn();
+    // What is measured is resuming and sending the whole conversation: a window it fits in,
+    // so it is not compacted.
+    let mut mypi = Mypi::new(dir)
+        .env("MYPI_CONTEXT_WINDOW", "4000000000")
+        .args(args)
+        .timeout(timeout)
+        .spawn();
     mypi.send_line(prompt);
     mypi.wait_for_line(answer, timeout);
     let peak = peak_rss(mypi.pid());

@@ -52,6 +52,8 @@ struct Line {
     provider: Option<String>,
     #[serde(default)]
     model: Option<String>,
+    #[serde(default)]
+    compaction: Option<crate::agent::compact::Compaction>,
 }
 
 #[derive(Deserialize)]
@@ -62,6 +64,7 @@ enum Kind {
     /// A child agent's run: not part of the conversation.
     Child,
     ModelChange,
+    Compaction,
     #[serde(other)]
     Other,
 }
@@ -195,6 +198,18 @@ impl<'p> Scan<'p> {
                 kind: Kind::ModelChange,
                 ..
             }) => self.bad_line("a model change without a provider and model"),
+            Ok(Line {
+                kind: Kind::Compaction,
+                compaction: Some(c),
+                ..
+            }) => {
+                let messages = std::mem::take(&mut self.messages);
+                self.messages = crate::agent::compact::apply(messages, &c);
+            }
+            Ok(Line {
+                kind: Kind::Compaction,
+                ..
+            }) => self.bad_line("a compaction without its details"),
             Ok(Line {
                 kind: Kind::Session | Kind::Child,
                 ..

@@ -50,6 +50,10 @@ pub enum Entry {
     },
     /// `/model` switched the provider or model; resuming goes on with the last one.
     ModelChange { provider: String, model: String },
+    /// The messages before it were compacted; resuming applies it the same way.
+    Compaction {
+        compaction: crate::agent::compact::Compaction,
+    },
     /// A message of the conversation.
     Message { message: Message },
     /// A child agent's run, kept apart from the conversation (resuming skips it).
@@ -79,9 +83,19 @@ fn now_ms() -> u64 {
 #[derive(Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum MessageLine<'a> {
-    Message { message: &'a Message },
-    Child { child: &'a ChildRecord },
-    ModelChange { provider: &'a str, model: &'a str },
+    Message {
+        message: &'a Message,
+    },
+    Child {
+        child: &'a ChildRecord,
+    },
+    ModelChange {
+        provider: &'a str,
+        model: &'a str,
+    },
+    Compaction {
+        compaction: &'a crate::agent::compact::Compaction,
+    },
 }
 
 /// A session file could not be written, read or taken. The Display is what the user reads.
@@ -172,6 +186,17 @@ impl SessionSlot {
                 Ok(())
             }
             SessionSlot::Open(w) => w.write_line(&MessageLine::ModelChange { provider, model }),
+        }
+    }
+
+    /// Records a compaction (in an open file; a pending session has had nothing to compact).
+    pub fn append_compaction(
+        &mut self,
+        compaction: &crate::agent::compact::Compaction,
+    ) -> Result<(), SessionError> {
+        match self {
+            SessionSlot::Open(w) => w.write_line(&MessageLine::Compaction { compaction }),
+            _ => Ok(()),
         }
     }
 
