@@ -183,17 +183,52 @@ impl ToolOutput {
     }
 }
 
-/// Token counts reported by a provider.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Token counts reported by a provider, and what they cost when the model's prices are
+/// configured.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Of the input, how many tokens the provider read from its prompt cache (when it says).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_tokens: u64,
+    /// US dollars, at the prices configured for the model (`input_price`/`output_price`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Usage {
     pub fn add(&mut self, other: Usage) {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
+        self.cached_tokens += other.cached_tokens;
+        self.cost_usd = match (self.cost_usd, other.cost_usd) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+        };
+    }
+
+    /// Just the token counts.
+    pub fn tokens(input: u64, output: u64) -> Usage {
+        Usage {
+            input_tokens: input,
+            output_tokens: output,
+            ..Usage::default()
+        }
+    }
+
+    /// With its cost at `prices` (US dollars per million input and output tokens).
+    pub fn priced(mut self, prices: Option<(f64, f64)>) -> Usage {
+        if let Some((input, output)) = prices {
+            let cost =
+                (self.input_tokens as f64 * input + self.output_tokens as f64 * output) / 1e6;
+            self.cost_usd = Some(cost);
+        }
+        self
     }
 }
 
@@ -285,6 +320,8 @@ pub enum AgentEvent {
         text: String,
         turns: u32,
         usage: Usage,
+        /// The whole session's totals so far.
+        session_usage: Usage,
     },
     /// The run failed.
     Error { message: String },
@@ -384,10 +421,7 @@ mod tests {
             (
                 AgentEvent::TurnEnd {
                     turn: 2,
-                    usage: Usage {
-                        input_tokens: 5,
-                        output_tokens: 1,
-                    },
+                    usage: Usage::tokens(5, 1),
                 },
                 json!({"type":"turn_end","turn":2,"usage":{"input_tokens":5,"output_tokens":1}}),
             ),
@@ -418,12 +452,15 @@ mod tests {
                     text: "done".into(),
                     turns: 2,
                     usage: Usage {
-                        input_tokens: 3,
-                        output_tokens: 4,
+                        cached_tokens: 2,
+                        cost_usd: Some(0.25),
+                        ..Usage::tokens(3, 4)
                     },
+                    session_usage: Usage::tokens(30, 40),
                 },
                 json!({"type":"final","text":"done","turns":2,
-                       "usage":{"input_tokens":3,"output_tokens":4}}),
+                       "usage":{"input_tokens":3,"output_tokens":4,"cached_tokens":2,"cost_usd":0.25},
+                       "session_usage":{"input_tokens":30,"output_tokens":40}}),
             ),
             (
                 AgentEvent::AgentStart {

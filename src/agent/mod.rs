@@ -82,6 +82,8 @@ pub struct Agent {
     pub children: Option<Vec<ChildRecord>>,
     /// The model's context window in tokens ([`compact`]).
     pub context_window: u64,
+    /// The model's prices (US dollars per million input and output tokens), when known.
+    pub prices: Option<(f64, f64)>,
     /// The context's size the provider reported for the last request, and how many
     /// messages there were then (what came after is estimated).
     last_context: Option<(u64, usize)>,
@@ -103,6 +105,7 @@ impl Agent {
             max_turns: 50,
             children: None,
             context_window: compact::DEFAULT_WINDOW,
+            prices: None,
             last_context: None,
         }
     }
@@ -233,6 +236,7 @@ impl Agent {
                     text: reason.clone(),
                     turns: 0,
                     usage: Usage::default(),
+                    session_usage: self.usage,
                 });
                 return Ok(RunOutcome {
                     text: reason.clone(),
@@ -246,11 +250,16 @@ impl Agent {
             };
         }
         let outcome = self.run(text, sink, ctx).await;
+        if outcome.is_ok() {
+            // The session file says the totals after every run.
+            self.session.append_totals(&self.usage)?;
+        }
         match &outcome {
             Ok(o) => sink.emit(AgentEvent::Final {
                 text: o.text.clone(),
                 turns: o.turns,
                 usage: o.usage,
+                session_usage: self.usage,
             }),
             Err(e) => sink.emit(AgentEvent::Error {
                 message: e.to_string(),

@@ -122,6 +122,7 @@ impl Agent {
             };
             let (message, turn_usage) = match reply {
                 Reply::Message(mut message, usage) => {
+                    let usage = usage.priced(self.prices);
                     outcome.usage.add(usage);
                     if usage != Usage::default() {
                         message.usage = Some(usage);

@@ -104,8 +104,16 @@ impl App {
             None if self.config.no_session => "none (--no-session)".to_string(),
             None => "not created yet (nothing said so far)".to_string(),
         };
+        let cached = match usage.cached_tokens {
+            0 => String::new(),
+            n => format!(" ({n} from the cache)"),
+        };
+        let cost = usage
+            .cost_usd
+            .map(|c| format!("\nCost this session: ${c:.4}"))
+            .unwrap_or_default();
         format!(
-            "Session: {file}\nMessages: {}\nTokens this session: {} in, {} out\nContext: about {} of {} tokens ({}/{})",
+            "Session: {file}\nMessages: {}\nTokens this session: {} in{cached}, {} out{cost}\nContext: about {} of {} tokens ({}/{})",
             self.agent.messages().len(),
             usage.input_tokens,
             usage.output_tokens,

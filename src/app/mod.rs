@@ -190,6 +190,7 @@ impl App {
         agent.retry = config.retry;
         agent.max_turns = config.max_turns;
         agent.context_window = models::window_for(&config);
+        agent.prices = models::prices_for(&config);
         let commands = CommandTable::with_builtins();
         let ui = Arc::new(ui::AppUi::default());
         let host = HostContext {

@@ -87,6 +87,21 @@ pub fn window_for(config: &Config) -> u64 {
         .unwrap_or(crate::agent::compact::DEFAULT_WINDOW)
 }
 
+/// The prices of the model in use (US dollars per million input and output tokens), when its
+/// provider's table gives them.
+pub fn prices_for(config: &Config) -> Option<(f64, f64)> {
+    let model = config
+        .files
+        .provider(&config.provider_name)?
+        .models
+        .iter()
+        .find(|m| m.name == config.model)?;
+    match (model.input_price, model.output_price) {
+        (None, None) => None,
+        (i, o) => Some((i.unwrap_or(0.0), o.unwrap_or(0.0))),
+    }
+}
+
 impl App {
     /// `/model [NAME | PROVIDER/NAME]`.
     pub(super) fn model_command(&mut self, args: &str) -> Result<String, AppError> {
@@ -134,6 +149,7 @@ impl App {
         self.children.set_provider(built.clone());
         self.agent.set_provider(built);
         self.agent.context_window = window_for(&self.config);
+        self.agent.prices = prices_for(&self.config);
         self.agent.set_session_model(provider, model)?;
         self.refresh_session();
         let mut models = self.models.lock().unwrap_or_else(|p| p.into_inner());

@@ -152,6 +152,8 @@ fn usage_from(usage: &Value) -> Usage {
             + count("cache_read_input_tokens")
             + count("cache_creation_input_tokens"),
         output_tokens: count("output_tokens"),
+        cached_tokens: count("cache_read_input_tokens"),
+        cost_usd: None,
     }
 }
 

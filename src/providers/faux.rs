@@ -144,10 +144,10 @@ impl FauxProvider {
             events.push(StreamEvent::ToolCallDelta { index, arguments });
         }
         let input_chars = payload.get("messages").map_or(0, json_len);
-        events.push(StreamEvent::Usage(Usage {
-            input_tokens: (input_chars as u64).div_ceil(4),
-            output_tokens: (output_chars as u64).div_ceil(4),
-        }));
+        events.push(StreamEvent::Usage(Usage::tokens(
+            (input_chars as u64).div_ceil(4),
+            (output_chars as u64).div_ceil(4),
+        )));
         let stop = if calls.is_empty() {
             "stop"
         } else {

@@ -203,6 +203,9 @@ impl Accumulator {
                 if u.output_tokens > 0 {
                     self.usage.output_tokens = u.output_tokens;
                 }
+                if u.cached_tokens > 0 {
+                    self.usage.cached_tokens = u.cached_tokens;
+                }
             }
             StreamEvent::Done { stop_reason } => {
                 self.stop_reason = stop_reason.clone();

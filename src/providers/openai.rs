@@ -143,9 +143,16 @@ impl SseDecoder for OpenAiDecoder {
 
 fn usage_from(usage: &Map<String, Value>) -> Usage {
     let count = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
+    let cached = usage
+        .get("prompt_tokens_details")
+        .and_then(|d| d.get("cached_tokens"))
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
     Usage {
         input_tokens: count("prompt_tokens"),
         output_tokens: count("completion_tokens"),
+        cached_tokens: cached,
+        cost_usd: None,
     }
 }
 

@@ -80,8 +80,12 @@ pub fn run_summary(
     total: crate::protocol::Usage,
     took: std::time::Duration,
 ) -> String {
+    let cost = total
+        .cost_usd
+        .map(|c| format!(" · ${c:.4}"))
+        .unwrap_or_default();
     format!(
-        "· {model} · {} in / {} out · session {} in / {} out · {:.1} s",
+        "· {model} · {} in / {} out · session {} in / {} out{cost} · {:.1} s",
         tokens(run.input_tokens),
         tokens(run.output_tokens),
         tokens(total.input_tokens),
@@ -274,10 +278,7 @@ mod tests {
 
     #[test]
     fn the_run_summary_reads_well() {
-        let u = |i, o| Usage {
-            input_tokens: i,
-            output_tokens: o,
-        };
+        let u = Usage::tokens;
         assert_eq!(
             run_summary(
                 "m",

@@ -88,6 +88,8 @@ pub struct Reply {
     pub headers: Vec<(String, String)>,
     /// `(input_tokens, output_tokens)` reported in the stream.
     pub usage: (u64, u64),
+    /// Of the input, tokens read from the prompt cache (OpenAI's `cached_tokens`; 0: not said).
+    pub cached: u64,
 }
 
 impl Reply {
@@ -98,6 +100,7 @@ impl Reply {
             stall: Duration::ZERO,
             headers: Vec::new(),
             usage: (10, 5),
+            cached: 0,
         }
     }
 
@@ -188,6 +191,12 @@ impl Reply {
     /// Token usage reported in the stream (defaults to 10 in, 5 out).
     pub fn usage(mut self, input: u64, output: u64) -> Reply {
         self.usage = (input, output);
+        self
+    }
+
+    /// Says that `n` of the input tokens came from the prompt cache.
+    pub fn cached(mut self, n: u64) -> Reply {
+        self.cached = n;
         self
     }
 }

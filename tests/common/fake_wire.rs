@@ -80,7 +80,7 @@ impl OpenAiWire {
         &self,
         text: Option<&str>,
         calls: &[(String, String, String)],
-        usage: (u64, u64),
+        usage: (u64, u64, u64),
         model: &str,
         seq: usize,
     ) -> String {
@@ -126,8 +126,14 @@ impl OpenAiWire {
         out += &sse_data(&json!({
             "id": id, "object": "chat.completion.chunk", "created": 1_700_000_000u64,
             "model": model, "choices": [],
-            "usage": {"prompt_tokens": usage.0, "completion_tokens": usage.1,
-                      "total_tokens": usage.0 + usage.1}
+            "usage": if usage.2 > 0 {
+                json!({"prompt_tokens": usage.0, "completion_tokens": usage.1,
+                       "total_tokens": usage.0 + usage.1,
+                       "prompt_tokens_details": {"cached_tokens": usage.2}})
+            } else {
+                json!({"prompt_tokens": usage.0, "completion_tokens": usage.1,
+                       "total_tokens": usage.0 + usage.1})
+            }
         }));
         out += "data: [DONE]\n\n";
         out
@@ -142,22 +148,44 @@ impl Flavor for OpenAiWire {
     fn render(&self, reply: &Reply, req: &Recorded, seq: usize) -> Rendered {
         let model = request_model(req);
         match &reply.kind {
-            ReplyKind::Text(t) => stream(self.stream_body(Some(t), &[], reply.usage, &model, seq)),
-            ReplyKind::ToolCalls { text, calls } => {
-                stream(self.stream_body(text.as_deref(), calls, reply.usage, &model, seq))
-            }
+            ReplyKind::Text(t) => stream(self.stream_body(
+                Some(t),
+                &[],
+                (reply.usage.0, reply.usage.1, reply.cached),
+                &model,
+                seq,
+            )),
+            ReplyKind::ToolCalls { text, calls } => stream(self.stream_body(
+                text.as_deref(),
+                calls,
+                (reply.usage.0, reply.usage.1, reply.cached),
+                &model,
+                seq,
+            )),
             ReplyKind::Error { status, message } => {
                 plain(*status, self.error_body(*status, message))
             }
             ReplyKind::MalformedStream => {
-                let full = self.stream_body(Some("partial"), &[], reply.usage, &model, seq);
+                let full = self.stream_body(
+                    Some("partial"),
+                    &[],
+                    (reply.usage.0, reply.usage.1, reply.cached),
+                    &model,
+                    seq,
+                );
                 let first = full.split("\n\n").next().unwrap_or("").to_string();
                 stream(format!(
                     "{first}\n\ndata: this is not json {{\"choices\n\ndata: [DONE]\n\n"
                 ))
             }
             ReplyKind::Truncated(t) => {
-                let mut r = stream(self.stream_body(Some(t), &[], reply.usage, &model, seq));
+                let mut r = stream(self.stream_body(
+                    Some(t),
+                    &[],
+                    (reply.usage.0, reply.usage.1, reply.cached),
+                    &model,
+                    seq,
+                ));
                 r.truncate = true;
                 r
             }

@@ -176,7 +176,8 @@ fn plain_answer_events() {
     assert_eq!(
         ev.last().unwrap(),
         &json!({"type": "final", "text": "Just text.", "turns": 1,
-                "usage": {"input_tokens": 7, "output_tokens": 3}})
+                "usage": {"input_tokens": 7, "output_tokens": 3},
+                "session_usage": {"input_tokens": 7, "output_tokens": 3}})
     );
 }
 

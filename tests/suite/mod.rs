@@ -47,4 +47,5 @@ mod tool_progress;
 mod tools;
 mod tools_safety;
 mod trust;
+mod usage_cost;
 mod wire;

@@ -95,7 +95,7 @@ fn a_child_runs_with_its_own_conversation_and_is_kept_under_its_tool_call() {
     let kinds: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
     assert_eq!(
         kinds,
-        ["session", "message", "message", "child", "message", "message"]
+        ["session", "message", "message", "child", "message", "message", "totals"]
     );
     let record = &lines[3]["child"];
     assert_eq!(record["tool_call_id"], "call_1");

@@ -65,6 +65,7 @@ enum Kind {
     Child,
     ModelChange,
     Compaction,
+    Totals,
     #[serde(other)]
     Other,
 }
@@ -211,7 +212,7 @@ impl<'p> Scan<'p> {
                 ..
             }) => self.bad_line("a compaction without its details"),
             Ok(Line {
-                kind: Kind::Session | Kind::Child,
+                kind: Kind::Session | Kind::Child | Kind::Totals,
                 ..
             }) => {}
             Ok(Line {

@@ -54,6 +54,8 @@ pub enum Entry {
     Compaction {
         compaction: crate::agent::compact::Compaction,
     },
+    /// The session's usage after a run (tokens and cost); resuming needs none of it.
+    Totals { usage: crate::protocol::Usage },
     /// A message of the conversation.
     Message { message: Message },
     /// A child agent's run, kept apart from the conversation (resuming skips it).
@@ -95,6 +97,9 @@ enum MessageLine<'a> {
     },
     Compaction {
         compaction: &'a crate::agent::compact::Compaction,
+    },
+    Totals {
+        usage: &'a crate::protocol::Usage,
     },
 }
 
@@ -186,6 +191,14 @@ impl SessionSlot {
                 Ok(())
             }
             SessionSlot::Open(w) => w.write_line(&MessageLine::ModelChange { provider, model }),
+        }
+    }
+
+    /// The session's usage so far (after each run; in an open file only).
+    pub fn append_totals(&mut self, usage: &crate::protocol::Usage) -> Result<(), SessionError> {
+        match self {
+            SessionSlot::Open(w) => w.write_line(&MessageLine::Totals { usage }),
+            _ => Ok(()),
         }
     }
 
