@@ -250,9 +250,15 @@ impl Agent {
             };
         }
         let outcome = self.run(text, sink, ctx).await;
-        if outcome.is_ok() {
+        match &outcome {
             // The session file says the totals after every run.
-            self.session.append_totals(&self.usage)?;
+            Ok(_) => self.session.append_totals(&self.usage)?,
+            // And when a run was cancelled (what it did so far is in the lines before); a
+            // failure to say so is not worth more than the cancel itself.
+            Err(AgentError::Cancelled) => {
+                let _ = self.session.append_cancel();
+            }
+            Err(_) => {}
         }
         match &outcome {
             Ok(o) => sink.emit(AgentEvent::Final {

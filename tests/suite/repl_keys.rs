@@ -46,6 +46,22 @@ fn a_reply_cancelled_while_it_streams_is_kept_as_interrupted() {
     );
     assert!(kept.len() < 1500, "the whole reply was not kept: {kept}");
     assert_eq!(session[2]["content"], "go on");
+    // The cancel is an entry of its own, right after what the cancelled run left.
+    let kinds: Vec<String> = std::fs::read_to_string(only_session(&dir))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        &kinds[..4],
+        ["session", "message", "message", "cancel"],
+        "{kinds:?}"
+    );
     // Leaving says how to come back.
     assert!(
         out.stdout

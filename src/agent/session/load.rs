@@ -66,6 +66,7 @@ enum Kind {
     ModelChange,
     Compaction,
     Totals,
+    Cancel,
     #[serde(other)]
     Other,
 }
@@ -212,7 +213,7 @@ impl<'p> Scan<'p> {
                 ..
             }) => self.bad_line("a compaction without its details"),
             Ok(Line {
-                kind: Kind::Session | Kind::Child | Kind::Totals,
+                kind: Kind::Session | Kind::Child | Kind::Totals | Kind::Cancel,
                 ..
             }) => {}
             Ok(Line {

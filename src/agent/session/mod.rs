@@ -56,6 +56,8 @@ pub enum Entry {
     },
     /// The session's usage after a run (tokens and cost); resuming needs none of it.
     Totals { usage: crate::protocol::Usage },
+    /// A run was cancelled by the user.
+    Cancel {},
     /// A message of the conversation.
     Message { message: Message },
     /// A child agent's run, kept apart from the conversation (resuming skips it).
@@ -101,6 +103,8 @@ enum MessageLine<'a> {
     Totals {
         usage: &'a crate::protocol::Usage,
     },
+    /// A run was cancelled by the user.
+    Cancel {},
 }
 
 /// A session file could not be written, read or taken. The Display is what the user reads.
@@ -198,6 +202,14 @@ impl SessionSlot {
     pub fn append_totals(&mut self, usage: &crate::protocol::Usage) -> Result<(), SessionError> {
         match self {
             SessionSlot::Open(w) => w.write_line(&MessageLine::Totals { usage }),
+            _ => Ok(()),
+        }
+    }
+
+    /// A run was cancelled (in an open file only).
+    pub fn append_cancel(&mut self) -> Result<(), SessionError> {
+        match self {
+            SessionSlot::Open(w) => w.write_line(&MessageLine::Cancel {}),
             _ => Ok(()),
         }
     }
