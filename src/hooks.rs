@@ -42,10 +42,11 @@ pub enum EventKind {
     TurnEnd,
     AgentEnd,
     ExtensionLoaded,
+    SessionBeforeCompact,
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 14] = [
+    pub const ALL: [EventKind; 15] = [
         EventKind::SessionStart,
         EventKind::SessionShutdown,
         EventKind::Input,
@@ -60,12 +61,14 @@ impl EventKind {
         EventKind::TurnEnd,
         EventKind::AgentEnd,
         EventKind::ExtensionLoaded,
+        EventKind::SessionBeforeCompact,
     ];
 
     pub fn name(self) -> &'static str {
         match self {
             EventKind::SessionStart => "session_start",
             EventKind::SessionShutdown => "session_shutdown",
+            EventKind::SessionBeforeCompact => "session_before_compact",
             EventKind::Input => "input",
             EventKind::BeforeAgentStart => "before_agent_start",
             EventKind::TurnStart => "turn_start",
@@ -175,6 +178,32 @@ pub enum HookEvent {
         path: String,
         reason: Reason,
     },
+    /// The conversation is about to be compacted: a handler may cancel it or give the
+    /// summary itself.
+    SessionBeforeCompact {
+        /// `auto` (the next request would not fit), `manual` (`/compact`), `overflow` (the
+        /// provider said it was over the window).
+        reason: CompactReason,
+        tokens: u64,
+        window: u64,
+        /// The older messages to compact, and how many recent ones stay whole.
+        messages: Vec<Message>,
+        keep_last: usize,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        instructions: Option<String>,
+        /// Set by a handler's `summary`: used instead of asking the model.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        summary: Option<String>,
+    },
+}
+
+/// Why the conversation is compacted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactReason {
+    Auto,
+    Manual,
+    Overflow,
 }
 
 /// What else a `tool_call` / `tool_result` event says about the call, when known.
@@ -212,6 +241,7 @@ impl HookEvent {
             HookEvent::TurnEnd { .. } => EventKind::TurnEnd,
             HookEvent::AgentEnd { .. } => EventKind::AgentEnd,
             HookEvent::ExtensionLoaded { .. } => EventKind::ExtensionLoaded,
+            HookEvent::SessionBeforeCompact { .. } => EventKind::SessionBeforeCompact,
         }
     }
 
@@ -370,7 +400,7 @@ pub struct Emitted {
 
 /// Subscriptions per event kind.
 pub struct HookBus {
-    lists: [RwLock<Arc<Vec<Arc<Entry>>>>; 14],
+    lists: [RwLock<Arc<Vec<Arc<Entry>>>>; EventKind::ALL.len()],
     mask: AtomicU32,
     notice: NoticeFn,
     repeats: Arc<repeats::Repeats>,

@@ -6,9 +6,31 @@ use std::sync::Arc;
 
 use super::compact::{self, Compaction};
 use super::{Agent, AgentError};
+use crate::hooks::{CompactReason, EventKind, HookEvent};
 use crate::protocol::Message;
 use crate::providers::{ModelRequest, ProviderError};
 use crate::run::RunContext;
+
+/// What a request to compact came to.
+#[derive(Debug, Clone)]
+pub enum CompactOutcome {
+    Done(Compacted),
+    /// Nothing older than the last turn to compact.
+    Nothing,
+    /// A `session_before_compact` handler cancelled it: its reason.
+    Cancelled(String),
+}
+
+impl CompactOutcome {
+    /// What the user is told (nothing when there was nothing to do).
+    pub fn notice(&self) -> Option<String> {
+        match self {
+            CompactOutcome::Done(done) => Some(done.describe()),
+            CompactOutcome::Nothing => None,
+            CompactOutcome::Cancelled(why) => Some(format!("compaction cancelled: {why}")),
+        }
+    }
+}
 
 /// A compaction made, and what went wrong on the way (the summary failed: trimmed only).
 #[derive(Debug, Clone)]
@@ -89,22 +111,24 @@ impl Agent {
     pub(super) async fn fit(
         &mut self,
         ctx: &Arc<RunContext>,
-    ) -> Result<Option<Compacted>, AgentError> {
+    ) -> Result<CompactOutcome, AgentError> {
         if self.context_tokens() + self.reserve() <= self.context_window {
-            return Ok(None);
+            return Ok(CompactOutcome::Nothing);
         }
-        self.compact(None, false, ctx).await
+        self.compact(None, CompactReason::Auto, ctx).await
     }
 
     /// Compacts the older turns: trims their long tool outputs, and when that is not enough
-    /// (or `summarise`), has the model summarise them. `None`: nothing older to compact.
+    /// (or it was asked for, or the provider said the request was over), has the model
+    /// summarise them. A `session_before_compact` handler may cancel it or give the summary.
     pub async fn compact(
         &mut self,
         instructions: Option<&str>,
-        summarise: bool,
+        reason: CompactReason,
         ctx: &Arc<RunContext>,
-    ) -> Result<Option<Compacted>, AgentError> {
+    ) -> Result<CompactOutcome, AgentError> {
         let before = self.context_tokens();
+        let summarise = reason != CompactReason::Auto;
         // Asked for (or the provider said it was over): only the last turn stays whole.
         let keep_tokens = if summarise {
             0
@@ -112,8 +136,28 @@ impl Agent {
             self.context_window * 2 / 5
         };
         let Some(keep_last) = compact::plan(&self.messages, keep_tokens) else {
-            return Ok(None);
+            return Ok(CompactOutcome::Nothing);
         };
+        let mut given = None;
+        if self.hooks.has(EventKind::SessionBeforeCompact) {
+            let split = self.messages.len() - keep_last;
+            let event = HookEvent::SessionBeforeCompact {
+                reason,
+                tokens: before,
+                window: self.context_window,
+                messages: self.messages[..split].to_vec(),
+                keep_last,
+                instructions: instructions.map(str::to_string),
+                summary: None,
+            };
+            let out = self.hooks.emit(event, ctx).await;
+            if let Some(why) = out.blocked {
+                return Ok(CompactOutcome::Cancelled(why));
+            }
+            if let HookEvent::SessionBeforeCompact { summary, .. } = out.event {
+                given = summary.filter(|s| !s.trim().is_empty());
+            }
+        }
         let mut c = Compaction {
             keep_last,
             trimmed: true,
@@ -124,7 +168,9 @@ impl Agent {
         let trimmed = compact::apply(self.messages.clone(), &c);
         let target = self.context_window * 3 / 5;
         let mut warning = None;
-        if summarise || compact::estimate(&trimmed) > target {
+        if let Some(summary) = given {
+            c.summary = Some(summary);
+        } else if summarise || compact::estimate(&trimmed) > target {
             let split = self.messages.len() - keep_last;
             match self.summarise(&trimmed[..split], instructions, ctx).await {
                 Ok(summary) => c.summary = Some(summary),
@@ -145,7 +191,7 @@ impl Agent {
         self.messages = messages;
         self.last_context = None;
         self.session.append_compaction(&c)?;
-        Ok(Some(Compacted {
+        Ok(CompactOutcome::Done(Compacted {
             compaction: c,
             warning,
         }))

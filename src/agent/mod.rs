@@ -9,7 +9,7 @@
 pub mod child;
 pub mod compact;
 mod exec;
-mod fit;
+pub mod fit;
 pub mod prompt;
 pub mod queue;
 pub mod session;

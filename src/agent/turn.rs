@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::{Agent, AgentError, EventSink, RunOutcome};
-use crate::hooks::{EventKind, HookEvent, SharedText};
+use crate::hooks::{CompactReason, EventKind, HookEvent, SharedText};
 use crate::protocol::{AgentEvent, Message, Usage};
 use crate::providers::{
     Accumulator, EventStream, ModelRequest, Payload, ProviderError, StreamEvent,
@@ -94,28 +94,29 @@ impl Agent {
             if self.hooks.has(EventKind::TurnStart) {
                 self.hooks.emit(HookEvent::TurnStart { turn }, ctx).await;
             }
-            if let Some(done) = self.fit(ctx).await? {
-                sink.emit(AgentEvent::Notice {
-                    message: done.describe(),
-                });
+            if let Some(message) = self.fit(ctx).await?.notice() {
+                sink.emit(AgentEvent::Notice { message });
             }
             let payload = self.payload(system_prompt, ctx).await;
             let reply = match self.stream_with_retry(payload, sink, ctx).await {
                 // Over the window after all: compact once (summarising) and ask again.
                 Err(AgentError::Provider(e)) if !overflowed && super::fit::is_overflow(&e) => {
                     overflowed = true;
-                    match self.compact(None, true, ctx).await? {
-                        Some(done) => {
-                            sink.emit(AgentEvent::Notice {
-                                message: format!(
-                                    "the request was over the model's context window; {}",
-                                    done.describe()
-                                ),
-                            });
+                    let compacted = self.compact(None, CompactReason::Overflow, ctx).await?;
+                    let notice = compacted.notice();
+                    if let Some(message) = &notice {
+                        sink.emit(AgentEvent::Notice {
+                            message: format!(
+                                "the request was over the model's context window; {message}"
+                            ),
+                        });
+                    }
+                    match compacted {
+                        super::fit::CompactOutcome::Done(_) => {
                             outcome.turns -= 1;
                             continue;
                         }
-                        None => return Err(e.into()),
+                        _ => return Err(e.into()),
                     }
                 }
                 other => other?,

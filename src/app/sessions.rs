@@ -114,12 +114,14 @@ impl App {
     pub(super) async fn compact_command(&mut self, args: &str) -> Result<String, AppError> {
         let ctx = std::sync::Arc::new(self.run_context(tokio_util::sync::CancellationToken::new()));
         let instructions = Some(args.trim()).filter(|a| !a.is_empty());
-        match self.agent.compact(instructions, true, &ctx).await? {
-            Some(done) => Ok(format!("{}.", crate::text::capitalised(&done.describe()))),
-            None => {
-                Ok("Nothing to compact: the conversation has no turn before the last one.".into())
-            }
-        }
+        let outcome = self
+            .agent
+            .compact(instructions, crate::hooks::CompactReason::Manual, &ctx)
+            .await?;
+        Ok(match outcome.notice() {
+            Some(text) => format!("{}.", crate::text::capitalised(&text)),
+            None => "Nothing to compact: the conversation has no turn before the last one.".into(),
+        })
     }
 
     /// The last few prompts of the conversation, each with the answer it got.

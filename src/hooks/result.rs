@@ -18,6 +18,8 @@ pub struct HookResult {
     pub updated_payload: Option<Value>,
     pub updated_args: Option<Value>,
     pub updated_result: Option<String>,
+    /// `session_before_compact`: the summary to use instead of the model's.
+    pub summary: Option<String>,
 }
 
 /// The result fields each event honours.
@@ -30,6 +32,7 @@ fn honoured(kind: EventKind) -> &'static [&'static str] {
         EventKind::MessageUpdate => &["block", "reason"],
         EventKind::ToolCall => &["block", "reason", "updated_args"],
         EventKind::ToolResult => &["updated_result"],
+        EventKind::SessionBeforeCompact => &["cancel", "reason", "summary"],
         _ => &[],
     }
 }
@@ -82,9 +85,14 @@ impl HookResult {
                 ))
             };
             match key.as_str() {
-                "block" => match v.as_bool() {
+                // `cancel` is how a `session_before_*` event is stopped: a block by its name.
+                "block" | "cancel" => match v.as_bool() {
                     Some(b) => result.block = b,
                     None => wrong("a boolean"),
+                },
+                "summary" => match v.as_str() {
+                    Some(s) => result.summary = Some(s.to_string()),
+                    None => wrong("a string"),
                 },
                 "reason" => match v.as_str() {
                     Some(s) => result.reason = Some(s.to_string()),
@@ -130,6 +138,7 @@ impl HookResult {
             || self.updated_payload.is_some()
             || self.updated_args.is_some()
             || self.updated_result.is_some()
+            || self.summary.is_some()
     }
 
     /// Rewrites the event with this result. Returns the block reason when it blocks.
@@ -163,6 +172,11 @@ impl HookResult {
             HookEvent::ToolResult { result, .. } => {
                 if let Some(r) = self.updated_result {
                     *result = r;
+                }
+            }
+            HookEvent::SessionBeforeCompact { summary, .. } => {
+                if let Some(s) = self.summary {
+                    *summary = Some(s);
                 }
             }
             _ => {}

@@ -280,6 +280,20 @@ fn event_payload_shapes_are_pinned() {
             },
             json!({"type":"agent_end","messages":[{"role":"user","content":"u"}]}),
         ),
+        (
+            HookEvent::SessionBeforeCompact {
+                reason: crate::hooks::CompactReason::Manual,
+                tokens: 900,
+                window: 1000,
+                messages: vec![Message::user("u")],
+                keep_last: 2,
+                instructions: Some("keep paths".into()),
+                summary: None,
+            },
+            json!({"type":"session_before_compact","reason":"manual","tokens":900,"window":1000,
+                   "messages":[{"role":"user","content":"u"}],"keep_last":2,
+                   "instructions":"keep paths"}),
+        ),
     ];
     let mut covered = std::collections::BTreeSet::new();
     for (event, shape) in cases {

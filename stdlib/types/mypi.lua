@@ -30,6 +30,7 @@
 ---| "turn_end"
 ---| "agent_end"
 ---| "extension_loaded"
+---| "session_before_compact"
 
 ---@alias mypi.Mode "repl"|"print"|"json"
 
@@ -186,6 +187,15 @@ function Ctx.progress(message) end
 ---@field path string
 ---@field reason "startup"|"reload"
 
+---@class mypi.SessionBeforeCompactEvent
+---@field type "session_before_compact"
+---@field reason "auto"|"manual"|"overflow"
+---@field tokens integer the context's estimated size
+---@field window integer the model's context window
+---@field messages mypi.Message[] the older messages about to be compacted
+---@field keep_last integer how many recent messages stay whole
+---@field instructions string|nil what `/compact` was asked to keep
+
 -------------------------------------------------------------------------------------------
 -- Result tables. Return nil to only observe. Other fields are reported and ignored.
 -------------------------------------------------------------------------------------------
@@ -215,6 +225,11 @@ function Ctx.progress(message) end
 
 ---@class mypi.ToolResultResult
 ---@field updated_result? string the result text the model gets instead
+
+---@class mypi.SessionBeforeCompactResult
+---@field cancel? boolean keep the conversation as it is
+---@field reason? string why (shown to the user)
+---@field summary? string your summary of the older messages, used instead of the model's
 
 -------------------------------------------------------------------------------------------
 -- Tools, commands, exec, messages
@@ -277,6 +292,7 @@ api = {}
 ---@overload fun(event: "turn_end", handler: fun(e: mypi.TurnEndEvent, ctx: mypi.Ctx)): mypi.Handle
 ---@overload fun(event: "agent_end", handler: fun(e: mypi.AgentEndEvent, ctx: mypi.Ctx)): mypi.Handle
 ---@overload fun(event: "extension_loaded", handler: fun(e: mypi.ExtensionLoadedEvent, ctx: mypi.Ctx)): mypi.Handle
+---@overload fun(event: "session_before_compact", handler: fun(e: mypi.SessionBeforeCompactEvent, ctx: mypi.Ctx): mypi.SessionBeforeCompactResult|nil): mypi.Handle
 ---@param event mypi.EventName an unknown name raises an error listing the events
 ---@param handler fun(e: table, ctx: mypi.Ctx): table|nil
 ---@return mypi.Handle

@@ -147,3 +147,63 @@ fn context_length_exceeded_is_met_by_one_compaction_and_one_retry() {
         Some("the second turn")
     );
 }
+
+const CANCEL_LUA: &str = r#"
+api.on("session_before_compact", function(e)
+  if e.instructions == "not now" then
+    return {cancel = true, reason = "the team wants the whole log (" .. e.reason .. ", " .. #e.messages .. " older messages)"}
+  end
+end)
+"#;
+
+const SUMMARY_RHAI: &str = r#"
+api.on("session_before_compact", |e| {
+  if e.instructions == "mine" {
+    #{ summary: `my own summary of ${e.messages.len()} messages, keeping ${e.keep_last}` }
+  }
+});
+"#;
+
+#[test]
+fn an_extension_can_cancel_a_compaction_or_give_the_summary() {
+    let dir = TestDir::new();
+    super::ext_util::install(&dir, "keep.lua", CANCEL_LUA);
+    super::ext_util::install(&dir, "mine.rhai", SUMMARY_RHAI);
+    let fake = FakeOpenAi::with_replies(vec![
+        Reply::text("r1"),
+        Reply::text("r2"),
+        Reply::text("r3"),
+    ]);
+    run(&dir, &fake, "100000", &["-p", "one"]);
+    run(&dir, &fake, "100000", &["--continue", "-p", "two"]);
+    let out = run(
+        &dir,
+        &fake,
+        "100000",
+        &["--continue", "-p", "/compact not now"],
+    );
+    assert_eq!(
+        out.stdout.trim(),
+        "Compaction cancelled: the team wants the whole log (manual, 2 older messages)."
+    );
+    let out = run(
+        &dir,
+        &fake,
+        "100000",
+        &["--continue", "-p", "/compact mine"],
+    );
+    assert!(
+        out.stdout
+            .starts_with("Compacted the conversation: summarised"),
+        "{}",
+        out.describe()
+    );
+    run(&dir, &fake, "100000", &["--continue", "-p", "three"]);
+    let reqs = fake.requests();
+    assert_eq!(reqs.len(), 3, "no summary request went to the model");
+    let last = texts(&reqs[2]);
+    assert!(
+        last.contains("my own summary of 2 messages, keeping 2") && !last.contains("\"one\""),
+        "{last}"
+    );
+}
