@@ -48,32 +48,6 @@ pub struct Lists {
     pub prompts: Vec<Value>,
 }
 
-/// A call's place among a connection's progress watchers, taken back when dropped.
-struct Watching {
-    watchers: super::handler::Watchers,
-    id: u64,
-}
-
-impl Watching {
-    fn new(watchers: &super::handler::Watchers, report: crate::run::Reporter) -> Watching {
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let mut list = watchers.lock().unwrap_or_else(|p| p.into_inner());
-        list.push((id, report));
-        Watching {
-            watchers: watchers.clone(),
-            id,
-        }
-    }
-}
-
-impl Drop for Watching {
-    fn drop(&mut self) {
-        let mut list = self.watchers.lock().unwrap_or_else(|p| p.into_inner());
-        list.retain(|(id, _)| *id != self.id);
-    }
-}
-
 /// A connected server.
 pub struct Conn {
     service: RunningService<RoleClient, Handler>,
@@ -374,7 +348,7 @@ impl Conn {
         cancel: &CancellationToken,
         report: Option<crate::run::Reporter>,
     ) -> Result<Value, McpError> {
-        let _watching = report.map(|r| Watching::new(&self.watchers, r));
+        let _watching = report.map(|r| super::handler::Watching::new(&self.watchers, r));
         let arguments = match args {
             Value::Object(map) => Some(map),
             Value::Null => None,

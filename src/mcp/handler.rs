@@ -85,6 +85,32 @@ impl Changes {
 /// cannot be told apart by call); with none, it goes to [`Hooks::progress`].
 pub type Watchers = Arc<std::sync::Mutex<Vec<(u64, crate::run::Reporter)>>>;
 
+/// A call's place among a connection's progress watchers, taken back when dropped.
+pub(super) struct Watching {
+    watchers: Watchers,
+    id: u64,
+}
+
+impl Watching {
+    pub(super) fn new(watchers: &Watchers, report: crate::run::Reporter) -> Watching {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut list = watchers.lock().unwrap_or_else(|p| p.into_inner());
+        list.push((id, report));
+        Watching {
+            watchers: watchers.clone(),
+            id,
+        }
+    }
+}
+
+impl Drop for Watching {
+    fn drop(&mut self) {
+        let mut list = self.watchers.lock().unwrap_or_else(|p| p.into_inner());
+        list.retain(|(id, _)| *id != self.id);
+    }
+}
+
 /// One connection's client handler.
 pub struct Handler {
     pub server: String,
