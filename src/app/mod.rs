@@ -305,7 +305,7 @@ impl App {
         AgentEvent::Session {
             session_id: self.agent.session_id().to_string(),
             cwd: self.config.cwd.display().to_string(),
-            provider: provider.name().to_string(),
+            provider: self.config.provider_name.clone(),
             model: provider.model().to_string(),
             tools: self.tools.specs().into_iter().map(|s| s.name).collect(),
             extensions: self
