@@ -95,6 +95,9 @@ pub const KEYS: &[Key] = &[
     trust("trust.denied"),
 ];
 
+/// The largest configuration file read (anything bigger is a mistake, not a configuration).
+const MAX_FILE_BYTES: u64 = 1 << 20;
+
 /// The fields of a `[providers.NAME]` table.
 const PROVIDER_FIELDS: &[&str] = &["api", "base_url", "api_key_env", "models"];
 /// The fields of a model given as a table.
@@ -204,10 +207,19 @@ impl Files {
 
     fn read(&mut self, path: &Path, user: bool) -> Result<(), SettingsError> {
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| SettingsError::Read {
+        let fail = |message: String| SettingsError::Read {
             path: shown.clone(),
-            message: e.to_string(),
-        })?;
+            message,
+        };
+        let len = std::fs::metadata(path)
+            .map_err(|e| fail(e.to_string()))?
+            .len();
+        if len > MAX_FILE_BYTES {
+            return Err(fail(format!(
+                "it is {len} bytes; a configuration file may have at most {MAX_FILE_BYTES}"
+            )));
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| fail(e.to_string()))?;
         let doc = Document::parse(text.as_str()).map_err(|e| SettingsError::Parse {
             path: shown.clone(),
             line: line_of(&text, e.span().map_or(0, |s| s.start)),

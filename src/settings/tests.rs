@@ -115,3 +115,14 @@ fn trust_lists_belong_to_the_user() {
     let e = Files::load(None, Some(&p), true).unwrap_err().to_string();
     assert!(e.contains("a project cannot trust itself"), "{e}");
 }
+
+#[test]
+fn an_oversized_file_is_refused_with_its_size() {
+    let t = Tmp::new("big");
+    let p = t.file("c.toml", &format!("# {}\n", "x".repeat(2 << 20)));
+    let e = Files::load(Some(&p), None, true).unwrap_err().to_string();
+    assert!(
+        e.contains("a configuration file may have at most 1048576"),
+        "{e}"
+    );
+}
