@@ -112,7 +112,7 @@ impl App {
 
     /// `/compact [instructions]`: the older turns summarised now.
     pub(super) async fn compact_command(&mut self, args: &str) -> Result<String, AppError> {
-        let ctx = std::sync::Arc::new(self.run_context(tokio_util::sync::CancellationToken::new()));
+        let ctx = self.run_context(tokio_util::sync::CancellationToken::new());
         let instructions = Some(args.trim()).filter(|a| !a.is_empty());
         let outcome = self
             .agent
