@@ -20,6 +20,16 @@ pub fn truncate_middle(text: &str, max: usize) -> String {
     )
 }
 
+/// `text` on one line (runs of whitespace as one space), cut to `max` characters with `…`.
+pub fn one_line(text: &str, max: usize) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        return flat;
+    }
+    let cut: String = flat.chars().take(max.saturating_sub(1)).collect();
+    format!("{cut}…")
+}
+
 /// `text` with its first letter upper case.
 pub fn capitalised(text: &str) -> String {
     let mut chars = text.chars();
@@ -52,14 +62,14 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
-fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+pub fn floor_char_boundary(s: &str, mut i: usize) -> usize {
     while i > 0 && !s.is_char_boundary(i) {
         i -= 1;
     }
     i
 }
 
-fn ceil_char_boundary(s: &str, mut i: usize) -> usize {
+pub fn ceil_char_boundary(s: &str, mut i: usize) -> usize {
     while i < s.len() && !s.is_char_boundary(i) {
         i += 1;
     }

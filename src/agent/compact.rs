@@ -104,8 +104,8 @@ pub fn trim_outputs(messages: &mut [Message]) {
         if m.content.len() <= TRIM_OVER {
             continue;
         }
-        let head_end = floor(&m.content, TRIM_KEEP);
-        let tail_start = ceil(&m.content, m.content.len() - TRIM_KEEP);
+        let head_end = crate::text::floor_char_boundary(&m.content, TRIM_KEEP);
+        let tail_start = crate::text::ceil_char_boundary(&m.content, m.content.len() - TRIM_KEEP);
         let gone = tail_start - head_end;
         m.content = format!(
             "{}\n[… {gone} bytes of this output were trimmed to save context …]\n{}",
@@ -115,29 +115,20 @@ pub fn trim_outputs(messages: &mut [Message]) {
     }
 }
 
-fn floor(s: &str, mut i: usize) -> usize {
-    while !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
-fn ceil(s: &str, mut i: usize) -> usize {
-    while !s.is_char_boundary(i) {
-        i += 1;
-    }
-    i
+/// Where each turn starts: the indices of the user's messages.
+pub fn turn_starts(messages: &[Message]) -> Vec<usize> {
+    messages
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.role == Role::User)
+        .map(|(i, _)| i)
+        .collect()
 }
 
 /// How many of the last messages to keep whole: from the start of a user turn, as many as fit
 /// in `keep_tokens` (at least the last turn). `None` when nothing older is left to compact.
 pub fn plan(messages: &[Message], keep_tokens: u64) -> Option<usize> {
-    let starts: Vec<usize> = messages
-        .iter()
-        .enumerate()
-        .filter(|(_, m)| m.role == Role::User)
-        .map(|(i, _)| i)
-        .collect();
+    let starts = turn_starts(messages);
     let last = *starts.last()?;
     let mut split = last;
     for &s in starts.iter().rev().skip(1) {

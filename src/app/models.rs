@@ -4,10 +4,10 @@
 //! `model_change` line) and `--continue` goes on with it.
 
 use super::{App, AppError};
-use crate::config::{Config, ConfigError, ProviderKind};
+use crate::config::{pick, Config, ProviderKind};
 
 /// How to reach a provider: its API, endpoint and key.
-struct Reach {
+struct Reached {
     kind: ProviderKind,
     base_url: Option<String>,
     api_key: Option<String>,
@@ -15,56 +15,33 @@ struct Reach {
 
 /// How to reach the provider `name`: the current one as configured, a `[providers.NAME]`,
 /// or a built-in API with its environment variables.
-fn reach(config: &Config, name: &str) -> Result<Reach, AppError> {
+fn reach(config: &Config, name: &str) -> Result<Reached, AppError> {
     if name == config.provider_name {
-        return Ok(Reach {
+        return Ok(Reached {
             kind: config.provider,
             base_url: config.base_url.clone(),
             api_key: config.api_key.clone(),
         });
     }
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
-    let (kind, base_url, key_var) = match (ProviderKind::parse(name), config.files.provider(name)) {
-        (Some(kind), _) => (kind, env(kind.env_vars().1), kind.env_vars().0.to_string()),
-        (None, Some(p)) => (
-            p.api,
-            p.base_url.clone(),
-            p.api_key_env
-                .clone()
-                .unwrap_or_else(|| p.api.env_vars().0.to_string()),
-        ),
-        (None, None) => {
-            let names: Vec<&str> = config
-                .files
-                .providers
-                .iter()
-                .map(|p| p.name.as_str())
-                .collect();
-            return Err(ConfigError::UnknownProvider {
-                name: name.to_string(),
-                configured: if names.is_empty() {
-                    String::new()
-                } else {
-                    format!(", and the configured {}", names.join(", "))
-                },
-            }
-            .into());
-        }
+    let (kind, configured) = pick::named_provider(name, &config.files)?;
+    let key_var = pick::key_var(kind, configured.as_ref());
+    let base_url = match &configured {
+        Some(p) => p.base_url.clone(),
+        None => env(kind.env_vars().1),
     };
     let api_key = env(&key_var);
-    let needs_key = match kind {
-        ProviderKind::OpenAi => api_key.is_none() && base_url.is_none(),
-        ProviderKind::Anthropic => api_key.is_none(),
-        ProviderKind::Faux => false,
-    };
-    if needs_key {
-        return Err(ConfigError::MissingKey {
-            provider: name.to_string(),
-            var: key_var,
-        }
-        .into());
-    }
-    Ok(Reach {
+    pick::check_key(
+        &pick::Reach {
+            kind,
+            name,
+            api_key: api_key.as_deref(),
+            base_url: base_url.as_deref(),
+            key_var: &key_var,
+        },
+        true,
+    )?;
+    Ok(Reached {
         kind,
         base_url,
         api_key,

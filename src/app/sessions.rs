@@ -9,7 +9,7 @@ use super::{App, AppError};
 use crate::agent::session::list::{self, SessionInfo};
 use crate::agent::session::{SessionSlot, SessionWriter};
 use crate::hooks::Reason;
-use crate::protocol::{Message, Role};
+use crate::protocol::Role;
 
 /// How many of the last prompts (with their answers) a recap shows.
 const RECAP_TURNS: usize = 3;
@@ -127,12 +127,7 @@ impl App {
     /// The last few prompts of the conversation, each with the answer it got.
     pub fn recap(&self) -> String {
         let messages = self.agent.messages();
-        let starts: Vec<usize> = messages
-            .iter()
-            .enumerate()
-            .filter(|(_, m)| m.role == Role::User)
-            .map(|(i, _)| i)
-            .collect();
+        let starts = crate::agent::compact::turn_starts(messages);
         let from = starts.len().saturating_sub(RECAP_TURNS);
         let mut out = Vec::new();
         if from > 0 {
@@ -140,25 +135,21 @@ impl App {
         }
         for (k, &start) in starts[from..].iter().enumerate() {
             let end = starts.get(from + k + 1).copied().unwrap_or(messages.len());
-            out.push(format!("  > {}", short(&messages[start])));
+            out.push(format!(
+                "  > {}",
+                crate::text::one_line(&messages[start].content, RECAP_CHARS)
+            ));
             let answer = messages[start..end]
                 .iter()
                 .rev()
                 .find(|m| m.role == Role::Assistant && !m.content.trim().is_empty());
             if let Some(a) = answer {
-                out.push(format!("  {}", short(a)));
+                out.push(format!(
+                    "  {}",
+                    crate::text::one_line(&a.content, RECAP_CHARS)
+                ));
             }
         }
         out.join("\n")
     }
-}
-
-/// A message's text on one line, cut to [`RECAP_CHARS`].
-fn short(m: &Message) -> String {
-    let flat = m.content.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= RECAP_CHARS {
-        return flat;
-    }
-    let cut: String = flat.chars().take(RECAP_CHARS - 1).collect();
-    format!("{cut}…")
 }

@@ -10,7 +10,7 @@ use crate::agent::queue::QueueLimits;
 
 use crate::providers::RetryPolicy;
 
-mod pick;
+pub mod pick;
 use pick::{load_files, pick_provider};
 
 /// The provider to use.

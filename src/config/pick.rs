@@ -47,33 +47,19 @@ pub(super) fn pick_provider(
 ) -> Result<Picked, ConfigError> {
     let named = cli.provider.clone().or_else(|| var("MYPI_PROVIDER"));
     let (kind, configured, fell_back) = match named.as_deref() {
-        Some(name) => match (ProviderKind::parse(name), files.provider(name)) {
-            (Some(kind), _) => (kind, None, false),
-            (None, Some(p)) => (p.api, Some(p.clone()), false),
-            (None, None) => {
-                let names: Vec<String> = files.providers.iter().map(|p| p.name.clone()).collect();
-                return Err(ConfigError::UnknownProvider {
-                    name: name.to_string(),
-                    configured: if names.is_empty() {
-                        " (none configured in ~/.agents/config.toml)".into()
-                    } else {
-                        format!(", and the configured {}", names.join(", "))
-                    },
-                });
-            }
-        },
+        Some(name) => {
+            let (kind, configured) = named_provider(name, files)?;
+            (kind, configured, false)
+        }
         None if var("OPENAI_API_KEY").is_some() || var("OPENAI_BASE_URL").is_some() => {
             (ProviderKind::OpenAi, None, false)
         }
         None if var("ANTHROPIC_API_KEY").is_some() => (ProviderKind::Anthropic, None, false),
         None => (ProviderKind::Faux, None, cli.faux_script.is_none()),
     };
-    let (key_var, url_var) = kind.env_vars();
-    let key_var = configured
-        .as_ref()
-        .and_then(|p| p.api_key_env.clone())
-        .unwrap_or(key_var.to_string());
+    let key_var = key_var(kind, configured.as_ref());
     let api_key = var(&key_var);
+    let url_var = kind.env_vars().1;
     let (base_url, from) = match (&cli.base_url, var("MYPI_BASE_URL"), &configured) {
         (Some(u), _, _) => (Some(u.clone()), "--base-url"),
         (None, Some(u), _) => (Some(u), "base_url"),
@@ -84,27 +70,14 @@ pub(super) fn pick_provider(
         check_base_url(url, from)?;
     }
     let name = named.unwrap_or_else(|| kind.name().to_string());
-    match kind {
-        ProviderKind::OpenAi if api_key.is_none() && base_url.is_none() => {
-            return Err(match configured {
-                Some(_) => ConfigError::MissingKey {
-                    provider: name,
-                    var: key_var,
-                },
-                None => ConfigError::MissingOpenAiKey,
-            })
-        }
-        ProviderKind::Anthropic if api_key.is_none() => {
-            return Err(match configured {
-                Some(_) => ConfigError::MissingKey {
-                    provider: name,
-                    var: key_var,
-                },
-                None => ConfigError::MissingAnthropicKey,
-            })
-        }
-        _ => {}
-    }
+    let reach = Reach {
+        kind,
+        name: &name,
+        api_key: api_key.as_deref(),
+        base_url: base_url.as_deref(),
+        key_var: &key_var,
+    };
+    check_key(&reach, configured.is_some())?;
     Ok(Picked {
         kind,
         name,
@@ -113,6 +86,65 @@ pub(super) fn pick_provider(
         base_url,
         first_model: configured.and_then(|p| p.models.first().map(|m| m.name.clone())),
     })
+}
+
+/// The API of the provider `name`: a built-in one, or a configured `[providers.NAME]` (which
+/// comes back too).
+pub fn named_provider(
+    name: &str,
+    files: &crate::settings::Files,
+) -> Result<(ProviderKind, Option<crate::settings::NamedProvider>), ConfigError> {
+    match (ProviderKind::parse(name), files.provider(name)) {
+        (Some(kind), _) => Ok((kind, None)),
+        (None, Some(p)) => Ok((p.api, Some(p.clone()))),
+        (None, None) => {
+            let names: Vec<String> = files.providers.iter().map(|p| p.name.clone()).collect();
+            Err(ConfigError::UnknownProvider {
+                name: name.to_string(),
+                configured: if names.is_empty() {
+                    " (none configured in ~/.agents/config.toml)".into()
+                } else {
+                    format!(", and the configured {}", names.join(", "))
+                },
+            })
+        }
+    }
+}
+
+/// The environment variable that holds the provider's key.
+pub fn key_var(kind: ProviderKind, configured: Option<&crate::settings::NamedProvider>) -> String {
+    configured
+        .and_then(|p| p.api_key_env.clone())
+        .unwrap_or_else(|| kind.env_vars().0.to_string())
+}
+
+/// A provider as it would be reached: what [`check_key`] looks at.
+pub struct Reach<'a> {
+    pub kind: ProviderKind,
+    pub name: &'a str,
+    pub api_key: Option<&'a str>,
+    pub base_url: Option<&'a str>,
+    pub key_var: &'a str,
+}
+
+/// Refuses a provider that needs a key it has not got (an OpenAI-compatible one with a base
+/// URL may need none). `by_name`: the error names the provider and its variable, rather
+/// than the built-in flags' wording.
+pub fn check_key(r: &Reach, by_name: bool) -> Result<(), ConfigError> {
+    let missing = match r.kind {
+        ProviderKind::OpenAi => r.api_key.is_none() && r.base_url.is_none(),
+        ProviderKind::Anthropic => r.api_key.is_none(),
+        ProviderKind::Faux => false,
+    };
+    match (missing, by_name, r.kind) {
+        (false, ..) => Ok(()),
+        (true, true, _) => Err(ConfigError::MissingKey {
+            provider: r.name.to_string(),
+            var: r.key_var.to_string(),
+        }),
+        (true, false, ProviderKind::Anthropic) => Err(ConfigError::MissingAnthropicKey),
+        (true, false, _) => Err(ConfigError::MissingOpenAiKey),
+    }
 }
 
 /// A base URL must name its scheme: `localhost:11434/v1` would otherwise be read as a URL

@@ -100,7 +100,7 @@ fn prompt_text(content: &serde_json::Value) -> String {
         serde_json::Value::String(s) => s.clone(),
         other => other.to_string(),
     };
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    crate::text::one_line(&text, usize::MAX)
 }
 
 /// Why an id did not name one session.
@@ -146,13 +146,7 @@ pub fn line(s: &SessionInfo, width: usize) -> String {
         s.model.as_deref().unwrap_or("?")
     );
     let room = width.saturating_sub(head.chars().count() + 2).max(20);
-    let prompt: String = if prompt.chars().count() > room {
-        let cut: String = prompt.chars().take(room.saturating_sub(1)).collect();
-        format!("{cut}…")
-    } else {
-        prompt.to_string()
-    };
-    format!("{head}  {prompt}")
+    format!("{head}  {}", crate::text::one_line(prompt, room))
 }
 
 /// `2026-12-01 18:02` in the local time zone.

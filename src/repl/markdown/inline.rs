@@ -202,21 +202,22 @@ pub fn wrap(words: Vec<Word>, width: Option<usize>) -> Vec<Vec<Word>> {
     let Some(width) = width.map(|w| w.max(8)) else {
         return vec![words];
     };
-    let mut rows: Vec<Vec<Word>> = vec![Vec::new()];
+    let mut rows: Vec<Vec<Word>> = Vec::new();
+    let mut row: Vec<Word> = Vec::new();
     let mut used = 0;
     for word in words {
         for piece in cut(word, width) {
-            let row = rows.last_mut().expect("rows start with one row");
             let gap = usize::from(!row.is_empty() && piece.space_before);
             if !row.is_empty() && used + gap + piece.width > width {
+                rows.push(std::mem::take(&mut row));
                 used = piece.width;
-                rows.push(vec![piece]);
             } else {
                 used += gap + piece.width;
-                row.push(piece);
             }
+            row.push(piece);
         }
     }
+    rows.push(row);
     rows
 }
 
@@ -225,26 +226,26 @@ fn cut(word: Word, width: usize) -> Vec<Word> {
     if word.width <= width {
         return vec![word];
     }
-    let mut pieces = vec![Word {
+    let mut pieces = Vec::new();
+    let mut current = Word {
         src: word.src,
         space_before: word.space_before,
         ..Word::default()
-    }];
+    };
     for (text, look) in word.frags {
         for c in text.chars() {
             let w = c.width().unwrap_or(0);
-            let last = pieces.last_mut().expect("pieces start with one");
-            if last.width + w > width {
-                pieces.push(Word::default());
+            if current.width + w > width {
+                pieces.push(std::mem::take(&mut current));
             }
-            let last = pieces.last_mut().expect("just pushed");
-            match last.frags.last_mut() {
+            match current.frags.last_mut() {
                 Some((t, l)) if *l == look => t.push(c),
-                _ => last.frags.push((c.to_string(), look)),
+                _ => current.frags.push((c.to_string(), look)),
             }
-            last.width += w;
+            current.width += w;
         }
     }
+    pieces.push(current);
     pieces
 }
 

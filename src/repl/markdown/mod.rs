@@ -19,6 +19,8 @@ pub struct Markdown {
     colour: bool,
     /// The width to wrap at, read for every line (`None`: no wrapping).
     width: fn() -> Option<usize>,
+    /// The width read when the line being rendered began (not once per delta).
+    cols: Option<usize>,
     /// Text of the line not ended yet.
     pending: String,
     /// An open code fence: its character and length.
@@ -50,6 +52,7 @@ impl Markdown {
         Markdown {
             colour,
             width,
+            cols: width(),
             pending: String::new(),
             fence: None,
             cont: None,
@@ -60,11 +63,15 @@ impl Markdown {
 
     /// Takes streamed text; returns the rows now complete.
     pub fn push(&mut self, delta: &str) -> Vec<String> {
+        if self.pending.is_empty() {
+            self.cols = (self.width)();
+        }
         self.pending.push_str(delta);
         let mut rows = Vec::new();
         while let Some(i) = self.pending.find('\n') {
             let line: String = self.pending.drain(..=i).collect();
             self.line(line.trim_end_matches(['\n', '\r']), &mut rows);
+            self.cols = (self.width)();
         }
         self.commit_long(&mut rows);
         rows
@@ -142,7 +149,7 @@ impl Markdown {
             return;
         }
         if is_rule(line) {
-            let n = (self.width)().unwrap_or(40).min(60);
+            let n = self.cols.unwrap_or(40).min(60);
             let rule = self.dim(&"─".repeat(n));
             self.emit(rule, rows);
             return;
@@ -213,7 +220,8 @@ impl Markdown {
     fn layout(&self, block: &Block, keep_last: Option<()>) -> (Vec<String>, Option<usize>) {
         let words = words(block.content, block.look);
         let width = if block.wraps {
-            (self.width)().map(|w| w.saturating_sub(block.first.width().max(block.rest.width())))
+            self.cols
+                .map(|w| w.saturating_sub(block.first.width().max(block.rest.width())))
         } else {
             None
         };
@@ -249,7 +257,7 @@ impl Markdown {
     /// A paragraph line still streaming that is wider than the terminal: its full rows are
     /// printed now, the last (still filling) kept.
     fn commit_long(&mut self, rows: &mut Vec<String>) {
-        let Some(width) = (self.width)() else { return };
+        let Some(width) = self.cols else { return };
         if self.fence.is_some() || self.pending.width() <= width || self.pending.contains('|') {
             return;
         }
