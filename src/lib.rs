@@ -71,6 +71,7 @@ pub mod app;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod control;
 pub mod extensions;
 pub mod hooks;
 pub mod http;

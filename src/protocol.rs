@@ -92,6 +92,10 @@ pub struct Message {
     /// session, so a resumed session's totals are right).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// For tool results: what the tool returned beside its text (a script tool's
+    /// `details`), kept in the session for extensions and renderers, never sent to the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<serde_json::Value>,
 }
 
 /// An image, base64-encoded.
@@ -127,6 +131,7 @@ impl Message {
             name: Some(call.name.clone()),
             is_error: output.is_error,
             images: output.images.clone(),
+            details: output.details.clone(),
             ..Self::plain(Role::Tool, output.content.clone())
         }
     }
@@ -141,6 +146,7 @@ impl Message {
             is_error: false,
             images: Vec::new(),
             usage: None,
+            details: None,
         }
     }
 }
@@ -163,6 +169,9 @@ pub struct ToolOutput {
     /// Images for the model (see [`Message::images`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<Image>,
+    /// Data for extensions and renderers beside the text (see [`Message::details`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<serde_json::Value>,
 }
 
 impl ToolOutput {
@@ -171,6 +180,7 @@ impl ToolOutput {
             content: content.into(),
             is_error: false,
             images: Vec::new(),
+            details: None,
         }
     }
 
@@ -179,6 +189,7 @@ impl ToolOutput {
             content: content.into(),
             is_error: true,
             images: Vec::new(),
+            details: None,
         }
     }
 }
@@ -293,6 +304,9 @@ pub enum AgentEvent {
         name: String,
         content: String,
         is_error: bool,
+        /// A script tool's `details`, when it gave some.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        details: Option<serde_json::Value>,
     },
     /// The turn's tool results are stored; `usage` is this turn's model request.
     TurnEnd { turn: u32, usage: Usage },
@@ -415,6 +429,7 @@ mod tests {
                     name: "bash".into(),
                     content: "ok".into(),
                     is_error: false,
+                    details: None,
                 },
                 json!({"type":"tool_result","id":"a","name":"bash","content":"ok","is_error":false}),
             ),

@@ -142,6 +142,7 @@ impl Agent {
             name: call.name.clone(),
             content: output.content.clone(),
             is_error: output.is_error,
+            details: output.details.clone(),
         });
         let result = Message::tool_result(call, &output);
         if let Some(ctx) = batch.call_ctxs[index].take() {
@@ -246,6 +247,7 @@ impl Agent {
             args,
             result: output.content.clone(),
             is_error: output.is_error,
+            details: output.details.clone(),
             about: CallAbout {
                 hints: self
                     .tools

@@ -12,6 +12,7 @@ mod exec;
 pub mod fit;
 pub mod prompt;
 pub mod queue;
+mod shared;
 pub mod session;
 mod turn;
 
@@ -87,6 +88,8 @@ pub struct Agent {
     /// The context's size the provider reported for the last request, and how many
     /// messages there were then (what came after is estimated).
     last_context: Option<(u64, usize)>,
+    /// What scripts read of the user's agent and the entries they add (`None` in a child).
+    pub control: Option<Arc<crate::control::Control>>,
 }
 
 impl Agent {
@@ -107,6 +110,7 @@ impl Agent {
             context_window: compact::DEFAULT_WINDOW,
             prices: None,
             last_context: None,
+            control: None,
         }
     }
 
@@ -178,9 +182,12 @@ impl Agent {
         if source == InputSource::User {
             ctx.queues.user_prompted();
         }
+        self.set_running(true);
         let outcome = self.prompt_chain(text, source, sink, ctx).await;
+        self.set_running(false);
         self.hooks.flush_reports();
         self.keep_children(ctx, sink);
+        self.write_pending(sink);
         outcome
     }
 
@@ -290,6 +297,8 @@ impl Agent {
     fn record(&mut self, message: Message) -> Result<(), AgentError> {
         self.session.append(&message)?;
         self.messages.push(message);
+        self.write_pending_entries()?;
+        self.show_context();
         Ok(())
     }
 }

@@ -59,6 +59,9 @@ impl Agent {
                 _ => self.system_prompt.clone(),
             };
         }
+        if let Some(c) = &self.control {
+            c.set_system_prompt(&system_prompt);
+        }
         self.record(Message::user(prompt))?;
         let mut outcome = RunOutcome::default();
         let result = self.turns(&system_prompt, &mut outcome, sink, ctx).await;

@@ -14,13 +14,13 @@ impl App {
         let text = match b {
             Builtin::Help => self.commands.help(),
             Builtin::Tools => self.tools_text(),
-            Builtin::Model => self.model_command(args)?,
-            Builtin::New => {
-                self.emit_session(Reason::New, true).await;
-                self.agent.reset(Self::pending_session(&self.config));
-                self.emit_session(Reason::New, false).await;
-                "Started a new session.".to_string()
+            Builtin::Model => {
+                let previous = (self.config.provider_name.clone(), self.config.model.clone());
+                let text = self.model_command(args)?;
+                self.model_selected(previous, "command").await;
+                text
             }
+            Builtin::New => self.new_session().await?,
             Builtin::Resume => self.resume_command(args).await?,
             Builtin::Fork => self.fork_command()?,
             Builtin::Compact => self.compact_command(args).await?,
@@ -28,7 +28,10 @@ impl App {
             Builtin::Extensions => self.extensions_text(),
             Builtin::Reload => self.reload(args).await,
             Builtin::Mcp => self.mcp_command(args).await.map_err(AppError::Command)?,
-            Builtin::Quit => return Ok(LineOutcome::Quit),
+            Builtin::Quit => match self.may_quit(super::QuitSource::Command, true).await {
+                Ok(()) => return Ok(LineOutcome::Quit),
+                Err(stay) => stay,
+            },
         };
         Ok(LineOutcome::Output(text))
     }
@@ -61,6 +64,11 @@ impl App {
                 None => format!("no extension called {name}; /extensions lists them"),
             };
         }
+        self.reload_all().await
+    }
+
+    /// Reloads every extension, re-discovering files; what happened, one line each.
+    pub(super) async fn reload_all(&self) -> String {
         let lines = self
             .extensions
             .reload_all(&self.config.extension_roots)
@@ -112,8 +120,15 @@ impl App {
             .cost_usd
             .map(|c| format!("\nCost this session: ${c:.4}"))
             .unwrap_or_default();
+        let name = self
+            .extensions
+            .context()
+            .control
+            .session_name()
+            .map(|n| format!("Name: {n}\n"))
+            .unwrap_or_default();
         format!(
-            "Session: {file}\nMessages: {}\nTokens this session: {} in{cached}, {} out{cost}\nContext: about {} of {} tokens ({}/{})",
+            "Session: {file}\n{name}Messages: {}\nTokens this session: {} in{cached}, {} out{cost}\nContext: about {} of {} tokens ({}/{})",
             self.agent.messages().len(),
             usage.input_tokens,
             usage.output_tokens,

@@ -10,6 +10,8 @@ pub use gate::{untrusted_project_root, Gate};
 pub mod mcp;
 pub mod mentions;
 mod models;
+mod requests;
+pub use requests::QuitSource;
 mod sessions;
 pub mod types;
 pub mod ui;
@@ -98,6 +100,8 @@ pub struct App {
     pub children: Arc<children::Children>,
     /// The models used in this process, the current one first (what `/model` completes).
     pub models: Arc<std::sync::Mutex<Vec<String>>>,
+    /// An extension asked mypi to leave (`ctx.shutdown()`) and nobody kept it open.
+    pub quitting: bool,
 }
 
 /// A session `--continue` found: its slot, messages, whether it was resumed, and the provider
@@ -193,6 +197,9 @@ impl App {
         agent.prices = models::prices_for(&config);
         let commands = CommandTable::with_builtins();
         let ui = Arc::new(ui::AppUi::default());
+        let control = crate::control::Control::new();
+        control.set_system_prompt(&system_prompt);
+        agent.control = Some(control.clone());
         let host = HostContext {
             hooks: hooks.clone(),
             tools: tools.clone(),
@@ -212,6 +219,7 @@ impl App {
             mcp: RwLock::new(None),
             agents: RwLock::new(None),
             builtins: config.builtin_extensions,
+            control: control.clone(),
         };
         let children = Arc::new(children::Children::new(children::ChildParts {
             config: config.clone(),
@@ -240,11 +248,13 @@ impl App {
             mcp: None,
             children,
             models,
+            quitting: false,
         };
         if let Some((provider, model)) = last_model {
             app.restore_model(&provider, &model, &restore_notice);
         }
         app.refresh_session();
+        app.agent.show_context();
         Ok(app)
     }
 
@@ -385,8 +395,29 @@ impl App {
         self.extensions.context().set_session(ctx);
     }
 
-    /// Handles one line: a slash command, or a prompt for the model.
+    /// Handles one line: a slash command, or a prompt for the model. Then writes the
+    /// session entries scripts added and carries out what they asked (their lines are
+    /// notices).
     pub async fn handle_line(
+        &mut self,
+        line: &str,
+        sink: &dyn EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<LineOutcome, AppError> {
+        let outcome = self.line(line, sink, cancel).await;
+        self.after_line(sink).await;
+        outcome
+    }
+
+    /// What follows every line and queued prompt: script entries written, requests done.
+    pub async fn after_line(&mut self, sink: &dyn EventSink) {
+        self.agent.write_pending(sink);
+        for message in self.apply_requests().await {
+            sink.emit(AgentEvent::Notice { message });
+        }
+    }
+
+    async fn line(
         &mut self,
         line: &str,
         sink: &dyn EventSink,
@@ -469,7 +500,8 @@ impl App {
                 .map_err(AppError::from);
             let failed = outcome.is_err();
             last = Some(outcome);
-            if failed {
+            self.after_line(sink).await;
+            if failed || self.quitting {
                 break;
             }
         }

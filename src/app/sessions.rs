@@ -60,6 +60,7 @@ impl App {
         if self.agent.session().is_some_and(|w| w.path() == path) {
             return Ok("That is the session in use.".into());
         }
+        self.before_resume(path).await?;
         self.emit_session(Reason::Resume, true).await;
         let resumed = SessionWriter::resume(path)?;
         let notices: Vec<String> = resumed.warnings.clone();
@@ -68,8 +69,11 @@ impl App {
             .resume(SessionSlot::Open(resumed.writer), resumed.messages);
         if let Some((provider, model)) = resumed.model {
             let notice = self.extensions.context().notice.clone();
+            let previous = (self.config.provider_name.clone(), self.config.model.clone());
             self.restore_model(&provider, &model, &notice);
+            self.model_selected(previous, "resume").await;
         }
+        self.agent.show_context();
         self.emit_session(Reason::Resume, false).await;
         let mut out = notices.join("\n");
         if !out.is_empty() {

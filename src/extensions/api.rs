@@ -400,6 +400,11 @@ impl ApiLink {
         self.host_wait(asked)?
     }
 
+    /// What all extensions share (registries, session, the app's control).
+    pub fn host(&self) -> Arc<super::services::HostContext> {
+        self.registrar.host()
+    }
+
     /// The working folder (relative paths of `read_file`, `exec` and the like are against it).
     pub fn cwd(&self) -> PathBuf {
         self.registrar.cwd()

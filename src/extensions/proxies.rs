@@ -142,23 +142,26 @@ impl Tool for ToolProxy {
     }
 }
 
-/// A tool's return value as output: a string, `{content, is_error}`, or any value as JSON.
+/// A tool's return value as output: a string, `{content, is_error?, details?}` (the model
+/// sees `content`; `details` is kept with the result), or any value as JSON.
 fn tool_output(v: Value) -> ToolOutput {
     match v {
         Value::String(s) => ToolOutput::ok(s),
         Value::Null => ToolOutput::ok(""),
-        Value::Object(map) if map.get("content").is_some_and(Value::is_string) => ToolOutput {
-            content: map
-                .get("content")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-            is_error: map
-                .get("is_error")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
-            images: Vec::new(),
-        },
+        Value::Object(mut map) if map.get("content").is_some_and(Value::is_string) => {
+            ToolOutput {
+                content: match map.remove("content") {
+                    Some(Value::String(s)) => s,
+                    _ => String::new(),
+                },
+                is_error: map
+                    .get("is_error")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+                images: Vec::new(),
+                details: map.remove("details").filter(|d| !d.is_null()),
+            }
+        }
         other => ToolOutput::ok(other.to_string()),
     }
 }

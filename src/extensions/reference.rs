@@ -66,16 +66,17 @@ mod tests {
             Language::Lua,
             r#"api.command("names", function(_, ctx)
               local out = {}
+              local data = { state = true, extension = true }
               for k, v in pairs(api) do
-                if k == "mcp" then
-                  for k2 in pairs(v) do out[#out + 1] = "api.mcp." .. k2 end
+                if type(v) == "table" and not data[k] then
+                  for k2 in pairs(v) do out[#out + 1] = "api." .. k .. "." .. k2 end
                 else
                   out[#out + 1] = "api." .. k
                 end
               end
               for k, v in pairs(ctx) do
-                if k == "ui" then
-                  for k2 in pairs(v) do out[#out + 1] = "ctx.ui." .. k2 end
+                if type(v) == "table" then
+                  for k2 in pairs(v) do out[#out + 1] = "ctx." .. k .. "." .. k2 end
                 else
                   out[#out + 1] = "ctx." .. k
                 end
@@ -113,6 +114,7 @@ mod tests {
                 t if t.ends_with("Ctx") => "ctx",
                 t if t.ends_with("Ui") => "ctx.ui",
                 t if t.ends_with("Mcp") => "api.mcp",
+                t if t.ends_with("Session") => "ctx.session",
                 _ => continue,
             };
             let name = name.strip_prefix("get$").unwrap_or(name);
@@ -131,6 +133,7 @@ mod tests {
         let mut live = rhai_members();
         assert!(live.remove("ctx.ui"), "ctx.ui is a getter");
         assert!(live.remove("api.mcp"), "api.mcp is a getter");
+        assert!(live.remove("ctx.session"), "ctx.session is a getter");
         assert_eq!(
             live,
             defined(),
@@ -199,6 +202,7 @@ mod tests {
             ("mypi.Ctx", "Ctx", "ctx"),
             ("mypi.Ui", "Ui", "ctx.ui"),
             ("mypi.Mcp", "Mcp", "api.mcp"),
+            ("mypi.Session", "Session", "ctx.session"),
         ] {
             let found = stub_members(class, var);
             assert!(!found.is_empty(), "no members found for {class}");
@@ -206,6 +210,7 @@ mod tests {
         }
         assert!(stubs.remove("ctx.ui"), "mypi.Ctx declares ui");
         assert!(stubs.remove("api.mcp"), "mypi.Api declares mcp");
+        assert!(stubs.remove("ctx.session"), "mypi.Ctx declares session");
         assert_eq!(
             stubs,
             defined(),

@@ -91,6 +91,9 @@ pub trait Registrar: Send + Sync {
     fn unstage(&self, _id: u64) -> bool {
         false
     }
+
+    /// What all extensions share: the registries, the session, the app's control.
+    fn host(&self) -> Arc<super::services::HostContext>;
 }
 
 #[cfg(test)]
@@ -114,6 +117,7 @@ mod recording {
         pub confirm_answer: bool,
         pub cwd: PathBuf,
         weak: Mutex<Option<Weak<Recording>>>,
+        host: std::sync::OnceLock<Arc<crate::extensions::services::HostContext>>,
     }
 
     impl Recording {
@@ -203,6 +207,16 @@ mod recording {
         }
         fn cwd(&self) -> PathBuf {
             self.cwd.clone()
+        }
+        fn host(&self) -> Arc<crate::extensions::services::HostContext> {
+            self.host
+                .get_or_init(|| {
+                    Arc::new(crate::extensions::services::HostContext::standalone(
+                        self.cwd.clone(),
+                        Arc::new(|_| {}),
+                    ))
+                })
+                .clone()
         }
     }
 }

@@ -37,6 +37,8 @@ pub struct HostContext {
     pub agents: RwLock<Option<Arc<dyn Spawner>>>,
     /// Whether the extensions that ship with mypi load after the discovered ones.
     pub builtins: bool,
+    /// What scripts ask of the app, and what they read of it (`ctx.is_idle()`, ...).
+    pub control: Arc<crate::control::Control>,
 }
 
 impl HostContext {
@@ -58,6 +60,7 @@ impl HostContext {
             mcp: RwLock::new(None),
             agents: RwLock::new(None),
             builtins: false,
+            control: crate::control::Control::new(),
         }
     }
 

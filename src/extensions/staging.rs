@@ -279,6 +279,10 @@ impl Registrar for HostRegistrar {
         })
     }
 
+    fn host(&self) -> Arc<HostContext> {
+        self.ctx.clone()
+    }
+
     fn unstage(&self, id: u64) -> bool {
         let mut staged = self.lock();
         let Some(list) = staged.as_mut() else {

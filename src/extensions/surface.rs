@@ -11,6 +11,7 @@
 mod agents;
 mod args;
 mod call;
+mod host;
 
 use serde_json::{json, Value as Json};
 
@@ -30,6 +31,8 @@ pub enum Object {
     Ui,
     /// `api.mcp`.
     Mcp,
+    /// `ctx.session`.
+    Session,
 }
 
 impl Object {
@@ -39,6 +42,7 @@ impl Object {
             Object::Ctx => "ctx",
             Object::Ui => "ctx.ui",
             Object::Mcp => "api.mcp",
+            Object::Session => "ctx.session",
         }
     }
 }
@@ -300,6 +304,30 @@ pub const MEMBERS: &[Member] = &[
         &[req("message", Ty::Any)],
         "a line shown to the user",
     ),
+    function(
+        Object::Api,
+        "append_entry",
+        &[req("kind", Ty::Str), opt("data", Ty::Any)],
+        "keep data in the session file (never sent to the model)",
+    ),
+    function(
+        Object::Api,
+        "tools",
+        &[],
+        "the tools: {name, description, owner, active}",
+    ),
+    function(
+        Object::Api,
+        "set_active_tools",
+        &[opt("names", Ty::StrList)],
+        "offer the model only these tools (nil: all)",
+    ),
+    function(
+        Object::Api,
+        "commands",
+        &[],
+        "the slash commands: {name, description, owner}",
+    ),
     data(Object::Api, "state", "plain data kept across hot reloads"),
     data(Object::Api, "extension", "{name, path, language}"),
     data(Object::Ctx, "cwd", "the working folder"),
@@ -322,6 +350,61 @@ pub const MEMBERS: &[Member] = &[
         "progress",
         &[req("message", Ty::Any)],
         "report the running tool call's progress (nothing outside a tool)",
+    ),
+    function(
+        Object::Ctx,
+        "update",
+        &[req("message", Ty::Any)],
+        "the same as ctx.progress",
+    ),
+    function(
+        Object::Ctx,
+        "is_idle",
+        &[],
+        "whether the user's agent is not running",
+    ),
+    function(
+        Object::Ctx,
+        "shutdown",
+        &[],
+        "leave mypi once the agent is idle",
+    ),
+    function(
+        Object::Ctx,
+        "reload",
+        &[],
+        "reload every extension once the call has ended",
+    ),
+    function(
+        Object::Ctx,
+        "new_session",
+        &[],
+        "start a new session once the agent is idle",
+    ),
+    function(
+        Object::Ctx,
+        "system_prompt",
+        &[],
+        "the system prompt in effect",
+    ),
+    function(
+        Object::Ctx,
+        "context_usage",
+        &[],
+        "-> {tokens, window, percent}",
+    ),
+    function(
+        Object::Session,
+        "entries",
+        &[],
+        "the session's entries in order",
+    ),
+    function(Object::Session, "name", &[], "the session's name, or nil"),
+    function(
+        Object::Session,
+        "set_name",
+        &[req("name", Ty::Str)],
+        "name the session (shown by /session and /resume)",
     ),
     function(
         Object::Ui,

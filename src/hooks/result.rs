@@ -33,6 +33,9 @@ fn honoured(kind: EventKind) -> &'static [&'static str] {
         EventKind::ToolCall => &["block", "reason", "updated_args"],
         EventKind::ToolResult => &["updated_result"],
         EventKind::SessionBeforeCompact => &["cancel", "reason", "summary"],
+        EventKind::SessionBeforeNew | EventKind::SessionBeforeResume | EventKind::BeforeQuit => {
+            &["cancel", "reason"]
+        }
         _ => &[],
     }
 }

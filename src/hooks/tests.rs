@@ -1,6 +1,7 @@
 //! Chaining rules of the hook bus.
 
 use super::*;
+use crate::protocol::Message;
 use serde_json::json;
 use std::sync::Mutex;
 
@@ -219,10 +220,11 @@ fn event_payload_shapes_are_pinned() {
                 args: json!({"command":"ls"}),
                 result: "out".into(),
                 is_error: false,
+                details: Some(json!({"rows": 2})),
                 about: Default::default(),
             },
             json!({"type":"tool_result","id":"1","name":"bash","args":{"command":"ls"},
-                   "result":"out","is_error":false}),
+                   "result":"out","is_error":false,"details":{"rows":2}}),
         ),
         (
             HookEvent::ExtensionLoaded {
@@ -293,6 +295,38 @@ fn event_payload_shapes_are_pinned() {
             json!({"type":"session_before_compact","reason":"manual","tokens":900,"window":1000,
                    "messages":[{"role":"user","content":"u"}],"keep_last":2,
                    "instructions":"keep paths"}),
+        ),
+        (
+            HookEvent::SessionBeforeNew {
+                session_id: "s1".into(),
+            },
+            json!({"type":"session_before_new","session_id":"s1"}),
+        ),
+        (
+            HookEvent::SessionBeforeResume {
+                session_id: "s1".into(),
+                target_id: "s2".into(),
+                target_path: "/x/s2.jsonl".into(),
+            },
+            json!({"type":"session_before_resume","session_id":"s1","target_id":"s2",
+                   "target_path":"/x/s2.jsonl"}),
+        ),
+        (
+            HookEvent::BeforeQuit {
+                source: "command".into(),
+            },
+            json!({"type":"before_quit","source":"command"}),
+        ),
+        (
+            HookEvent::ModelSelect {
+                provider: "p".into(),
+                model: "m2".into(),
+                previous_provider: "p".into(),
+                previous_model: "m1".into(),
+                source: "extension".into(),
+            },
+            json!({"type":"model_select","provider":"p","model":"m2","previous_provider":"p",
+                   "previous_model":"m1","source":"extension"}),
         ),
     ];
     let mut covered = std::collections::BTreeSet::new();

@@ -176,6 +176,7 @@ async fn call(
             args,
             result: output.content.clone(),
             is_error: output.is_error,
+            details: None,
             about,
         };
         if let HookEvent::ToolResult { result, .. } = hooks.emit(event, ctx).await.event {

@@ -191,6 +191,7 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
     let style = style::Style::detect();
     let sink = HumanSink::new(printer.clone(), style);
     let queues = app.queues.clone();
+    let control = app.extensions.context().control.clone();
     watch_ctrl_c(printer.clone(), app.ui.clone());
     let ui = app.ui.clone();
     let front = Front {
@@ -220,7 +221,7 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
         if let Some(result) = queued {
             show(&printer, result.map(LineOutcome::Ran));
         }
-        if typed.quit {
+        if typed.quit || app.quitting {
             break;
         }
         let line = match input.take_held() {
@@ -229,6 +230,10 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
             None => tokio::select! {
                 r = input.read("> ") => r,
                 _ = queues.wait() => continue,
+                _ = control.wait() => {
+                    app.after_line(&sink).await;
+                    continue;
+                }
             },
         };
         let line = match line {
@@ -246,14 +251,23 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
             | ReadResult::FollowUp(_)
             | ReadResult::Cancel
             | ReadResult::Draft(_) => continue,
-            ReadResult::Eof => break,
+            ReadResult::Eof => {
+                let tty = std::io::IsTerminal::is_terminal(&std::io::stdin());
+                match app.may_quit(crate::app::QuitSource::Eof, tty).await {
+                    Ok(()) => break,
+                    Err(stay) => {
+                        printer.line(&stay);
+                        continue;
+                    }
+                }
+            }
         };
         interrupted_once = false;
         let cancel = app.ui.new_prompt();
         let started = std::time::Instant::now();
         let work = app.handle_line(&line, &sink, &cancel);
         let result = drive(work, &mut input, &mut typed, &front).await;
-        if matches!(result, Ok(LineOutcome::Quit)) || typed.quit {
+        if matches!(result, Ok(LineOutcome::Quit)) || typed.quit || app.quitting {
             break;
         }
         if let Ok(LineOutcome::Ran(outcome)) = &result {

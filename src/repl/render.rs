@@ -248,6 +248,7 @@ impl EventSink for HumanSink {
                 name,
                 content,
                 is_error,
+                ..
             } => self.tool_result(&id, &name, &content, is_error),
             AgentEvent::ToolUpdate { id, kind, text, .. } => self.tool_update(id, kind, &text),
             AgentEvent::Notice { message } => p.line(&paint(Role::Notice, &format!("! {message}"))),

@@ -223,6 +223,7 @@ fn finish(collected: Bounded, end: End, timeout: Duration) -> ToolOutput {
         content: text,
         is_error,
         images: Vec::new(),
+        details: None,
     }
 }
 

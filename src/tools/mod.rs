@@ -116,6 +116,8 @@ pub struct Registered {
 #[derive(Default)]
 pub struct ToolRegistry {
     entries: RwLock<Vec<Arc<ToolEntry>>>,
+    /// `api.set_active_tools(names)`: only these are offered (and callable); `None`: all.
+    only: RwLock<Option<Vec<String>>>,
     weak_self: OnceLock<Weak<ToolRegistry>>,
 }
 
@@ -162,8 +164,12 @@ impl ToolRegistry {
         }
     }
 
-    /// The tool offered under `name` (the newest registration).
+    /// The tool offered under `name` (the newest registration), unless it was made
+    /// inactive.
     pub fn get(&self, name: &str) -> Option<Arc<ToolEntry>> {
+        if !self.is_active(name) {
+            return None;
+        }
         self.read()
             .iter()
             .rev()
@@ -171,16 +177,58 @@ impl ToolRegistry {
             .cloned()
     }
 
-    /// The tools offered to the model, one per name, sorted by name.
-    pub fn active(&self) -> Vec<Arc<ToolEntry>> {
+    fn is_active(&self, name: &str) -> bool {
+        match &*self.only.read().unwrap_or_else(|p| p.into_inner()) {
+            Some(names) => names.iter().any(|n| n == name),
+            None => true,
+        }
+    }
+
+    /// Every tool, one per name (the newest registration), sorted by name, with whether it
+    /// is offered.
+    pub fn all(&self) -> Vec<(Arc<ToolEntry>, bool)> {
         let entries = self.read();
         let mut seen: HashMap<&str, Arc<ToolEntry>> = HashMap::new();
         for e in entries.iter() {
             seen.insert(e.spec().name.as_str(), e.clone());
         }
         let mut out: Vec<_> = seen.into_values().collect();
+        drop(entries);
         out.sort_by(|a, b| a.spec().name.cmp(&b.spec().name));
-        out
+        out.into_iter()
+            .map(|e| {
+                let active = self.is_active(&e.spec().name);
+                (e, active)
+            })
+            .collect()
+    }
+
+    /// The tools offered to the model, one per name, sorted by name.
+    pub fn active(&self) -> Vec<Arc<ToolEntry>> {
+        self.all()
+            .into_iter()
+            .filter_map(|(e, active)| active.then_some(e))
+            .collect()
+    }
+
+    /// Offers only the tools `names` (`None`: all of them again). A name no tool has is an
+    /// error listing the ones there are; nothing changes then.
+    pub fn set_only(&self, names: Option<Vec<String>>) -> Result<(), String> {
+        if let Some(names) = &names {
+            let there: Vec<String> = self
+                .all()
+                .into_iter()
+                .map(|(e, _)| e.spec().name.clone())
+                .collect();
+            if let Some(unknown) = names.iter().find(|n| !there.contains(n)) {
+                return Err(format!(
+                    "there is no tool '{unknown}'; the tools are: {}",
+                    there.join(", ")
+                ));
+            }
+        }
+        *self.only.write().unwrap_or_else(|p| p.into_inner()) = names;
+        Ok(())
     }
 
     /// Specs of the active tools, for a model request.

@@ -31,6 +31,10 @@
 ---| "agent_end"
 ---| "extension_loaded"
 ---| "session_before_compact"
+---| "session_before_new"
+---| "session_before_resume"
+---| "before_quit"
+---| "model_select"
 
 ---@alias mypi.Mode "repl"|"print"|"json"
 
@@ -94,7 +98,56 @@ function Ui.notify(msg) end
 ---@field model string the model id in use
 ---@field depth integer 0 for the user's agent, 1+ inside a child agent
 ---@field ui mypi.Ui
+---@field session mypi.Session
 local Ctx = {}
+
+---`ctx.session`: the session file of the user's agent.
+---@class mypi.Session
+local Session = {}
+
+---The session's entries in order, as stored (`{type, ts, ...}`: `message` with its
+---`message` (tool results carry their `details`), `custom` with `kind` and `data`,
+---`model_change`, `compaction`, `session_info`, ...), then those not written yet.
+---@return table[]
+function Session.entries() end
+
+---The session's name (`set_name`), or nil.
+---@return string|nil
+function Session.name() end
+
+---Names the session: `/session` and the `/resume` list show it; kept in the file.
+---@param name string one line, at most 200 bytes
+function Session.set_name(name) end
+
+---@class mypi.ContextUsage
+---@field tokens integer about how many tokens the next request sends
+---@field window integer the model's context window
+---@field percent number tokens as a share of the window, in percent (one decimal)
+
+---The same as `ctx.progress`.
+---@param message any
+function Ctx.update(message) end
+
+---Whether the user's agent is not running a prompt now.
+---@return boolean
+function Ctx.is_idle() end
+
+---Leaves mypi once the agent is idle (`before_quit` handlers may keep it open).
+function Ctx.shutdown() end
+
+---Reloads every extension (re-discovering files) once the current call has ended.
+function Ctx.reload() end
+
+---Starts a new session once the agent is idle (`session_before_new` may cancel it).
+function Ctx.new_session() end
+
+---The system prompt in effect (as the last run sent it, rewrites included).
+---@return string
+function Ctx.system_prompt() end
+
+---The context's size and the model's window.
+---@return mypi.ContextUsage
+function Ctx.context_usage() end
 
 ---Cancels the run that made the call, and its child agents (like Ctrl-C in the REPL).
 function Ctx.abort() end
@@ -196,6 +249,28 @@ function Ctx.progress(message) end
 ---@field keep_last integer how many recent messages stay whole
 ---@field instructions string|nil what `/compact` was asked to keep
 
+---@class mypi.SessionBeforeNewEvent
+---@field type "session_before_new"
+---@field session_id string the session being left
+
+---@class mypi.SessionBeforeResumeEvent
+---@field type "session_before_resume"
+---@field session_id string the session being left
+---@field target_id string the session to resume
+---@field target_path string its file
+
+---@class mypi.BeforeQuitEvent
+---@field type "before_quit"
+---@field source "command"|"eof"|"extension" `/quit`, Ctrl-D or the end of input, `ctx.shutdown()`
+
+---@class mypi.ModelSelectEvent
+---@field type "model_select"
+---@field provider string
+---@field model string
+---@field previous_provider string
+---@field previous_model string
+---@field source "command"|"extension"|"resume" `/model`, `api.set_model`, a resumed session's model
+
 -------------------------------------------------------------------------------------------
 -- Result tables. Return nil to only observe. Other fields are reported and ignored.
 -------------------------------------------------------------------------------------------
@@ -231,6 +306,11 @@ function Ctx.progress(message) end
 ---@field reason? string why (shown to the user)
 ---@field summary? string your summary of the older messages, used instead of the model's
 
+---What `session_before_new`, `session_before_resume` and `before_quit` handlers may return.
+---@class mypi.CancelResult
+---@field cancel? boolean stop it (`before_quit`: not when the input has ended)
+---@field reason? string why (shown to the user)
+
 -------------------------------------------------------------------------------------------
 -- Tools, commands, exec, messages
 -------------------------------------------------------------------------------------------
@@ -239,6 +319,7 @@ function Ctx.progress(message) end
 ---@class mypi.ToolOutput
 ---@field content string the text the model gets
 ---@field is_error? boolean default false
+---@field details? any data kept with the result for extensions and renderers (never sent to the model)
 
 ---@class mypi.ToolDef
 ---@field name string letters, digits, `_` or `-`
@@ -422,6 +503,27 @@ function Mcp.read_resource(server, uri) end
 ---@param args? table<string, string>
 ---@return {text: string, messages: table[]}
 function Mcp.prompt(server, name, args) end
+
+---Keeps `data` in the session file as a `custom` entry (never sent to the model); it is
+---written with the next message, or once the line ends, and read back by `ctx.session.entries()`.
+---@param kind string 1 to 200 letters, digits, `_ - . :`
+---@param data? any plain data, at most 1 MiB as JSON
+function api.append_entry(kind, data) end
+
+---Every tool by name: `{name, description, owner, active}` (`owner` is `core`, an
+---extension's name or `mcp:SERVER`).
+---@return {name: string, description: string, owner: string, active: boolean}[]
+function api.tools() end
+
+---Offers the model only the tools named (built-ins included); nil offers all again. An
+---unknown name is an error and changes nothing. Tools registered later are not offered
+---until named.
+---@param names? string[]
+function api.set_active_tools(names) end
+
+---Every slash command: `{name, description, owner}`.
+---@return {name: string, description: string, owner: string}[]
+function api.commands() end
 
 ---A debug line on stderr, prefixed `[extension name]`; shown only with `MYPI_LOG=1`.
 ---@param msg any

@@ -1,5 +1,7 @@
 //! Integration test modules; each file covers one area.
 
+mod api_host;
+mod api_session;
 mod budgets;
 mod call_path;
 mod cancel;

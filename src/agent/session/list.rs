@@ -21,6 +21,13 @@ pub struct SessionInfo {
     pub first_prompt: Option<String>,
     /// `provider/model` last in use, when the file says.
     pub model: Option<String>,
+    /// The name a script gave it (`ctx.session.set_name`), the last one.
+    pub name: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct NameLine {
+    name: String,
 }
 
 #[derive(Deserialize)]
@@ -65,7 +72,7 @@ fn describe(path: &Path, modified: SystemTime) -> Option<SessionInfo> {
         .provider
         .zip(header.model)
         .map(|(p, m)| format!("{p}/{m}"));
-    let (mut turns, mut first_prompt) = (0, None);
+    let (mut turns, mut first_prompt, mut name) = (0, None, None);
     for line in lines.map_while(Result::ok) {
         if contains(&line, b"\"type\":\"message\"") && contains(&line, b"\"role\":\"user\"") {
             turns += 1;
@@ -73,6 +80,10 @@ fn describe(path: &Path, modified: SystemTime) -> Option<SessionInfo> {
                 first_prompt = serde_json::from_slice::<UserLine>(&line)
                     .ok()
                     .map(|l| prompt_text(&l.message.content));
+            }
+        } else if contains(&line, b"\"type\":\"session_info\"") {
+            if let Ok(n) = serde_json::from_slice::<NameLine>(&line) {
+                name = Some(n.name);
             }
         } else if contains(&line, b"\"type\":\"model_change\"") {
             if let Ok(h) = serde_json::from_slice::<Header>(&line) {
@@ -87,7 +98,14 @@ fn describe(path: &Path, modified: SystemTime) -> Option<SessionInfo> {
         turns,
         first_prompt,
         model,
+        name,
     })
+}
+
+/// The name of the session in `path` (its last `session_info` line), if it has one.
+pub fn name_of(path: &Path) -> Result<Option<String>, super::SessionError> {
+    let modified = SystemTime::now();
+    Ok(describe(path, modified).and_then(|s| s.name))
 }
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
@@ -136,7 +154,15 @@ pub fn find(sessions: &[SessionInfo], prefix: &str) -> Result<PathBuf, FindError
 
 /// A session as one line of a list: id, time, turns, model, first prompt.
 pub fn line(s: &SessionInfo, width: usize) -> String {
-    let prompt = s.first_prompt.as_deref().unwrap_or("(no prompt)");
+    let first = s.first_prompt.as_deref().unwrap_or("(no prompt)");
+    let named;
+    let prompt = match &s.name {
+        Some(n) => {
+            named = format!("[{n}] {first}");
+            named.as_str()
+        }
+        None => first,
+    };
     let head = format!(
         "{}  {}  {:>3} turn{}  {}",
         s.id,

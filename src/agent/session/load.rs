@@ -67,6 +67,9 @@ enum Kind {
     Compaction,
     Totals,
     Cancel,
+    /// An extension's entry or the session's name: not part of the conversation.
+    Custom,
+    SessionInfo,
     #[serde(other)]
     Other,
 }
@@ -213,7 +216,13 @@ impl<'p> Scan<'p> {
                 ..
             }) => self.bad_line("a compaction without its details"),
             Ok(Line {
-                kind: Kind::Session | Kind::Child | Kind::Totals | Kind::Cancel,
+                kind:
+                    Kind::Session
+                    | Kind::Child
+                    | Kind::Totals
+                    | Kind::Cancel
+                    | Kind::Custom
+                    | Kind::SessionInfo,
                 ..
             }) => {}
             Ok(Line {

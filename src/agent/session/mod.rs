@@ -62,6 +62,13 @@ pub enum Entry {
     Message { message: Message },
     /// A child agent's run, kept apart from the conversation (resuming skips it).
     Child { child: ChildRecord },
+    /// An extension's own data (`api.append_entry`), never sent to the model.
+    Custom {
+        kind: String,
+        data: serde_json::Value,
+    },
+    /// The session's name (`ctx.session.set_name`); the last one counts.
+    SessionInfo { name: String },
 }
 
 /// The format of the files written: 2 adds the provider and model to the header, `ts` to
@@ -105,6 +112,13 @@ enum MessageLine<'a> {
     },
     /// A run was cancelled by the user.
     Cancel {},
+    Custom {
+        kind: &'a str,
+        data: &'a serde_json::Value,
+    },
+    SessionInfo {
+        name: &'a str,
+    },
 }
 
 /// A session file could not be written, read or taken. The Display is what the user reads.
@@ -254,6 +268,20 @@ impl SessionSlot {
         match self {
             SessionSlot::Open(writer) => writer.write_line(&MessageLine::Child { child }),
             _ => Ok(()),
+        }
+    }
+
+    /// Writes a line a script added (a custom entry, the name), creating the file first
+    /// when it is pending.
+    pub fn append_pending(&mut self, entry: &crate::control::Pending) -> Result<(), SessionError> {
+        use crate::control::Pending;
+        self.open()?;
+        let SessionSlot::Open(w) = self else {
+            return Ok(());
+        };
+        match entry {
+            Pending::Custom { kind, data } => w.write_line(&MessageLine::Custom { kind, data }),
+            Pending::Name(name) => w.write_line(&MessageLine::SessionInfo { name }),
         }
     }
 

@@ -109,6 +109,7 @@ fn interrupted(id: String, name: String) -> Message {
         is_error: true,
         images: Vec::new(),
         usage: None,
+        details: None,
     }
 }
 

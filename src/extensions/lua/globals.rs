@@ -189,13 +189,20 @@ pub(super) fn api_table(lua: &Lua, shared: &Rc<Shared>) -> mlua::Result<Table> {
     Ok(api)
 }
 
-/// `ctx.ui` (`confirm`, `notify`), made once per VM.
-pub(super) fn ctx_ui(lua: &Lua, shared: &Rc<Shared>) -> mlua::Result<Table> {
-    let ui = lua.create_table()?;
-    for m in surface::MEMBERS.iter().filter(|m| m.object == Object::Ui) {
-        ui.set(m.name, member_function(lua, shared, m, None)?)?;
+/// The tables of functions on `ctx`: `ctx.ui` and `ctx.session`, made once per VM.
+pub(super) type CtxObjects = Vec<(&'static str, Table)>;
+
+/// Builds [`CtxObjects`].
+pub(super) fn ctx_objects(lua: &Lua, shared: &Rc<Shared>) -> mlua::Result<CtxObjects> {
+    let mut out = Vec::new();
+    for (name, object) in [("ui", Object::Ui), ("session", Object::Session)] {
+        let table = lua.create_table()?;
+        for m in surface::MEMBERS.iter().filter(|m| m.object == object) {
+            table.set(m.name, member_function(lua, shared, m, None)?)?;
+        }
+        out.push((name, table));
     }
-    Ok(ui)
+    Ok(out)
 }
 
 /// The data fields and the functions of `ctx` for one run context, as key/value pairs (the
@@ -203,7 +210,7 @@ pub(super) fn ctx_ui(lua: &Lua, shared: &Rc<Shared>) -> mlua::Result<Table> {
 pub(super) fn ctx_fields(
     lua: &Lua,
     shared: &Rc<Shared>,
-    ui: &Table,
+    objects: &CtxObjects,
     ctx: &Arc<RunContext>,
 ) -> mlua::Result<Vec<(Value, Value)>> {
     let mut fields = Vec::new();
@@ -213,10 +220,12 @@ pub(super) fn ctx_fields(
             json_to_lua(lua, &value)?,
         ));
     }
-    fields.push((
-        Value::String(lua.create_string("ui")?),
-        Value::Table(ui.clone()),
-    ));
+    for (name, table) in objects {
+        fields.push((
+            Value::String(lua.create_string(name)?),
+            Value::Table(table.clone()),
+        ));
+    }
     for m in surface::MEMBERS.iter().filter(|m| m.object == Object::Ctx) {
         if let Shape::Function(_) = m.shape {
             let f = member_function(lua, shared, m, Some(ctx.clone()))?;

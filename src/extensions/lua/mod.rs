@@ -68,7 +68,7 @@ pub struct LuaEngine {
     api: Table,
     /// `CallbackId` -> function.
     callbacks: Table,
-    ui: Table,
+    ui: globals::CtxObjects,
     shared: Rc<globals::Shared>,
     /// `ctx` for the last run context seen.
     ctx_fields: RefCell<Option<CtxFields>>,
@@ -96,7 +96,7 @@ impl LuaEngine {
             let shared = globals::Shared::new(link.clone());
             let api = globals::api_table(&lua, &shared)?;
             lua.globals().set("api", &api)?;
-            let ui = globals::ctx_ui(&lua, &shared)?;
+            let ui = globals::ctx_objects(&lua, &shared)?;
             lua.set_memory_limit(limits.memory_bytes)?;
             budget.set_memory_cap(limits.memory_bytes);
             Ok(LuaEngine {

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use ::rhai::{Dynamic, Engine, FnPtr, INT};
 
 use super::convert::{script_err, to_dynamic, to_json};
-use super::ctx::{Ctx, Ui};
+use super::ctx::{Ctx, Session, Ui};
 use super::state::State;
 use crate::extensions::api::{ApiLink, CallbackId};
 use crate::extensions::surface::{self, Arg, Member, Object, Ret, Shape, Ty};
@@ -246,6 +246,9 @@ pub fn register(engine: &mut Engine) {
                 register_member::<Api>(engine, m, |api| (api.clone(), None))
             }
             (Object::Ui, _) => register_member::<Ui>(engine, m, |ui| (ui.api().clone(), None)),
+            (Object::Session, _) => {
+                register_member::<Session>(engine, m, |s| (s.api().clone(), None))
+            }
             (Object::Mcp, _) => register_member::<Mcp>(engine, m, |mcp| (mcp.0.clone(), None)),
             (Object::Ctx, Shape::Function(_)) => {
                 register_member::<Ctx>(engine, m, |c| (c.api().clone(), Some(c.clone())))

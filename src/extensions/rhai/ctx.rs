@@ -53,6 +53,16 @@ impl Ui {
     }
 }
 
+/// `ctx.session`.
+#[derive(Clone)]
+pub struct Session(Api);
+
+impl Session {
+    pub fn api(&self) -> &Api {
+        &self.0
+    }
+}
+
 /// An event with a field read on demand.
 #[derive(Clone)]
 pub struct LazyEvent {
@@ -84,6 +94,8 @@ pub fn register(engine: &mut Engine) {
         }
     }
     engine.register_get("ui", |c: &mut Ctx| Ui(c.1.clone()));
+    engine.register_type_with_name::<Session>("Session");
+    engine.register_get("session", |c: &mut Ctx| Session(c.1.clone()));
     engine.register_type_with_name::<LazyEvent>("Event");
     engine.register_indexer_get(|e: &mut LazyEvent, key: &str| e.get(key));
     for field in ["type", "delta", "text"] {

@@ -73,7 +73,7 @@ pub fn call(
             Ok(Ret::Nil)
         }
         (Object::Ui, "confirm") => Ok(Ret::Bool(link.confirm(&text(args.take("question"))))),
-        (Object::Ctx, "progress") => {
+        (Object::Ctx, "progress" | "update") => {
             if let Some(ctx) = ctx {
                 let message = args.take("message").display();
                 ctx.report(crate::run::UpdateKind::Progress, &message);
@@ -86,7 +86,7 @@ pub fn call(
             }
             Ok(Ret::Nil)
         }
-        _ => Err(format!("{what} is not a function")),
+        _ => super::host::call(link, member, &mut args, ctx).map_err(fail),
     }
 }
 

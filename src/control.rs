@@ -1,0 +1,398 @@
+//! Host control ([`Control`]): what scripts ask of the app and the front end beyond the
+//! registries, and what they may read of them. Scripts run on their own threads while the app
+//! owns the agent, so the two meet here:
+//!
+//! - **requests** the app carries out at its next safe point (when the line or run that made
+//!   them has ended): a new session, a reload, a model switch, leaving mypi. The REPL waits on
+//!   [`Control::wait`] too, so a request made while it is idle (a timer) is seen at once;
+//! - **a view** the app keeps current: whether the agent is running, the system prompt in
+//!   effect, the context's size and window, the session's file and name;
+//! - **session entries** scripts add (`api.append_entry`, `ctx.session.set_name`), written to
+//!   the session file by the agent as soon as it next writes, or by the app after the line;
+//! - **status texts** and the terminal title, drawn by the front end's [`Screen`].
+//!
+//! Every queue here is bounded: a script that asks too often gets an error, never memory.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, RwLock};
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// Requests waiting for the app at most; beyond, a request is refused.
+pub const MAX_REQUESTS: usize = 64;
+/// Session entries waiting to be written at most.
+pub const MAX_PENDING_ENTRIES: usize = 1024;
+/// The longest `kind` of a custom entry and the longest session name.
+pub const MAX_NAME_BYTES: usize = 200;
+/// The largest custom entry (its data as JSON).
+pub const MAX_ENTRY_BYTES: usize = 1024 * 1024;
+/// Status keys at most; the longest status text.
+pub const MAX_STATUS_KEYS: usize = 32;
+pub const MAX_STATUS_BYTES: usize = 200;
+
+/// What a script asked the app to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Request {
+    /// `ctx.new_session()`.
+    NewSession,
+    /// `ctx.shutdown()`.
+    Shutdown,
+    /// `ctx.reload()`.
+    Reload,
+    /// `api.set_model(model, {provider?})`.
+    SetModel {
+        model: String,
+        provider: Option<String>,
+    },
+}
+
+/// A line a script adds to the session file.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Pending {
+    /// `api.append_entry(kind, data)`.
+    Custom { kind: String, data: Value },
+    /// `ctx.session.set_name(name)`.
+    Name(String),
+}
+
+/// `ctx.context_usage()`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct ContextUsage {
+    /// About how many tokens the next request would send.
+    pub tokens: u64,
+    /// The model's context window.
+    pub window: u64,
+    /// `tokens` as a share of `window`, in percent.
+    pub percent: f64,
+}
+
+/// What the app shows scripts of itself.
+#[derive(Debug, Clone, Default)]
+struct View {
+    running: bool,
+    system_prompt: String,
+    context: ContextUsage,
+    session_file: Option<PathBuf>,
+    session_name: Option<String>,
+}
+
+/// Where status texts and the title are drawn (the REPL; nothing in print mode).
+pub trait Screen: Send + Sync {
+    /// The status line: every extension's texts joined, or `None` to clear it.
+    fn status(&self, line: Option<String>);
+    /// The terminal title.
+    fn title(&self, text: &str);
+}
+
+/// The meeting point of scripts and the app.
+#[derive(Default)]
+pub struct Control {
+    requests: Mutex<VecDeque<Request>>,
+    wake: tokio::sync::Notify,
+    view: RwLock<View>,
+    pending: Mutex<Vec<Pending>>,
+    status: Mutex<BTreeMap<String, String>>,
+    screen: RwLock<Option<Arc<dyn Screen>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Control {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Control::default())
+    }
+
+    /// Queues a request for the app; refused when too many wait already.
+    pub fn request(&self, request: Request) -> Result<(), String> {
+        let mut requests = lock(&self.requests);
+        if requests.len() >= MAX_REQUESTS {
+            return Err(format!(
+                "{MAX_REQUESTS} requests are already waiting for mypi; try again later"
+            ));
+        }
+        // Asking twice for the same thing before it happened is asking once.
+        if !requests.contains(&request) {
+            requests.push_back(request);
+        }
+        drop(requests);
+        self.wake.notify_one();
+        Ok(())
+    }
+
+    /// The requests made since the last call, in order.
+    pub fn take_requests(&self) -> Vec<Request> {
+        lock(&self.requests).drain(..).collect()
+    }
+
+    /// Whether requests wait.
+    pub fn has_requests(&self) -> bool {
+        !lock(&self.requests).is_empty()
+    }
+
+    /// Resolves when a request is made (at once if one waits).
+    pub async fn wait(&self) {
+        loop {
+            let notified = self.wake.notified();
+            if self.has_requests() {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Queues a line for the session file.
+    pub fn append(&self, entry: Pending) -> Result<(), String> {
+        let mut pending = lock(&self.pending);
+        if pending.len() >= MAX_PENDING_ENTRIES {
+            return Err(format!(
+                "{MAX_PENDING_ENTRIES} entries are already waiting to be written; try again \
+                 after the run"
+            ));
+        }
+        if let Pending::Name(name) = &entry {
+            self.write_view(|v| v.session_name = Some(name.clone()));
+        }
+        pending.push(entry);
+        Ok(())
+    }
+
+    /// The lines waiting for the session file, taken.
+    pub fn take_pending(&self) -> Vec<Pending> {
+        std::mem::take(&mut *lock(&self.pending))
+    }
+
+    /// The lines waiting for the session file, copied (for `ctx.session.entries()`).
+    pub fn pending(&self) -> Vec<Pending> {
+        lock(&self.pending).clone()
+    }
+
+    fn write_view(&self, f: impl FnOnce(&mut View)) {
+        f(&mut self.view.write().unwrap_or_else(|p| p.into_inner()));
+    }
+
+    fn read_view<T>(&self, f: impl FnOnce(&View) -> T) -> T {
+        f(&self.view.read().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// The agent starts or ends a run.
+    pub fn set_running(&self, running: bool) {
+        self.write_view(|v| v.running = running);
+    }
+
+    /// `ctx.is_idle()`: no run of the user's agent is going on.
+    pub fn is_idle(&self) -> bool {
+        self.read_view(|v| !v.running)
+    }
+
+    /// The system prompt in effect (as the last run sent it, rewrites included).
+    pub fn set_system_prompt(&self, text: &str) {
+        self.write_view(|v| {
+            if v.system_prompt != text {
+                v.system_prompt = text.to_string();
+            }
+        });
+    }
+
+    pub fn system_prompt(&self) -> String {
+        self.read_view(|v| v.system_prompt.clone())
+    }
+
+    /// The context's size now and the model's window.
+    pub fn set_context(&self, tokens: u64, window: u64) {
+        let percent = if window == 0 {
+            0.0
+        } else {
+            (tokens as f64 * 1000.0 / window as f64).round() / 10.0
+        };
+        self.write_view(|v| {
+            v.context = ContextUsage {
+                tokens,
+                window,
+                percent,
+            }
+        });
+    }
+
+    pub fn context_usage(&self) -> ContextUsage {
+        self.read_view(|v| v.context)
+    }
+
+    /// The session's file (none until it is written) and name.
+    pub fn set_session(&self, file: Option<PathBuf>, name: Option<String>) {
+        self.write_view(|v| {
+            v.session_file = file;
+            v.session_name = name;
+        });
+    }
+
+    /// The session file, once it exists.
+    pub fn session_file(&self) -> Option<PathBuf> {
+        self.read_view(|v| v.session_file.clone())
+    }
+
+    pub fn session_name(&self) -> Option<String> {
+        self.read_view(|v| v.session_name.clone())
+    }
+
+    /// Lets the front end draw status texts and the title.
+    pub fn set_screen(&self, screen: Arc<dyn Screen>) {
+        *self.screen.write().unwrap_or_else(|p| p.into_inner()) = Some(screen);
+    }
+
+    fn screen(&self) -> Option<Arc<dyn Screen>> {
+        self.screen
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// `ctx.ui.set_status(key, text | nil)`: sets or clears one status text, then redraws
+    /// the line (texts in key order, joined by ` · `).
+    pub fn set_status(&self, key: &str, text: Option<&str>) -> Result<(), String> {
+        if key.is_empty() || key.len() > MAX_NAME_BYTES {
+            return Err(format!(
+                "the key must be 1 to {MAX_NAME_BYTES} bytes long"
+            ));
+        }
+        let line = {
+            let mut status = lock(&self.status);
+            match text.map(one_line).filter(|t| !t.is_empty()) {
+                Some(t) => {
+                    if !status.contains_key(key) && status.len() >= MAX_STATUS_KEYS {
+                        return Err(format!(
+                            "{MAX_STATUS_KEYS} status texts are shown already; clear one first"
+                        ));
+                    }
+                    status.insert(key.to_string(), t);
+                }
+                None => {
+                    status.remove(key);
+                }
+            }
+            self.status_line_of(&status)
+        };
+        if let Some(screen) = self.screen() {
+            screen.status(line);
+        }
+        Ok(())
+    }
+
+    /// Clears the status texts whose keys start with `prefix` (an extension unloaded).
+    pub fn clear_status(&self, prefix: &str) {
+        let line = {
+            let mut status = lock(&self.status);
+            let before = status.len();
+            status.retain(|k, _| !k.starts_with(prefix));
+            if status.len() == before {
+                return;
+            }
+            self.status_line_of(&status)
+        };
+        if let Some(screen) = self.screen() {
+            screen.status(line);
+        }
+    }
+
+    /// The status line as it is now.
+    pub fn status_line(&self) -> Option<String> {
+        self.status_line_of(&lock(&self.status))
+    }
+
+    fn status_line_of(&self, status: &BTreeMap<String, String>) -> Option<String> {
+        if status.is_empty() {
+            return None;
+        }
+        Some(status.values().cloned().collect::<Vec<_>>().join(" · "))
+    }
+
+    /// `ctx.ui.set_title(text)`.
+    pub fn set_title(&self, text: &str) {
+        if let Some(screen) = self.screen() {
+            screen.title(&one_line(text));
+        }
+    }
+}
+
+/// A script's text made safe for one line of the terminal: control characters (escape
+/// sequences included) dropped, cut to [`MAX_STATUS_BYTES`].
+pub fn one_line(text: &str) -> String {
+    let clean: String = text
+        .chars()
+        .map(|c| if c == '\n' || c == '\t' { ' ' } else { c })
+        .filter(|c| !c.is_control())
+        .collect();
+    let clean = clean.trim();
+    if clean.len() <= MAX_STATUS_BYTES {
+        return clean.to_string();
+    }
+    let end = crate::text::floor_char_boundary(clean, MAX_STATUS_BYTES);
+    format!("{}…", &clean[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Seen(Mutex<Vec<String>>);
+    impl Screen for Seen {
+        fn status(&self, line: Option<String>) {
+            lock(&self.0).push(line.unwrap_or_else(|| "-".into()));
+        }
+        fn title(&self, text: &str) {
+            lock(&self.0).push(format!("title {text}"));
+        }
+    }
+
+    #[test]
+    fn requests_are_bounded_and_a_repeat_is_asked_once() {
+        let c = Control::new();
+        c.request(Request::Reload).unwrap();
+        c.request(Request::Reload).unwrap();
+        assert_eq!(c.take_requests(), vec![Request::Reload]);
+        for i in 0..MAX_REQUESTS {
+            c.request(Request::SetModel {
+                model: i.to_string(),
+                provider: None,
+            })
+            .unwrap();
+        }
+        let e = c.request(Request::Shutdown).unwrap_err();
+        assert!(e.contains("already waiting"), "{e}");
+    }
+
+    #[test]
+    fn status_texts_join_in_key_order_and_escape_sequences_are_dropped() {
+        let c = Control::new();
+        let seen = Arc::new(Seen(Mutex::new(Vec::new())));
+        c.set_screen(seen.clone());
+        c.set_status("b", Some("second")).unwrap();
+        c.set_status("a", Some("\x1b[31mfirst\nline")).unwrap();
+        c.set_status("b", None).unwrap();
+        c.set_title("t\x07");
+        c.clear_status("a");
+        assert_eq!(
+            *lock(&seen.0),
+            vec!["second", "[31mfirst line · second", "[31mfirst line", "title t", "-"]
+        );
+        assert!(c.set_status("", Some("x")).is_err());
+        let long = "é".repeat(500);
+        assert!(one_line(&long).len() <= MAX_STATUS_BYTES + 3);
+    }
+
+    #[tokio::test]
+    async fn wait_wakes_on_a_request_made_before_or_after() {
+        let c = Control::new();
+        c.request(Request::Shutdown).unwrap();
+        c.wait().await;
+        c.take_requests();
+        let c2 = c.clone();
+        let waiter = tokio::spawn(async move { c2.wait().await });
+        tokio::task::yield_now().await;
+        c.request(Request::Reload).unwrap();
+        waiter.await.unwrap();
+    }
+}

@@ -1,0 +1,181 @@
+//! The members that reach the app rather than a registry of one extension: the host control
+//! of `ctx` (`is_idle`, `shutdown`, `reload`, `new_session`, `system_prompt`,
+//! `context_usage`), the session (`ctx.session.*`, `api.append_entry`) and the tools and
+//! commands as data (`api.tools`, `api.set_active_tools`, `api.commands`). Requests that
+//! change the app are carried out once the call that made them has ended (see
+//! `control.rs`).
+
+use std::io::{BufRead, BufReader};
+use std::sync::Arc;
+
+use serde_json::{json, Value as Json};
+
+use super::{Arg, Args, Member, Object, Ret};
+use crate::control::{Pending, Request, MAX_ENTRY_BYTES, MAX_NAME_BYTES};
+use crate::extensions::api::ApiLink;
+use crate::run::RunContext;
+
+/// Calls the member; the error is the message to raise (without the member's name).
+pub(super) fn call(
+    link: &ApiLink,
+    member: &'static Member,
+    args: &mut Args<'_>,
+    _ctx: Option<&Arc<RunContext>>,
+) -> Result<Ret, String> {
+    let host = link.host();
+    let control = &host.control;
+    let nil = |r: Result<(), String>| r.map(|()| Ret::Nil);
+    match (member.object, member.name) {
+        (Object::Ctx, "is_idle") => Ok(Ret::Bool(control.is_idle())),
+        (Object::Ctx, "shutdown") => nil(control.request(Request::Shutdown)),
+        (Object::Ctx, "reload") => nil(control.request(Request::Reload)),
+        (Object::Ctx, "new_session") => nil(control.request(Request::NewSession)),
+        (Object::Ctx, "system_prompt") => Ok(Ret::Data(json!(control.system_prompt()))),
+        (Object::Ctx, "context_usage") => Ok(Ret::Data(json!(control.context_usage()))),
+        (Object::Session, "entries") => entries(link).map(Ret::Data),
+        (Object::Session, "name") => Ok(Ret::Data(
+            control.session_name().map_or(Json::Null, Json::String),
+        )),
+        (Object::Session, "set_name") => {
+            let name = crate::control::one_line(&text(args.take("name")));
+            if name.is_empty() || name.len() > MAX_NAME_BYTES {
+                return Err(format!(
+                    "the name must be 1 to {MAX_NAME_BYTES} bytes of text on one line"
+                ));
+            }
+            nil(control.append(Pending::Name(name)))
+        }
+        (Object::Api, "append_entry") => {
+            let kind = text(args.take("kind"));
+            let valid = |c: char| c.is_ascii_alphanumeric() || "_-.:".contains(c);
+            if kind.is_empty() || kind.len() > MAX_NAME_BYTES || !kind.chars().all(valid) {
+                return Err(format!(
+                    "the kind must be 1 to {MAX_NAME_BYTES} letters, digits or _ - . : \
+                     (not {kind:?})"
+                ));
+            }
+            let data = to_json(args.take("data"));
+            let size = data.to_string().len();
+            if size > MAX_ENTRY_BYTES {
+                return Err(format!(
+                    "the data is {} as JSON, more than the {} an entry may hold",
+                    crate::extensions::crossing::mib(size),
+                    crate::extensions::crossing::mib(MAX_ENTRY_BYTES)
+                ));
+            }
+            nil(control.append(Pending::Custom { kind, data }))
+        }
+        (Object::Api, "tools") => Ok(Ret::Data(tools(&host.tools))),
+        (Object::Api, "set_active_tools") => {
+            let names = match args.take("names") {
+                Arg::Data(Json::Array(items)) => Some(
+                    items
+                        .into_iter()
+                        .map(|v| match v {
+                            Json::String(s) => s,
+                            other => other.to_string(),
+                        })
+                        .collect(),
+                ),
+                // An empty Lua table: no tools.
+                Arg::Data(_) => Some(Vec::new()),
+                _ => None,
+            };
+            nil(host.tools.set_only(names))
+        }
+        (Object::Api, "commands") => Ok(Ret::Data(commands(&host.commands))),
+        _ => Err("is not a function".into()),
+    }
+}
+
+fn text(arg: Arg) -> String {
+    match arg {
+        Arg::Str(s) => s,
+        Arg::Int(i) => i.to_string(),
+        Arg::Num(n) => n.to_string(),
+        _ => String::new(),
+    }
+}
+
+/// Any argument as JSON data.
+fn to_json(arg: Arg) -> Json {
+    match arg {
+        Arg::Nil => Json::Null,
+        Arg::Bool(b) => json!(b),
+        Arg::Int(i) => json!(i),
+        Arg::Num(n) => json!(n),
+        Arg::Str(s) => json!(s),
+        Arg::Data(j) => j,
+        other => json!(other.display()),
+    }
+}
+
+/// `ctx.session.entries()`: every line of the session file after its header (as stored:
+/// `{type, ts, ...}`), then the lines waiting to be written. A torn line is left out. The
+/// whole must fit in what a script may be handed.
+fn entries(link: &ApiLink) -> Result<Json, String> {
+    let host = link.host();
+    let max = host.limits.max_value_bytes;
+    let mut out = Vec::new();
+    let mut size = 0usize;
+    if let Some(path) = host.control.session_file() {
+        let file = std::fs::File::open(&path)
+            .map_err(|e| format!("cannot read the session file {}: {e}", path.display()))?;
+        for line in BufReader::new(file).split(b'\n').skip(1) {
+            let line = line.map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            size += line.len();
+            if size > max {
+                return Err(format!(
+                    "the session's entries are more than the {} a script may be handed \
+                     (MYPI_EXT_VALUE_MB)",
+                    crate::extensions::crossing::mib(max)
+                ));
+            }
+            if let Ok(v) = serde_json::from_slice::<Json>(&line) {
+                out.push(v);
+            }
+        }
+    }
+    for p in host.control.pending() {
+        out.push(match p {
+            Pending::Custom { kind, data } => json!({"type": "custom", "kind": kind, "data": data}),
+            Pending::Name(name) => json!({"type": "session_info", "name": name}),
+        });
+    }
+    Ok(Json::Array(out))
+}
+
+/// `api.tools()`: every tool by name (the newest registration of each), sorted.
+fn tools(registry: &crate::tools::ToolRegistry) -> Json {
+    Json::Array(
+        registry
+            .all()
+            .into_iter()
+            .map(|(e, active)| {
+                json!({
+                    "name": e.spec().name,
+                    "description": e.spec().description,
+                    "owner": e.owner.to_string(),
+                    "active": active,
+                })
+            })
+            .collect(),
+    )
+}
+
+/// `api.commands()`: every slash command, sorted by name.
+fn commands(table: &crate::commands::CommandTable) -> Json {
+    let mut all = table.all();
+    all.sort_by(|a, b| a.name.cmp(&b.name));
+    Json::Array(
+        all.into_iter()
+            .map(|c| {
+                json!({
+                    "name": c.name,
+                    "description": c.description,
+                    "owner": c.owner.to_string(),
+                })
+            })
+            .collect(),
+    )
+}

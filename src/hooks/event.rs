@@ -1,0 +1,299 @@
+//! The events of the hook bus: their names ([`EventKind`]) and payloads ([`HookEvent`]), whose
+//! JSON is what a script handler receives.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::SharedText;
+use crate::protocol::Message;
+
+/// Names of the events, as scripts write them in `api.on`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    SessionStart,
+    SessionShutdown,
+    Input,
+    BeforeAgentStart,
+    TurnStart,
+    Context,
+    BeforeProviderRequest,
+    MessageUpdate,
+    MessageEnd,
+    ToolCall,
+    ToolResult,
+    TurnEnd,
+    AgentEnd,
+    ExtensionLoaded,
+    SessionBeforeCompact,
+    SessionBeforeNew,
+    SessionBeforeResume,
+    BeforeQuit,
+    ModelSelect,
+}
+
+impl EventKind {
+    pub const ALL: [EventKind; 19] = [
+        EventKind::SessionStart,
+        EventKind::SessionShutdown,
+        EventKind::Input,
+        EventKind::BeforeAgentStart,
+        EventKind::TurnStart,
+        EventKind::Context,
+        EventKind::BeforeProviderRequest,
+        EventKind::MessageUpdate,
+        EventKind::MessageEnd,
+        EventKind::ToolCall,
+        EventKind::ToolResult,
+        EventKind::TurnEnd,
+        EventKind::AgentEnd,
+        EventKind::ExtensionLoaded,
+        EventKind::SessionBeforeCompact,
+        EventKind::SessionBeforeNew,
+        EventKind::SessionBeforeResume,
+        EventKind::BeforeQuit,
+        EventKind::ModelSelect,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            EventKind::SessionStart => "session_start",
+            EventKind::SessionShutdown => "session_shutdown",
+            EventKind::SessionBeforeCompact => "session_before_compact",
+            EventKind::Input => "input",
+            EventKind::BeforeAgentStart => "before_agent_start",
+            EventKind::TurnStart => "turn_start",
+            EventKind::Context => "context",
+            EventKind::BeforeProviderRequest => "before_provider_request",
+            EventKind::MessageUpdate => "message_update",
+            EventKind::MessageEnd => "message_end",
+            EventKind::ToolCall => "tool_call",
+            EventKind::ToolResult => "tool_result",
+            EventKind::TurnEnd => "turn_end",
+            EventKind::AgentEnd => "agent_end",
+            EventKind::ExtensionLoaded => "extension_loaded",
+            EventKind::SessionBeforeNew => "session_before_new",
+            EventKind::SessionBeforeResume => "session_before_resume",
+            EventKind::BeforeQuit => "before_quit",
+            EventKind::ModelSelect => "model_select",
+        }
+    }
+
+    /// Parses an event name; `None` for an unknown one.
+    pub fn parse(name: &str) -> Option<EventKind> {
+        EventKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    pub(super) fn bit(self) -> u32 {
+        1 << (self as u32)
+    }
+}
+
+/// Why a session started or stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    Startup,
+    Reload,
+    New,
+    Resume,
+    Quit,
+}
+
+/// Where an input line came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InputSource {
+    User,
+    Extension,
+}
+
+/// An event with its payload. Serialized, it is what a script handler receives (plus `type`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum HookEvent {
+    SessionStart {
+        reason: Reason,
+    },
+    SessionShutdown {
+        reason: Reason,
+    },
+    Input {
+        text: String,
+        source: InputSource,
+    },
+    BeforeAgentStart {
+        prompt: String,
+        system_prompt: String,
+    },
+    TurnStart {
+        turn: u32,
+    },
+    Context {
+        messages: Vec<Message>,
+    },
+    BeforeProviderRequest {
+        provider: String,
+        payload: Value,
+    },
+    MessageUpdate {
+        delta: String,
+        /// The reply so far; shared, not copied, per delta.
+        text: SharedText,
+    },
+    MessageEnd {
+        message: Message,
+    },
+    ToolCall {
+        id: String,
+        name: String,
+        args: Value,
+        #[serde(flatten)]
+        about: CallAbout,
+    },
+    ToolResult {
+        id: String,
+        name: String,
+        args: Value,
+        result: String,
+        is_error: bool,
+        /// A script tool's `details`, when it gave some.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        details: Option<Value>,
+        #[serde(flatten)]
+        about: CallAbout,
+    },
+    TurnEnd {
+        turn: u32,
+        message: Message,
+        tool_results: Vec<Message>,
+    },
+    AgentEnd {
+        messages: Vec<Message>,
+    },
+    ExtensionLoaded {
+        name: String,
+        path: String,
+        reason: Reason,
+    },
+    /// The conversation is about to be compacted: a handler may cancel it or give the
+    /// summary itself.
+    SessionBeforeCompact {
+        /// `auto` (the next request would not fit), `manual` (`/compact`), `overflow` (the
+        /// provider said it was over the window).
+        reason: CompactReason,
+        tokens: u64,
+        window: u64,
+        /// The older messages to compact, and how many recent ones stay whole.
+        messages: Vec<Message>,
+        keep_last: usize,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        instructions: Option<String>,
+        /// Set by a handler's `summary`: used instead of asking the model.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        summary: Option<String>,
+    },
+    /// A new session is about to start (`/new`, `ctx.new_session()`): a handler may cancel.
+    SessionBeforeNew {
+        /// The session being left.
+        session_id: String,
+    },
+    /// Another session is about to be resumed (`/resume`): a handler may cancel.
+    SessionBeforeResume {
+        session_id: String,
+        /// The session to resume and its file.
+        target_id: String,
+        target_path: String,
+    },
+    /// mypi is about to leave (`/quit`, Ctrl-D, `ctx.shutdown()`): a handler may cancel,
+    /// except when the input has ended.
+    BeforeQuit {
+        /// `command`, `eof`, `extension`.
+        source: String,
+    },
+    /// The model changed (`/model`, `api.set_model`, a resumed session's).
+    ModelSelect {
+        provider: String,
+        model: String,
+        previous_provider: String,
+        previous_model: String,
+        /// `command`, `extension`, `resume`.
+        source: String,
+    },
+}
+
+/// Why the conversation is compacted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactReason {
+    Auto,
+    Manual,
+    Overflow,
+}
+
+/// What else a `tool_call` / `tool_result` event says about the call, when known.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CallAbout {
+    /// The tool's annotations (MCP `readOnlyHint`, `destructiveHint`, ...): hints from the
+    /// tool's author, to be trusted for nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hints: Option<Value>,
+    /// Who made the call when it was not the model: `{extension = NAME}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Origin>,
+}
+
+/// The maker of a call that did not come from the model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Origin {
+    pub extension: String,
+}
+
+impl HookEvent {
+    pub fn kind(&self) -> EventKind {
+        match self {
+            HookEvent::SessionStart { .. } => EventKind::SessionStart,
+            HookEvent::SessionShutdown { .. } => EventKind::SessionShutdown,
+            HookEvent::Input { .. } => EventKind::Input,
+            HookEvent::BeforeAgentStart { .. } => EventKind::BeforeAgentStart,
+            HookEvent::TurnStart { .. } => EventKind::TurnStart,
+            HookEvent::Context { .. } => EventKind::Context,
+            HookEvent::BeforeProviderRequest { .. } => EventKind::BeforeProviderRequest,
+            HookEvent::MessageUpdate { .. } => EventKind::MessageUpdate,
+            HookEvent::MessageEnd { .. } => EventKind::MessageEnd,
+            HookEvent::ToolCall { .. } => EventKind::ToolCall,
+            HookEvent::ToolResult { .. } => EventKind::ToolResult,
+            HookEvent::TurnEnd { .. } => EventKind::TurnEnd,
+            HookEvent::AgentEnd { .. } => EventKind::AgentEnd,
+            HookEvent::ExtensionLoaded { .. } => EventKind::ExtensionLoaded,
+            HookEvent::SessionBeforeCompact { .. } => EventKind::SessionBeforeCompact,
+            HookEvent::SessionBeforeNew { .. } => EventKind::SessionBeforeNew,
+            HookEvent::SessionBeforeResume { .. } => EventKind::SessionBeforeResume,
+            HookEvent::BeforeQuit { .. } => EventKind::BeforeQuit,
+            HookEvent::ModelSelect { .. } => EventKind::ModelSelect,
+        }
+    }
+
+    /// Stands in for an event moved out of a chain for a moment.
+    pub(super) fn placeholder() -> HookEvent {
+        HookEvent::TurnStart { turn: 0 }
+    }
+
+    /// The payload as JSON, the way scripts see it.
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    /// The payload as JSON for a script, with the one field that grows without bound
+    /// (`message_update`'s `text`) left out and handed over as it is, to be read on demand.
+    pub fn to_script(&self) -> (Value, Option<SharedText>) {
+        match self {
+            HookEvent::MessageUpdate { delta, text } => (
+                serde_json::json!({"type": "message_update", "delta": delta}),
+                Some(text.clone()),
+            ),
+            other => (other.to_value(), None),
+        }
+    }
+}
+
