@@ -254,9 +254,7 @@ impl Control {
     /// the line (texts in key order, joined by ` · `).
     pub fn set_status(&self, key: &str, text: Option<&str>) -> Result<(), String> {
         if key.is_empty() || key.len() > MAX_NAME_BYTES {
-            return Err(format!(
-                "the key must be 1 to {MAX_NAME_BYTES} bytes long"
-            ));
+            return Err(format!("the key must be 1 to {MAX_NAME_BYTES} bytes long"));
         }
         let line = {
             let mut status = lock(&self.status);
@@ -376,7 +374,13 @@ mod tests {
         c.clear_status("a");
         assert_eq!(
             *lock(&seen.0),
-            vec!["second", "[31mfirst line · second", "[31mfirst line", "title t", "-"]
+            vec![
+                "second",
+                "[31mfirst line · second",
+                "[31mfirst line",
+                "title t",
+                "-"
+            ]
         );
         assert!(c.set_status("", Some("x")).is_err());
         let long = "é".repeat(500);

@@ -12,8 +12,8 @@ mod exec;
 pub mod fit;
 pub mod prompt;
 pub mod queue;
-mod shared;
 pub mod session;
+mod shared;
 mod turn;
 
 use std::path::PathBuf;

@@ -169,6 +169,7 @@ impl App {
 
     /// Emits `session_shutdown{quit}`, then closes the MCP servers.
     pub async fn shutdown(&self) {
+        self.extensions.context().background.stop_all();
         self.emit_session(Reason::Quit, true).await;
         self.shutdown_mcp().await;
     }

@@ -205,7 +205,7 @@ impl App {
             tools: tools.clone(),
             commands: commands.clone(),
             queues: queues.clone(),
-            notice,
+            notice: notice.clone(),
             cwd: config.cwd.clone(),
             ui: ui.clone(),
             session: RwLock::new(Arc::new(RunContext::detached(config.cwd.clone()))),
@@ -220,6 +220,7 @@ impl App {
             agents: RwLock::new(None),
             builtins: config.builtin_extensions,
             control: control.clone(),
+            background: crate::extensions::background::Background::new(notice.clone()),
         };
         let children = Arc::new(children::Children::new(children::ChildParts {
             config: config.clone(),

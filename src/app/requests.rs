@@ -121,13 +121,10 @@ impl App {
             let line = match request {
                 Request::NewSession => self.new_session().await.map_err(|e| e.to_string()),
                 Request::Reload => Ok(self.reload_all().await),
-                Request::Shutdown => self
-                    .may_quit(QuitSource::Extension, true)
-                    .await
-                    .map(|()| {
-                        self.quitting = true;
-                        String::new()
-                    }),
+                Request::Shutdown => self.may_quit(QuitSource::Extension, true).await.map(|()| {
+                    self.quitting = true;
+                    String::new()
+                }),
                 Request::SetModel { model, provider } => {
                     let provider = provider.unwrap_or_else(|| self.config.provider_name.clone());
                     let previous = (self.config.provider_name.clone(), self.config.model.clone());

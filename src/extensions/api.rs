@@ -282,6 +282,16 @@ impl ApiLink {
         Ok(self.keep(handle))
     }
 
+    /// `api.events.on`, `api.timer`, `api.watch`.
+    pub fn background(
+        &self,
+        what: super::registrar::Background,
+        cb: CallbackId,
+    ) -> Result<u64, String> {
+        let handle = self.registrar.background(&self.owner, what, cb)?;
+        Ok(self.keep(handle))
+    }
+
     /// `handle:remove()`: false when it was already removed.
     pub fn remove(&self, id: u64) -> bool {
         let mut handles = self.handles.lock().unwrap_or_else(|p| p.into_inner());

@@ -387,11 +387,12 @@ impl ExtensionHost {
         self.ctx.hooks.remove_owner(owner);
         self.ctx.tools.remove_owner(owner);
         self.ctx.commands.remove_owner(owner);
+        self.ctx.background.remove_owner(owner);
     }
 
     fn summary(&self, l: &Loaded) -> Summary {
-        let tools = self.ctx.tools.active();
-        let tools = tools.iter().filter(|e| e.owner == l.owner);
+        let tools = self.ctx.tools.all();
+        let tools = tools.iter().map(|(e, _)| e).filter(|e| e.owner == l.owner);
         let commands = self.ctx.commands.all();
         let commands = commands.iter().filter(|c| c.owner == l.owner);
         let mut error = l.error.clone();

@@ -10,10 +10,14 @@
 //!   the watchdog, busy / disabled; `meter.rs`: the clock it reads;
 //! - `proxies.rs`: script handlers, tools and commands as Rust registry entries;
 //! - `host.rs`: loading, staging, reload of one extension, listing, unloading;
+//! - `background.rs`, `background_watch.rs`: events between extensions, timers and file
+//!   watches, which call a script outside any run;
 //! - `reload.rs`: the file watcher, debounce, and syncing the loaded set with the files;
 //! - `lua/`, `rhai/`: the engines; `exec.rs`: `api.exec`.
 
 pub mod api;
+pub mod background;
+mod background_watch;
 pub mod builtin;
 pub mod crossing;
 pub mod discovery;

@@ -148,20 +148,18 @@ fn tool_output(v: Value) -> ToolOutput {
     match v {
         Value::String(s) => ToolOutput::ok(s),
         Value::Null => ToolOutput::ok(""),
-        Value::Object(mut map) if map.get("content").is_some_and(Value::is_string) => {
-            ToolOutput {
-                content: match map.remove("content") {
-                    Some(Value::String(s)) => s,
-                    _ => String::new(),
-                },
-                is_error: map
-                    .get("is_error")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false),
-                images: Vec::new(),
-                details: map.remove("details").filter(|d| !d.is_null()),
-            }
-        }
+        Value::Object(mut map) if map.get("content").is_some_and(Value::is_string) => ToolOutput {
+            content: match map.remove("content") {
+                Some(Value::String(s)) => s,
+                _ => String::new(),
+            },
+            is_error: map
+                .get("is_error")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            images: Vec::new(),
+            details: map.remove("details").filter(|d| !d.is_null()),
+        },
         other => ToolOutput::ok(other.to_string()),
     }
 }

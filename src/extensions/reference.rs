@@ -115,6 +115,7 @@ mod tests {
                 t if t.ends_with("Ui") => "ctx.ui",
                 t if t.ends_with("Mcp") => "api.mcp",
                 t if t.ends_with("Session") => "ctx.session",
+                t if t.ends_with("Events") => "api.events",
                 _ => continue,
             };
             let name = name.strip_prefix("get$").unwrap_or(name);
@@ -134,6 +135,7 @@ mod tests {
         assert!(live.remove("ctx.ui"), "ctx.ui is a getter");
         assert!(live.remove("api.mcp"), "api.mcp is a getter");
         assert!(live.remove("ctx.session"), "ctx.session is a getter");
+        assert!(live.remove("api.events"), "api.events is a getter");
         assert_eq!(
             live,
             defined(),
@@ -203,6 +205,7 @@ mod tests {
             ("mypi.Ui", "Ui", "ctx.ui"),
             ("mypi.Mcp", "Mcp", "api.mcp"),
             ("mypi.Session", "Session", "ctx.session"),
+            ("mypi.Events", "Events", "api.events"),
         ] {
             let found = stub_members(class, var);
             assert!(!found.is_empty(), "no members found for {class}");
@@ -211,6 +214,7 @@ mod tests {
         assert!(stubs.remove("ctx.ui"), "mypi.Ctx declares ui");
         assert!(stubs.remove("api.mcp"), "mypi.Api declares mcp");
         assert!(stubs.remove("ctx.session"), "mypi.Ctx declares session");
+        assert!(stubs.remove("api.events"), "mypi.Api declares events");
         assert_eq!(
             stubs,
             defined(),

@@ -94,6 +94,22 @@ pub trait Registrar: Send + Sync {
 
     /// What all extensions share: the registries, the session, the app's control.
     fn host(&self) -> Arc<super::services::HostContext>;
+
+    /// `api.events.on`, `api.timer`, `api.watch`: a registration that calls `cb` outside
+    /// any run.
+    fn background(&self, owner: &Owner, what: Background, cb: CallbackId)
+        -> Result<Handle, String>;
+}
+
+/// What [`Registrar::background`] registers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Background {
+    /// `api.events.on(name, fn)`.
+    Event(String),
+    /// `api.timer(ms, fn, {repeat?})`.
+    Timer { ms: u64, repeat: bool },
+    /// `api.watch(path, fn)` (the path resolved against the working folder).
+    Watch(PathBuf),
 }
 
 #[cfg(test)]
@@ -207,6 +223,14 @@ mod recording {
         }
         fn cwd(&self) -> PathBuf {
             self.cwd.clone()
+        }
+        fn background(
+            &self,
+            _o: &Owner,
+            what: Background,
+            cb: CallbackId,
+        ) -> Result<Handle, String> {
+            Ok(self.record("background", &format!("{what:?}"), cb))
         }
         fn host(&self) -> Arc<crate::extensions::services::HostContext> {
             self.host

@@ -39,6 +39,8 @@ pub struct HostContext {
     pub builtins: bool,
     /// What scripts ask of the app, and what they read of it (`ctx.is_idle()`, ...).
     pub control: Arc<crate::control::Control>,
+    /// Events between extensions, timers and file watches.
+    pub background: Arc<super::background::Background>,
 }
 
 impl HostContext {
@@ -51,7 +53,7 @@ impl HostContext {
             tools: ToolRegistry::new(),
             commands: CommandTable::with_builtins(),
             queues: session.queues.clone(),
-            notice,
+            notice: notice.clone(),
             session: RwLock::new(Arc::new(session)),
             cwd,
             ui: Arc::new(NoUi),
@@ -61,6 +63,7 @@ impl HostContext {
             agents: RwLock::new(None),
             builtins: false,
             control: crate::control::Control::new(),
+            background: super::background::Background::new(notice.clone()),
         }
     }
 

@@ -16,8 +16,9 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 
 use super::api::{CallbackId, ToolDef};
+use super::background::{Target, Trigger};
 use super::proxies::{CommandProxy, HookProxy, ToolProxy};
-use super::registrar::Registrar;
+use super::registrar::{Background, Registrar};
 use super::services::HostContext;
 use super::worker::Worker;
 use crate::agent::queue::{Delivery, Queues};
@@ -32,6 +33,7 @@ enum Staged {
     Hook(u64, EventKind, Owner, Arc<dyn HookHandler>),
     Tool(u64, Owner, Arc<dyn Tool>),
     Command(u64, Owner, String, String, Arc<dyn CommandHandler>),
+    Background(u64, Owner, Background, Target),
 }
 
 /// One extension's registrar. While loading, registrations are staged so that a version
@@ -110,6 +112,26 @@ impl HostRegistrar {
                     (ctx.notice)(n);
                 }
             }
+            Staged::Background(id, owner, what, target) => {
+                let trigger = match what {
+                    Background::Event(name) => {
+                        ctx.background.subscribe(id, owner, name, target);
+                        return;
+                    }
+                    Background::Timer { ms, repeat } => Trigger::Timer { ms, repeat },
+                    Background::Watch(path) => Trigger::Watch { path },
+                };
+                let host = Arc::downgrade(ctx);
+                let session: super::background::SessionFn =
+                    Arc::new(move || match host.upgrade() {
+                        Some(h) => h.session(),
+                        None => Arc::new(crate::run::RunContext::detached(PathBuf::new())),
+                    });
+                let who = owner.to_string();
+                if let Err(e) = ctx.background.start(id, owner, trigger, target, session) {
+                    (ctx.notice)(format!("{who}: {e}"));
+                }
+            }
         }
     }
 
@@ -122,6 +144,7 @@ impl HostRegistrar {
                 *id,
                 Arc::downgrade(&self.ctx.commands) as Weak<dyn Unregister>,
             ),
+            Staged::Background(id, ..) => (*id, self.ctx.background.target()),
         };
         if let Err(item) = self.stage(item) {
             self.apply(item);
@@ -283,6 +306,22 @@ impl Registrar for HostRegistrar {
         self.ctx.clone()
     }
 
+    fn background(
+        &self,
+        owner: &Owner,
+        what: Background,
+        cb: CallbackId,
+    ) -> Result<Handle, String> {
+        if !matches!(what, Background::Event(_)) {
+            self.ctx.background.check_room(owner)?;
+        }
+        let target = Target {
+            worker: self.worker()?,
+            cb,
+        };
+        Ok(self.register(Staged::Background(next_id(), owner.clone(), what, target)))
+    }
+
     fn unstage(&self, id: u64) -> bool {
         let mut staged = self.lock();
         let Some(list) = staged.as_mut() else {
@@ -290,7 +329,10 @@ impl Registrar for HostRegistrar {
         };
         let before = list.len();
         list.retain(|item| match item {
-            Staged::Hook(i, ..) | Staged::Tool(i, ..) | Staged::Command(i, ..) => *i != id,
+            Staged::Hook(i, ..)
+            | Staged::Tool(i, ..)
+            | Staged::Command(i, ..)
+            | Staged::Background(i, ..) => *i != id,
         });
         before != list.len()
     }

@@ -33,6 +33,8 @@ pub enum Object {
     Mcp,
     /// `ctx.session`.
     Session,
+    /// `api.events`.
+    Events,
 }
 
 impl Object {
@@ -43,6 +45,7 @@ impl Object {
             Object::Ui => "ctx.ui",
             Object::Mcp => "api.mcp",
             Object::Session => "ctx.session",
+            Object::Events => "api.events",
         }
     }
 }
@@ -130,6 +133,7 @@ const TOOL_FIELDS: &[Field] = &[
     opt("timeout_ms", Ty::Int),
 ];
 const SEND_FIELDS: &[Field] = &[opt("deliver_as", Ty::Str)];
+const TIMER_FIELDS: &[Field] = &[opt("repeat", Ty::Bool)];
 const EXEC_FIELDS: &[Field] = &[opt("timeout_ms", Ty::Int), opt("cwd", Ty::Str)];
 const AGENT_FIELDS: &[Field] = &[
     req("task", Ty::Str),
@@ -327,6 +331,34 @@ pub const MEMBERS: &[Member] = &[
         "commands",
         &[],
         "the slash commands: {name, description, owner}",
+    ),
+    function(
+        Object::Api,
+        "timer",
+        &[
+            req("ms", Ty::Int),
+            req("handler", Ty::Func),
+            opt("options", Ty::Record(TIMER_FIELDS)),
+        ],
+        "call a function after ms (again and again with repeat); returns a handle",
+    ),
+    function(
+        Object::Api,
+        "watch",
+        &[req("path", Ty::Str), req("handler", Ty::Func)],
+        "call a function when a file or folder changes; returns a handle",
+    ),
+    function(
+        Object::Events,
+        "on",
+        &[req("name", Ty::Str), req("handler", Ty::Func)],
+        "handle an event other extensions emit; returns a handle",
+    ),
+    function(
+        Object::Events,
+        "emit",
+        &[req("name", Ty::Str), opt("data", Ty::Any)],
+        "send an event to the extensions that handle it (without waiting)",
     ),
     data(Object::Api, "state", "plain data kept across hot reloads"),
     data(Object::Api, "extension", "{name, path, language}"),

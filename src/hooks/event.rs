@@ -296,4 +296,3 @@ impl HookEvent {
         }
     }
 }
-

@@ -356,7 +356,42 @@ function Ctx.progress(message) end
 ---@field state table<string, any> kept per extension across hot reloads (plain data only: no functions)
 ---@field extension mypi.ExtensionInfo who this script is
 ---@field mcp mypi.Mcp the MCP servers
+---@field events mypi.Events events between extensions
 api = {}
+
+---`api.events`: events between extensions. An event is queued and delivered, in order, to
+---every extension that handles its name (the emitter's own handlers included), each on its
+---own worker; `emit` never waits for the handlers.
+---@class mypi.Events
+Events = {}
+
+---Handles the events named `name` that extensions emit: `handler(data, ctx)`.
+---@param name string
+---@param handler fun(data: any, ctx: mypi.Ctx)
+---@return mypi.Handle
+function Events.on(name, handler) end
+
+---Sends an event to the extensions that handle `name`, without waiting for them.
+---@param name string 1 to 200 bytes
+---@param data? any plain data, at most 1 MiB as JSON
+function Events.emit(name, data) end
+
+---Calls `handler(ctx)` after `ms` milliseconds, or every `ms` with `{repeat = true}` (at
+---least 10 ms then); the next tick waits for a call still running. Removed with the extension
+---on reload, or by the handle.
+---@param ms integer 0 to 86400000
+---@param handler fun(ctx: mypi.Ctx)
+---@param opts? {repeat?: boolean}
+---@return mypi.Handle
+function api.timer(ms, handler, opts) end
+
+---Calls `handler({paths = {...}}, ctx)` when the file or folder (with what is in it) at
+---`path` changes, once per burst of changes (150 ms quiet). Removed with the extension on
+---reload, or by the handle.
+---@param path string relative to mypi's working folder
+---@param handler fun(change: {paths: string[]}, ctx: mypi.Ctx)
+---@return mypi.Handle
+function api.watch(path, handler) end
 
 ---Subscribes `handler` to `event`. Handlers run in load order, then registration order.
 ---@overload fun(event: "session_start", handler: fun(e: mypi.SessionStartEvent, ctx: mypi.Ctx)): mypi.Handle

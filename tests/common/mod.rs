@@ -387,6 +387,15 @@ impl Running {
         }
     }
 
+    /// The exit code once the process has ended (without waiting).
+    pub fn try_exit_code(&mut self) -> Option<i32> {
+        self.child
+            .try_wait()
+            .ok()
+            .flatten()
+            .map(|s| s.code().unwrap_or(-1))
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.id()
     }

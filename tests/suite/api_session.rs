@@ -80,7 +80,11 @@ fn scenario(file: &str, source: &str) {
     let out = run(&dir, &fake, &["--continue", "-p", "/note first thing"]);
     assert_eq!(out.ok().stdout.trim(), "noted", "{}", out.describe());
     run(&dir, &fake, &["--continue", "-p", "/note second"]).ok();
-    let out = run(&dir, &fake, &["--continue", "-p", "/name Refactor \x1b[31mwork"]);
+    let out = run(
+        &dir,
+        &fake,
+        &["--continue", "-p", "/name Refactor \x1b[31mwork"],
+    );
     assert_eq!(out.ok().stdout.trim(), "named Refactor [31mwork");
     let out = run(&dir, &fake, &["--continue", "-p", "/notes"]);
     assert_eq!(
@@ -95,7 +99,10 @@ fn scenario(file: &str, source: &str) {
     assert_eq!(reqs.len(), 3);
     let sent = reqs[2].body["messages"].to_string();
     assert!(sent.contains("42 rows"), "{sent}");
-    assert!(!sent.contains("rows\":42") && !sent.contains("first thing"), "{sent}");
+    assert!(
+        !sent.contains("rows\":42") && !sent.contains("first thing"),
+        "{sent}"
+    );
     // The file holds them as the reference says, and one session was used throughout.
     let files = session_files(&dir);
     assert_eq!(files.len(), 1, "{files:?}");
@@ -166,5 +173,8 @@ fn entries_are_empty_before_the_first_message_and_with_no_session() {
         out.ok().stdout.trim(),
         "notes= rows=none messages=0 name=nil"
     );
-    assert!(session_files(&dir).is_empty(), "a command alone writes no session");
+    assert!(
+        session_files(&dir).is_empty(),
+        "a command alone writes no session"
+    );
 }

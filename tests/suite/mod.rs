@@ -1,5 +1,6 @@
 //! Integration test modules; each file covers one area.
 
+mod api_background;
 mod api_host;
 mod api_session;
 mod budgets;

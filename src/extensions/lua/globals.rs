@@ -171,11 +171,13 @@ pub(super) fn api_table(lua: &Lua, shared: &Rc<Shared>) -> mlua::Result<Table> {
             api.set(m.name, member_function(lua, shared, m, None)?)?;
         }
     }
-    let mcp = lua.create_table()?;
-    for m in surface::MEMBERS.iter().filter(|m| m.object == Object::Mcp) {
-        mcp.set(m.name, member_function(lua, shared, m, None)?)?;
+    for (name, object) in [("mcp", Object::Mcp), ("events", Object::Events)] {
+        let table = lua.create_table()?;
+        for m in surface::MEMBERS.iter().filter(|m| m.object == object) {
+            table.set(m.name, member_function(lua, shared, m, None)?)?;
+        }
+        api.set(name, table)?;
     }
-    api.set("mcp", mcp)?;
     let link = &shared.link;
     let state = match link.initial_state() {
         s @ Json::Object(_) => json_to_lua(lua, &s)?,

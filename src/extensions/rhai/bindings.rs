@@ -230,6 +230,10 @@ fn register_member<T: Clone + 'static>(
 #[derive(Clone)]
 pub struct Mcp(Api);
 
+/// `api.events`: events between extensions.
+#[derive(Clone)]
+pub struct Events(Api);
+
 /// Registers `Api`, its handle type and `ctx.ui`'s functions.
 pub fn register(engine: &mut Engine) {
     engine.register_type_with_name::<Api>("Api");
@@ -240,6 +244,8 @@ pub fn register(engine: &mut Engine) {
     engine.register_get("extension", |api: &mut Api| api.0.extension.clone());
     engine.register_type_with_name::<Mcp>("Mcp");
     engine.register_get("mcp", |api: &mut Api| Mcp(api.clone()));
+    engine.register_type_with_name::<Events>("Events");
+    engine.register_get("events", |api: &mut Api| Events(api.clone()));
     for m in surface::MEMBERS {
         match (m.object, m.shape) {
             (Object::Api, Shape::Function(_)) => {
@@ -250,6 +256,7 @@ pub fn register(engine: &mut Engine) {
                 register_member::<Session>(engine, m, |s| (s.api().clone(), None))
             }
             (Object::Mcp, _) => register_member::<Mcp>(engine, m, |mcp| (mcp.0.clone(), None)),
+            (Object::Events, _) => register_member::<Events>(engine, m, |e| (e.0.clone(), None)),
             (Object::Ctx, Shape::Function(_)) => {
                 register_member::<Ctx>(engine, m, |c| (c.api().clone(), Some(c.clone())))
             }

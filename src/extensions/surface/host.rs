@@ -1,7 +1,8 @@
 //! The members that reach the app rather than a registry of one extension: the host control
 //! of `ctx` (`is_idle`, `shutdown`, `reload`, `new_session`, `system_prompt`,
 //! `context_usage`), the session (`ctx.session.*`, `api.append_entry`) and the tools and
-//! commands as data (`api.tools`, `api.set_active_tools`, `api.commands`). Requests that
+//! commands as data (`api.tools`, `api.set_active_tools`, `api.commands`), and what calls a
+//! script outside any run (`api.events.*`, `api.timer`, `api.watch`). Requests that
 //! change the app are carried out once the call that made them has ended (see
 //! `control.rs`).
 
@@ -12,7 +13,9 @@ use serde_json::{json, Value as Json};
 
 use super::{Arg, Args, Member, Object, Ret};
 use crate::control::{Pending, Request, MAX_ENTRY_BYTES, MAX_NAME_BYTES};
-use crate::extensions::api::ApiLink;
+use crate::extensions::api::{ApiLink, CallbackId};
+use crate::extensions::background::{MAX_EVENT_NAME, MAX_TIMER_MS, MIN_REPEAT_MS};
+use crate::extensions::registrar::Background;
 use crate::run::RunContext;
 
 /// Calls the member; the error is the message to raise (without the member's name).
@@ -20,7 +23,7 @@ pub(super) fn call(
     link: &ApiLink,
     member: &'static Member,
     args: &mut Args<'_>,
-    _ctx: Option<&Arc<RunContext>>,
+    ctx: Option<&Arc<RunContext>>,
 ) -> Result<Ret, String> {
     let host = link.host();
     let control = &host.control;
@@ -84,6 +87,59 @@ pub(super) fn call(
             nil(host.tools.set_only(names))
         }
         (Object::Api, "commands") => Ok(Ret::Data(commands(&host.commands))),
+        (Object::Api, "timer") => {
+            let ms = match args.take("ms") {
+                Arg::Int(i) => i,
+                Arg::Num(n) => n as i64,
+                _ => 0,
+            };
+            let cb = callback(args.take("handler"));
+            let repeat = matches!(
+                record_field(args.take("options"), "repeat"),
+                Some(Arg::Bool(true))
+            );
+            let min = if repeat { MIN_REPEAT_MS as i64 } else { 0 };
+            if ms < min || ms > MAX_TIMER_MS as i64 {
+                return Err(format!(
+                    "ms must be {min} to {MAX_TIMER_MS} (a day){}",
+                    if repeat { " for a repeating timer" } else { "" }
+                ));
+            }
+            let what = Background::Timer {
+                ms: ms as u64,
+                repeat,
+            };
+            let id = link.background(what, cb)?;
+            Ok(Ret::Handle { id, cb })
+        }
+        (Object::Api, "watch") => {
+            let path = link.cwd().join(text(args.take("path")));
+            let cb = callback(args.take("handler"));
+            std::fs::metadata(&path)
+                .map_err(|e| format!("cannot watch {}: {e}", path.display()))?;
+            let id = link.background(Background::Watch(path), cb)?;
+            Ok(Ret::Handle { id, cb })
+        }
+        (Object::Events, "on") => {
+            let name = event_name(args.take("name"))?;
+            let cb = callback(args.take("handler"));
+            let id = link.background(Background::Event(name), cb)?;
+            Ok(Ret::Handle { id, cb })
+        }
+        (Object::Events, "emit") => {
+            let name = event_name(args.take("name"))?;
+            let data = to_json(args.take("data"));
+            let size = data.to_string().len();
+            if size > MAX_ENTRY_BYTES {
+                return Err(format!(
+                    "the data is {} as JSON, more than the {} an event may carry",
+                    crate::extensions::crossing::mib(size),
+                    crate::extensions::crossing::mib(MAX_ENTRY_BYTES)
+                ));
+            }
+            let ctx = ctx.cloned().unwrap_or_else(|| host.session());
+            nil(host.background.emit(&name, data, ctx))
+        }
         _ => Err("is not a function".into()),
     }
 }
@@ -95,6 +151,29 @@ fn text(arg: Arg) -> String {
         Arg::Num(n) => n.to_string(),
         _ => String::new(),
     }
+}
+
+fn callback(arg: Arg) -> CallbackId {
+    match arg {
+        Arg::Func(cb) => cb,
+        _ => 0,
+    }
+}
+
+fn record_field(arg: Arg, name: &str) -> Option<Arg> {
+    match arg {
+        Arg::Record(fields) => fields.into_iter().find(|(k, _)| k == name).map(|(_, v)| v),
+        _ => None,
+    }
+}
+
+/// An event name between extensions: 1 to 200 bytes of text.
+fn event_name(arg: Arg) -> Result<String, String> {
+    let name = text(arg);
+    if name.is_empty() || name.len() > MAX_EVENT_NAME {
+        return Err(format!("the name must be 1 to {MAX_EVENT_NAME} bytes long"));
+    }
+    Ok(name)
 }
 
 /// Any argument as JSON data.

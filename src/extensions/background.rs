@@ -1,0 +1,353 @@
+//! Registrations that call an extension on their own, outside any run: subscriptions to
+//! events between extensions (`api.events.on` / `api.events.emit`), timers (`api.timer`) and
+//! file watches (`api.watch`). Each is owned by its extension and removed with it (a reload,
+//! an unload) or by its handle.
+//!
+//! - An emitted event is queued and delivered by one dispatcher task, in order, to every
+//!   subscriber of its name (the emitter's own included), each a call on that extension's
+//!   worker. `emit` never waits for a handler, so two extensions that emit to each other from
+//!   their handlers cannot deadlock. The queue is bounded ([`MAX_QUEUED_EVENTS`]).
+//! - A timer or a watch is a task that sleeps (or waits for file events, debounced by
+//!   [`WATCH_DEBOUNCE`]) and then calls the script; removing it cancels the task (and drops
+//!   the watcher). A call still running when its timer fires again is not doubled: the next
+//!   tick waits for it.
+//!
+//! Calls are made in the context of the session (`ctx.is_idle()` tells whether the agent
+//! runs); a failing call is one notice.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::api::CallbackId;
+use super::worker::Worker;
+use crate::hooks::NoticeFn;
+use crate::owner::{Owner, Unregister};
+use crate::run::RunContext;
+
+/// Events waiting for delivery at most; `emit` beyond is an error.
+pub const MAX_QUEUED_EVENTS: usize = 1024;
+/// Timers and watches one extension may have at once.
+pub const MAX_TASKS_PER_EXTENSION: usize = 64;
+/// The shortest interval of a repeating timer.
+pub const MIN_REPEAT_MS: u64 = 10;
+/// The longest delay of a timer (a day).
+pub const MAX_TIMER_MS: u64 = 24 * 3600 * 1000;
+/// Quiet time after the last file change before a watch calls its script.
+pub const WATCH_DEBOUNCE: Duration = Duration::from_millis(150);
+/// The longest event name.
+pub const MAX_EVENT_NAME: usize = 200;
+
+/// A script function to call: the extension's worker and the callback.
+#[derive(Clone)]
+pub struct Target {
+    pub worker: Arc<Worker>,
+    pub cb: CallbackId,
+}
+
+struct Sub {
+    id: u64,
+    owner: Owner,
+    name: String,
+    target: Target,
+}
+
+struct Task {
+    id: u64,
+    owner: Owner,
+    stop: CancellationToken,
+}
+
+/// What a timer or a watch waits for.
+pub enum Trigger {
+    Timer { ms: u64, repeat: bool },
+    Watch { path: PathBuf },
+}
+
+/// One event on its way.
+struct Delivery {
+    name: String,
+    data: Value,
+    ctx: Arc<RunContext>,
+}
+
+/// All background registrations of the process.
+pub struct Background {
+    subs: RwLock<Vec<Sub>>,
+    tasks: Mutex<Vec<Task>>,
+    queue: OnceLock<mpsc::Sender<Delivery>>,
+    runtime: Option<tokio::runtime::Handle>,
+    notice: NoticeFn,
+    weak_self: OnceLock<Weak<Background>>,
+}
+
+impl Background {
+    /// Background registrations reporting through `notice`; tasks run on the runtime current
+    /// now (none outside a runtime: then nothing starts, and saying so is the caller's).
+    pub fn new(notice: NoticeFn) -> Arc<Self> {
+        let bg = Arc::new(Background {
+            subs: RwLock::new(Vec::new()),
+            tasks: Mutex::new(Vec::new()),
+            queue: OnceLock::new(),
+            runtime: tokio::runtime::Handle::try_current().ok(),
+            notice,
+            weak_self: OnceLock::new(),
+        });
+        let _ = bg.weak_self.set(Arc::downgrade(&bg));
+        bg
+    }
+
+    /// What a handle of these registrations unregisters through.
+    pub fn target(&self) -> Weak<dyn Unregister> {
+        match self.weak_self.get() {
+            Some(w) => w.clone(),
+            None => Weak::<Background>::new(),
+        }
+    }
+
+    fn tasks(&self) -> std::sync::MutexGuard<'_, Vec<Task>> {
+        self.tasks.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `api.events.on(name, fn)`.
+    pub fn subscribe(&self, id: u64, owner: Owner, name: String, target: Target) {
+        self.subs
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(Sub {
+                id,
+                owner,
+                name,
+                target,
+            });
+    }
+
+    /// `api.events.emit(name, data)`: queues the event for its subscribers; returns at once.
+    pub fn emit(&self, name: &str, data: Value, ctx: Arc<RunContext>) -> Result<(), String> {
+        let subscribed = self
+            .subs
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .any(|s| s.name == name);
+        if !subscribed {
+            return Ok(());
+        }
+        let queue = self.queue()?;
+        let delivery = Delivery {
+            name: name.to_string(),
+            data,
+            ctx,
+        };
+        queue.try_send(delivery).map_err(|e| match e {
+            mpsc::error::TrySendError::Full(_) => format!(
+                "{MAX_QUEUED_EVENTS} events are waiting for their handlers already; emit less often"
+            ),
+            mpsc::error::TrySendError::Closed(_) => "mypi is shutting down".to_string(),
+        })
+    }
+
+    /// The delivery queue, its dispatcher started on first use.
+    fn queue(&self) -> Result<&mpsc::Sender<Delivery>, String> {
+        if let Some(q) = self.queue.get() {
+            return Ok(q);
+        }
+        let rt = self.runtime()?;
+        let (tx, rx) = mpsc::channel(MAX_QUEUED_EVENTS);
+        if self.queue.set(tx).is_ok() {
+            rt.spawn(dispatch(self.target_self(), rx));
+        }
+        self.queue
+            .get()
+            .ok_or_else(|| "the event queue could not be set up".to_string())
+    }
+
+    fn target_self(&self) -> Weak<Background> {
+        self.weak_self.get().cloned().unwrap_or_default()
+    }
+
+    fn runtime(&self) -> Result<&tokio::runtime::Handle, String> {
+        self.runtime
+            .as_ref()
+            .ok_or_else(|| "there is no agent here to run it (mypi ext check)".to_string())
+    }
+
+    /// The subscribers of `name`, in registration order.
+    fn subscribers(&self, name: &str) -> Vec<(Owner, Target)> {
+        self.subs
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter(|s| s.name == name)
+            .map(|s| (s.owner.clone(), s.target.clone()))
+            .collect()
+    }
+
+    /// Whether `owner` may start one more timer or watch.
+    pub fn check_room(&self, owner: &Owner) -> Result<(), String> {
+        let n = self.tasks().iter().filter(|t| &t.owner == owner).count();
+        if n >= MAX_TASKS_PER_EXTENSION {
+            return Err(format!(
+                "an extension may have {MAX_TASKS_PER_EXTENSION} timers and watches at once; \
+                 remove one first"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Starts a timer or a watch that calls `target` in the context `session` gives.
+    pub fn start(
+        &self,
+        id: u64,
+        owner: Owner,
+        trigger: Trigger,
+        target: Target,
+        session: SessionFn,
+    ) -> Result<(), String> {
+        let rt = self.runtime()?.clone();
+        let stop = CancellationToken::new();
+        let call = Caller {
+            owner: owner.clone(),
+            target,
+            session,
+            notice: self.notice.clone(),
+        };
+        match trigger {
+            Trigger::Timer { ms, repeat } => {
+                rt.spawn(timer(ms, repeat, call, stop.clone()));
+            }
+            Trigger::Watch { path } => {
+                let (tx, rx) = mpsc::unbounded_channel();
+                let watcher = super::background_watch::watch(&path, tx)?;
+                rt.spawn(super::background_watch::run(
+                    watcher,
+                    rx,
+                    call,
+                    stop.clone(),
+                ));
+            }
+        }
+        self.tasks().push(Task { id, owner, stop });
+        Ok(())
+    }
+
+    /// Removes everything `owner` registered here; how many went.
+    pub fn remove_owner(&self, owner: &Owner) -> usize {
+        let mut subs = self.subs.write().unwrap_or_else(|p| p.into_inner());
+        let before = subs.len();
+        subs.retain(|s| &s.owner != owner);
+        let mut removed = before - subs.len();
+        drop(subs);
+        self.tasks().retain(|t| {
+            let gone = &t.owner == owner;
+            if gone {
+                t.stop.cancel();
+                removed += 1;
+            }
+            !gone
+        });
+        removed
+    }
+
+    /// Stops every task (mypi leaves).
+    pub fn stop_all(&self) {
+        for t in self.tasks().drain(..) {
+            t.stop.cancel();
+        }
+    }
+}
+
+impl Unregister for Background {
+    fn unregister(&self, id: u64) -> bool {
+        let mut subs = self.subs.write().unwrap_or_else(|p| p.into_inner());
+        let before = subs.len();
+        subs.retain(|s| s.id != id);
+        let mut found = before != subs.len();
+        drop(subs);
+        self.tasks().retain(|t| {
+            let gone = t.id == id;
+            if gone {
+                t.stop.cancel();
+                found = true;
+            }
+            !gone
+        });
+        found
+    }
+}
+
+/// The context a background call is made in (the session's, current when it fires).
+pub type SessionFn = Arc<dyn Fn() -> Arc<RunContext> + Send + Sync>;
+
+/// Calls one script function for a timer or a watch.
+pub(super) struct Caller {
+    owner: Owner,
+    target: Target,
+    session: SessionFn,
+    notice: NoticeFn,
+}
+
+impl Caller {
+    /// Calls the function with `args`; a failure is a notice naming `what`.
+    pub(super) async fn call(&self, what: &str, args: Vec<Value>) {
+        let ctx = (self.session)();
+        let worker = &self.target.worker;
+        if let Err(e) = worker
+            .call(self.target.cb, args, ctx, worker.limits.budget)
+            .await
+        {
+            (self.notice)(format!("{} failed in {what}: {}", self.owner, e.message));
+        }
+    }
+}
+
+async fn timer(ms: u64, repeat: bool, call: Caller, stop: CancellationToken) {
+    let period = Duration::from_millis(ms);
+    let mut next = tokio::time::Instant::now() + period;
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tokio::time::sleep_until(next) => {}
+        }
+        call.call("a timer", Vec::new()).await;
+        if !repeat || stop.is_cancelled() {
+            return;
+        }
+        // A call that took longer than the period is not made up for: the next comes a
+        // period after it ended.
+        next = (next + period).max(tokio::time::Instant::now());
+    }
+}
+
+/// Delivers queued events in order, one subscriber after another.
+async fn dispatch(bg: Weak<Background>, mut rx: mpsc::Receiver<Delivery>) {
+    while let Some(d) = rx.recv().await {
+        let Some(bg) = bg.upgrade() else {
+            return;
+        };
+        for (owner, target) in bg.subscribers(&d.name) {
+            let worker = &target.worker;
+            let args = vec![d.data.clone()];
+            if let Err(e) = worker
+                .call(target.cb, args, d.ctx.clone(), worker.limits.budget)
+                .await
+            {
+                (bg.notice)(format!(
+                    "{owner} failed in its handler of the event '{}': {}",
+                    d.name, e.message
+                ));
+            }
+        }
+    }
+}
+
+/// The payload of a watch's call: the paths that changed.
+pub(super) fn changed(paths: &[PathBuf]) -> Value {
+    json!({
+        "paths": paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+    })
+}
