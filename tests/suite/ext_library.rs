@@ -35,6 +35,12 @@ api.command("put", function(a)
   fs.write(name, text)
   return ("%s %s %s"):format(fs.exists(name), fs.is_dir(name), fs.is_dir("out"))
 end)
+api.command("io", function(a)
+  local f = assert(io.open(a, "w"))
+  f:write("via io.open")
+  f:close()
+  return fs.read(a)
+end)
 "#;
 
 #[test]
@@ -61,6 +67,10 @@ fn lua_fs_lists_reads_and_writes_in_print_mode() {
     let out = slash(&dir, "/put out/new.txt hello world");
     assert_eq!(out.ok().stdout.trim(), "true false true");
     assert_eq!(dir.read("out/new.txt"), "hello world");
+    // io.open's relative paths are against the same folder.
+    let out = slash(&dir, "/io rel.txt");
+    assert_eq!(out.ok().stdout.trim(), "via io.open");
+    assert_eq!(dir.read("rel.txt"), "via io.open");
 }
 
 #[test]

@@ -162,6 +162,8 @@ mod tests {
             "{e}"
         );
         assert!(e.ends_with("(it compiles to more than 4 MiB)"), "{e}");
+        let e = p.is_match(r"\w{100}", "x").unwrap_err();
+        assert!(e.contains("is too big"), "{e}");
         let long = "a".repeat(100) + "(";
         let e = p.find(&long, "x").unwrap_err();
         assert!(e.contains(&format!("`{}…`", "a".repeat(SHOWN))), "{e}");

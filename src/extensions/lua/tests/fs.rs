@@ -60,8 +60,8 @@ fn fs_lists_hidden_names_and_absolute_paths() {
     });
 }
 
-/// `fs.*` raising `msg` at line 3 of main.lua (the line of the call).
-fn fails_at_line_3(ext: &Ext, out: Result<Json, ScriptError>, msg: &str) {
+/// `fs.*` raising `msg` at line 3 of main.lua (the line of the call); the whole message.
+fn fails_at_line_3(ext: &Ext, out: Result<Json, ScriptError>, msg: &str) -> String {
     let err = out.unwrap_err();
     assert_eq!(err.kind, ErrorKind::Runtime, "{}", err.message);
     let want = format!("{}:3: {msg}", ext.main());
@@ -70,6 +70,7 @@ fn fails_at_line_3(ext: &Ext, out: Result<Json, ScriptError>, msg: &str) {
         "{}\nwanted {want}",
         err.message
     );
+    err.message
 }
 
 #[test]
@@ -168,6 +169,9 @@ fn fs_errors_are_raised_at_the_line_and_caught_by_pcall_as_text() {
         );
         let (ext, out) = command("\nfs.write('x', 'ok \\255')", limits());
         fails_at_line_3(&ext, out, "fs.write: the text is not UTF-8");
+        let (ext, out) = command("\nreturn fs.read('.')", limits());
+        let msg = fails_at_line_3(&ext, out, "fs.read: cannot read ");
+        assert!(msg.ends_with(": not a regular file"), "{msg}");
         let (ext, out) = command("\nfs.is_dir('')", limits());
         fails_at_line_3(&ext, out, "fs.is_dir: the path is empty");
 
@@ -201,7 +205,10 @@ fn the_sandbox_keeps_lua_io_and_os_as_the_reference_says() {
             for l in io.lines(d .. "t.txt") do lines[#lines + 1] = l end
             local r = assert(io.open(d .. "t.txt"))
             local all = r:read("a")
-            r:close()
+            r:seek("set")
+            local methods = {}
+            for l in r:lines() do methods[#methods + 1] = l end
+            io.close(r)
             local tmp = io.tmpfile()
             tmp:write("x")
             tmp:seek("set")
@@ -212,6 +219,7 @@ fn the_sandbox_keeps_lua_io_and_os_as_the_reference_says() {
             return {
               io = keys(io), os = keys(os),
               lines = table.concat(lines, ","), all = all, tmp = tmp:read("a"),
+              methods = table.concat(methods, ","),
               type = io.type(r), renamed = fs.exists("u.txt") and not fs.exists("t.txt"),
               removed = os.remove(d .. "u.txt") == true and not fs.exists("u.txt"),
               stdout = stdout_ok == nil and stdout_err,
@@ -220,6 +228,10 @@ fn the_sandbox_keeps_lua_io_and_os_as_the_reference_says() {
               date = os.date("!%Y", 0), diff = os.difftime(10, 4),
               env = os.getenv("PATH") ~= nil and os.getenv("MYPI_NO_SUCH_VARIABLE") == nil,
               written = io.write("to the log") == io.stdout,
+              stderr = io.stderr:write("err line") == io.stderr,
+              stdin = select(2, pcall(io.stdin.read, io.stdin)),
+              gone = io.input == nil and io.output == nil and io.popen == nil
+                and os.exit == nil and os.execute == nil and os.setlocale == nil,
             }
             "#,
             limits(),
@@ -233,7 +245,10 @@ fn the_sandbox_keeps_lua_io_and_os_as_the_reference_says() {
             v["os"],
             "clock date difftime getenv remove rename time tmpname"
         );
-        assert_eq!(v["lines"], "one,2");
+        assert_eq!(
+            (&v["lines"], &v["methods"]),
+            (&json!("one,2"), &json!("one,2"))
+        );
         assert_eq!(v["all"], "one\n2\n");
         assert_eq!(v["tmp"], "x");
         assert_eq!(v["type"], "closed file");
@@ -242,7 +257,7 @@ fn the_sandbox_keeps_lua_io_and_os_as_the_reference_says() {
             v["stdout"],
             "/dev/stdout: extensions cannot open mypi's standard streams or terminal"
         );
-        for k in ["read", "lines_stdin"] {
+        for k in ["read", "lines_stdin", "stdin"] {
             let msg = v[k].as_str().unwrap();
             assert!(
                 msg.contains("extensions cannot read mypi's standard input"),
@@ -256,7 +271,10 @@ fn the_sandbox_keeps_lua_io_and_os_as_the_reference_says() {
         assert_eq!((&v["date"], &v["diff"]), (&json!("1970"), &json!(6.0)));
         assert_eq!((&v["env"], &v["written"]), (&json!(true), &json!(true)));
         let logs = ext.rec.of("log");
-        assert!(logs.iter().any(|l| l.0.ends_with("to the log")), "{logs:?}");
+        for line in ["to the log", "err line"] {
+            assert!(logs.iter().any(|l| l.0.ends_with(line)), "{logs:?}");
+        }
+        assert_eq!((&v["stderr"], &v["gone"]), (&json!(true), &json!(true)));
     });
 }
 
@@ -276,5 +294,69 @@ fn an_extension_named_like_a_standard_module_still_gets_the_module() {
         let (ext, err) = load_err("require('main')", limits());
         let itself = format!("'{}' is the extension itself", ext.main());
         assert!(err.message.contains(&itself), "{}", err.message);
+    });
+}
+
+/// `io.open` has none of `fs.read`'s checks: it reads past the size limit and bytes that are
+/// not UTF-8.
+#[test]
+fn io_open_reads_what_fs_read_refuses() {
+    on_worker(|| {
+        let small = Limits {
+            max_string_bytes: 1024,
+            ..limits()
+        };
+        let (_ext, out) = command(
+            r#"
+            local p = api.extension.path:match("^(.*)/") .. "/raw.bin"
+            local w = assert(io.open(p, "wb"))
+            w:write(string.rep("\255", 2048))
+            w:close()
+            local r = assert(io.open(p, "rb"))
+            local n = #r:read("a")
+            r:close()
+            return {n = n, fs = select(2, pcall(fs.read, p))}
+            "#,
+            small,
+        );
+        let v = out.unwrap();
+        assert_eq!(v["n"], 2048);
+        let refused = v["fs"].as_str().unwrap();
+        assert!(refused.contains("larger than 1 KiB"), "{refused}");
+    });
+}
+
+/// `io.open` opens a FIFO as it is: reading waits for a writer (here one that comes after
+/// 300 ms).
+#[test]
+fn io_open_waits_on_a_fifo() {
+    on_worker(|| {
+        let mut ext = build(
+            &[(
+                "main.lua",
+                "api.command('t', function(p)\nlocal f = assert(io.open(p, 'r'))\n\
+                 local text = f:read('a') f:close() return text\nend)",
+            )],
+            limits(),
+            json!({}),
+        );
+        ext.engine.load().unwrap();
+        let fifo = ext.dir.0.join("pipe");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.unwrap().success());
+        let writer = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(300));
+                std::fs::write(fifo, "from the writer").unwrap();
+            })
+        };
+        let (cb, ctx) = (ext.cb("command", 0), ext.ctx());
+        let start = Instant::now();
+        let arg = json!(fifo.display().to_string());
+        let out = ext.engine.call(cb, &[arg], &ctx, Duration::from_secs(10));
+        writer.join().unwrap();
+        assert_eq!(out.unwrap(), "from the writer");
+        assert!(start.elapsed() >= Duration::from_millis(300));
     });
 }

@@ -17,6 +17,8 @@ fn regex_functions_match_find_and_replace() {
                 regex_replace("(?<word>o+)", "foo boo", "[${word}]"),
                 regex_replace("a", "banana", "$$"),
                 regex_match("ü+", "grüüße"),
+                regex_match(`^\d+$`, "42"),
+                regex_replace(`(\w+)=(\w+)`, "a=b", "$2=$1"),
             ]);
             "#,
         );
@@ -32,6 +34,8 @@ fn regex_functions_match_find_and_replace() {
                 "f[oo] b[oo]",
                 "b$n$n$",
                 true,
+                true,
+                "b=a",
             ])
         );
     });
