@@ -8,7 +8,7 @@
 //! to and from it.
 
 use std::future::Future;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -420,34 +420,24 @@ impl ApiLink {
         self.registrar.cwd()
     }
 
+    /// Where `path` points: a leading `~/` is the home folder, a relative path is against
+    /// the working folder (as `api.read_dir` and Lua's `fs` read paths).
+    pub fn resolve(&self, path: &str) -> PathBuf {
+        match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+            (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+            _ => self.registrar.cwd().join(path),
+        }
+    }
+
     /// Reads a file (Rhai's `read_file`); relative paths are against the working folder. Only
     /// regular files (a FIFO would block the call), and at most `max` bytes.
     pub fn read_file(&self, path: &str, max: usize) -> Result<String, String> {
-        use std::io::Read;
-        let p = self.registrar.cwd().join(path);
-        let shown = p.display();
-        let meta = std::fs::metadata(&p).map_err(|e| format!("cannot read {shown}: {e}"))?;
-        if !meta.is_file() {
-            return Err(format!("cannot read {shown}: not a regular file"));
-        }
-        let too_big = || {
-            format!(
-                "cannot read {shown}: it is larger than {} (the script size limits)",
-                crate::extensions::crossing::mib(max)
-            )
-        };
-        if meta.len() > max as u64 {
-            return Err(too_big());
-        }
-        let file = std::fs::File::open(&p).map_err(|e| format!("cannot read {shown}: {e}"))?;
-        let mut bytes = Vec::new();
-        file.take(max as u64 + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| format!("cannot read {shown}: {e}"))?;
-        if bytes.len() > max {
-            return Err(too_big());
-        }
-        String::from_utf8(bytes).map_err(|_| format!("cannot read {shown}: it is not UTF-8 text"))
+        read_text(&self.registrar.cwd().join(path), max)
+    }
+
+    /// The text of the file at `path` (Lua's `fs.read`), as [`ApiLink::read_file`] reads it.
+    pub fn read_path(&self, path: &Path, max: usize) -> Result<String, String> {
+        read_text(path, max)
     }
 
     /// `api.read_dir(path)`: the names in a folder, sorted, folders with a trailing `/`
@@ -455,10 +445,7 @@ impl ApiLink {
     /// home folder; relative paths are against the working folder. At most
     /// [`MAX_DIR_ENTRIES`] names.
     pub fn read_dir(&self, path: &str) -> Result<Vec<String>, String> {
-        let p = match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
-            (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
-            _ => self.registrar.cwd().join(path),
-        };
+        let p = self.resolve(path);
         let entries = match std::fs::read_dir(&p) {
             Ok(e) => e,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -484,12 +471,16 @@ impl ApiLink {
 
     /// Writes a file (Rhai's `write_file`), creating parent folders.
     pub fn write_file(&self, path: &str, content: &str) -> Result<(), String> {
-        let p = self.registrar.cwd().join(path);
+        self.write_path(&self.registrar.cwd().join(path), content)
+    }
+
+    /// Writes the file at `path` (Lua's `fs.write`) as [`ApiLink::write_file`] does.
+    pub fn write_path(&self, p: &Path, content: &str) -> Result<(), String> {
         if let Some(dir) = p.parent() {
             std::fs::create_dir_all(dir)
                 .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         }
-        std::fs::write(&p, content).map_err(|e| format!("cannot write {}: {e}", p.display()))
+        std::fs::write(p, content).map_err(|e| format!("cannot write {}: {e}", p.display()))
     }
 
     /// Starts the budget clock of a call (engines check it from their instruction hook or
@@ -512,4 +503,32 @@ impl ApiLink {
                 .map_err(|e| format!("cannot wait for the host: {e}")),
         }
     }
+}
+
+/// The text of a regular file (a FIFO would block the call) of at most `max` bytes, UTF-8.
+fn read_text(p: &Path, max: usize) -> Result<String, String> {
+    use std::io::Read;
+    let shown = p.display();
+    let meta = std::fs::metadata(p).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!("cannot read {shown}: not a regular file"));
+    }
+    let too_big = || {
+        format!(
+            "cannot read {shown}: it is larger than {} (the script size limits)",
+            crate::extensions::crossing::mib(max)
+        )
+    };
+    if meta.len() > max as u64 {
+        return Err(too_big());
+    }
+    let file = std::fs::File::open(p).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(max as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {shown}: {e}"))?;
+    if bytes.len() > max {
+        return Err(too_big());
+    }
+    String::from_utf8(bytes).map_err(|_| format!("cannot read {shown}: it is not UTF-8 text"))
 }

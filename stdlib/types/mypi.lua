@@ -1,13 +1,14 @@
 ---@meta mypi
 -- LuaLS annotations for mypi extension scripts: the global `api`, the `ctx` every callback
--- receives, the event payloads and result tables, and the standard modules `json`, `path`
--- and `schema`. Point LuaLS at this folder (`"workspace.library": ["<mypi>/stdlib/types"]`);
+-- receives, the event payloads and result tables, and the standard modules `json`, `fs`,
+-- `path` and `schema`. Point LuaLS at this folder (`"workspace.library": ["<mypi>/stdlib/types"]`);
 -- see stdlib/README.md, "Editor setup". Nothing here runs: mypi provides the real values.
 --
 -- The standard modules are `require`d, not globals. This file describes them as the classes
--- `mypi.json`, `mypi.path` and `mypi.schema`; give LuaLS the type with a cast:
+-- `mypi.json`, `mypi.fs`, `mypi.path` and `mypi.schema`; give LuaLS the type with a cast:
 --
 --   local json = require("json") --[[@as mypi.json]]
+--   local fs = require("fs") --[[@as mypi.fs]]
 --   local path = require("path") --[[@as mypi.path]]
 --   local schema = require("schema") --[[@as mypi.schema]]
 
@@ -569,7 +570,7 @@ function api.log(msg) end
 function api.notify(msg) end
 
 -------------------------------------------------------------------------------------------
--- Standard modules: require("json"), require("path"), require("schema")
+-- Standard modules: require("json"), require("fs"), require("path"), require("schema")
 -------------------------------------------------------------------------------------------
 
 ---`require("json")`
@@ -595,6 +596,39 @@ function json.decode(text) end
 ---@param t? T
 ---@return T
 function json.array(t) end
+
+---`require("fs")`: files and folders within the limits of Rhai's file functions. Relative
+---paths are against the working folder, a leading `~/` is the home folder. Failures raise an
+---error at the caller's line (`fs.read: cannot read PATH: why`).
+---@class mypi.fs
+local fs = {}
+
+---The names in a folder, sorted, folders ending in `/`, hidden ones included; `{}` when the
+---folder does not exist. Raises for a file or a folder of more than 10,000 entries.
+---@param path string
+---@return string[]
+function fs.list(path) end
+
+---A regular file's UTF-8 text, up to 16 MiB. Raises for a missing file, a folder, a FIFO or
+---device, a larger file or one that is not UTF-8.
+---@param path string
+---@return string
+function fs.read(path) end
+
+---Writes (replaces) a file, creating its parent folders.
+---@param path string
+---@param text string|number
+function fs.write(path, text) end
+
+---Whether something exists at `path`.
+---@param path string
+---@return boolean
+function fs.exists(path) end
+
+---Whether `path` is a folder.
+---@param path string
+---@return boolean
+function fs.is_dir(path) end
 
 ---`require("path")`: string helpers for `/`-separated paths (no file system access).
 ---@class mypi.path

@@ -15,6 +15,7 @@ mod ext_check;
 mod ext_examples;
 mod ext_features;
 mod ext_isolation;
+mod ext_library;
 mod ext_util;
 mod fakes;
 mod front_end_purity;

@@ -4,8 +4,8 @@
 //! - `sandbox.rs` + `prelude.lua`: the VM (no `debug`, no `os.exit`, text chunks only), the
 //!   CPU budget that `pcall` cannot swallow;
 //! - `globals.rs`: the `api` table and `ctx`'s functions, on top of [`ApiLink`];
-//! - `modules.rs`: `require` (the extension's folder, its root, the embedded `json`, `path`,
-//!   `schema`);
+//! - `modules.rs`: `require` (the extension's folder, its root, the embedded `json`, `fs`,
+//!   `path`, `schema`); `fs.rs`: the `fs` module (files within the script's limits);
 //! - `convert.rs`: JSON <-> Lua values.
 //!
 //! Errors carry `path:line: message` (full paths, also where Lua would shorten them); a call
@@ -19,6 +19,7 @@
 //! `require`d (for the hot-reload watcher).
 
 mod convert;
+mod fs;
 mod globals;
 mod modules;
 mod sandbox;
@@ -92,7 +93,8 @@ impl LuaEngine {
         let setup = || -> mlua::Result<LuaEngine> {
             let log_link = link.clone();
             let (lua, runner) = sandbox::new_vm(budget.clone(), move |line| log_link.log(line))?;
-            modules::install(&lua, modules.clone())?;
+            let files = fs::Fs::new(link.clone(), limits.max_string_bytes);
+            modules::install(&lua, modules.clone(), files)?;
             let shared = globals::Shared::new(link.clone());
             let api = globals::api_table(&lua, &shared)?;
             lua.globals().set("api", &api)?;

@@ -1,15 +1,18 @@
 //! `require`: the only searchers are `package.preload` and ours, which resolves `x.y` to
 //! `x/y.lua` or `x/y/init.lua` in the extension's folder, then in its discovery root, then
-//! to the embedded standard modules: `json` (native, serde_json), `path` and `schema`
-//! (`stdlib/lua/*.lua`). Files found are recorded so the host can watch them for hot reload.
-//! Modules load as text only, with chunk name `@<full path>` so errors name the file.
+//! to the embedded standard modules: `json` (native, serde_json), `fs` (native, `fs.rs`),
+//! `path` and `schema` (`stdlib/lua/*.lua`). Files found are recorded so the host can watch them for hot reload.
+//! Modules load as text only, with chunk name `@<full path>` so errors name the file. The
+//! extension's own file is never a module: `require("fs")` in `fs.lua` is the standard `fs`.
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use mlua::{ChunkMode, Function, IntoLuaMulti, Lua, LuaSerdeExt, MultiValue, Table, Value};
 
 use super::convert::{json_to_lua, lua_to_json};
+use super::fs::{self, Fs};
 use super::raise;
 
 /// The embedded pure-Lua modules: name, chunk name, source.
@@ -28,6 +31,8 @@ const STDLIB: [(&str, &str, &str); 2] = [
 
 /// Where `require` looks, and what it found.
 pub(super) struct Modules {
+    /// The extension's own file (skipped: requiring it would load it again without end).
+    script: PathBuf,
     dirs: Vec<PathBuf>,
     required: RefCell<Vec<PathBuf>>,
 }
@@ -43,6 +48,7 @@ impl Modules {
             dirs.push(root.to_path_buf());
         }
         Modules {
+            script: script.to_path_buf(),
             dirs,
             required: RefCell::new(Vec::new()),
         }
@@ -61,17 +67,17 @@ impl Modules {
     }
 }
 
-/// Replaces `package.searchers` with `{preload, ours}`.
-pub(super) fn install(lua: &Lua, modules: std::rc::Rc<Modules>) -> mlua::Result<()> {
+/// Replaces `package.searchers` with `{preload, ours}`; `fs` is what `require("fs")` uses.
+pub(super) fn install(lua: &Lua, modules: Rc<Modules>, fs: Rc<Fs>) -> mlua::Result<()> {
     let package: Table = lua.globals().get("package")?;
     let searchers: Table = package.get("searchers")?;
     let preload: Function = searchers.raw_get(1)?;
-    let ours = lua.create_function(move |lua, name: String| search(lua, &modules, &name))?;
+    let ours = lua.create_function(move |lua, name: String| search(lua, &modules, &fs, &name))?;
     package.set("searchers", lua.create_sequence_from([preload, ours])?)?;
     Ok(())
 }
 
-fn search(lua: &Lua, modules: &Modules, name: &str) -> mlua::Result<MultiValue> {
+fn search(lua: &Lua, modules: &Modules, fs: &Rc<Fs>, name: &str) -> mlua::Result<MultiValue> {
     let rel = name.replace('.', "/");
     let mut tried = String::new();
     for dir in &modules.dirs {
@@ -79,6 +85,11 @@ fn search(lua: &Lua, modules: &Modules, name: &str) -> mlua::Result<MultiValue> 
             dir.join(format!("{rel}.lua")),
             dir.join(&rel).join("init.lua"),
         ] {
+            if candidate == modules.script {
+                let shown = candidate.display();
+                tried.push_str(&format!("\n\t'{shown}' is the extension itself"));
+                continue;
+            }
             if candidate.is_file() {
                 modules.note(&candidate);
                 let loader = load_file(lua, &candidate)?;
@@ -91,6 +102,11 @@ fn search(lua: &Lua, modules: &Modules, name: &str) -> mlua::Result<MultiValue> 
         let loader = lua.create_function(|lua, ()| json_module(lua))?;
         return (loader, "stdlib:json").into_lua_multi(lua);
     }
+    if name == "fs" {
+        let fs = fs.clone();
+        let loader = lua.create_function(move |lua, ()| fs::module(lua, &fs))?;
+        return (loader, "stdlib:fs").into_lua_multi(lua);
+    }
     if let Some((_, chunk, source)) = STDLIB.iter().find(|(n, _, _)| *n == name) {
         let loader = lua
             .load(*source)
@@ -99,7 +115,7 @@ fn search(lua: &Lua, modules: &Modules, name: &str) -> mlua::Result<MultiValue> 
             .into_function()?;
         return (loader, &chunk[1..]).into_lua_multi(lua);
     }
-    tried.push_str("\n\tnot a standard module (json, path, schema)");
+    tried.push_str("\n\tnot a standard module (json, fs, path, schema)");
     tried.into_lua_multi(lua)
 }
 

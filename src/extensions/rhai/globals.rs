@@ -1,15 +1,21 @@
 //! Functions every Rhai script (and module) can call without `api`: files (relative to the
-//! working folder), JSON, and `print` / `debug` sent to the extension's debug log.
+//! working folder), JSON, regular expressions, environment variables, and `print` / `debug`
+//! sent to the extension's debug log.
 //!
 //! - `read_file(path) -> string`, `write_file(path, text)` (creates parent folders),
 //!   `file_exists(path) -> bool`, `list_dir(path) -> [names]` (sorted);
-//! - `json_encode(value) -> string`, `json_decode(text) -> value`.
+//! - `json_encode(value) -> string`, `json_decode(text) -> value`;
+//! - `regex_match(pattern, text) -> bool`, `regex_find(pattern, text) -> [captures] | ()`,
+//!   `regex_replace(pattern, text, replacement) -> string` ([`Patterns`]);
+//! - `env(name) -> string | ()`.
 
+use std::rc::Rc;
 use std::sync::Arc;
 
 use ::rhai::{Array, Dynamic, Engine};
 
 use super::convert::{script_err, to_dynamic, to_json};
+use super::patterns::Patterns;
 use crate::extensions::api::ApiLink;
 
 type RhaiResult<T> = Result<T, Box<::rhai::EvalAltResult>>;
@@ -44,6 +50,41 @@ pub fn register(engine: &mut Engine, link: &Arc<ApiLink>, max_string_bytes: usiz
             .map_err(|e| script_err(format!("json_decode: invalid JSON: {e}")))?;
         Ok(to_dynamic(&json))
     });
+    register_patterns(engine);
+    engine.register_fn("env", env);
+}
+
+/// `regex_match`, `regex_find`, `regex_replace`, sharing one cache of compiled patterns.
+fn register_patterns(engine: &mut Engine) {
+    let patterns = Rc::new(Patterns::default());
+    let p = patterns.clone();
+    engine.register_fn("regex_match", move |pattern: &str, text: &str| {
+        p.is_match(pattern, text).map_err(script_err)
+    });
+    let p = patterns.clone();
+    engine.register_fn("regex_find", move |pattern: &str, text: &str| {
+        p.find(pattern, text).map_err(script_err)
+    });
+    let p = patterns;
+    engine.register_fn(
+        "regex_replace",
+        move |pattern: &str, text: &str, replacement: &str| {
+            p.replace(pattern, text, replacement).map_err(script_err)
+        },
+    );
+}
+
+/// `env(name)`: the variable's value (invalid UTF-8 replaced), `()` when it is not set.
+fn env(name: &str) -> RhaiResult<Dynamic> {
+    if name.is_empty() || name.contains(['=', '\0']) {
+        return Err(script_err(format!(
+            "env: {name:?} is not an environment variable name"
+        )));
+    }
+    Ok(match std::env::var_os(name) {
+        Some(v) => Dynamic::from(v.to_string_lossy().into_owned()),
+        None => Dynamic::UNIT,
+    })
 }
 
 fn list_dir(link: &ApiLink, path: &str) -> RhaiResult<Array> {

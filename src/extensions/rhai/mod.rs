@@ -10,7 +10,8 @@
 //!   cannot be reassigned as a whole;
 //! - `ctx`, the last argument of every callback ([`ctx`]);
 //! - global `read_file`, `write_file`, `file_exists`, `list_dir`, `json_encode`,
-//!   `json_decode`; `print` / `debug` go to the debug log ([`globals`]);
+//!   `json_decode`, `regex_match`, `regex_find`, `regex_replace` ([`patterns`]), `env`;
+//!   `print` / `debug` go to the debug log ([`globals`]);
 //! - `import "x" as x;` of sibling files and the `path` and `schema` standard modules
 //!   ([`resolver`]).
 //!
@@ -26,6 +27,7 @@ mod bindings;
 mod convert;
 mod ctx;
 mod globals;
+mod patterns;
 mod resolver;
 mod state;
 #[cfg(test)]

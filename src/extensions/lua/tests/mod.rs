@@ -16,6 +16,7 @@ use crate::owner::Owner;
 use crate::run::RunContext;
 use crate::testutil::{TempDir, EVENTS};
 
+mod fs;
 mod isolation;
 mod modules;
 

@@ -584,3 +584,4 @@ fn median_call_time() {
 }
 
 mod state;
+mod text;
