@@ -78,6 +78,17 @@ impl Registrar for NullRegistrar {
     fn cwd(&self) -> PathBuf {
         self.0.clone()
     }
+    fn host(&self) -> Arc<HostContext> {
+        context(&self.0)
+    }
+    fn background(
+        &self,
+        _: &Owner,
+        _: mypi::extensions::registrar::Background,
+        _: CallbackId,
+    ) -> Result<Handle, String> {
+        Ok(null_handle())
+    }
 }
 
 fn event() -> HookEvent {

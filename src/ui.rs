@@ -1,5 +1,5 @@
 //! What the front end does for the rest of mypi when it needs the user ([`Ui`]): ask a yes/no
-//! question or for a line of text. Scripts reach it through `ctx.ui.confirm`; MCP elicitation will too. The REPL
+//! question or for a line of text, or open their editor. Scripts reach it through `ctx.ui.confirm`; MCP elicitation will too. The REPL
 //! asks on its input line; print mode and checks have nobody to ask ([`NoUi`]).
 
 use futures_util::future::BoxFuture;
@@ -12,6 +12,12 @@ pub trait Ui: Send + Sync {
     /// Asks for a line of text; `None` when nobody can answer (print mode) or the user
     /// cancelled.
     fn ask(&self, _question: &str) -> BoxFuture<'static, Option<String>> {
+        Box::pin(async { None })
+    }
+
+    /// Opens the user's editor (`$VISUAL`, `$EDITOR`) on `initial`; the text saved, or
+    /// `None` when nobody can edit (print mode) or the editor failed.
+    fn edit(&self, _initial: &str) -> BoxFuture<'static, Option<String>> {
         Box::pin(async { None })
     }
 }

@@ -16,7 +16,7 @@ use crate::run::RunContext;
 
 /// What streaming one reply produced.
 enum Reply {
-    Message(Message, Usage),
+    Message(Box<Message>, Usage),
     /// A `message_update` handler cut the stream: its reason.
     Blocked(String),
     /// The run was cancelled while the reply streamed: the text so far.
@@ -131,7 +131,7 @@ impl Agent {
                     if usage != Usage::default() {
                         message.usage = Some(usage);
                     }
-                    (message, usage)
+                    (*message, usage)
                 }
                 Reply::Interrupted(text) => {
                     // What the user saw is kept: the next prompt's model sees where it stopped.
@@ -337,7 +337,7 @@ impl Agent {
                 message: "the reply was cut short: the model reached its output token limit".into(),
             });
         }
-        Ok(Reply::Message(acc.message(), acc.usage))
+        Ok(Reply::Message(Box::new(acc.message()), acc.usage))
     }
 }
 

@@ -221,6 +221,7 @@ impl App {
             builtins: config.builtin_extensions,
             control: control.clone(),
             background: crate::extensions::background::Background::new(notice.clone()),
+            dialogs: tokio::sync::Mutex::new(()),
         };
         let children = Arc::new(children::Children::new(children::ChildParts {
             config: config.clone(),

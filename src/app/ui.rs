@@ -15,6 +15,9 @@ pub type ConfirmFn = Box<dyn Fn(&str) -> BoxFuture<'static, bool> + Send + Sync>
 /// Asks the user for a line; resolves to it (`None`: no answer).
 pub type AskFn = Box<dyn Fn(&str) -> BoxFuture<'static, Option<String>> + Send + Sync>;
 
+/// Opens the user's editor on a text; resolves to what was saved (`None`: nothing).
+pub type EditFn = Box<dyn Fn(&str) -> BoxFuture<'static, Option<String>> + Send + Sync>;
+
 /// The app's `Ui`: confirms through `confirm` and asks through `ask` when set; holds the
 /// running prompt's token.
 #[derive(Default)]
@@ -22,6 +25,7 @@ pub struct AppUi {
     cancel: Mutex<CancellationToken>,
     confirm: Mutex<Option<ConfirmFn>>,
     ask: Mutex<Option<AskFn>>,
+    edit: Mutex<Option<EditFn>>,
 }
 
 impl AppUi {
@@ -33,6 +37,11 @@ impl AppUi {
     /// Lets MCP elicitation ask the user for lines (the REPL sets this).
     pub fn set_ask(&self, f: AskFn) {
         *self.ask.lock().unwrap_or_else(|p| p.into_inner()) = Some(f);
+    }
+
+    /// Lets scripts open the user's editor (the REPL sets this).
+    pub fn set_edit(&self, f: EditFn) {
+        *self.edit.lock().unwrap_or_else(|p| p.into_inner()) = Some(f);
     }
 
     /// A fresh token for the next prompt; Ctrl-C cancels it.
@@ -62,6 +71,13 @@ impl Ui for AppUi {
     fn ask(&self, question: &str) -> BoxFuture<'static, Option<String>> {
         match &*self.ask.lock().unwrap_or_else(|p| p.into_inner()) {
             Some(f) => f(question),
+            None => Box::pin(async { None }),
+        }
+    }
+
+    fn edit(&self, initial: &str) -> BoxFuture<'static, Option<String>> {
+        match &*self.edit.lock().unwrap_or_else(|p| p.into_inner()) {
+            Some(f) => f(initial),
             None => Box::pin(async { None }),
         }
     }

@@ -215,7 +215,7 @@ pub struct ExecResult {
 pub struct ApiLink {
     pub info: ExtensionInfo,
     pub owner: Owner,
-    registrar: Arc<dyn Registrar>,
+    pub(super) registrar: Arc<dyn Registrar>,
     initial_state: Value,
     handles: Mutex<Vec<(u64, Handle)>>,
     /// The clock of the running call (shared with the worker's watchdog).
@@ -331,22 +331,6 @@ impl ApiLink {
     /// Sets (or clears) the context of the running call.
     pub fn set_current(&self, ctx: Option<Arc<RunContext>>) {
         *self.current.lock().unwrap_or_else(|p| p.into_inner()) = ctx;
-    }
-
-    /// `ctx.ui.confirm(question)`: asks on the REPL; false in print mode or when the run is
-    /// cancelled meanwhile. The wait does not count against the call's budget.
-    pub fn confirm(&self, question: &str) -> bool {
-        let asked = self
-            .registrar
-            .confirm(&format!("[{}] {question}", self.info.name));
-        let cancel = self.current().map(|c| c.cancel.clone()).unwrap_or_default();
-        self.host_wait(async move {
-            tokio::select! {
-                answer = asked => answer,
-                _ = cancel.cancelled() => false,
-            }
-        })
-        .unwrap_or(false)
     }
 
     /// `ctx.abort()`: cancels the run that made the call.
@@ -492,7 +476,7 @@ impl ApiLink {
 
     /// Waits on the worker thread for a host operation, without spinning and without the
     /// wait counting as script time.
-    fn host_wait<F: Future>(&self, fut: F) -> Result<F::Output, String> {
+    pub(super) fn host_wait<F: Future>(&self, fut: F) -> Result<F::Output, String> {
         let _wait = self.meter.host();
         match &self.runtime {
             Some(rt) => Ok(rt.block_on(fut)),

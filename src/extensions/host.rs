@@ -365,6 +365,9 @@ impl ExtensionHost {
                 .await;
         }
         self.remove_registrations(&old.owner);
+        self.ctx
+            .control
+            .clear_status(&format!("{}\u{0}", old.info.name));
         Some(format!("unloaded {}", short_path(&old.info)))
     }
 

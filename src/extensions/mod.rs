@@ -20,6 +20,7 @@ pub mod background;
 mod background_watch;
 pub mod builtin;
 pub mod crossing;
+mod dialogs;
 pub mod discovery;
 pub mod exec;
 pub mod host;

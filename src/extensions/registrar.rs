@@ -54,6 +54,16 @@ pub trait Registrar: Send + Sync {
     fn notify(&self, line: &str);
     /// Asks the user; the caller waits on the runtime for the answer.
     fn confirm(&self, question: &str) -> BoxFuture<'static, bool>;
+
+    /// Asks the user for a line (`None`: nobody can answer).
+    fn ask(&self, _question: &str) -> BoxFuture<'static, Option<String>> {
+        Box::pin(async { None })
+    }
+
+    /// Opens the user's editor on `initial` (`None`: nobody can, or it was cancelled).
+    fn edit(&self, _initial: &str) -> BoxFuture<'static, Option<String>> {
+        Box::pin(async { None })
+    }
     fn cwd(&self) -> PathBuf;
 
     /// `api.mcp.*` for extension `extension`, in the run `ctx` (the session's when `None`).

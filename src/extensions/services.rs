@@ -41,6 +41,8 @@ pub struct HostContext {
     pub control: Arc<crate::control::Control>,
     /// Events between extensions, timers and file watches.
     pub background: Arc<super::background::Background>,
+    /// Held by the dialog being asked: scripts' dialogs are asked one after another.
+    pub dialogs: tokio::sync::Mutex<()>,
 }
 
 impl HostContext {
@@ -64,6 +66,7 @@ impl HostContext {
             builtins: false,
             control: crate::control::Control::new(),
             background: super::background::Background::new(notice.clone()),
+            dialogs: tokio::sync::Mutex::new(()),
         }
     }
 

@@ -248,6 +248,14 @@ impl Registrar for HostRegistrar {
             .confirm(&truncate_middle(question, MAX_LINE_BYTES))
     }
 
+    fn ask(&self, question: &str) -> BoxFuture<'static, Option<String>> {
+        self.ctx.ui.ask(&truncate_middle(question, MAX_LINE_BYTES))
+    }
+
+    fn edit(&self, initial: &str) -> BoxFuture<'static, Option<String>> {
+        self.ctx.ui.edit(initial)
+    }
+
     fn cwd(&self) -> PathBuf {
         self.ctx.cwd.clone()
     }

@@ -134,6 +134,8 @@ const TOOL_FIELDS: &[Field] = &[
 ];
 const SEND_FIELDS: &[Field] = &[opt("deliver_as", Ty::Str)];
 const TIMER_FIELDS: &[Field] = &[opt("repeat", Ty::Bool)];
+const SELECT_FIELDS: &[Field] = &[opt("timeout_ms", Ty::Int)];
+const INPUT_FIELDS: &[Field] = &[opt("default", Ty::Str), opt("timeout_ms", Ty::Int)];
 const EXEC_FIELDS: &[Field] = &[opt("timeout_ms", Ty::Int), opt("cwd", Ty::Str)];
 const AGENT_FIELDS: &[Field] = &[
     req("task", Ty::Str),
@@ -443,6 +445,43 @@ pub const MEMBERS: &[Member] = &[
         "confirm",
         &[req("question", Ty::Str)],
         "ask yes/no on the REPL",
+    ),
+    function(
+        Object::Ui,
+        "select",
+        &[
+            req("title", Ty::Str),
+            req("options", Ty::StrList),
+            opt("opts", Ty::Record(SELECT_FIELDS)),
+        ],
+        "numbered choices on the REPL -> the chosen option or nil",
+    ),
+    function(
+        Object::Ui,
+        "input",
+        &[
+            req("prompt", Ty::Str),
+            opt("options", Ty::Record(INPUT_FIELDS)),
+        ],
+        "ask for a line -> the text, the default, or nil",
+    ),
+    function(
+        Object::Ui,
+        "editor",
+        &[opt("initial", Ty::Str)],
+        "edit text in $VISUAL / $EDITOR -> the text saved or nil",
+    ),
+    function(
+        Object::Ui,
+        "set_status",
+        &[req("key", Ty::Str), opt("text", Ty::Str)],
+        "show a short status text above the prompt (nil clears it)",
+    ),
+    function(
+        Object::Ui,
+        "set_title",
+        &[req("text", Ty::Str)],
+        "set the terminal's title",
     ),
     function(
         Object::Ui,

@@ -45,6 +45,8 @@ enum Request {
     /// Read keys while a prompt runs ([`super::keys`]), starting from the text already
     /// typed; give up when stopped.
     Keys(Arc<Stop>, String),
+    /// Open the user's editor on the text (`ctx.ui.editor`) and send back what was saved.
+    Edit(String, oneshot::Sender<Option<String>>),
 }
 
 /// Lines typed while a prompt ran and questions waiting for a line, under one lock so that a
@@ -63,6 +65,12 @@ fn waiting(w: &Shared) -> std::sync::MutexGuard<'_, Waiting> {
     w.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+type StopSlot = Arc<std::sync::Mutex<Option<Arc<Stop>>>>;
+
+fn lock_stop(s: &StopSlot) -> std::sync::MutexGuard<'_, Option<Arc<Stop>>> {
+    s.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// The input thread's handle.
 pub struct Input {
     requests: std_mpsc::Sender<Request>,
@@ -74,8 +82,9 @@ pub struct Input {
     printer: Arc<Printer>,
     /// Standard input is a terminal (lines read while a prompt runs are read cooked there).
     terminal: bool,
-    /// Ends the key read in progress, if any.
-    stop_keys: Option<Arc<Stop>>,
+    /// Ends the key read in progress, if any (shared with the editor, which needs the
+    /// terminal).
+    stop_keys: Arc<std::sync::Mutex<Option<Arc<Stop>>>>,
     /// A line begun during a run that ended: the next read starts with it.
     draft: Option<String>,
 }
@@ -114,7 +123,7 @@ impl Input {
             waiting: Shared::default(),
             printer,
             terminal: std::io::stdin().is_terminal(),
-            stop_keys: None,
+            stop_keys: Arc::default(),
             draft: None,
         })
     }
@@ -133,7 +142,7 @@ impl Input {
             let request = match (self.terminal, Stop::new()) {
                 (true, Ok(stop)) => {
                     let stop = Arc::new(stop);
-                    self.stop_keys = Some(stop.clone());
+                    *lock_stop(&self.stop_keys) = Some(stop.clone());
                     Request::Keys(stop, initial)
                 }
                 _ => Request::Line(String::new(), initial),
@@ -157,7 +166,7 @@ impl Input {
     /// The run ended: a terminal read started for it gives up (what was typed without Enter
     /// stays for the line editor).
     pub fn end_run(&mut self) {
-        if let Some(stop) = self.stop_keys.take() {
+        if let Some(stop) = lock_stop(&self.stop_keys).take() {
             stop.stop();
         }
     }
@@ -172,18 +181,24 @@ impl Input {
     /// says no), or waits for the next question or the next prompt (an empty one is dropped).
     pub fn deliver(&self, line: String) {
         let mut w = waiting(&self.waiting);
-        match w.questions.pop_front() {
-            Some(tx) => {
-                let _ = tx.send(Some(line));
+        let mut line = line;
+        // A question that timed out (or whose run ended) does not take the line.
+        while let Some(tx) = w.questions.pop_front() {
+            match tx.send(Some(line)) {
+                Ok(()) => return,
+                Err(back) => line = back.unwrap_or_default(),
             }
-            None if line.trim().is_empty() => {}
-            None => w.lines.push_back(line),
+        }
+        if !line.trim().is_empty() {
+            w.lines.push_back(line);
         }
     }
 
     /// Whether a question waits for the next line.
     pub fn has_question(&self) -> bool {
-        !waiting(&self.waiting).questions.is_empty()
+        let mut w = waiting(&self.waiting);
+        w.questions.retain(|tx| !tx.is_closed());
+        !w.questions.is_empty()
     }
 
     /// The oldest line typed ahead.
@@ -233,6 +248,40 @@ impl Input {
         Box::new(move |question: &str| {
             let line = ask(question);
             Box::pin(async move { line.await.is_some_and(|l| is_yes(&l)) })
+        })
+    }
+
+    /// A function that opens the user's editor: on a terminal the input thread runs it (a key
+    /// read of a running prompt gives the terminal up first and starts again after); off a
+    /// terminal it runs without one (stdin and stdout closed).
+    pub fn editor(&self) -> crate::app::ui::EditFn {
+        let requests = std::sync::Mutex::new(self.requests.clone());
+        let (stop, terminal) = (self.stop_keys.clone(), self.terminal);
+        Box::new(move |initial: &str| {
+            let initial = initial.to_string();
+            if !terminal {
+                return Box::pin(async move {
+                    tokio::task::spawn_blocking(move || super::editor::edit(&initial, false))
+                        .await
+                        .ok()
+                        .flatten()
+                });
+            }
+            let (tx, rx) = oneshot::channel();
+            let sent = requests
+                .lock()
+                .map(|r| r.send(Request::Edit(initial, tx)).is_ok())
+                .unwrap_or(false);
+            if let Some(s) = lock_stop(&stop).as_ref() {
+                s.stop();
+            }
+            Box::pin(async move {
+                if sent {
+                    rx.await.ok().flatten()
+                } else {
+                    None
+                }
+            })
         })
     }
 
@@ -357,10 +406,19 @@ fn read_loop(
                 continue;
             }
             Request::Ask(prompt, answer) => {
+                if answer.is_closed() {
+                    continue;
+                }
                 printer.set_reading(true);
                 let line = editor.readline(&prompt);
                 printer.set_reading(false);
-                let _ = answer.send(line.ok());
+                if answer.send(line.ok()).is_err() {
+                    printer.line("(that question had timed out: the answer was not used)");
+                }
+                continue;
+            }
+            Request::Edit(initial, answer) => {
+                let _ = answer.send(super::editor::edit(&initial, true));
                 continue;
             }
         };

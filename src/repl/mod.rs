@@ -4,12 +4,14 @@
 
 pub mod complete;
 mod during;
+mod editor;
 pub mod input;
 mod keys;
 pub mod markdown;
 pub mod piped;
 pub mod printer;
 pub mod render;
+mod screen;
 pub mod spinner;
 pub mod style;
 pub mod tool_lines;
@@ -179,6 +181,11 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
     }
     app.ui.set_confirm(input.confirmer());
     app.ui.set_ask(input.asker());
+    app.ui.set_edit(input.editor());
+    app.extensions
+        .context()
+        .control
+        .set_screen(Arc::new(screen::ReplScreen::new(printer.clone())));
     ask_trust(&mut app, &printer).await;
     app.start_mcp();
     for s in app.load_extensions().await {

@@ -35,6 +35,8 @@ struct Block {
     tail: Vec<String>,
     spinner: Option<String>,
     draft: Option<String>,
+    /// The extensions' status texts (`ctx.ui.set_status`), one row.
+    ext_status: Option<String>,
 }
 
 impl Block {
@@ -52,7 +54,8 @@ impl Block {
     /// The block's rows, each cut to the width, the cursor left after the last.
     fn draw(&mut self) -> String {
         let width = term_width().saturating_sub(1).max(10);
-        let mut rows: Vec<String> = self.tail.clone();
+        let mut rows: Vec<String> = self.ext_status.iter().map(|s| fit(s, width)).collect();
+        rows.extend(self.tail.iter().cloned());
         rows.extend(self.spinner.iter().map(|s| fit(s, width)));
         if let Some(draft) = &self.draft {
             rows.push(draft_row(draft, width));
@@ -102,10 +105,36 @@ impl Printer {
     pub fn set_reading(&self, reading: bool) {
         if reading {
             let mut block = self.block();
-            let erase = block.erase();
-            write_raw(&erase);
+            let mut out = block.erase();
+            // The status texts stay in view: above the prompt.
+            if let (Some(status), true) = (&block.ext_status, self.terminal) {
+                out.push_str(&fit(status, term_width().saturating_sub(1).max(10)));
+                out.push('\n');
+            }
+            write_raw(&out);
         }
         self.reading.store(reading, Ordering::SeqCst);
+    }
+
+    /// The extensions' status line changed: it is redrawn in the block, printed above the
+    /// prompt while a line is edited, or (off a terminal) printed as a line.
+    pub fn set_ext_status(&self, status: Option<String>) {
+        if !self.terminal {
+            self.block().ext_status = status.clone();
+            self.line(&match status {
+                Some(s) => format!("status: {s}"),
+                None => "status cleared".to_string(),
+            });
+            return;
+        }
+        if self.reading.load(Ordering::SeqCst) {
+            self.block().ext_status = status.clone();
+            if let Some(s) = status {
+                let _ = self.emit_external(s);
+            }
+            return;
+        }
+        self.redraw(|b| b.ext_status = status);
     }
 
     fn block(&self) -> std::sync::MutexGuard<'_, Block> {

@@ -86,6 +86,37 @@ local Ui = {}
 ---@return boolean
 function Ui.confirm(question) end
 
+---Shows numbered choices and waits for one (a number or the option's text). nil for no
+---answer, after `timeout_ms`, and at once in print and json mode.
+---@param title string
+---@param options string[]
+---@param opts? {timeout_ms?: integer}
+---@return string|nil
+function Ui.select(title, options, opts) end
+
+---Asks for a line: an empty answer gives the default. Print and json mode: the default (or
+---nil) at once; a timeout: nil.
+---@param prompt string
+---@param opts? {default?: string, timeout_ms?: integer}
+---@return string|nil
+function Ui.input(prompt, opts) end
+
+---Opens `$VISUAL` / `$EDITOR` on a temp file holding `initial`; the text saved, or nil
+---when the editor failed (and in print and json mode).
+---@param initial? string
+---@return string|nil
+function Ui.editor(initial) end
+
+---Sets (nil: clears) this extension's status text `key`, shown with the others' above the
+---prompt. Nothing in print and json mode.
+---@param key string
+---@param text? string one line, at most 200 bytes
+function Ui.set_status(key, text) end
+
+---Sets the terminal's title (when the REPL's output is a terminal).
+---@param text string
+function Ui.set_title(text) end
+
 ---Shows a line to the user (prefixed with the extension's name), like `api.notify`.
 ---@param msg any
 function Ui.notify(msg) end

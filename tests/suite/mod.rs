@@ -1,6 +1,7 @@
 //! Integration test modules; each file covers one area.
 
 mod api_background;
+mod api_dialogs;
 mod api_host;
 mod api_session;
 mod budgets;

@@ -73,6 +73,33 @@ pub fn call(
             Ok(Ret::Nil)
         }
         (Object::Ui, "confirm") => Ok(Ret::Bool(link.confirm(&text(args.take("question"))))),
+        (Object::Ui, "select") => {
+            let title = text(args.take("title"));
+            let options = strings(args.take("options"));
+            let timeout = timeout_ms(args.take("opts")).map_err(fail)?;
+            Ok(opt_string(link.select(&title, &options, timeout)))
+        }
+        (Object::Ui, "input") => {
+            let prompt = text(args.take("prompt"));
+            let options = args.take("options");
+            let default = field(options.clone(), "default").and_then(opt_text);
+            let timeout = timeout_ms(options).map_err(fail)?;
+            Ok(opt_string(link.input(&prompt, default, timeout)))
+        }
+        (Object::Ui, "editor") => Ok(opt_string(link.editor(&text(args.take("initial"))))),
+        (Object::Ui, "set_status") => {
+            let key = format!("{}\u{0}{}", link.info.name, text(args.take("key")));
+            let value = opt_text(args.take("text"));
+            link.host()
+                .control
+                .set_status(&key, value.as_deref())
+                .map(|()| Ret::Nil)
+                .map_err(fail)
+        }
+        (Object::Ui, "set_title") => {
+            link.host().control.set_title(&text(args.take("text")));
+            Ok(Ret::Nil)
+        }
         (Object::Ctx, "progress" | "update") => {
             if let Some(ctx) = ctx {
                 let message = args.take("message").display();
@@ -100,6 +127,36 @@ fn opt_text(arg: Arg) -> Option<String> {
         Arg::Int(i) => Some(i.to_string()),
         Arg::Num(n) => Some(n.to_string()),
         _ => None,
+    }
+}
+
+/// A list of strings argument.
+fn strings(arg: Arg) -> Vec<String> {
+    match arg {
+        Arg::Data(Json::Array(items)) => items
+            .into_iter()
+            .map(|v| match v {
+                Json::String(s) => s,
+                other => other.to_string(),
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// `{timeout_ms = N}` of a dialog: none, or a positive duration.
+fn timeout_ms(options: Arg) -> Result<Option<std::time::Duration>, String> {
+    match field(options, "timeout_ms").and_then(int) {
+        None => Ok(None),
+        Some(ms) if ms > 0 => Ok(Some(std::time::Duration::from_millis(ms as u64))),
+        Some(_) => Err("'timeout_ms' must be a positive integer".into()),
+    }
+}
+
+fn opt_string(s: Option<String>) -> Ret {
+    match s {
+        Some(s) => Ret::Data(Json::String(s)),
+        None => Ret::Nil,
     }
 }
 

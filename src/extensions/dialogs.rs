@@ -1,0 +1,149 @@
+//! The dialogs of `ctx.ui`: `confirm` (yes/no), `select` (numbered choices), `input` (a
+//! line, with a default) and `editor` (the user's editor on a temp file). Each waits on the
+//! host without spinning and outside the call's budget; dialogs of several extensions (or
+//! several calls) are asked one after another, never interleaved. A timeout, the run's
+//! cancellation, or nobody to ask (print mode) gives no answer: false / nil / the default.
+
+use std::future::Future;
+use std::time::Duration;
+
+use super::api::ApiLink;
+
+/// How often `select` asks again after an answer that is not a choice.
+const SELECT_TRIES: usize = 3;
+
+impl ApiLink {
+    /// Asks one dialog: waits for the others to end, then for `ask`'s answer, at most
+    /// `timeout`, and not past the cancellation of the run that asked.
+    fn dialog<T, F, A>(&self, ask: A, timeout: Option<Duration>) -> Option<T>
+    where
+        A: FnOnce() -> F,
+        F: Future<Output = Option<T>>,
+    {
+        let host = self.host();
+        let cancel = self.current().map(|c| c.cancel.clone()).unwrap_or_default();
+        self.host_wait(async move {
+            let _one_at_a_time = tokio::select! {
+                guard = host.dialogs.lock() => guard,
+                _ = cancel.cancelled() => return None,
+            };
+            let answer = async {
+                match timeout {
+                    Some(t) => tokio::time::timeout(t, ask()).await.ok().flatten(),
+                    None => ask().await,
+                }
+            };
+            tokio::select! {
+                a = answer => a,
+                _ = cancel.cancelled() => None,
+            }
+        })
+        .ok()
+        .flatten()
+    }
+
+    fn prefixed(&self, text: &str) -> String {
+        format!("[{}] {text}", self.info.name)
+    }
+
+    /// `ctx.ui.confirm(question)`: false in print mode, on cancellation or without answer.
+    pub fn confirm(&self, question: &str) -> bool {
+        let (registrar, q) = (self.registrar.clone(), self.prefixed(question));
+        self.dialog(|| async move { Some(registrar.confirm(&q).await) }, None)
+            .unwrap_or(false)
+    }
+
+    /// `ctx.ui.select(title, options, {timeout_ms?})`: the chosen option, or `None`.
+    pub fn select(
+        &self,
+        title: &str,
+        options: &[String],
+        timeout: Option<Duration>,
+    ) -> Option<String> {
+        if options.is_empty() {
+            return None;
+        }
+        let mut question = self.prefixed(title);
+        for (i, o) in options.iter().enumerate() {
+            question.push_str(&format!("\n  {}. {o}", i + 1));
+        }
+        question.push_str(&format!("\nChoose 1-{} (Enter: none):", options.len()));
+        let registrar = self.registrar.clone();
+        let options = options.to_vec();
+        self.dialog(
+            || async move {
+                let mut q = question;
+                for _ in 0..SELECT_TRIES {
+                    let answer = registrar.ask(&q).await?;
+                    let answer = answer.trim();
+                    if answer.is_empty() {
+                        return None;
+                    }
+                    if let Some(chosen) = choice(answer, &options) {
+                        return Some(chosen);
+                    }
+                    q = format!("'{answer}' is not one of them; choose 1-{}:", options.len());
+                }
+                None
+            },
+            timeout,
+        )
+    }
+
+    /// `ctx.ui.input(prompt, {default?, timeout_ms?})`: the line typed (the default for an
+    /// empty one), the default when nobody can answer, `None` on timeout or cancellation.
+    pub fn input(
+        &self,
+        prompt: &str,
+        default: Option<String>,
+        timeout: Option<Duration>,
+    ) -> Option<String> {
+        let question = match &default {
+            Some(d) => self.prefixed(&format!("{prompt} [{d}]")),
+            None => self.prefixed(prompt),
+        };
+        let registrar = self.registrar.clone();
+        let fallback = default.clone();
+        let answered = self.dialog(
+            || async move {
+                match registrar.ask(&question).await {
+                    Some(line) if line.trim().is_empty() => Some(fallback),
+                    Some(line) => Some(Some(line.trim_end_matches(['\r', '\n']).to_string())),
+                    // Nobody can answer (print mode): the default.
+                    None => Some(fallback),
+                }
+            },
+            timeout,
+        );
+        answered.unwrap_or_default()
+    }
+
+    /// `ctx.ui.editor(initial)`: the text as the user saved it, or `None`.
+    pub fn editor(&self, initial: &str) -> Option<String> {
+        let (registrar, initial) = (self.registrar.clone(), initial.to_string());
+        self.dialog(|| async move { registrar.edit(&initial).await }, None)
+    }
+}
+
+/// The option an answer names: its number, or its text.
+fn choice(answer: &str, options: &[String]) -> Option<String> {
+    if let Ok(n) = answer.parse::<usize>() {
+        return options.get(n.checked_sub(1)?).cloned();
+    }
+    options.iter().find(|o| o.as_str() == answer).cloned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::choice;
+
+    #[test]
+    fn an_answer_names_an_option_by_number_or_text() {
+        let options = vec!["red".to_string(), "green".to_string()];
+        assert_eq!(choice("2", &options).as_deref(), Some("green"));
+        assert_eq!(choice("red", &options).as_deref(), Some("red"));
+        assert_eq!(choice("0", &options), None);
+        assert_eq!(choice("3", &options), None);
+        assert_eq!(choice("blue", &options), None);
+    }
+}

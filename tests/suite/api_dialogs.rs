@@ -1,0 +1,156 @@
+//! The dialogs and the screen of `ctx.ui` (issue 13, points 1 and 2), through the binary in
+//! Lua and Rhai: `select` (by number, by text, again after a wrong answer, nil on timeout),
+//! `input` (default, typed text), `editor` (a scripted `$EDITOR`, and one that fails), all of
+//! them nil / the default at once in print mode; `set_status` and `set_title` on a pipe and on
+//! a terminal.
+
+use std::time::{Duration, Instant};
+
+use super::ext_util::{install, quit, WAIT};
+use crate::common::{Mypi, TestDir};
+
+const LUA: &str = r#"
+api.command("pick", function(_, ctx)
+  return "picked " .. tostring(ctx.ui.select("Colour?", { "red", "green" }))
+end)
+api.command("pickfast", function(_, ctx)
+  return "fast " .. tostring(ctx.ui.select("Quick?", { "a", "b" }, { timeout_ms = 300 }))
+end)
+api.command("ask", function(_, ctx)
+  return "name " .. tostring(ctx.ui.input("Name?", { default = "anon" }))
+end)
+api.command("edit", function(_, ctx) return "edited " .. tostring(ctx.ui.editor("a draft")) end)
+api.command("busy", function(args, ctx)
+  ctx.ui.set_status("work", args ~= "" and args or nil)
+  return "ok"
+end)
+api.command("title", function(args, ctx) ctx.ui.set_title(args) return "titled" end)
+"#;
+
+const RHAI: &str = r#"
+api.command("pick", |args, ctx| `picked ${ctx.ui.select("Colour?", ["red", "green"])}`);
+api.command("pickfast", |args, ctx| `fast ${ctx.ui.select("Quick?", ["a", "b"], #{ timeout_ms: 300 })}`);
+api.command("ask", |args, ctx| `name ${ctx.ui.input("Name?", #{ "default": "anon" })}`);
+api.command("edit", |args, ctx| `edited ${ctx.ui.editor("a draft")}`);
+api.command("busy", |args, ctx| {
+  if args == "" { ctx.ui.set_status("work", ()); } else { ctx.ui.set_status("work", args); }
+  "ok"
+});
+api.command("title", |args, ctx| { ctx.ui.set_title(args); "titled" });
+"#;
+
+fn nil(file: &str) -> &'static str {
+    if file.ends_with(".lua") {
+        "nil"
+    } else {
+        ""
+    }
+}
+
+fn dialogs(file: &str, source: &str) {
+    let dir = TestDir::new();
+    install(&dir, file, source);
+    let editor = dir.write("ed.sh", "sed -i s/draft/final/ \"$1\"\n");
+    let mut m = Mypi::new(&dir)
+        .env("EDITOR", format!("sh {}", editor.display()))
+        .env_remove("VISUAL")
+        .args(["--provider", "faux", "--no-watch"])
+        .spawn();
+    m.send_line("/pick");
+    m.send_line("2");
+    m.wait_for_line("picked green", WAIT);
+    m.send_line("/pick");
+    m.send_line("blue");
+    m.send_line("red");
+    m.wait_for_line("picked red", WAIT);
+    let started = Instant::now();
+    m.send_line("/pickfast");
+    m.wait_for_line(&format!("fast {}", nil(file)), WAIT);
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // A line typed after the timeout is not taken as the answer: it is either dropped with
+    // a note (the line editor still held the question) or waits as the next prompt.
+    m.send_line("b");
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!m.stdout_so_far().contains("fast b"));
+    m.send_line("/ask");
+    m.send_line("Bob");
+    m.wait_for_line("name Bob", WAIT);
+    m.send_line("/edit");
+    m.wait_for_line("edited a final", WAIT);
+    m.send_line("/busy indexing");
+    m.wait_for_line("status: indexing", WAIT);
+    m.send_line("/busy");
+    m.wait_for_line("status cleared", WAIT);
+    quit(m);
+}
+
+#[test]
+fn lua_dialogs_on_the_repl() {
+    dialogs("d.lua", LUA);
+}
+
+#[test]
+fn rhai_dialogs_on_the_repl() {
+    dialogs("d.rhai", RHAI);
+}
+
+#[test]
+fn in_print_mode_dialogs_answer_at_once_and_the_screen_is_left_alone() {
+    for (file, source) in [("d.lua", LUA), ("d.rhai", RHAI)] {
+        let dir = TestDir::new();
+        install(&dir, file, source);
+        let run = |line: &str| {
+            let out = Mypi::new(&dir)
+                .env("EDITOR", "touch /nonexistent-dir/x")
+                .args(["--provider", "faux", "-p", line])
+                .run();
+            out.ok();
+            out.stdout.trim().to_string()
+        };
+        let started = Instant::now();
+        assert_eq!(run("/pick"), format!("picked {}", nil(file)).trim_end());
+        assert_eq!(run("/ask"), "name anon");
+        assert_eq!(run("/edit"), format!("edited {}", nil(file)).trim_end());
+        assert_eq!(run("/busy x"), "ok");
+        assert_eq!(run("/title t"), "titled");
+        assert!(started.elapsed() < Duration::from_secs(20));
+    }
+}
+
+#[test]
+fn a_failing_editor_gives_nil() {
+    let dir = TestDir::new();
+    install(&dir, "d.lua", LUA);
+    let mut m = Mypi::new(&dir)
+        .env("EDITOR", "false")
+        .env_remove("VISUAL")
+        .args(["--provider", "faux", "--no-watch"])
+        .spawn();
+    m.send_line("/edit");
+    m.wait_for_line("edited nil", WAIT);
+    quit(m);
+}
+
+#[test]
+fn on_a_terminal_the_status_shows_above_the_prompt_and_the_title_is_set() {
+    let dir = TestDir::new();
+    install(&dir, "d.lua", LUA);
+    let m = Mypi::new(&dir).args(["--provider", "faux", "--no-watch", "--no-session"]);
+    let mut pty = crate::common::pty::Pty::spawn(m.command());
+    let at = pty.wait_for("/help for commands", 0, WAIT);
+    let at = pty.wait_for("> ", at, WAIT);
+    pty.type_keys("/busy 3 todos\r");
+    let at = pty.wait_for("ok", at, WAIT);
+    // The next prompt comes with the status line right above it.
+    let at = pty.wait_for("3 todos\r\n", at, WAIT);
+    pty.wait_for("> ", at, WAIT);
+    pty.type_keys("/title my \u{7}project\r");
+    pty.wait_for("titled", at, WAIT);
+    assert!(
+        pty.screen().contains("\u{1b}]0;my project\u{7}"),
+        "{:?}",
+        pty.screen()
+    );
+    pty.type_keys("/quit\r");
+    pty.wait(WAIT);
+}
