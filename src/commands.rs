@@ -324,6 +324,10 @@ impl CommandTable {
             out.push_str(&line);
             out.push('\n');
         }
+        out.push_str(
+            "!cmd runs cmd in the shell and gives its output to the model with your next \
+             prompt; !!cmd only runs it.\n",
+        );
         out.push_str("Anything else is sent to the model.");
         out
     }
@@ -401,6 +405,11 @@ mod tests {
             assert!(help.contains(&format!("/{name} ")), "{help}");
         }
         assert!(help.contains("(also /exit, /q)"));
+        assert!(help.contains("\n!cmd runs cmd in the shell"), "{help}");
+        assert!(
+            help.ends_with("\nAnything else is sent to the model."),
+            "{help}"
+        );
         assert_eq!(t.lookup("exit").unwrap().name, "quit");
     }
 

@@ -44,4 +44,4 @@ pub fn run_ctx(cwd: &std::path::Path) -> std::sync::Arc<crate::run::RunContext> 
 pub const EVENTS: &str = "session_start, session_shutdown, input, before_agent_start, \
 turn_start, context, before_provider_request, message_update, message_end, tool_call, \
 tool_result, turn_end, agent_end, extension_loaded, session_before_compact, session_before_new, \
-session_before_resume, before_quit, model_select";
+session_before_resume, before_quit, model_select, user_shell";

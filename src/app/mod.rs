@@ -1,6 +1,7 @@
 //! Wiring: turns a [`Config`] into the registries, the provider and the agent, and handles one
-//! input line for any front end (slash command or prompt). Start-up does as little as it can:
-//! no network, no files beyond a resumed session, the session file created on first use.
+//! input line for any front end (slash command, shell escape `!cmd`, or prompt). Start-up
+//! does as little as it can: no network, no files beyond a resumed session, the session file
+//! created on first use.
 
 mod builtins;
 pub mod check;
@@ -13,6 +14,7 @@ mod models;
 mod requests;
 pub use requests::QuitSource;
 mod sessions;
+pub mod shell;
 pub mod types;
 pub mod ui;
 
@@ -102,6 +104,8 @@ pub struct App {
     pub models: Arc<std::sync::Mutex<Vec<String>>>,
     /// An extension asked mypi to leave (`ctx.shutdown()`) and nobody kept it open.
     pub quitting: bool,
+    /// What `!cmd` lines kept for the next prompt.
+    shell_context: shell::ShellContext,
 }
 
 /// A session `--continue` found: its slot, messages, whether it was resumed, and the provider
@@ -251,6 +255,7 @@ impl App {
             children,
             models,
             quitting: false,
+            shell_context: shell::ShellContext::default(),
         };
         if let Some((provider, model)) = last_model {
             app.restore_model(&provider, &model, &restore_notice);
@@ -397,7 +402,8 @@ impl App {
         self.extensions.context().set_session(ctx);
     }
 
-    /// Handles one line: a slash command, or a prompt for the model. Then writes the
+    /// Handles one line: a slash command, a shell escape (`!cmd`, `!!cmd`: see [`shell`]), or
+    /// a prompt for the model (with what `!cmd` kept before it). Then writes the
     /// session entries scripts added and carries out what they asked (their lines are
     /// notices).
     pub async fn handle_line(
@@ -427,6 +433,9 @@ impl App {
     ) -> Result<LineOutcome, AppError> {
         self.refresh_session();
         let ctx = self.run_context(cancel.clone());
+        if let Some((command, keep)) = shell::parse(line) {
+            return self.shell(command, keep, sink, &ctx).await;
+        }
         let Some((name, args)) = commands::parse_line(line) else {
             // `//text` sends `/text` (a prompt that starts with a slash).
             let text = match line.trim_start().strip_prefix("//") {
@@ -435,6 +444,7 @@ impl App {
             };
             let text = mentions::expand(&text, &self.config.cwd).map_err(AppError::Command)?;
             self.wait_for_mcp().await;
+            let text = self.shell_context.take_into(&text);
             let outcome = self
                 .agent
                 .prompt(&text, InputSource::User, sink, &ctx)
@@ -461,6 +471,7 @@ impl App {
                     .call(args, &ctx)
                     .await
                     .map_err(|e| AppError::Command(format!("/{}: {e}", command.name)))?;
+                let text = self.shell_context.take_into(&text);
                 let outcome = self
                     .agent
                     .prompt(&text, InputSource::User, sink, &ctx)

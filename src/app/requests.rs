@@ -58,7 +58,8 @@ impl App {
     }
 
     /// `/new` and `ctx.new_session()`: `session_before_new` may cancel; then the session
-    /// ends (`session_shutdown`) and a new one starts (`session_start`).
+    /// ends (`session_shutdown`) and a new one starts (`session_start`), without the shell
+    /// output `!cmd` kept.
     pub async fn new_session(&mut self) -> Result<String, AppError> {
         let event = HookEvent::SessionBeforeNew {
             session_id: self.agent.session_id().to_string(),
@@ -70,6 +71,8 @@ impl App {
         }
         self.emit_session(Reason::New, true).await;
         self.agent.reset(Self::pending_session(&self.config));
+        // What `!cmd` kept was for the conversation being left.
+        self.shell_context.clear();
         self.agent.show_context();
         self.emit_session(Reason::New, false).await;
         Ok("Started a new session.".to_string())

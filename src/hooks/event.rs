@@ -30,10 +30,11 @@ pub enum EventKind {
     SessionBeforeResume,
     BeforeQuit,
     ModelSelect,
+    UserShell,
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 19] = [
+    pub const ALL: [EventKind; 20] = [
         EventKind::SessionStart,
         EventKind::SessionShutdown,
         EventKind::Input,
@@ -53,6 +54,7 @@ impl EventKind {
         EventKind::SessionBeforeResume,
         EventKind::BeforeQuit,
         EventKind::ModelSelect,
+        EventKind::UserShell,
     ];
 
     pub fn name(self) -> &'static str {
@@ -76,6 +78,7 @@ impl EventKind {
             EventKind::SessionBeforeResume => "session_before_resume",
             EventKind::BeforeQuit => "before_quit",
             EventKind::ModelSelect => "model_select",
+            EventKind::UserShell => "user_shell",
         }
     }
 
@@ -220,6 +223,18 @@ pub enum HookEvent {
         /// `command`, `extension`, `resume`.
         source: String,
     },
+    /// The user typed `!cmd` (or `!!cmd`) and `command` is about to run in the shell: a
+    /// handler may block it, rewrite it, or give its output itself.
+    UserShell {
+        command: String,
+        /// `true` for `!cmd` (the output goes to the model with the next prompt), `false`
+        /// for `!!cmd`.
+        add_to_context: bool,
+        /// Set by a handler's `updated_output`: shown (and kept) instead of running the
+        /// command.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        output: Option<String>,
+    },
 }
 
 /// Why the conversation is compacted.
@@ -271,6 +286,7 @@ impl HookEvent {
             HookEvent::SessionBeforeResume { .. } => EventKind::SessionBeforeResume,
             HookEvent::BeforeQuit { .. } => EventKind::BeforeQuit,
             HookEvent::ModelSelect { .. } => EventKind::ModelSelect,
+            HookEvent::UserShell { .. } => EventKind::UserShell,
         }
     }
 

@@ -20,6 +20,10 @@ pub struct HookResult {
     pub updated_result: Option<String>,
     /// `session_before_compact`: the summary to use instead of the model's.
     pub summary: Option<String>,
+    /// `user_shell`: the command to run instead.
+    pub updated_command: Option<String>,
+    /// `user_shell`: the output to show instead of running the command.
+    pub updated_output: Option<String>,
 }
 
 /// The result fields each event honours.
@@ -36,6 +40,7 @@ fn honoured(kind: EventKind) -> &'static [&'static str] {
         EventKind::SessionBeforeNew | EventKind::SessionBeforeResume | EventKind::BeforeQuit => {
             &["cancel", "reason"]
         }
+        EventKind::UserShell => &["block", "reason", "updated_command", "updated_output"],
         _ => &[],
     }
 }
@@ -113,6 +118,17 @@ impl HookResult {
                     Some(s) => result.updated_result = Some(s.to_string()),
                     None => wrong("a string"),
                 },
+                "updated_command" => match v.as_str() {
+                    Some(s) if s.trim().is_empty() => problems.push(format!(
+                        "result field '{key}' is empty: there would be nothing to run; ignored"
+                    )),
+                    Some(s) => result.updated_command = Some(s.to_string()),
+                    None => wrong("a string"),
+                },
+                "updated_output" => match v.as_str() {
+                    Some(s) => result.updated_output = Some(s.to_string()),
+                    None => wrong("a string"),
+                },
                 "updated_args" => match v {
                     Value::Object(_) => result.updated_args = Some(v.clone()),
                     _ => wrong("a table"),
@@ -142,6 +158,8 @@ impl HookResult {
             || self.updated_args.is_some()
             || self.updated_result.is_some()
             || self.summary.is_some()
+            || self.updated_command.is_some()
+            || self.updated_output.is_some()
     }
 
     /// Rewrites the event with this result. Returns the block reason when it blocks.
@@ -180,6 +198,16 @@ impl HookResult {
             HookEvent::SessionBeforeCompact { summary, .. } => {
                 if let Some(s) = self.summary {
                     *summary = Some(s);
+                }
+            }
+            HookEvent::UserShell {
+                command, output, ..
+            } => {
+                if let Some(c) = self.updated_command {
+                    *command = c;
+                }
+                if let Some(o) = self.updated_output {
+                    *output = Some(o);
                 }
             }
             _ => {}

@@ -168,6 +168,48 @@ async fn wrong_result_types_are_reported_and_ignored() {
 }
 
 #[tokio::test]
+async fn user_shell_rewrites_chain_and_an_empty_command_is_refused() {
+    let (bus, notices) = bus();
+    bus.on(
+        EventKind::UserShell,
+        Owner::new("a", 1),
+        handler(|e| match e {
+            HookEvent::UserShell { command, .. } => Ok(Some(
+                json!({"updated_command": format!("{command} --short")}),
+            )),
+            _ => Ok(None),
+        }),
+    );
+    bus.on(
+        EventKind::UserShell,
+        Owner::new("b", 2),
+        handler(|_| {
+            Ok(Some(
+                json!({"updated_command": "  ", "updated_output": "canned"}),
+            ))
+        }),
+    );
+    let ev = HookEvent::UserShell {
+        command: "git status".into(),
+        add_to_context: false,
+        output: None,
+    };
+    let out = bus.emit(ev, &ctx()).await;
+    assert_eq!(
+        out.event,
+        HookEvent::UserShell {
+            command: "git status --short".into(),
+            add_to_context: false,
+            output: Some("canned".into()),
+        }
+    );
+    assert_eq!(out.blocked, None);
+    let n = notices.lock().unwrap();
+    assert_eq!(n.len(), 1, "{n:?}");
+    assert!(n[0].contains("'updated_command' is empty"), "{n:?}");
+}
+
+#[tokio::test]
 async fn remove_owner_removes_exactly_its_handlers() {
     let (bus, _) = bus();
     let a = Owner::new("a", 1);
@@ -327,6 +369,14 @@ fn event_payload_shapes_are_pinned() {
             },
             json!({"type":"model_select","provider":"p","model":"m2","previous_provider":"p",
                    "previous_model":"m1","source":"extension"}),
+        ),
+        (
+            HookEvent::UserShell {
+                command: "git status".into(),
+                add_to_context: true,
+                output: None,
+            },
+            json!({"type":"user_shell","command":"git status","add_to_context":true}),
         ),
     ];
     let mut covered = std::collections::BTreeSet::new();

@@ -5,8 +5,9 @@
 //! On a terminal ([`super::keys`]: nothing typed is echoed into the reply) Enter queues the
 //! line as a steering message (the model sees it after the tool calls under way, or it runs
 //! next), Alt+Enter as a follow-up (it runs when the agent is done), each shown as queued; a
-//! slash command waits and runs after the run. Off a terminal (a pipe, a script) every line
-//! waits and runs after, in order (a question asked later takes it as its answer).
+//! slash command or a shell escape (`!cmd`) waits and runs after the run. Off a terminal (a
+//! pipe, a script) every line waits and runs after, in order (a question asked later takes
+//! it as its answer).
 
 use std::future::Future;
 
@@ -96,7 +97,7 @@ pub async fn drive<T>(
                     let steer = input.on_terminal()
                         && !input.has_question()
                         && !line.trim().is_empty()
-                        && !line.trim_start().starts_with('/');
+                        && !line.trim_start().starts_with(['/', '!']);
                     if steer {
                         front.queue(line, Delivery::Steer);
                     } else {

@@ -53,8 +53,8 @@ pub async fn run_print(mut app: App) -> i32 {
         },
     }
     let prompt = match prompt {
-        // A slash command is not given the piped text.
-        Some(p) if p.trim_start().starts_with('/') => p,
+        // A slash command or a shell escape (`!cmd`) is not given the piped text.
+        Some(p) if p.trim_start().starts_with(['/', '!']) => p,
         Some(p) => piped::with_piped(&p, &piped),
         None => piped,
     };

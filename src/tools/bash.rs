@@ -3,6 +3,8 @@
 //! group is killed when the command ends (so no background job outlives it), times out, or the
 //! prompt is cancelled. The result is the output, cut in the middle when long, and a last line
 //! with the exit code (or why it was killed).
+//!
+//! [`run_shell`] is that runner on its own: the REPL's `!cmd` uses it with `sh`.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -17,6 +19,8 @@ use crate::text::truncate_middle;
 use futures_util::future::BoxFuture;
 
 const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+/// How long a command runs before it is killed, unless the call says otherwise.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(DEFAULT_TIMEOUT_MS);
 const MAX_TIMEOUT_MS: u64 = 600_000;
 
 const DESCRIPTION: &str = "\
@@ -89,17 +93,25 @@ impl Tool for BashTool {
                 .and_then(Value::as_u64)
                 .unwrap_or(DEFAULT_TIMEOUT_MS)
                 .clamp(1, MAX_TIMEOUT_MS);
-            run(command, Duration::from_millis(timeout_ms), &ctx).await
+            run_shell("bash", command, Duration::from_millis(timeout_ms), &ctx).await
         })
     }
 }
 
-/// Runs the command to completion, timeout or cancellation, and formats the result.
-async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> ToolOutput {
+/// Runs `SHELL -c COMMAND` in `ctx`'s working folder to completion, timeout or `ctx`'s
+/// cancellation, and formats the result: the output (merged, cut in the middle to
+/// [`MAX_OUTPUT_BYTES`]) and a last status line (`exit code: N`, `cancelled`, ...); an error
+/// unless it exited with 0.
+pub async fn run_shell(
+    shell: &str,
+    command: &str,
+    timeout: Duration,
+    ctx: &ToolContext,
+) -> ToolOutput {
     if ctx.cancel.is_cancelled() {
         return ToolOutput::error("cancelled");
     }
-    let mut cmd = Command::new("bash");
+    let mut cmd = Command::new(shell);
     cmd.arg("-c")
         .arg(command)
         .current_dir(&ctx.cwd)
@@ -112,7 +124,7 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> ToolOutput 
         Ok(spawned) => spawned,
         Err(e) => {
             return ToolOutput::error(format!(
-                "could not start bash in {}: {e}",
+                "could not start {shell} in {}: {e}",
                 ctx.cwd.display()
             ))
         }
@@ -130,7 +142,7 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> ToolOutput 
     if let Some(task) = watcher {
         task.abort();
     }
-    finish(Bounded::take(&sink), end, timeout)
+    finish(Bounded::take(&sink), end, timeout, shell)
 }
 
 /// How often the output of a running command is passed on as progress, at most.
@@ -197,7 +209,7 @@ fn output_text(collected: Bounded) -> String {
 }
 
 /// The output followed by the status line.
-fn finish(collected: Bounded, end: End, timeout: Duration) -> ToolOutput {
+fn finish(collected: Bounded, end: End, timeout: Duration, shell: &str) -> ToolOutput {
     let mut text = output_text(collected);
     let (status, is_error) = match end {
         End::Exited(Ok(status)) => match status.code() {
@@ -208,7 +220,7 @@ fn finish(collected: Bounded, end: End, timeout: Duration) -> ToolOutput {
                 (format!("killed by signal {signal}"), true)
             }
         },
-        End::Exited(Err(e)) => (format!("could not wait for bash: {e}"), true),
+        End::Exited(Err(e)) => (format!("could not wait for {shell}: {e}"), true),
         End::TimedOut => (
             format!("killed after {} s (timeout)", timeout.as_secs_f64()),
             true,

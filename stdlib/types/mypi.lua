@@ -36,6 +36,7 @@
 ---| "session_before_resume"
 ---| "before_quit"
 ---| "model_select"
+---| "user_shell"
 
 ---@alias mypi.Mode "repl"|"print"|"json"
 
@@ -303,6 +304,14 @@ function Ctx.progress(message) end
 ---@field previous_model string
 ---@field source "command"|"extension"|"resume" `/model`, `api.set_model`, a resumed session's model
 
+---The user typed `!cmd` or `!!cmd` on the REPL (or `mypi -p '!cmd'`): the command is about to
+---run with `sh -c` in the working folder.
+---@class mypi.UserShellEvent
+---@field type "user_shell"
+---@field command string the command, as rewritten by earlier handlers
+---@field add_to_context boolean `true` for `!cmd` (its output goes to the model with the next prompt), `false` for `!!cmd`
+---@field output? string set when an earlier handler gave the output (`updated_output`)
+
 -------------------------------------------------------------------------------------------
 -- Result tables. Return nil to only observe. Other fields are reported and ignored.
 -------------------------------------------------------------------------------------------
@@ -337,6 +346,12 @@ function Ctx.progress(message) end
 ---@field cancel? boolean keep the conversation as it is
 ---@field reason? string why (shown to the user)
 ---@field summary? string your summary of the older messages, used instead of the model's
+
+---@class mypi.UserShellResult
+---@field block? boolean do not run the command; the user sees "the command was not run: <reason>"
+---@field reason? string
+---@field updated_command? string the command to run instead (the output is attributed to it)
+---@field updated_output? string the output to show (and keep for `!cmd`) instead of running the command
 
 ---What `session_before_new`, `session_before_resume` and `before_quit` handlers may return.
 ---@class mypi.CancelResult
@@ -441,6 +456,7 @@ function api.watch(path, handler) end
 ---@overload fun(event: "agent_end", handler: fun(e: mypi.AgentEndEvent, ctx: mypi.Ctx)): mypi.Handle
 ---@overload fun(event: "extension_loaded", handler: fun(e: mypi.ExtensionLoadedEvent, ctx: mypi.Ctx)): mypi.Handle
 ---@overload fun(event: "session_before_compact", handler: fun(e: mypi.SessionBeforeCompactEvent, ctx: mypi.Ctx): mypi.SessionBeforeCompactResult|nil): mypi.Handle
+---@overload fun(event: "user_shell", handler: fun(e: mypi.UserShellEvent, ctx: mypi.Ctx): mypi.UserShellResult|nil): mypi.Handle
 ---@param event mypi.EventName an unknown name raises an error listing the events
 ---@param handler fun(e: table, ctx: mypi.Ctx): table|nil
 ---@return mypi.Handle

@@ -45,6 +45,7 @@ mod session_find;
 mod session_format;
 mod session_safety;
 mod sessions;
+mod shell_escape;
 mod streaming;
 mod subagent_tool;
 mod subagents;

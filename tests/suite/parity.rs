@@ -54,7 +54,8 @@ const LOAD_ERRORS: &[(&str, &str, &str, &str)] = &[
         "api.on: unknown event 'nope'; the events are: session_start, session_shutdown, input, \
          before_agent_start, turn_start, context, before_provider_request, message_update, \
          message_end, tool_call, tool_result, turn_end, agent_end, extension_loaded, \
-         session_before_compact, session_before_new, session_before_resume, before_quit, model_select",
+         session_before_compact, session_before_new, session_before_resume, before_quit, model_select, \
+         user_shell",
     ),
     (
         "handler not a function",
