@@ -95,6 +95,8 @@ pub struct Control {
     pending: Mutex<Vec<Pending>>,
     status: Mutex<BTreeMap<String, String>>,
     screen: RwLock<Option<Arc<dyn Screen>>>,
+    /// Providers extensions registered (`api.provider`), with the extension's name.
+    providers: Mutex<Vec<(String, crate::settings::NamedProvider)>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -305,6 +307,26 @@ impl Control {
             return None;
         }
         Some(status.values().cloned().collect::<Vec<_>>().join(" · "))
+    }
+
+    /// `api.provider{...}` of extension `owner`: replaces one of the same name.
+    pub fn add_provider(&self, owner: &str, provider: crate::settings::NamedProvider) {
+        let mut all = lock(&self.providers);
+        all.retain(|(_, p)| p.name != provider.name);
+        all.push((owner.to_string(), provider));
+    }
+
+    /// Forgets the providers of extension `owner` (it was unloaded).
+    pub fn remove_providers(&self, owner: &str) {
+        lock(&self.providers).retain(|(o, _)| o != owner);
+    }
+
+    /// The providers extensions registered, in order.
+    pub fn providers(&self) -> Vec<crate::settings::NamedProvider> {
+        lock(&self.providers)
+            .iter()
+            .map(|(_, p)| p.clone())
+            .collect()
     }
 
     /// `ctx.ui.set_title(text)`.

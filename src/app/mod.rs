@@ -431,6 +431,7 @@ impl App {
         sink: &dyn EventSink,
         cancel: &CancellationToken,
     ) -> Result<LineOutcome, AppError> {
+        self.sync_providers();
         self.refresh_session();
         let ctx = self.run_context(cancel.clone());
         if let Some((command, keep)) = shell::parse(line) {

@@ -80,6 +80,40 @@ pub fn prices_for(config: &Config) -> Option<(f64, f64)> {
 }
 
 impl App {
+    /// Brings the providers extensions registered (`api.provider`) into the configuration's
+    /// list, where `/model` and switching look.
+    pub(super) fn sync_providers(&mut self) {
+        let registered = self.extensions.context().control.providers();
+        let providers = &mut self.config.files.providers;
+        providers.retain(|p| !p.source.starts_with("extension "));
+        providers.extend(registered);
+    }
+
+    /// `--provider NAME` that no configuration knows: once the extensions have loaded, the
+    /// one an extension registered, or the error it would have been at start.
+    pub fn resolve_pending_provider(&mut self) -> Result<(), AppError> {
+        if !self.config.provider_pending {
+            return Ok(());
+        }
+        self.sync_providers();
+        let name = self.config.provider_name.clone();
+        let (_, configured) = pick::named_provider(&name, &self.config.files)?;
+        let model = match configured.as_ref().and_then(|p| p.models.first()) {
+            _ if !self.config.model.is_empty() => self.config.model.clone(),
+            Some(m) => m.name.clone(),
+            None => {
+                return Err(AppError::Usage(format!(
+                    "the provider {name} lists no models: pass --model NAME"
+                )))
+            }
+        };
+        // Reached as `name`, not as the stand-in it has now.
+        self.config.provider_name = String::from("faux");
+        self.switch_model(&name, &model)?;
+        self.config.provider_pending = false;
+        Ok(())
+    }
+
     /// `/model [NAME | PROVIDER/NAME]`.
     pub(super) fn model_command(&mut self, args: &str) -> Result<String, AppError> {
         let spec = args.trim();

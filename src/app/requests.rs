@@ -129,6 +129,7 @@ impl App {
                     String::new()
                 }),
                 Request::SetModel { model, provider } => {
+                    self.sync_providers();
                     let provider = provider.unwrap_or_else(|| self.config.provider_name.clone());
                     let previous = (self.config.provider_name.clone(), self.config.model.clone());
                     match self.switch_model(&provider, &model) {

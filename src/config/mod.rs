@@ -140,6 +140,9 @@ pub struct Config {
     pub sessions: PathBuf,
     /// `--model` or `--provider` was given: a resumed session does not switch back to its own.
     pub model_from_flag: bool,
+    /// `--provider` (or `provider`) names a provider no configuration knows: an extension
+    /// may register it (`api.provider`); until they have loaded, the faux model stands in.
+    pub provider_pending: bool,
     pub model: String,
     pub base_url: Option<String>,
     pub api_key: Option<String>,
@@ -207,7 +210,7 @@ impl Config {
         cli.no_watch |= !on("MYPI_WATCH");
         cli.no_mcp |= !on("MYPI_MCP");
         let cli = &cli;
-        let picked = pick_provider(cli, &var, &files)?;
+        let picked = pick_provider(cli, &var, &files, !cli.no_extensions)?;
         let (provider, fell_back_to_faux, api_key, base_url) = (
             picked.kind,
             picked.fell_back,
@@ -219,7 +222,11 @@ impl Config {
             .clone()
             .or_else(|| var("MYPI_MODEL"))
             .or(picked.first_model)
-            .unwrap_or_else(|| provider.default_model().to_string());
+            // A provider an extension registers gives its own default once it has.
+            .unwrap_or_else(|| match picked.pending {
+                true => String::new(),
+                false => provider.default_model().to_string(),
+            });
         let mode = match &cli.print {
             None => Mode::Repl,
             Some(p) if p.is_empty() => Mode::Print {
@@ -292,6 +299,7 @@ impl Config {
             builtin_extensions: !cli.no_extensions && !cli.no_builtin_extensions,
             log: var("MYPI_LOG").is_some_and(|v| v != "0"),
             provider_name: picked.name,
+            provider_pending: picked.pending,
             files,
             model_from_flag: cli.model.is_some() || cli.provider.is_some(),
             ext_budget,

@@ -14,6 +14,8 @@ pub(super) struct Picked {
     pub(super) base_url: Option<String>,
     /// A configured provider's first model (its default).
     pub(super) first_model: Option<String>,
+    /// The name is unknown here: an extension may register it (see `Config`).
+    pub(super) pending: bool,
 }
 
 /// Reads the configuration files: the user's, and the project's when the folder is trusted
@@ -44,13 +46,26 @@ pub(super) fn pick_provider(
     cli: &Overrides,
     var: &dyn Fn(&str) -> Option<String>,
     files: &crate::settings::Files,
+    extensions: bool,
 ) -> Result<Picked, ConfigError> {
     let named = cli.provider.clone().or_else(|| var("MYPI_PROVIDER"));
     let (kind, configured, fell_back) = match named.as_deref() {
-        Some(name) => {
-            let (kind, configured) = named_provider(name, files)?;
-            (kind, configured, false)
-        }
+        Some(name) => match named_provider(name, files) {
+            Ok((kind, configured)) => (kind, configured, false),
+            // An extension may register it once loaded.
+            Err(ConfigError::UnknownProvider { .. }) if extensions => {
+                return Ok(Picked {
+                    kind: ProviderKind::Faux,
+                    name: name.to_string(),
+                    fell_back: false,
+                    api_key: None,
+                    base_url: None,
+                    first_model: None,
+                    pending: true,
+                })
+            }
+            Err(e) => return Err(e),
+        },
         None if var("OPENAI_API_KEY").is_some() || var("OPENAI_BASE_URL").is_some() => {
             (ProviderKind::OpenAi, None, false)
         }
@@ -85,6 +100,7 @@ pub(super) fn pick_provider(
         api_key,
         base_url,
         first_model: configured.and_then(|p| p.models.first().map(|m| m.name.clone())),
+        pending: false,
     })
 }
 

@@ -368,6 +368,7 @@ impl ExtensionHost {
         self.ctx
             .control
             .clear_status(&format!("{}\u{0}", old.info.name));
+        self.ctx.control.remove_providers(&old.info.name);
         Some(format!("unloaded {}", short_path(&old.info)))
     }
 

@@ -12,6 +12,7 @@ mod agents;
 mod args;
 mod call;
 mod host;
+mod providers;
 
 use serde_json::{json, Value as Json};
 
@@ -134,6 +135,14 @@ const TOOL_FIELDS: &[Field] = &[
 ];
 const SEND_FIELDS: &[Field] = &[opt("deliver_as", Ty::Str)];
 const TIMER_FIELDS: &[Field] = &[opt("repeat", Ty::Bool)];
+const MODEL_FIELDS: &[Field] = &[opt("provider", Ty::Str)];
+const PROVIDER_FIELDS: &[Field] = &[
+    req("name", Ty::Str),
+    req("api", Ty::Str),
+    opt("base_url", Ty::Str),
+    opt("api_key_env", Ty::Str),
+    opt("models", Ty::Table),
+];
 const SELECT_FIELDS: &[Field] = &[opt("timeout_ms", Ty::Int)];
 const INPUT_FIELDS: &[Field] = &[opt("default", Ty::Str), opt("timeout_ms", Ty::Int)];
 const EXEC_FIELDS: &[Field] = &[opt("timeout_ms", Ty::Int), opt("cwd", Ty::Str)];
@@ -361,6 +370,21 @@ pub const MEMBERS: &[Member] = &[
         "emit",
         &[req("name", Ty::Str), opt("data", Ty::Any)],
         "send an event to the extensions that handle it (without waiting)",
+    ),
+    function(
+        Object::Api,
+        "set_model",
+        &[
+            req("model", Ty::Str),
+            opt("options", Ty::Record(MODEL_FIELDS)),
+        ],
+        "switch the model (and provider) once the call has ended",
+    ),
+    function(
+        Object::Api,
+        "provider",
+        &[req("definition", Ty::Record(PROVIDER_FIELDS))],
+        "register a provider for /model and --provider",
     ),
     data(Object::Api, "state", "plain data kept across hot reloads"),
     data(Object::Api, "extension", "{name, path, language}"),

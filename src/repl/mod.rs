@@ -84,6 +84,11 @@ pub async fn run_print(mut app: App) -> i32 {
             ));
         }
     }
+    if let Err(e) = app.resolve_pending_provider() {
+        stderr_line(&format!("mypi: {e}"));
+        app.shutdown().await;
+        return e.exit_code();
+    }
     app.start().await;
     let cancel = app.ui.new_prompt();
     let sink: &dyn crate::agent::EventSink = if json { &JsonSink } else { &PrintSink };
@@ -190,6 +195,18 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
     app.start_mcp();
     for s in app.load_extensions().await {
         printer.line(&format!("  ext {}", s.line()));
+    }
+    let pending = app.config.provider_pending;
+    if let Err(e) = app.resolve_pending_provider() {
+        stderr_line(&format!("mypi: {e}"));
+        app.shutdown().await;
+        return e.exit_code();
+    }
+    if pending {
+        printer.line(&format!(
+            "Model: {} ({}, from an extension)",
+            app.config.model, app.config.provider_name
+        ));
     }
     if let Some(problem) = app.watch_extensions() {
         printer.line(&format!("! {problem}"));

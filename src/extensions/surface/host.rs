@@ -87,6 +87,22 @@ pub(super) fn call(
             nil(host.tools.set_only(names))
         }
         (Object::Api, "commands") => Ok(Ret::Data(commands(&host.commands))),
+        (Object::Api, "set_model") => {
+            let model = text(args.take("model"));
+            if model.trim().is_empty() || model.len() > MAX_NAME_BYTES {
+                return Err(format!("the model must be 1 to {MAX_NAME_BYTES} bytes"));
+            }
+            let provider = match record_field(args.take("options"), "provider") {
+                Some(p @ (Arg::Str(_) | Arg::Int(_) | Arg::Num(_))) => Some(text(p)),
+                _ => None,
+            };
+            nil(control.request(Request::SetModel { model, provider }))
+        }
+        (Object::Api, "provider") => {
+            let provider = super::providers::from_arg(args.take("definition"), &link.info.name)?;
+            control.add_provider(&link.info.name, provider);
+            Ok(Ret::Nil)
+        }
         (Object::Api, "timer") => {
             let ms = match args.take("ms") {
                 Arg::Int(i) => i,
