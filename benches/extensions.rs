@@ -78,6 +78,9 @@ impl Registrar for NullRegistrar {
     fn cwd(&self) -> PathBuf {
         self.0.clone()
     }
+    fn host(&self) -> Arc<HostContext> {
+        context(&self.0)
+    }
 }
 
 fn event() -> HookEvent {

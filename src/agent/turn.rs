@@ -14,7 +14,8 @@ use crate::providers::{
 };
 use crate::run::RunContext;
 
-/// What streaming one reply produced.
+/// What streaming one reply produced (one per turn, moved once: its size does not matter).
+#[allow(clippy::large_enum_variant)]
 enum Reply {
     Message(Message, Usage),
     /// A `message_update` handler cut the stream: its reason.
