@@ -1,8 +1,8 @@
 //! [`HostRegistrar`]: the host side of one extension's script API. It puts the extension's
-//! handlers, tools and commands into the Rust registries as proxies that call back into its
-//! worker (see `proxies.rs`), staging them while the script's top level runs so that a version
-//! appears (and a reloaded one replaces the old) all at once, or not at all; and it carries out
-//! the extension's queue pushes, notices and questions to the user.
+//! handlers, tools, commands and renderers into the Rust registries as proxies that call back
+//! into its worker (see `proxies.rs`), staging them while the script's top level runs so that
+//! a version appears (and a reloaded one replaces the old) all at once, or not at all; and it
+//! carries out the extension's queue pushes, notices and questions to the user.
 
 /// The longest line a script can show the user (`api.log`, `api.notify`, a confirm
 /// question); longer text is cut in the middle.
@@ -16,7 +16,7 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 
 use super::api::{CallbackId, ToolDef};
-use super::proxies::{CommandProxy, HookProxy, ToolProxy};
+use super::proxies::{CommandProxy, HookProxy, RendererProxy, ToolProxy};
 use super::registrar::Registrar;
 use super::services::HostContext;
 use super::worker::Worker;
@@ -25,6 +25,7 @@ use crate::commands::CommandHandler;
 use crate::hooks::{EventKind, HookHandler};
 use crate::owner::{next_id, Handle, Owner, Unregister};
 use crate::protocol::ToolSpec;
+use crate::renderers::Renderer;
 use crate::tools::Tool;
 
 /// A registration made while the script's top level runs, committed when it succeeds.
@@ -32,6 +33,7 @@ enum Staged {
     Hook(u64, EventKind, Owner, Arc<dyn HookHandler>),
     Tool(u64, Owner, Arc<dyn Tool>),
     Command(u64, Owner, String, String, Arc<dyn CommandHandler>),
+    Renderer(u64, Owner, String, Arc<dyn Renderer>),
 }
 
 /// One extension's registrar. While loading, registrations are staged so that a version
@@ -110,6 +112,11 @@ impl HostRegistrar {
                     (ctx.notice)(n);
                 }
             }
+            Staged::Renderer(id, owner, tool, r) => {
+                if let Some(n) = ctx.renderers.register_with_id(id, owner, &tool, r).notice {
+                    (ctx.notice)(n);
+                }
+            }
         }
     }
 
@@ -121,6 +128,10 @@ impl HostRegistrar {
             Staged::Command(id, ..) => (
                 *id,
                 Arc::downgrade(&self.ctx.commands) as Weak<dyn Unregister>,
+            ),
+            Staged::Renderer(id, ..) => (
+                *id,
+                Arc::downgrade(&self.ctx.renderers) as Weak<dyn Unregister>,
             ),
         };
         if let Err(item) = self.stage(item) {
@@ -188,6 +199,26 @@ impl Registrar for HostRegistrar {
             owner.clone(),
             name.to_string(),
             description.to_string(),
+            Arc::new(proxy),
+        )))
+    }
+
+    fn renderer(
+        &self,
+        owner: &Owner,
+        tool: &str,
+        call: Option<CallbackId>,
+        result: Option<CallbackId>,
+    ) -> Result<Handle, String> {
+        let proxy = RendererProxy {
+            worker: self.worker()?,
+            call,
+            result,
+        };
+        Ok(self.register(Staged::Renderer(
+            next_id(),
+            owner.clone(),
+            tool.to_string(),
             Arc::new(proxy),
         )))
     }
@@ -290,7 +321,10 @@ impl Registrar for HostRegistrar {
         };
         let before = list.len();
         list.retain(|item| match item {
-            Staged::Hook(i, ..) | Staged::Tool(i, ..) | Staged::Command(i, ..) => *i != id,
+            Staged::Hook(i, ..)
+            | Staged::Tool(i, ..)
+            | Staged::Command(i, ..)
+            | Staged::Renderer(i, ..) => *i != id,
         });
         before != list.len()
     }
