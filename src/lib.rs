@@ -9,7 +9,8 @@
 //!   what child agents are asked for ([`agent::child`]).
 //! - [`hooks`]: typed events, results, the chaining rules and the bus that applies them.
 //! - [`tools`]: the tool trait, the registry and the built-in tools.
-//! - [`commands`]: the slash-command table.
+//! - [`commands`]: the slash-command table; [`renderers`]: how the REPL shows a tool's lines
+//!   when a script renders them.
 //! - [`providers`]: OpenAI-compatible, Anthropic and faux models behind one trait; [`http`]:
 //!   the one HTTP client they (and later MCP) share.
 //! - [`extensions`]: Lua and Rhai scripts (see below).
@@ -80,6 +81,7 @@ pub mod owner;
 pub mod process;
 pub mod protocol;
 pub mod providers;
+pub mod renderers;
 pub mod repl;
 pub mod run;
 pub mod settings;

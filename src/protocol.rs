@@ -289,6 +289,10 @@ pub enum AgentEvent {
         id: String,
         name: String,
         arguments: Value,
+        /// The REPL's call line from the tool's renderer (`api.renderer`), when it gave one;
+        /// never in JSON (see `renderers.rs`).
+        #[serde(skip)]
+        rendered: Option<String>,
     },
     /// A running tool call's progress: `output` is its output so far as it arrives (`bash`),
     /// `progress` a message about it (MCP progress, a script tool's `ctx.progress`).
@@ -307,6 +311,10 @@ pub enum AgentEvent {
         /// A script tool's `details`, when it gave some.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         details: Option<serde_json::Value>,
+        /// The REPL's result lines from the tool's renderer, when it gave them; never in
+        /// JSON.
+        #[serde(skip)]
+        rendered: Option<String>,
     },
     /// The turn's tool results are stored; `usage` is this turn's model request.
     TurnEnd { turn: u32, usage: Usage },
@@ -411,6 +419,7 @@ mod tests {
                     id: "a".into(),
                     name: "bash".into(),
                     arguments: json!({"command":"ls"}),
+                    rendered: Some("not in JSON".into()),
                 },
                 json!({"type":"tool_call","id":"a","name":"bash","arguments":{"command":"ls"}}),
             ),
@@ -430,6 +439,7 @@ mod tests {
                     content: "ok".into(),
                     is_error: false,
                     details: None,
+                    rendered: None,
                 },
                 json!({"type":"tool_result","id":"a","name":"bash","content":"ok","is_error":false}),
             ),

@@ -3,7 +3,8 @@
 //! (consecutive parallel-safe calls together, the others one at a time). As each call
 //! finishes, its result goes through the `tool_result` hook and is stored in the session at
 //! once, so a process killed while later calls run keeps the results that were done. The
-//! conversation gets the results in call order when the batch is over.
+//! conversation gets the results in call order when the batch is over. In the REPL, a tool's
+//! renderer (see `renderers.rs`) is asked for its lines before each event goes out.
 
 use std::sync::Arc;
 
@@ -15,6 +16,7 @@ use super::session::SessionError;
 use super::{Agent, AgentError, EventSink};
 use crate::hooks::{CallAbout, EventKind, HookEvent};
 use crate::protocol::{AgentEvent, Message, ToolCall, ToolOutput};
+use crate::renderers::Rendered;
 use crate::run::RunContext;
 use crate::text::truncate_middle;
 use crate::tools::{ToolEntry, MAX_OUTPUT_BYTES};
@@ -54,10 +56,15 @@ impl Agent {
         let mut args = Vec::with_capacity(calls.len());
         for call in calls {
             let (p, final_args) = self.prepare(call, ctx).await;
+            let rendered = match &self.renderers {
+                Some(r) => r.call_line(&call.name, &final_args, ctx).await,
+                None => Rendered::default(),
+            };
             sink.emit(AgentEvent::ToolCall {
                 id: call.id.clone(),
                 name: call.name.clone(),
                 arguments: final_args.clone(),
+                rendered: shown(rendered, sink),
             });
             prepared.push(p);
             args.push(final_args);
@@ -137,12 +144,21 @@ impl Agent {
         let call = &batch.calls[index];
         let args = std::mem::take(&mut batch.args[index]);
         let output = self.after(call, args, output, batch.ctx).await;
+        let rendered = match &self.renderers {
+            Some(r) => {
+                let (content, details) = (&output.content, output.details.as_ref());
+                r.result_lines(&call.name, content, details, output.is_error, batch.ctx)
+                    .await
+            }
+            None => Rendered::default(),
+        };
         batch.sink.emit(AgentEvent::ToolResult {
             id: call.id.clone(),
             name: call.name.clone(),
             content: output.content.clone(),
             is_error: output.is_error,
             details: output.details.clone(),
+            rendered: shown(rendered, batch.sink),
         });
         let result = Message::tool_result(call, &output);
         if let Some(ctx) = batch.call_ctxs[index].take() {
@@ -266,6 +282,15 @@ impl Agent {
         }
         output
     }
+}
+
+/// A renderer's text for an event; its failure notice goes out first (before the line it
+/// failed to render, which is then the default one).
+fn shown(rendered: Rendered, sink: &dyn EventSink) -> Option<String> {
+    if let Some(message) = rendered.notice {
+        sink.emit(AgentEvent::Notice { message });
+    }
+    rendered.text
 }
 
 /// A progress report as a `tool_update` event, for a call still running (never after its

@@ -90,6 +90,9 @@ pub struct Agent {
     last_context: Option<(u64, usize)>,
     /// What scripts read of the user's agent and the entries they add (`None` in a child).
     pub control: Option<Arc<crate::control::Control>>,
+    /// How the REPL shows tool lines scripts render (`None` in a child, whose tool lines
+    /// are notices).
+    pub renderers: Option<Arc<crate::renderers::RendererRegistry>>,
 }
 
 impl Agent {
@@ -111,6 +114,7 @@ impl Agent {
             prices: None,
             last_context: None,
             control: None,
+            renderers: None,
         }
     }
 

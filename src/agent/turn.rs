@@ -14,7 +14,7 @@ use crate::providers::{
 };
 use crate::run::RunContext;
 
-/// What streaming one reply produced.
+/// What streaming one reply produced (one per turn, moved once: its size does not matter).
 enum Reply {
     Message(Box<Message>, Usage),
     /// A `message_update` handler cut the stream: its reason.

@@ -204,10 +204,13 @@ impl App {
         let control = crate::control::Control::new();
         control.set_system_prompt(&system_prompt);
         agent.control = Some(control.clone());
+        let renderers = crate::renderers::RendererRegistry::new();
+        agent.renderers = Some(renderers.clone());
         let host = HostContext {
             hooks: hooks.clone(),
             tools: tools.clone(),
             commands: commands.clone(),
+            renderers,
             queues: queues.clone(),
             notice: notice.clone(),
             cwd: config.cwd.clone(),

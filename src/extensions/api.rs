@@ -292,6 +292,17 @@ impl ApiLink {
         Ok(self.keep(handle))
     }
 
+    /// `api.renderer(tool, {call?, result?})`.
+    pub fn renderer(
+        &self,
+        tool: &str,
+        call: Option<CallbackId>,
+        result: Option<CallbackId>,
+    ) -> Result<u64, String> {
+        let handle = self.registrar.renderer(&self.owner, tool, call, result)?;
+        Ok(self.keep(handle))
+    }
+
     /// `handle:remove()`: false when it was already removed.
     pub fn remove(&self, id: u64) -> bool {
         let mut handles = self.handles.lock().unwrap_or_else(|p| p.into_inner());

@@ -27,6 +27,9 @@ pub struct Summary {
     pub tools: Vec<String>,
     pub commands: Vec<String>,
     pub handlers: usize,
+    /// The tools whose REPL lines it renders (`api.renderer`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub renderers: Vec<String>,
     /// Set when the extension failed to load (or is busy / disabled).
     pub error: Option<String>,
 }
@@ -59,6 +62,9 @@ impl Summary {
             if !self.commands.is_empty() {
                 let c: Vec<String> = self.commands.iter().map(|c| format!("/{c}")).collect();
                 line.push_str(&format!(" — commands {}", c.join(", ")));
+            }
+            if !self.renderers.is_empty() {
+                line.push_str(&format!(" — renders {}", self.renderers.join(", ")));
             }
             return line;
         };
@@ -392,6 +398,7 @@ impl ExtensionHost {
         self.ctx.tools.remove_owner(owner);
         self.ctx.commands.remove_owner(owner);
         self.ctx.background.remove_owner(owner);
+        self.ctx.renderers.remove_owner(owner);
     }
 
     fn summary(&self, l: &Loaded) -> Summary {
@@ -414,6 +421,7 @@ impl ExtensionHost {
             tools: tools.map(|e| e.spec().name.clone()).collect(),
             commands: commands.map(|c| c.name.clone()).collect(),
             handlers: self.ctx.hooks.count_owner(&l.owner),
+            renderers: self.ctx.renderers.tools_of(&l.owner),
             error,
         }
     }

@@ -1,7 +1,7 @@
-//! Script handlers, tools and commands as entries of the Rust registries. Each proxy holds the
-//! extension's worker and the script callback, and turns a registry call into a job on the
-//! worker with the calling run's context. Handlers of one extension for one event run as one
-//! chain in one job ([`HandlerGroup`]).
+//! Script handlers, tools, commands and renderers as entries of the Rust registries. Each proxy
+//! holds the extension's worker and the script callback, and turns a registry call into a job
+//! on the worker with the calling run's context. Handlers of one extension for one event run
+//! as one chain in one job ([`HandlerGroup`]).
 //!
 //! A run records the workers waiting up its chain (a handler or tool that started a child
 //! agent and blocks until it ends). Such a worker is never re-entered: its handlers are skipped
@@ -19,6 +19,7 @@ use crate::commands::{CommandError, CommandHandler};
 use crate::hooks::{Emitted, HandlerGroup, HookError, HookEvent, HookHandler, NoticeFn};
 use crate::owner::Owner;
 use crate::protocol::{ToolOutput, ToolSpec};
+use crate::renderers::{RenderFuture, Renderer};
 use crate::run::RunContext;
 use crate::tools::{Tool, ToolContext};
 
@@ -188,5 +189,73 @@ impl CommandHandler for CommandProxy {
                 Err(e) => Err(CommandError(e.message)),
             }
         })
+    }
+}
+
+/// `api.renderer(tool, {call, result})`: each function present renders its line.
+pub(super) struct RendererProxy {
+    pub worker: Arc<Worker>,
+    pub call: Option<CallbackId>,
+    pub result: Option<CallbackId>,
+}
+
+impl RendererProxy {
+    /// Calls the renderer's `which` function `cb`: its string, nil for the default, or why
+    /// not. A worker waiting up the chain is not asked (the default, quietly).
+    fn ask(
+        &self,
+        which: &'static str,
+        cb: CallbackId,
+        args: Vec<Value>,
+        ctx: &Arc<RunContext>,
+    ) -> RenderFuture {
+        let (worker, ctx) = (self.worker.clone(), ctx.clone());
+        Box::pin(async move {
+            if ctx.is_waiting(worker.id) {
+                return Ok(None);
+            }
+            match worker.call(cb, args, ctx, worker.limits.budget).await {
+                Ok(Value::String(s)) => Ok(Some(s)),
+                Ok(Value::Null) => Ok(None),
+                Ok(other) => Err(format!(
+                    "{}: its {which} function returned {}, not a string or nil",
+                    worker.path(),
+                    kind_of(&other)
+                )),
+                Err(e) => Err(e.message),
+            }
+        })
+    }
+}
+
+impl Renderer for RendererProxy {
+    fn call(&self, args: &Value, ctx: &Arc<RunContext>) -> Option<RenderFuture> {
+        let cb = self.call?;
+        Some(self.ask("call", cb, vec![args.clone()], ctx))
+    }
+
+    fn result(
+        &self,
+        content: &str,
+        details: Option<&Value>,
+        ctx: &Arc<RunContext>,
+    ) -> Option<RenderFuture> {
+        let cb = self.result?;
+        let args = vec![
+            Value::String(content.to_string()),
+            details.cloned().unwrap_or(Value::Null),
+        ];
+        Some(self.ask("result", cb, args, ctx))
+    }
+}
+
+/// A value's kind as scripts say it.
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "nil",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) | Value::Object(_) => "a table",
     }
 }

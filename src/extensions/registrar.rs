@@ -96,6 +96,17 @@ pub trait Registrar: Send + Sync {
         Box::pin(async { Err(NO_AGENT.to_string()) })
     }
 
+    /// `api.renderer(tool, {call, result})`: at least one of the callbacks is set.
+    fn renderer(
+        &self,
+        _owner: &Owner,
+        _tool: &str,
+        _call: Option<CallbackId>,
+        _result: Option<CallbackId>,
+    ) -> Result<Handle, String> {
+        Err("renderers cannot be registered here".to_string())
+    }
+
     /// Drops a registration made during loading that was not committed yet; false when
     /// there is none with that id.
     fn unstage(&self, _id: u64) -> bool {
@@ -135,6 +146,7 @@ mod recording {
     #[derive(Default)]
     pub struct Recording {
         /// `("on", event, cb)`, `("tool", name, cb)`, `("command", name, cb)`,
+        /// `("renderer", "tool:call", cb)` and `("renderer", "tool:result", cb)`,
         /// `("send_message", "deliver_as:text", 0)`, `("notify", line, 0)`, `("log", line, 0)`.
         pub calls: Mutex<Vec<(String, String, CallbackId)>>,
         pub tools: Mutex<Vec<ToolDef>>,
@@ -207,6 +219,21 @@ mod recording {
             cb: CallbackId,
         ) -> Result<Handle, String> {
             Ok(self.record("command", name, cb))
+        }
+        fn renderer(
+            &self,
+            _o: &Owner,
+            tool: &str,
+            call: Option<CallbackId>,
+            result: Option<CallbackId>,
+        ) -> Result<Handle, String> {
+            let mut handle = None;
+            for (which, cb) in [("call", call), ("result", result)] {
+                if let Some(cb) = cb {
+                    handle = Some(self.record("renderer", &format!("{tool}:{which}"), cb));
+                }
+            }
+            handle.ok_or_else(|| "a renderer needs a function".to_string())
         }
         fn send_message(
             &self,

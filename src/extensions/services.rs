@@ -1,6 +1,7 @@
-//! [`HostContext`]: what every extension of the process shares — the registries they add to,
-//! the session's queues, the notice line, the user ([`Ui`]), the limits, and the context of
-//! calls made outside any run (reload events, `extension_loaded`).
+//! [`HostContext`]: what every extension of the process shares — the registries they add to
+//! (hooks, tools, commands, renderers), the session's queues, the notice line, the user
+//! ([`Ui`]), the limits, and the context of calls made outside any run (reload events,
+//! `extension_loaded`).
 
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
@@ -10,6 +11,7 @@ use crate::agent::child::Spawner;
 use crate::agent::queue::Queues;
 use crate::commands::CommandTable;
 use crate::hooks::{HookBus, NoticeFn};
+use crate::renderers::RendererRegistry;
 use crate::run::RunContext;
 use crate::tools::ToolRegistry;
 use crate::ui::{NoUi, Ui};
@@ -19,6 +21,8 @@ pub struct HostContext {
     pub hooks: Arc<HookBus>,
     pub tools: Arc<ToolRegistry>,
     pub commands: Arc<CommandTable>,
+    /// How the REPL shows tools' lines (`api.renderer`).
+    pub renderers: Arc<RendererRegistry>,
     /// The session's queues (`api.send_message` outside a run).
     pub queues: Arc<Queues>,
     pub notice: NoticeFn,
@@ -54,6 +58,7 @@ impl HostContext {
             hooks: HookBus::new(notice.clone()),
             tools: ToolRegistry::new(),
             commands: CommandTable::with_builtins(),
+            renderers: RendererRegistry::new(),
             queues: session.queues.clone(),
             notice: notice.clone(),
             session: RwLock::new(Arc::new(session)),

@@ -1,8 +1,8 @@
 //! [`HostRegistrar`]: the host side of one extension's script API. It puts the extension's
-//! handlers, tools and commands into the Rust registries as proxies that call back into its
-//! worker (see `proxies.rs`), staging them while the script's top level runs so that a version
-//! appears (and a reloaded one replaces the old) all at once, or not at all; and it carries out
-//! the extension's queue pushes, notices and questions to the user.
+//! handlers, tools, commands and renderers into the Rust registries as proxies that call back
+//! into its worker (see `proxies.rs`), staging them while the script's top level runs so that
+//! a version appears (and a reloaded one replaces the old) all at once, or not at all; and it
+//! carries out the extension's queue pushes, notices and questions to the user.
 
 /// The longest line a script can show the user (`api.log`, `api.notify`, a confirm
 /// question); longer text is cut in the middle.
@@ -17,7 +17,7 @@ use futures_util::future::BoxFuture;
 
 use super::api::{CallbackId, ToolDef};
 use super::background::{Target, Trigger};
-use super::proxies::{CommandProxy, HookProxy, ToolProxy};
+use super::proxies::{CommandProxy, HookProxy, RendererProxy, ToolProxy};
 use super::registrar::{Background, Registrar};
 use super::services::HostContext;
 use super::worker::Worker;
@@ -26,6 +26,7 @@ use crate::commands::CommandHandler;
 use crate::hooks::{EventKind, HookHandler};
 use crate::owner::{next_id, Handle, Owner, Unregister};
 use crate::protocol::ToolSpec;
+use crate::renderers::Renderer;
 use crate::tools::Tool;
 
 /// A registration made while the script's top level runs, committed when it succeeds.
@@ -34,6 +35,7 @@ enum Staged {
     Tool(u64, Owner, Arc<dyn Tool>),
     Command(u64, Owner, String, String, Arc<dyn CommandHandler>),
     Background(u64, Owner, Background, Target),
+    Renderer(u64, Owner, String, Arc<dyn Renderer>),
 }
 
 /// One extension's registrar. While loading, registrations are staged so that a version
@@ -132,6 +134,11 @@ impl HostRegistrar {
                     (ctx.notice)(format!("{who}: {e}"));
                 }
             }
+            Staged::Renderer(id, owner, tool, r) => {
+                if let Some(n) = ctx.renderers.register_with_id(id, owner, &tool, r).notice {
+                    (ctx.notice)(n);
+                }
+            }
         }
     }
 
@@ -145,6 +152,10 @@ impl HostRegistrar {
                 Arc::downgrade(&self.ctx.commands) as Weak<dyn Unregister>,
             ),
             Staged::Background(id, ..) => (*id, self.ctx.background.target()),
+            Staged::Renderer(id, ..) => (
+                *id,
+                Arc::downgrade(&self.ctx.renderers) as Weak<dyn Unregister>,
+            ),
         };
         if let Err(item) = self.stage(item) {
             self.apply(item);
@@ -211,6 +222,26 @@ impl Registrar for HostRegistrar {
             owner.clone(),
             name.to_string(),
             description.to_string(),
+            Arc::new(proxy),
+        )))
+    }
+
+    fn renderer(
+        &self,
+        owner: &Owner,
+        tool: &str,
+        call: Option<CallbackId>,
+        result: Option<CallbackId>,
+    ) -> Result<Handle, String> {
+        let proxy = RendererProxy {
+            worker: self.worker()?,
+            call,
+            result,
+        };
+        Ok(self.register(Staged::Renderer(
+            next_id(),
+            owner.clone(),
+            tool.to_string(),
             Arc::new(proxy),
         )))
     }
@@ -340,7 +371,8 @@ impl Registrar for HostRegistrar {
             Staged::Hook(i, ..)
             | Staged::Tool(i, ..)
             | Staged::Command(i, ..)
-            | Staged::Background(i, ..) => *i != id,
+            | Staged::Background(i, ..)
+            | Staged::Renderer(i, ..) => *i != id,
         });
         before != list.len()
     }

@@ -133,6 +133,8 @@ const TOOL_FIELDS: &[Field] = &[
     opt("parallel_safe", Ty::Bool),
     opt("timeout_ms", Ty::Int),
 ];
+/// `api.renderer`'s functions: both optional, at least one given (checked in `call.rs`).
+const RENDERER_FIELDS: &[Field] = &[opt("call", Ty::Func), opt("result", Ty::Func)];
 const SEND_FIELDS: &[Field] = &[opt("deliver_as", Ty::Str)];
 const TIMER_FIELDS: &[Field] = &[opt("repeat", Ty::Bool)];
 const MODEL_FIELDS: &[Field] = &[opt("provider", Ty::Str)];
@@ -211,6 +213,15 @@ pub const MEMBERS: &[Member] = &[
             opt("description", Ty::Str),
         ],
         "register a slash command; returns a handle",
+    ),
+    function(
+        Object::Api,
+        "renderer",
+        &[
+            req("tool", Ty::Str),
+            req("renderer", Ty::Record(RENDERER_FIELDS)),
+        ],
+        "print a tool's call and result lines your way (REPL); returns a handle",
     ),
     function(
         Object::Api,

@@ -193,6 +193,14 @@ impl Worker {
         (worker, failed_load(message))
     }
 
+    /// The script's file, as its errors name it.
+    pub fn path(&self) -> String {
+        match self.link.get() {
+            Some(link) => link.info.path.display().to_string(),
+            None => self.name.clone(),
+        }
+    }
+
     /// Whether the script's top level is still running (a load given up on may still be).
     pub fn is_loading(&self) -> bool {
         self.health.loading.load(Ordering::SeqCst)

@@ -1,8 +1,9 @@
 //! Rendering agent events: [`JsonSink`] (`--json`: one JSON object per line), [`PrintSink`]
 //! (`-p`: notices on stderr, the answer printed by the caller) and [`HumanSink`] (the REPL:
-//! markdown rendered as it streams, a line per tool call). The REPL prints through a [`Printer`], which
-//! goes through rustyline's external printer while a prompt is being edited, so lines from
-//! reloads, MCP servers or follow-up runs never garble what the user is typing.
+//! markdown rendered as it streams, a line per tool call, or the lines a script's renderer
+//! gave with the event). The REPL prints through a [`Printer`], which goes through rustyline's
+//! external printer while a prompt is being edited, so lines from reloads, MCP servers or
+//! follow-up runs never garble what the user is typing.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -94,13 +95,16 @@ pub fn run_summary(
     )
 }
 
+/// A call of the running batch: `(id, name, arguments, its renderer's call line)`.
+type Call = (String, String, serde_json::Value, Option<String>);
+
 /// The REPL's renderer: streamed text, a line per tool call with its result under it
 /// ([`super::tool_lines`]), notices and errors, each in its colour ([`Style`]).
 pub struct HumanSink {
     pub printer: Arc<Printer>,
     style: Style,
-    /// The calls of the running batch, `(id, name, arguments)`, until their results are in.
-    calls: Mutex<Vec<(String, String, serde_json::Value)>>,
+    /// The calls of the running batch until their results are in.
+    calls: Mutex<Vec<Call>>,
     /// The call whose line (or result) was printed last.
     last: Mutex<Option<String>>,
     /// The status line while the model thinks or a tool runs.
@@ -173,21 +177,44 @@ impl HumanSink {
         }
     }
 
-    fn tool_call(&self, id: String, name: String, arguments: serde_json::Value) {
-        let summary = tool_lines::call_line(&name, &arguments);
-        let line = tool_lines::fit(&format!("→ {summary}"), term_width());
-        self.printer.line(&self.style.paint(Role::Tool, &line));
-        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(id.clone());
-        self.spinner.start(&format!("running {name}"));
+    /// A renderer's text (already cut and cleaned), line by line; without its colours when
+    /// the REPL shows none.
+    fn rendered(&self, text: &str) {
+        let plain;
+        let text = if self.style.colour() {
+            text
+        } else {
+            plain = crate::renderers::clean::without_colours(text);
+            &plain
+        };
+        for line in text.lines() {
+            self.printer.line(line);
+        }
+    }
+
+    /// A call's line: its renderer's text (`api.renderer`, see `renderers.rs`) as it is, or
+    /// the default summary.
+    fn tool_call(&self, call: Call) {
+        match &call.3 {
+            Some(text) => self.rendered(text),
+            None => {
+                let summary = tool_lines::call_line(&call.1, &call.2);
+                let line = tool_lines::fit(&format!("→ {summary}"), term_width());
+                self.printer.line(&self.style.paint(Role::Tool, &line));
+            }
+        }
+        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(call.0.clone());
+        self.spinner.start(&format!("running {}", call.1));
         self.calls
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push((id, name, arguments));
+            .push(call);
     }
 
     /// A result, under its call: when another call's line came in between (parallel calls),
-    /// the call is named again first.
-    fn tool_result(&self, id: &str, name: &str, content: &str, is_error: bool) {
+    /// the call is named again first. `rendered` is its renderer's text for the result.
+    fn tool_result(&self, id: &str, name: &str, result: (&str, bool), rendered: Option<String>) {
+        let (content, is_error) = result;
         self.spinner.stop(&self.printer);
         self.outputs
             .lock()
@@ -204,14 +231,25 @@ impl HumanSink {
         let args = call.as_ref().map(|c| c.2.clone()).unwrap_or_default();
         let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
         if last.as_deref() != Some(id) {
-            let summary = tool_lines::call_line(name, &args);
+            let summary = match call.as_ref().and_then(|c| c.3.as_deref()) {
+                Some(text) => {
+                    let first = text.lines().next().unwrap_or_default();
+                    crate::renderers::clean::without_colours(first)
+                }
+                None => tool_lines::call_line(name, &args),
+            };
             let line = tool_lines::fit(&format!("  ↳ {summary}"), term_width());
             self.printer.line(&self.style.paint(Role::Dim, &line));
         }
         *last = Some(id.to_string());
         drop(last);
-        for line in tool_lines::result_lines(name, &args, content, is_error, &self.style) {
-            self.printer.line(&line);
+        match rendered {
+            Some(text) => self.rendered(&text),
+            None => {
+                for line in tool_lines::result_lines(name, &args, content, is_error, &self.style) {
+                    self.printer.line(&line);
+                }
+            }
         }
         if let Some(next) = still_running {
             self.spinner.start(&format!("running {next}"));
@@ -242,14 +280,16 @@ impl EventSink for HumanSink {
                 id,
                 name,
                 arguments,
-            } => self.tool_call(id, name, arguments),
+                rendered,
+            } => self.tool_call((id, name, arguments, rendered)),
             AgentEvent::ToolResult {
                 id,
                 name,
                 content,
                 is_error,
+                rendered,
                 ..
-            } => self.tool_result(&id, &name, &content, is_error),
+            } => self.tool_result(&id, &name, (&content, is_error), rendered),
             AgentEvent::ToolUpdate { id, kind, text, .. } => self.tool_update(id, kind, &text),
             AgentEvent::Notice { message } => p.line(&paint(Role::Notice, &format!("! {message}"))),
             AgentEvent::Retry { .. } => {

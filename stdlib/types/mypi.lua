@@ -68,7 +68,7 @@
 -- Handles and ctx
 -------------------------------------------------------------------------------------------
 
----What `api.on`, `api.tool` and `api.command` return.
+---What `api.on`, `api.tool`, `api.command` and `api.renderer` return.
 ---@class mypi.Handle
 local Handle = {}
 
@@ -376,6 +376,10 @@ function Ctx.progress(message) end
 ---@field parallel_safe? boolean may run at the same time as other parallel-safe calls (default false)
 ---@field timeout_ms? integer this tool's CPU budget per call (default 1000)
 
+---@class mypi.Renderer
+---@field call? fun(args: table<string, any>, ctx: mypi.Ctx): string|nil the call line
+---@field result? fun(result: string, details: any, ctx: mypi.Ctx): string|nil the result lines
+
 ---@class mypi.ExecOptions
 ---@field timeout_ms? integer wall-clock limit; default 30000; the process group is killed when it passes
 ---@field cwd? string folder to run in, relative to mypi's working folder (default: that folder)
@@ -475,6 +479,16 @@ function api.tool(def) end
 ---@param description? string shown by `/help`
 ---@return mypi.Handle
 function api.command(name, handler, description) end
+
+---Prints tool `tool`'s call line and result lines your way in the REPL (never in print mode or
+---`--json`). Each function returns the text to print (SGR colours kept, other control
+---sequences dropped, at most 8 KiB) or nil for the default line; an error result is always
+---shown the default way. A renderer that fails gets the default lines and one notice per run.
+---The newest renderer of a tool wins; removing it brings back the one before.
+---@param tool string the tool's name
+---@param renderer mypi.Renderer `call`, `result` or both
+---@return mypi.Handle
+function api.renderer(tool, renderer) end
 
 ---Queues a user message. `steer` (default): added after the current tool batch, before the
 ---next model request; when the agent is idle it starts a run now. `follow_up`: run as a new

@@ -34,6 +34,7 @@ mod print_mode;
 mod readme_tour;
 mod reload;
 mod reload_more;
+mod renderers;
 mod repl;
 mod repl_keys;
 mod repl_look;

@@ -53,10 +53,11 @@ pub(super) fn callbacks(lua: &Lua) -> mlua::Result<Table> {
     lua.named_registry_value(CALLBACKS)
 }
 
-/// What `api.on` / `api.tool` / `api.command` return: `handle:remove()` unregisters.
+/// What `api.on` / `api.tool` / `api.command` / `api.renderer` return: `handle:remove()`
+/// unregisters.
 struct LuaHandle {
     id: u64,
-    cb: CallbackId,
+    cbs: Vec<CallbackId>,
     shared: Rc<Shared>,
 }
 
@@ -65,7 +66,9 @@ impl UserData for LuaHandle {
         methods.add_method("remove", |lua, this, ()| {
             let removed = this.shared.link.remove(this.id);
             if removed {
-                this.shared.forget(lua, this.cb)?;
+                for cb in &this.cbs {
+                    this.shared.forget(lua, *cb)?;
+                }
             }
             Ok(removed)
         });
@@ -126,7 +129,12 @@ fn from_ret(lua: &Lua, shared: &Rc<Shared>, ret: Ret) -> mlua::Result<Value> {
         Ret::Bool(b) => Value::Boolean(b),
         Ret::Handle { id, cb } => Value::UserData(lua.create_userdata(LuaHandle {
             id,
-            cb,
+            cbs: vec![cb],
+            shared: shared.clone(),
+        })?),
+        Ret::Handles { id, cbs } => Value::UserData(lua.create_userdata(LuaHandle {
+            id,
+            cbs,
             shared: shared.clone(),
         })?),
         Ret::Data(j) => json_to_lua(lua, &j)?,

@@ -73,19 +73,22 @@ impl Api {
     }
 }
 
-/// What `api.on`, `api.tool` and `api.command` return: `.remove()` unregisters.
+/// What `api.on`, `api.tool`, `api.command` and `api.renderer` return: `.remove()`
+/// unregisters.
 #[derive(Clone)]
 pub struct ApiHandle {
     api: Api,
     id: u64,
-    cb: CallbackId,
+    cbs: Vec<CallbackId>,
 }
 
 impl ApiHandle {
     fn remove(&mut self) -> bool {
         let removed = self.api.0.link.remove(self.id);
         if removed {
-            self.api.forget(self.cb);
+            for cb in &self.cbs {
+                self.api.forget(*cb);
+            }
         }
         removed
     }
@@ -165,7 +168,12 @@ fn from_ret(api: &Api, ret: Ret) -> Dynamic {
         Ret::Handle { id, cb } => Dynamic::from(ApiHandle {
             api: api.clone(),
             id,
-            cb,
+            cbs: vec![cb],
+        }),
+        Ret::Handles { id, cbs } => Dynamic::from(ApiHandle {
+            api: api.clone(),
+            id,
+            cbs,
         }),
         Ret::Data(j) => to_dynamic(&j),
     }

@@ -74,6 +74,12 @@ pub enum Ret {
         id: u64,
         cb: CallbackId,
     },
+    /// A registration that holds several callbacks (`api.renderer`): `remove()` forgets
+    /// them all.
+    Handles {
+        id: u64,
+        cbs: Vec<CallbackId>,
+    },
     Data(Json),
 }
 

@@ -48,6 +48,7 @@ pub fn call(
             let id = link.command(&name, &description, cb).map_err(fail)?;
             Ok(Ret::Handle { id, cb })
         }
+        (Object::Api, "renderer") => renderer(link, &mut args).map_err(fail),
         (Object::Api, "send_message") => {
             let text = text(args.take("text"));
             let deliver_as = field(args.take("options"), "deliver_as").and_then(opt_text);
@@ -167,6 +168,13 @@ fn callback(arg: Arg) -> CallbackId {
     }
 }
 
+fn opt_callback(arg: Arg) -> Option<CallbackId> {
+    match arg {
+        Arg::Func(cb) => Some(cb),
+        _ => None,
+    }
+}
+
 fn int(arg: Arg) -> Option<i64> {
     match arg {
         Arg::Int(i) => Some(i),
@@ -258,6 +266,23 @@ fn fix_schema_arrays(v: &mut Json) {
         Json::Array(items) => items.iter_mut().for_each(fix_schema_arrays),
         _ => {}
     }
+}
+
+/// `api.renderer(tool, {call?, result?})`: at least one function; the handle forgets both.
+fn renderer(link: &ApiLink, args: &mut Args<'_>) -> Result<Ret, String> {
+    let tool = text(args.take("tool"));
+    let renderer = args.take("renderer");
+    let call = field(renderer.clone(), "call").and_then(opt_callback);
+    let result = field(renderer, "result").and_then(opt_callback);
+    if tool.is_empty() {
+        return Err("the tool's name is empty".into());
+    }
+    if call.is_none() && result.is_none() {
+        return Err("the renderer needs a 'call' or a 'result' function (or both)".into());
+    }
+    let id = link.renderer(&tool, call, result)?;
+    let cbs = call.into_iter().chain(result).collect();
+    Ok(Ret::Handles { id, cbs })
 }
 
 /// `api.mcp.*`: plain data back, or the server's message raised.

@@ -287,6 +287,60 @@ fn handles_remove_their_registration() {
 }
 
 #[test]
+fn renderers_get_their_lines_and_their_handle_forgets_both_functions() {
+    on_worker(|| {
+        let mut ext = load(
+            r#"
+            local h = api.renderer("bash", {
+              call = function(args, ctx) return "$ " .. args.command .. " in " .. ctx.mode end,
+              result = function(text, details) return #text .. " bytes " .. tostring(details) end,
+            })
+            api.renderer("read", {result = function() end})
+            api.command("off", function() return h:remove() end)
+            "#,
+        );
+        let seen = ext.rec.of("renderer");
+        let names: Vec<&str> = seen.iter().map(|(what, _)| what.as_str()).collect();
+        assert_eq!(names, ["bash:call", "bash:result", "read:result"]);
+        let (call, result) = (seen[0].1, seen[1].1);
+        assert_eq!(
+            ext.call(call, vec![json!({"command": "ls"})]).unwrap(),
+            json!("$ ls in print")
+        );
+        assert_eq!(
+            ext.call(result, vec![json!("abc"), Json::Null]).unwrap(),
+            json!("3 bytes nil")
+        );
+        let off = ext.cb("command", 0);
+        assert_eq!(ext.call(off, vec![json!("")]).unwrap(), json!(true));
+        assert_eq!(ext.call(call, vec![json!({})]).unwrap(), Json::Null);
+        assert_eq!(ext.call(result, vec![json!("")]).unwrap(), Json::Null);
+        let (ext, err) = load_err("api.renderer('bash', {})", limits());
+        assert_eq!(
+            err.message,
+            format!(
+                "{}:1: api.renderer: the renderer needs a 'call' or a 'result' function (or both)",
+                ext.main()
+            )
+        );
+        let (_, err) = load_err("api.renderer('bash', {call = 1})", limits());
+        assert!(
+            err.message
+                .contains("api.renderer: 'call' must be a function, not a number"),
+            "{}",
+            err.message
+        );
+        let (_, err) = load_err("api.renderer('bash', {cal = print})", limits());
+        assert!(
+            err.message
+                .contains("unknown field 'cal'; the fields are call, result"),
+            "{}",
+            err.message
+        );
+    });
+}
+
+#[test]
 fn send_message_log_and_notify() {
     on_worker(|| {
         let mut ext = load(
