@@ -601,6 +601,30 @@ function Mcp.read_resource(server, uri) end
 ---@return {text: string, messages: table[]}
 function Mcp.prompt(server, name, args) end
 
+---Switches the model (in `opts.provider`, or the current provider) once the call has ended
+---and the agent is idle; `model_select` follows. A failure is a notice.
+---@param model string
+---@param opts? {provider?: string}
+function api.set_model(model, opts) end
+
+---@class mypi.ProviderModel
+---@field name string
+---@field context_window? integer
+---@field input_price? number US dollars per million input tokens
+---@field output_price? number US dollars per million output tokens
+
+---@class mypi.ProviderDef
+---@field name string letters, digits, `_ - .`; not `openai`, `anthropic` or `faux`
+---@field api "openai"|"anthropic"
+---@field base_url? string http:// or https://
+---@field api_key_env? string the environment variable holding the key
+---@field models? (string|mypi.ProviderModel)[] the first is the default
+
+---Registers a provider for `/model`, `api.set_model` and `--provider`, like a
+---`[providers.NAME]` table of the configuration.
+---@param def mypi.ProviderDef
+function api.provider(def) end
+
 ---Keeps `data` in the session file as a `custom` entry (never sent to the model); it is
 ---written with the next message, or once the line ends, and read back by `ctx.session.entries()`.
 ---@param kind string 1 to 200 letters, digits, `_ - . :`

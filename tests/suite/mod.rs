@@ -3,6 +3,7 @@
 mod api_background;
 mod api_dialogs;
 mod api_host;
+mod api_models;
 mod api_session;
 mod budgets;
 mod call_path;
