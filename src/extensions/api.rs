@@ -405,6 +405,25 @@ impl ApiLink {
         self.host_wait(asked)?
     }
 
+    /// `api.builtin_tool(name).execute(args)`: runs the built-in tool (its arguments checked
+    /// against its schema) in the context of the running call, waiting outside the budget.
+    pub fn run_builtin(
+        &self,
+        name: &str,
+        args: Value,
+    ) -> Result<crate::protocol::ToolOutput, String> {
+        let host = self.host();
+        let entry = host
+            .tools
+            .builtin(name)
+            .ok_or_else(|| format!("there is no built-in tool '{name}'"))?;
+        entry
+            .validate(&args)
+            .map_err(|e| format!("invalid arguments for {name}: {e}"))?;
+        let ctx = self.current().unwrap_or_else(|| host.session());
+        self.host_wait(entry.tool.call(args, ctx))
+    }
+
     /// What all extensions share (registries, session, the app's control).
     pub fn host(&self) -> Arc<super::services::HostContext> {
         self.registrar.host()

@@ -36,6 +36,8 @@ pub enum Object {
     Session,
     /// `api.events`.
     Events,
+    /// What `api.builtin_tool(name)` returns.
+    Builtin,
 }
 
 impl Object {
@@ -47,6 +49,7 @@ impl Object {
             Object::Mcp => "api.mcp",
             Object::Session => "ctx.session",
             Object::Events => "api.events",
+            Object::Builtin => "api.builtin_tool(name)",
         }
     }
 }
@@ -381,6 +384,18 @@ pub const MEMBERS: &[Member] = &[
         "emit",
         &[req("name", Ty::Str), opt("data", Ty::Any)],
         "send an event to the extensions that handle it (without waiting)",
+    ),
+    function(
+        Object::Api,
+        "builtin_tool",
+        &[req("name", Ty::Str)],
+        "a built-in tool, to wrap in an override: {name, description, parameters, execute}",
+    ),
+    function(
+        Object::Builtin,
+        "execute",
+        &[req("tool", Ty::Str), opt("arguments", Ty::Table)],
+        "run the built-in tool with these arguments -> {content, is_error}",
     ),
     function(
         Object::Api,

@@ -177,6 +177,14 @@ impl ToolRegistry {
             .cloned()
     }
 
+    /// The built-in tool `name` (the core's own registration, even when overridden).
+    pub fn builtin(&self, name: &str) -> Option<Arc<ToolEntry>> {
+        self.read()
+            .iter()
+            .find(|e| e.spec().name == name && e.owner.name.as_ref() == "core")
+            .cloned()
+    }
+
     fn is_active(&self, name: &str) -> bool {
         match &*self.only.read().unwrap_or_else(|p| p.into_inner()) {
             Some(names) => names.iter().any(|n| n == name),
@@ -295,6 +303,9 @@ impl Unregister for ToolRegistry {
         before != entries.len()
     }
 }
+
+/// The names of the built-in tools.
+pub const BUILTINS: [&str; 4] = ["read", "write", "edit", "bash"];
 
 /// Registers the four built-in tools for the core.
 pub fn register_builtins(registry: &ToolRegistry) {

@@ -601,6 +601,25 @@ function Mcp.read_resource(server, uri) end
 ---@return {text: string, messages: table[]}
 function Mcp.prompt(server, name, args) end
 
+---What `api.builtin_tool(name)` returns.
+---@class mypi.BuiltinTool
+---@field name string
+---@field description string
+---@field parameters mypi.JsonSchema
+BuiltinTool = {}
+
+---Runs the built-in with `args` (checked against its schema) in the running call; the wait
+---does not count against the budget.
+---@param args table<string, any>
+---@param ctx? mypi.Ctx
+---@return mypi.ToolOutput
+function BuiltinTool.execute(args, ctx) end
+
+---The built-in tool `name` (`read`, `write`, `edit`, `bash`), even when overridden, to wrap.
+---@param name string
+---@return mypi.BuiltinTool
+function api.builtin_tool(name) end
+
 ---Switches the model (in `opts.provider`, or the current provider) once the call has ended
 ---and the agent is idle; `model_select` follows. A failure is a notice.
 ---@param model string

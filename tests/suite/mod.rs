@@ -5,6 +5,7 @@ mod api_dialogs;
 mod api_host;
 mod api_models;
 mod api_session;
+mod api_tools;
 mod budgets;
 mod call_path;
 mod cancel;

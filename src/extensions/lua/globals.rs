@@ -138,7 +138,40 @@ fn from_ret(lua: &Lua, shared: &Rc<Shared>, ret: Ret) -> mlua::Result<Value> {
             shared: shared.clone(),
         })?),
         Ret::Data(j) => json_to_lua(lua, &j)?,
+        Ret::Builtin { name, spec } => Value::Table(builtin_table(lua, shared, name, &spec)?),
     })
+}
+
+/// `api.builtin_tool(name)`: `{name, description, parameters, execute}`, where
+/// `execute(args, ctx)` (or `:execute(args)`) runs the built-in in the running call.
+fn builtin_table(lua: &Lua, shared: &Rc<Shared>, name: String, spec: &Json) -> mlua::Result<Table> {
+    let Value::Table(table) = json_to_lua(lua, spec)? else {
+        return lua.create_table();
+    };
+    let Some(member) = surface::member(Object::Builtin, "execute") else {
+        return Ok(table);
+    };
+    let shared = shared.clone();
+    let execute = lua.create_function(move |lua, argv: MultiValue| {
+        let mut argv = argv.into_iter();
+        let mut first = argv.next().unwrap_or(Value::Nil);
+        // Called as a method: the table itself comes first.
+        if let Value::Table(t) = &first {
+            if matches!(t.raw_get::<Value>("execute"), Ok(Value::Function(_))) {
+                first = argv.next().unwrap_or(Value::Nil);
+            }
+        }
+        let args = vec![
+            Arg::Str(name.clone()),
+            to_arg(lua, &shared, Ty::Table, first)?,
+        ];
+        match surface::call(&shared.link, member, args, None) {
+            Ok(ret) => from_ret(lua, &shared, ret),
+            Err(e) => Err(raise(lua, &e)),
+        }
+    })?;
+    table.set("execute", execute)?;
+    Ok(table)
 }
 
 /// The Lua function for function member `member`; `ctx` is the run context it belongs to

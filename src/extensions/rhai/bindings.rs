@@ -176,6 +176,11 @@ fn from_ret(api: &Api, ret: Ret) -> Dynamic {
             cbs,
         }),
         Ret::Data(j) => to_dynamic(&j),
+        Ret::Builtin { name, spec } => Dynamic::from(BuiltinTool {
+            api: api.clone(),
+            name,
+            spec: to_dynamic(&spec),
+        }),
     }
 }
 
@@ -234,6 +239,47 @@ fn register_member<T: Clone + 'static>(
     }
 }
 
+/// What `api.builtin_tool(name)` returns: reads like `#{name, description, parameters}`,
+/// and `.execute(args, ctx?)` runs the built-in.
+#[derive(Clone)]
+pub struct BuiltinTool {
+    api: Api,
+    name: String,
+    spec: Dynamic,
+}
+
+impl BuiltinTool {
+    fn field(&mut self, key: &str) -> Dynamic {
+        self.spec
+            .read_lock::<::rhai::Map>()
+            .and_then(|m| m.get(key).cloned())
+            .unwrap_or(Dynamic::UNIT)
+    }
+
+    fn execute(&mut self, args: Dynamic) -> RhaiResult<Dynamic> {
+        let Some(member) = surface::member(Object::Builtin, "execute") else {
+            return Ok(Dynamic::UNIT);
+        };
+        let name = Dynamic::from(self.name.clone());
+        invoke(&self.api, member, &[name, args], None)
+    }
+}
+
+/// Registers [`BuiltinTool`].
+fn register_builtin(engine: &mut Engine) {
+    engine.register_type_with_name::<BuiltinTool>("BuiltinTool");
+    for key in ["name", "description", "parameters"] {
+        engine.register_get(key, move |t: &mut BuiltinTool| t.field(key));
+    }
+    engine.register_fn("execute", |t: &mut BuiltinTool, args: Dynamic| {
+        t.execute(args)
+    });
+    engine.register_fn(
+        "execute",
+        |t: &mut BuiltinTool, args: Dynamic, _ctx: Dynamic| t.execute(args),
+    );
+}
+
 /// `api.mcp`: the MCP functions, on the extension's `Api`.
 #[derive(Clone)]
 pub struct Mcp(Api);
@@ -252,6 +298,7 @@ pub fn register(engine: &mut Engine) {
     engine.register_get("extension", |api: &mut Api| api.0.extension.clone());
     engine.register_type_with_name::<Mcp>("Mcp");
     engine.register_get("mcp", |api: &mut Api| Mcp(api.clone()));
+    register_builtin(engine);
     engine.register_type_with_name::<Events>("Events");
     engine.register_get("events", |api: &mut Api| Events(api.clone()));
     for m in surface::MEMBERS {

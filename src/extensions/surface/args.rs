@@ -81,6 +81,12 @@ pub enum Ret {
         cbs: Vec<CallbackId>,
     },
     Data(Json),
+    /// `api.builtin_tool(name)`: the built-in's name and `{name, description, parameters}`;
+    /// the engine adds its `execute`.
+    Builtin {
+        name: String,
+        spec: Json,
+    },
 }
 
 /// The checked arguments of one call, by parameter.

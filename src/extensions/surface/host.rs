@@ -87,6 +87,35 @@ pub(super) fn call(
             nil(host.tools.set_only(names))
         }
         (Object::Api, "commands") => Ok(Ret::Data(commands(&host.commands))),
+        (Object::Api, "builtin_tool") => {
+            let name = text(args.take("name"));
+            let entry = host.tools.builtin(&name).ok_or_else(|| {
+                format!(
+                    "there is no built-in tool '{name}'; they are: {}",
+                    crate::tools::BUILTINS.join(", ")
+                )
+            })?;
+            let spec = entry.spec();
+            Ok(Ret::Builtin {
+                name: spec.name.clone(),
+                spec: json!({
+                    "name": spec.name,
+                    "description": spec.description,
+                    "parameters": spec.parameters,
+                }),
+            })
+        }
+        (Object::Builtin, "execute") => {
+            let name = text(args.take("tool"));
+            let arguments = match args.take("arguments") {
+                Arg::Data(v @ Json::Object(_)) => v,
+                _ => json!({}),
+            };
+            let out = link.run_builtin(&name, arguments)?;
+            Ok(Ret::Data(
+                json!({"content": out.content, "is_error": out.is_error}),
+            ))
+        }
         (Object::Api, "set_model") => {
             let model = text(args.take("model"));
             if model.trim().is_empty() || model.len() > MAX_NAME_BYTES {
