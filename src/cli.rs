@@ -11,6 +11,10 @@ use crate::config::Overrides;
 #[derive(Debug, Parser)]
 #[command(name = "mypi", version, about, long_about = None)]
 pub struct Cli {
+    /// `--NAME[=VALUE]` options for extensions, taken out before parsing (`extflags`).
+    #[arg(skip)]
+    pub ext_flags: Vec<crate::extflags::Given>,
+
     /// Run one prompt (or /command), print the final answer and exit. Without PROMPT, the
     /// prompt is read from standard input.
     #[arg(short = 'p', long = "print", value_name = "PROMPT", num_args = 0..=1, default_missing_value = "")]

@@ -97,6 +97,9 @@ pub struct Control {
     screen: RwLock<Option<Arc<dyn Screen>>>,
     /// Providers extensions registered (`api.provider`), with the extension's name.
     providers: Mutex<Vec<(String, crate::settings::NamedProvider)>>,
+    /// The command line's options for extensions, and the flags extensions declared.
+    flags_given: RwLock<Vec<crate::extflags::Given>>,
+    flags: Mutex<Vec<crate::extflags::Declared>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -327,6 +330,53 @@ impl Control {
             .iter()
             .map(|(_, p)| p.clone())
             .collect()
+    }
+
+    /// The options the command line gave for extensions.
+    pub fn set_flags_given(&self, given: Vec<crate::extflags::Given>) {
+        *self.flags_given.write().unwrap_or_else(|p| p.into_inner()) = given;
+    }
+
+    pub fn flags_given(&self) -> Vec<crate::extflags::Given> {
+        self.flags_given
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// `api.flag{...}`: a name another extension declared is refused; the same extension
+    /// declaring it again (a reload) replaces it.
+    pub fn declare_flag(&self, flag: crate::extflags::Declared) -> Result<(), String> {
+        let mut all = lock(&self.flags);
+        if let Some(other) = all
+            .iter()
+            .find(|d| d.name == flag.name && d.extension != flag.extension)
+        {
+            return Err(format!(
+                "--{} is declared by {} already",
+                flag.name, other.extension
+            ));
+        }
+        all.retain(|d| d.name != flag.name);
+        all.push(flag);
+        Ok(())
+    }
+
+    /// `api.flags.NAME`: the value of a declared flag, `None` for an undeclared one.
+    pub fn flag_value(&self, name: &str) -> Option<serde_json::Value> {
+        let all = lock(&self.flags);
+        let d = all.iter().find(|d| d.name == name)?;
+        Some(crate::extflags::value(d, &self.flags_given()))
+    }
+
+    /// The declared flags, in order.
+    pub fn declared_flags(&self) -> Vec<crate::extflags::Declared> {
+        lock(&self.flags).clone()
+    }
+
+    /// Forgets the flags of extension `owner` (it was unloaded).
+    pub fn remove_flags(&self, owner: &str) {
+        lock(&self.flags).retain(|d| d.extension != owner);
     }
 
     /// `ctx.ui.set_title(text)`.

@@ -74,6 +74,7 @@ pub mod commands;
 pub mod config;
 pub mod control;
 pub mod extensions;
+pub mod extflags;
 pub mod hooks;
 pub mod http;
 pub mod mcp;

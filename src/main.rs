@@ -14,13 +14,42 @@ use mypi::repl;
 use mypi::repl::render::{stderr_line, stdout_line, Printer};
 
 fn main() {
-    let cli = Cli::parse();
+    let (args, ext_flags) = mypi::extflags::split(std::env::args_os().collect());
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
+            let _ = e.print();
+            stdout_line(extension_help().trim_end());
+            std::process::exit(0);
+        }
+        Err(e) => e.exit(),
+    };
+    let cli = Cli { ext_flags, ..cli };
     let code = std::panic::catch_unwind(|| run(cli)).unwrap_or(101);
     // Exit runs no destructors: whatever child is still alive (an `api.exec` in an
     // extension's thread, say) is killed here.
     mypi::process::kill_all();
     mypi::stdio::restore_terminal();
     std::process::exit(code);
+}
+
+/// The options extensions declare, for `mypi --help` (the project's own only when it is
+/// trusted).
+fn extension_help() -> String {
+    let Ok(cwd) = std::env::current_dir() else {
+        return String::new();
+    };
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let overrides = mypi::config::Overrides::default();
+    let mut roots = mypi::config::extension_roots(&overrides, &cwd, home.as_deref());
+    if let Some(root) = mypi::app::untrusted_project_root(&cwd, home.as_deref()) {
+        roots.retain(|r| r != &root);
+    }
+    let Some(runtime) = runtime() else {
+        return String::new();
+    };
+    let flags = runtime.block_on(check::declared_flags(&roots, cwd, true));
+    mypi::extflags::help(&flags)
 }
 
 fn run(cli: Cli) -> i32 {
@@ -41,13 +70,14 @@ fn run(cli: Cli) -> i32 {
         }) => return run_mcp_list(&cli, cwd),
         None => {}
     }
-    let config = match Config::resolve(&cli.overrides(), &|k| std::env::var(k).ok(), cwd) {
+    let mut config = match Config::resolve(&cli.overrides(), &|k| std::env::var(k).ok(), cwd) {
         Ok(c) => c,
         Err(e) => {
             stderr_line(&format!("mypi: {e}"));
             return 2;
         }
     };
+    config.ext_flags = cli.ext_flags.clone();
     for notice in &config.files.notices {
         stderr_line(&format!("mypi: {notice}"));
     }

@@ -13,6 +13,25 @@ use crate::tools;
 /// Loads the extensions under `roots` (files or folders), and the shipped ones when
 /// `builtins`; returns the report and whether all loaded. Finding none is a failure when
 /// `explicit` (the user named the paths).
+/// The options the extensions under `roots` declare (for `mypi --help`): they are loaded
+/// without an agent, as `mypi ext check` does, and unloaded again.
+pub async fn declared_flags(
+    roots: &[PathBuf],
+    cwd: PathBuf,
+    builtins: bool,
+) -> Vec<crate::extflags::Declared> {
+    let infos = builtin::discover(roots, builtins);
+    if infos.is_empty() {
+        return Vec::new();
+    }
+    let ctx = Arc::new(HostContext::standalone(cwd, Arc::new(|_| {})));
+    let host = ExtensionHost::new(ctx.clone());
+    host.load_all(infos).await;
+    let flags = ctx.control.declared_flags();
+    host.unload_all();
+    flags
+}
+
 pub async fn check(
     roots: &[PathBuf],
     cwd: PathBuf,

@@ -203,6 +203,7 @@ impl App {
         let ui = Arc::new(ui::AppUi::default());
         let control = crate::control::Control::new();
         control.set_system_prompt(&system_prompt);
+        control.set_flags_given(config.ext_flags.clone());
         agent.control = Some(control.clone());
         let renderers = crate::renderers::RendererRegistry::new();
         agent.renderers = Some(renderers.clone());

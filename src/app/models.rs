@@ -89,6 +89,15 @@ impl App {
         providers.extend(registered);
     }
 
+    /// What start-up checks once the extensions have loaded: the command line's options for
+    /// extensions are declared ones, and a `--provider` an extension registers is reached.
+    pub fn after_extensions(&mut self) -> Result<(), AppError> {
+        let control = self.extensions.context().control.clone();
+        crate::extflags::check(&control.flags_given(), &control.declared_flags())
+            .map_err(AppError::Usage)?;
+        self.resolve_pending_provider()
+    }
+
     /// `--provider NAME` that no configuration knows: once the extensions have loaded, the
     /// one an extension registered, or the error it would have been at start.
     pub fn resolve_pending_provider(&mut self) -> Result<(), AppError> {

@@ -143,6 +143,8 @@ pub struct Config {
     /// `--provider` (or `provider`) names a provider no configuration knows: an extension
     /// may register it (`api.provider`); until they have loaded, the faux model stands in.
     pub provider_pending: bool,
+    /// Options the command line gave for extensions (`--NAME[=VALUE]`, see `extflags`).
+    pub ext_flags: Vec<crate::extflags::Given>,
     pub model: String,
     pub base_url: Option<String>,
     pub api_key: Option<String>,
@@ -300,6 +302,7 @@ impl Config {
             log: var("MYPI_LOG").is_some_and(|v| v != "0"),
             provider_name: picked.name,
             provider_pending: picked.pending,
+            ext_flags: Vec::new(),
             files,
             model_from_flag: cli.model.is_some() || cli.provider.is_some(),
             ext_budget,

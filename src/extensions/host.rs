@@ -375,6 +375,7 @@ impl ExtensionHost {
             .control
             .clear_status(&format!("{}\u{0}", old.info.name));
         self.ctx.control.remove_providers(&old.info.name);
+        self.ctx.control.remove_flags(&old.info.name);
         Some(format!("unloaded {}", short_path(&old.info)))
     }
 

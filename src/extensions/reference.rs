@@ -75,7 +75,7 @@ mod tests {
             Language::Lua,
             r#"api.command("names", function(_, ctx)
               local out = {}
-              local data = { state = true, extension = true }
+              local data = { state = true, extension = true, flags = true }
               for k, v in pairs(api) do
                 if type(v) == "table" and not data[k] then
                   for k2 in pairs(v) do out[#out + 1] = "api." .. k .. "." .. k2 end

@@ -141,6 +141,12 @@ const RENDERER_FIELDS: &[Field] = &[opt("call", Ty::Func), opt("result", Ty::Fun
 const SEND_FIELDS: &[Field] = &[opt("deliver_as", Ty::Str)];
 const TIMER_FIELDS: &[Field] = &[opt("repeat", Ty::Bool)];
 const MODEL_FIELDS: &[Field] = &[opt("provider", Ty::Str)];
+const FLAG_FIELDS: &[Field] = &[
+    req("name", Ty::Str),
+    req("type", Ty::Str),
+    opt("default", Ty::Any),
+    opt("description", Ty::Str),
+];
 const PROVIDER_FIELDS: &[Field] = &[
     req("name", Ty::Str),
     req("api", Ty::Str),
@@ -411,6 +417,17 @@ pub const MEMBERS: &[Member] = &[
         "provider",
         &[req("definition", Ty::Record(PROVIDER_FIELDS))],
         "register a provider for /model and --provider",
+    ),
+    function(
+        Object::Api,
+        "flag",
+        &[req("definition", Ty::Record(FLAG_FIELDS))],
+        "declare a command-line option --NAME for this extension",
+    ),
+    data(
+        Object::Api,
+        "flags",
+        "the values of the declared options (api.flags.NAME)",
     ),
     data(Object::Api, "state", "plain data kept across hot reloads"),
     data(Object::Api, "extension", "{name, path, language}"),

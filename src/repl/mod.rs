@@ -84,7 +84,7 @@ pub async fn run_print(mut app: App) -> i32 {
             ));
         }
     }
-    if let Err(e) = app.resolve_pending_provider() {
+    if let Err(e) = app.after_extensions() {
         stderr_line(&format!("mypi: {e}"));
         app.shutdown().await;
         return e.exit_code();
@@ -197,7 +197,7 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
         printer.line(&format!("  ext {}", s.line()));
     }
     let pending = app.config.provider_pending;
-    if let Err(e) = app.resolve_pending_provider() {
+    if let Err(e) = app.after_extensions() {
         stderr_line(&format!("mypi: {e}"));
         app.shutdown().await;
         return e.exit_code();

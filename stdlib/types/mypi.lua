@@ -408,7 +408,18 @@ function Ctx.progress(message) end
 ---@field extension mypi.ExtensionInfo who this script is
 ---@field mcp mypi.Mcp the MCP servers
 ---@field events mypi.Events events between extensions
+---@field flags table<string, boolean|string|nil> the declared options' values (`api.flags.NAME`; read-only)
 api = {}
+
+---@class mypi.FlagDef
+---@field name string 1 to 64 lowercase letters, digits, `-`, `_`
+---@field type "bool"|"string" a switch `--NAME`, or `--NAME=VALUE`
+---@field default? boolean|string the value when it is not given
+---@field description? string shown by `mypi --help`
+
+---Declares the command-line option `--NAME` for this extension (see `api.flags`).
+---@param def mypi.FlagDef
+function api.flag(def) end
 
 ---`api.events`: events between extensions. An event is queued and delivered, in order, to
 ---every extension that handles its name (the emitter's own handlers included), each on its

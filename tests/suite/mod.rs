@@ -2,6 +2,7 @@
 
 mod api_background;
 mod api_dialogs;
+mod api_flags;
 mod api_host;
 mod api_models;
 mod api_session;

@@ -142,6 +142,33 @@ fn from_ret(lua: &Lua, shared: &Rc<Shared>, ret: Ret) -> mlua::Result<Value> {
     })
 }
 
+/// `api.flags`: reads each declared option's value from the host when asked; read-only.
+fn flags_table(lua: &Lua, shared: &Rc<Shared>) -> mlua::Result<Table> {
+    let flags = lua.create_table()?;
+    let meta = lua.create_table()?;
+    let link = shared.link.clone();
+    meta.set(
+        "__index",
+        lua.create_function(move |lua, (_, key): (Value, String)| {
+            match link.host().control.flag_value(&key) {
+                Some(v) => json_to_lua(lua, &v),
+                None => Ok(Value::Nil),
+            }
+        })?,
+    )?;
+    meta.set(
+        "__newindex",
+        lua.create_function(|lua, _: MultiValue| -> mlua::Result<()> {
+            Err(raise(
+                lua,
+                "api.flags is read-only: declare options with api.flag{...}",
+            ))
+        })?,
+    )?;
+    flags.set_metatable(Some(meta))?;
+    Ok(flags)
+}
+
 /// `api.builtin_tool(name)`: `{name, description, parameters, execute}`, where
 /// `execute(args, ctx)` (or `:execute(args)`) runs the built-in in the running call.
 fn builtin_table(lua: &Lua, shared: &Rc<Shared>, name: String, spec: &Json) -> mlua::Result<Table> {
@@ -225,6 +252,7 @@ pub(super) fn api_table(lua: &Lua, shared: &Rc<Shared>) -> mlua::Result<Table> {
         _ => Value::Table(lua.create_table()?),
     };
     api.set("state", state)?;
+    api.set("flags", flags_table(lua, shared)?)?;
     api.set(
         "extension",
         json_to_lua(lua, &surface::extension_value(&link.info))?,

@@ -280,6 +280,22 @@ fn register_builtin(engine: &mut Engine) {
     );
 }
 
+/// `api.flags`: the declared options' values, read from the host (`api.flags.NAME` or
+/// `api.flags["NAME"]`).
+#[derive(Clone)]
+pub struct Flags(Api);
+
+impl Flags {
+    fn get(&mut self, key: &str) -> Dynamic {
+        self.0
+            .link()
+            .host()
+            .control
+            .flag_value(key)
+            .map_or(Dynamic::UNIT, |v| to_dynamic(&v))
+    }
+}
+
 /// `api.mcp`: the MCP functions, on the extension's `Api`.
 #[derive(Clone)]
 pub struct Mcp(Api);
@@ -299,6 +315,9 @@ pub fn register(engine: &mut Engine) {
     engine.register_type_with_name::<Mcp>("Mcp");
     engine.register_get("mcp", |api: &mut Api| Mcp(api.clone()));
     register_builtin(engine);
+    engine.register_type_with_name::<Flags>("Flags");
+    engine.register_get("flags", |api: &mut Api| Flags(api.clone()));
+    engine.register_indexer_get(|f: &mut Flags, key: &str| f.get(key));
     engine.register_type_with_name::<Events>("Events");
     engine.register_get("events", |api: &mut Api| Events(api.clone()));
     for m in surface::MEMBERS {

@@ -116,6 +116,10 @@ pub(super) fn call(
                 json!({"content": out.content, "is_error": out.is_error}),
             ))
         }
+        (Object::Api, "flag") => {
+            let flag = flag(args.take("definition"), &link.info.name)?;
+            control.declare_flag(flag).map(|()| Ret::Nil)
+        }
         (Object::Api, "set_model") => {
             let model = text(args.take("model"));
             if model.trim().is_empty() || model.len() > MAX_NAME_BYTES {
@@ -219,6 +223,45 @@ fn event_name(arg: Arg) -> Result<String, String> {
         return Err(format!("the name must be 1 to {MAX_EVENT_NAME} bytes long"));
     }
     Ok(name)
+}
+
+/// `api.flag{name, type, default?, description?}` as declared.
+fn flag(arg: Arg, extension: &str) -> Result<crate::extflags::Declared, String> {
+    use crate::extflags::{Declared, Kind};
+    let field = |name: &str| record_field(arg.clone(), name);
+    let name = text(field("name").unwrap_or(Arg::Nil));
+    let valid = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_';
+    if name.is_empty() || name.len() > 64 || !name.chars().all(valid) || name.starts_with('-') {
+        return Err(format!(
+            "the name must be 1 to 64 lowercase letters, digits, '-' or '_' (not {name:?})"
+        ));
+    }
+    if crate::extflags::own_names().contains(&name) {
+        return Err(format!("--{name} is one of mypi's own options"));
+    }
+    let kind_text = text(field("type").unwrap_or(Arg::Nil));
+    let kind = Kind::parse(&kind_text)
+        .ok_or_else(|| format!("type must be \"bool\" or \"string\", not {kind_text:?}"))?;
+    let default = match field("default") {
+        None | Some(Arg::Nil) => None,
+        Some(Arg::Bool(b)) if kind == Kind::Bool => Some(json!(b)),
+        Some(a @ (Arg::Str(_) | Arg::Int(_) | Arg::Num(_))) if kind == Kind::String => {
+            Some(json!(text(a)))
+        }
+        Some(other) => {
+            return Err(format!(
+                "the default of a {kind_text} option cannot be a {}",
+                other.type_name()
+            ))
+        }
+    };
+    Ok(Declared {
+        name,
+        kind,
+        default,
+        description: text(field("description").unwrap_or(Arg::Nil)),
+        extension: extension.to_string(),
+    })
 }
 
 /// Any argument as JSON data.

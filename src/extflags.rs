@@ -1,0 +1,273 @@
+//! Command-line flags that extensions declare (`api.flag{...}`): `mypi --NAME` or
+//! `mypi --NAME=VALUE` for a long option mypi itself does not have. Before clap parses the
+//! command line, such options are taken out ([`split`]); once the extensions have loaded,
+//! each must be one an extension declared, with a value of its type ([`check`]), or mypi
+//! stops with exit 2 as for any unknown option. Subcommands (`mypi ext check`, ...) take
+//! none: there every unknown option is clap's error.
+
+use std::ffi::OsString;
+
+use clap::CommandFactory;
+
+/// A `--NAME[=VALUE]` the command line gave for an extension.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Given {
+    pub name: String,
+    pub value: Option<String>,
+}
+
+/// What an extension declared.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Declared {
+    pub name: String,
+    /// `bool` or `string`.
+    pub kind: Kind,
+    pub default: Option<serde_json::Value>,
+    pub description: String,
+    /// The extension's name.
+    pub extension: String,
+}
+
+/// A flag's type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Bool,
+    String,
+}
+
+impl Kind {
+    pub fn parse(s: &str) -> Option<Kind> {
+        match s {
+            "bool" | "boolean" => Some(Kind::Bool),
+            "string" => Some(Kind::String),
+            _ => None,
+        }
+    }
+}
+
+/// mypi's own long options (and `help`, `version`).
+pub fn own_names() -> Vec<String> {
+    names_of(&crate::cli::Cli::command())
+}
+
+fn names_of(cmd: &clap::Command) -> Vec<String> {
+    let mut names: Vec<String> = cmd
+        .get_arguments()
+        .filter_map(|a| a.get_long().map(str::to_string))
+        .collect();
+    names.extend(["help".to_string(), "version".to_string()]);
+    names
+}
+
+/// Takes the long options mypi does not know out of `args` (not after `--`, and not when
+/// a subcommand is given).
+pub fn split(args: Vec<OsString>) -> (Vec<OsString>, Vec<Given>) {
+    let cmd = crate::cli::Cli::command();
+    let subcommands: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    let own = names_of(&cmd);
+    let mut kept = Vec::with_capacity(args.len());
+    let mut given = Vec::new();
+    let mut rest = false;
+    for (i, arg) in args.into_iter().enumerate() {
+        let text = arg.to_str().map(str::to_string);
+        match text {
+            _ if i == 0 || rest => kept.push(arg),
+            Some(t) if t == "--" => {
+                rest = true;
+                kept.push(arg);
+            }
+            Some(t) if subcommands.contains(&t) && given.is_empty() => {
+                // From here on the subcommand's own options.
+                rest = true;
+                kept.push(arg);
+            }
+            Some(t) if t.starts_with("--") && t.len() > 2 => {
+                let body = &t[2..];
+                let (name, value) = match body.split_once('=') {
+                    Some((n, v)) => (n, Some(v.to_string())),
+                    None => (body, None),
+                };
+                if own.iter().any(|o| o == name) {
+                    kept.push(arg);
+                } else {
+                    given.push(Given {
+                        name: name.to_string(),
+                        value,
+                    });
+                }
+            }
+            _ => kept.push(arg),
+        }
+    }
+    (kept, given)
+}
+
+/// The value of a declared flag: what the command line gave, else its default.
+pub fn value(declared: &Declared, given: &[Given]) -> serde_json::Value {
+    let on_line = given.iter().rev().find(|g| g.name == declared.name);
+    match (declared.kind, on_line) {
+        (Kind::Bool, Some(g)) => serde_json::Value::Bool(!matches!(
+            g.value.as_deref().map(str::trim),
+            Some("false" | "0" | "no" | "off")
+        )),
+        (Kind::String, Some(Given { value: Some(v), .. })) => serde_json::Value::String(v.clone()),
+        (_, _) => declared.default.clone().unwrap_or(match declared.kind {
+            Kind::Bool => serde_json::Value::Bool(false),
+            Kind::String => serde_json::Value::Null,
+        }),
+    }
+}
+
+/// Checks the options given for extensions against the declared flags.
+pub fn check(given: &[Given], declared: &[Declared]) -> Result<(), String> {
+    for g in given {
+        let Some(d) = declared.iter().find(|d| d.name == g.name) else {
+            let mut near: Vec<String> = own_names()
+                .into_iter()
+                .chain(declared.iter().map(|d| d.name.clone()))
+                .filter(|n| crate::text::edit_distance(n, &g.name) <= 2)
+                .map(|n| format!("--{n}"))
+                .collect();
+            near.sort();
+            let hint = match near.is_empty() {
+                true => "`mypi --help` lists the options".to_string(),
+                false => format!("did you mean {}?", near.join(", ")),
+            };
+            return Err(format!(
+                "unknown option --{}: neither mypi nor a loaded extension declares it; {hint}",
+                g.name
+            ));
+        };
+        match (d.kind, g.value.as_deref()) {
+            (Kind::String, None) => {
+                return Err(format!(
+                    "--{} takes a value (declared by {}): --{}=VALUE",
+                    g.name, d.extension, g.name
+                ))
+            }
+            (Kind::Bool, Some(v))
+                if !matches!(v.trim(), "true" | "false" | "1" | "0" | "yes" | "no" | "on" | "off") =>
+            {
+                return Err(format!(
+                    "--{} is a switch (declared by {}): give it alone, or =true / =false, not {v:?}",
+                    g.name, d.extension
+                ))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The help section of the declared flags, grouped by extension.
+pub fn help(declared: &[Declared]) -> String {
+    if declared.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nExtension options:\n");
+    let mut extensions: Vec<&str> = declared.iter().map(|d| d.extension.as_str()).collect();
+    extensions.dedup();
+    for ext in extensions {
+        out.push_str(&format!("  {ext}:\n"));
+        for d in declared.iter().filter(|d| d.extension == ext) {
+            let usage = match d.kind {
+                Kind::Bool => format!("--{}", d.name),
+                Kind::String => format!("--{}=VALUE", d.name),
+            };
+            let default = match &d.default {
+                Some(serde_json::Value::String(s)) => format!(" [default: {s}]"),
+                Some(v) if !v.is_null() => format!(" [default: {v}]"),
+                _ => String::new(),
+            };
+            out.push_str(&format!("      {usage:<24} {}{default}\n", d.description));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(args: &[&str]) -> Vec<OsString> {
+        args.iter().map(OsString::from).collect()
+    }
+
+    fn decl(name: &str, kind: Kind) -> Declared {
+        Declared {
+            name: name.into(),
+            kind,
+            default: None,
+            description: "d".into(),
+            extension: "ext".into(),
+        }
+    }
+
+    #[test]
+    fn unknown_long_options_are_taken_out_and_the_rest_left_to_clap() {
+        let (kept, given) = split(os(&[
+            "mypi",
+            "--plan",
+            "-p",
+            "hi",
+            "--model",
+            "m",
+            "--mode=fast",
+        ]));
+        assert_eq!(kept, os(&["mypi", "-p", "hi", "--model", "m"]));
+        assert_eq!(
+            given,
+            vec![
+                Given {
+                    name: "plan".into(),
+                    value: None
+                },
+                Given {
+                    name: "mode".into(),
+                    value: Some("fast".into())
+                }
+            ]
+        );
+        let (kept, given) = split(os(&["mypi", "ext", "check", "--plan"]));
+        assert_eq!(kept, os(&["mypi", "ext", "check", "--plan"]));
+        assert!(given.is_empty());
+        let (kept, given) = split(os(&["mypi", "-p", "x", "--", "--plan"]));
+        assert_eq!(kept.len(), 5);
+        assert!(given.is_empty());
+    }
+
+    #[test]
+    fn values_and_checks_follow_the_declared_type() {
+        let plan = decl("plan", Kind::Bool);
+        let mode = decl("mode", Kind::String);
+        let g = |n: &str, v: Option<&str>| Given {
+            name: n.into(),
+            value: v.map(String::from),
+        };
+        assert_eq!(value(&plan, &[g("plan", None)]), serde_json::json!(true));
+        assert_eq!(
+            value(&plan, &[g("plan", Some("false"))]),
+            serde_json::json!(false)
+        );
+        assert_eq!(value(&plan, &[]), serde_json::json!(false));
+        assert_eq!(
+            value(&mode, &[g("mode", Some("fast"))]),
+            serde_json::json!("fast")
+        );
+        assert_eq!(value(&mode, &[]), serde_json::Value::Null);
+        let both = [plan.clone(), mode.clone()];
+        assert!(check(&[g("plan", None), g("mode", Some("x"))], &both).is_ok());
+        let e = check(&[g("mode", None)], &both).unwrap_err();
+        assert!(e.contains("--mode takes a value"), "{e}");
+        let e = check(&[g("plan", Some("maybe"))], &both).unwrap_err();
+        assert!(e.contains("--plan is a switch"), "{e}");
+        let e = check(&[g("plan2", None)], &both).unwrap_err();
+        assert!(
+            e.contains("unknown option --plan2") && e.contains("did you mean --plan?"),
+            "{e}"
+        );
+    }
+}
