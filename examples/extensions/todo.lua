@@ -14,6 +14,8 @@ api.tool{
   },
   execute = function(args)
     todos[#todos + 1] = args.text
+    -- Other extensions may show it (status_line.lua does).
+    api.events.emit("todo:count", { count = #todos })
     return "added todo #" .. #todos .. ": " .. args.text
   end,
 }

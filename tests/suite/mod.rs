@@ -14,6 +14,7 @@ mod children;
 mod compaction;
 mod config_file;
 mod errors;
+mod examples_api;
 mod examples_more;
 mod ext_check;
 mod ext_examples;
