@@ -136,6 +136,72 @@ const LOAD_ERRORS: &[(&str, &str, &str, &str)] = &[
         r#"api.notify("a", "b");"#,
         "api.notify takes 1 argument (message), got 2",
     ),
+    (
+        "set_active_tools with an unknown tool",
+        r#"api.set_active_tools({"read", "nope"})"#,
+        r#"api.set_active_tools(["read", "nope"]);"#,
+        "api.set_active_tools: there is no tool 'nope'; the tools are: bash, edit, read, write",
+    ),
+    (
+        "append_entry with a bad kind",
+        r#"api.append_entry("a b", {})"#,
+        r#"api.append_entry("a b", #{});"#,
+        "api.append_entry: the kind must be 1 to 200 letters, digits or _ - . : (not \"a b\")",
+    ),
+    (
+        "a timer without a handler",
+        r#"api.timer(10)"#,
+        r#"api.timer(10);"#,
+        "api.timer: the handler (a function) is missing",
+    ),
+    (
+        "a repeating timer too fast",
+        r#"api.timer(1, function() end, {["repeat"] = true})"#,
+        r#"api.timer(1, |c| (), #{ repeat: true });"#,
+        "api.timer: ms must be 10 to 86400000 (a day) for a repeating timer",
+    ),
+    (
+        "a flag named like mypi's own option",
+        r#"api.flag{name = "model", type = "string"}"#,
+        r#"api.flag(#{ name: "model", type: "string" });"#,
+        "api.flag: --model is one of mypi's own options",
+    ),
+    (
+        "a flag of an unknown type",
+        r#"api.flag{name = "x", type = "number"}"#,
+        r#"api.flag(#{ name: "x", type: "number" });"#,
+        "api.flag: type must be \"bool\" or \"string\", not \"number\"",
+    ),
+    (
+        "a provider with a built-in name",
+        r#"api.provider{name = "openai", api = "openai"}"#,
+        r#"api.provider(#{ name: "openai", api: "openai" });"#,
+        "api.provider: 'openai' is a built-in provider; choose another name",
+    ),
+    (
+        "a provider of an unknown API",
+        r#"api.provider{name = "p", api = "gemini"}"#,
+        r#"api.provider(#{ name: "p", api: "gemini" });"#,
+        "api.provider: api must be \"openai\" or \"anthropic\", not \"gemini\"",
+    ),
+    (
+        "a builtin tool that does not exist",
+        r#"api.builtin_tool("nope")"#,
+        r#"api.builtin_tool("nope");"#,
+        "api.builtin_tool: there is no built-in tool 'nope'; they are: read, write, edit, bash",
+    ),
+    (
+        "an event without a name",
+        r#"api.events.emit("", 1)"#,
+        r#"api.events.emit("", 1);"#,
+        "api.events.emit: the name must be 1 to 200 bytes long",
+    ),
+    (
+        "a renderer with neither function",
+        r#"api.renderer("bash", {})"#,
+        r#"api.renderer("bash", #{});"#,
+        "api.renderer: the renderer needs a 'call' or a 'result' function (or both)",
+    ),
 ];
 
 #[test]

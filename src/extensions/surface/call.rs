@@ -73,34 +73,7 @@ pub fn call(
             link.notify(&args.take("message").display());
             Ok(Ret::Nil)
         }
-        (Object::Ui, "confirm") => Ok(Ret::Bool(link.confirm(&text(args.take("question"))))),
-        (Object::Ui, "select") => {
-            let title = text(args.take("title"));
-            let options = strings(args.take("options"));
-            let timeout = timeout_ms(args.take("opts")).map_err(fail)?;
-            Ok(opt_string(link.select(&title, &options, timeout)))
-        }
-        (Object::Ui, "input") => {
-            let prompt = text(args.take("prompt"));
-            let options = args.take("options");
-            let default = field(options.clone(), "default").and_then(opt_text);
-            let timeout = timeout_ms(options).map_err(fail)?;
-            Ok(opt_string(link.input(&prompt, default, timeout)))
-        }
-        (Object::Ui, "editor") => Ok(opt_string(link.editor(&text(args.take("initial"))))),
-        (Object::Ui, "set_status") => {
-            let key = format!("{}\u{0}{}", link.info.name, text(args.take("key")));
-            let value = opt_text(args.take("text"));
-            link.host()
-                .control
-                .set_status(&key, value.as_deref())
-                .map(|()| Ret::Nil)
-                .map_err(fail)
-        }
-        (Object::Ui, "set_title") => {
-            link.host().control.set_title(&text(args.take("text")));
-            Ok(Ret::Nil)
-        }
+        (Object::Ui, _) => ui(link, member.name, &mut args).map_err(fail),
         (Object::Ctx, "progress" | "update") => {
             if let Some(ctx) = ctx {
                 let message = args.take("message").display();
@@ -115,6 +88,40 @@ pub fn call(
             Ok(Ret::Nil)
         }
         _ => super::host::call(link, member, &mut args, ctx).map_err(fail),
+    }
+}
+
+/// `ctx.ui.*` (but `notify`): the dialogs and the screen.
+fn ui(link: &ApiLink, name: &str, args: &mut Args<'_>) -> Result<Ret, String> {
+    match name {
+        "confirm" => Ok(Ret::Bool(link.confirm(&text(args.take("question"))))),
+        "select" => {
+            let title = text(args.take("title"));
+            let options = strings(args.take("options"));
+            let timeout = timeout_ms(args.take("opts"))?;
+            Ok(opt_string(link.select(&title, &options, timeout)))
+        }
+        "input" => {
+            let prompt = text(args.take("prompt"));
+            let options = args.take("options");
+            let default = field(options.clone(), "default").and_then(opt_text);
+            let timeout = timeout_ms(options)?;
+            Ok(opt_string(link.input(&prompt, default, timeout)))
+        }
+        "editor" => Ok(opt_string(link.editor(&text(args.take("initial"))))),
+        "set_status" => {
+            let key = format!("{}\u{0}{}", link.info.name, text(args.take("key")));
+            let value = opt_text(args.take("text"));
+            link.host()
+                .control
+                .set_status(&key, value.as_deref())
+                .map(|()| Ret::Nil)
+        }
+        "set_title" => {
+            link.host().control.set_title(&text(args.take("text")));
+            Ok(Ret::Nil)
+        }
+        _ => Err("is not a function".into()),
     }
 }
 

@@ -25,6 +25,23 @@ pub(super) fn call(
     args: &mut Args<'_>,
     ctx: Option<&Arc<RunContext>>,
 ) -> Result<Ret, String> {
+    match (member.object, member.name) {
+        (Object::Ctx | Object::Session, _) | (Object::Api, "append_entry") => {
+            control_member(link, member, args)
+        }
+        (Object::Api, "timer" | "watch") | (Object::Events, _) => {
+            background_member(link, member, args, ctx)
+        }
+        _ => registry_member(link, member, args),
+    }
+}
+
+/// `ctx`'s host control, `ctx.session.*` and `api.append_entry`.
+fn control_member(
+    link: &ApiLink,
+    member: &'static Member,
+    args: &mut Args<'_>,
+) -> Result<Ret, String> {
     let host = link.host();
     let control = &host.control;
     let nil = |r: Result<(), String>| r.map(|()| Ret::Nil);
@@ -68,6 +85,20 @@ pub(super) fn call(
             }
             nil(control.append(Pending::Custom { kind, data }))
         }
+        _ => Err("is not a function".into()),
+    }
+}
+
+/// The tools, commands, flags, models and providers as data.
+fn registry_member(
+    link: &ApiLink,
+    member: &'static Member,
+    args: &mut Args<'_>,
+) -> Result<Ret, String> {
+    let host = link.host();
+    let control = &host.control;
+    let nil = |r: Result<(), String>| r.map(|()| Ret::Nil);
+    match (member.object, member.name) {
         (Object::Api, "tools") => Ok(Ret::Data(tools(&host.tools))),
         (Object::Api, "set_active_tools") => {
             let names = match args.take("names") {
@@ -136,6 +167,20 @@ pub(super) fn call(
             control.add_provider(&link.info.name, provider);
             Ok(Ret::Nil)
         }
+        _ => Err("is not a function".into()),
+    }
+}
+
+/// Timers, watches and events between extensions.
+fn background_member(
+    link: &ApiLink,
+    member: &'static Member,
+    args: &mut Args<'_>,
+    ctx: Option<&Arc<RunContext>>,
+) -> Result<Ret, String> {
+    let host = link.host();
+    let nil = |r: Result<(), String>| r.map(|()| Ret::Nil);
+    match (member.object, member.name) {
         (Object::Api, "timer") => {
             let ms = match args.take("ms") {
                 Arg::Int(i) => i,

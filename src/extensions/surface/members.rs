@@ -1,0 +1,411 @@
+//! The member table ([`MEMBERS`]): every member of the script API with its parameters and a
+//! one-line summary, and the record types its table parameters take.
+
+use super::{data, function, opt, req, Field, Member, Object, Ty};
+
+const TOOL_FIELDS: &[Field] = &[
+    req("name", Ty::Str),
+    opt("description", Ty::Str),
+    opt("parameters", Ty::Table),
+    req("execute", Ty::Func),
+    opt("parallel_safe", Ty::Bool),
+    opt("timeout_ms", Ty::Int),
+];
+/// `api.renderer`'s functions: both optional, at least one given (checked in `call.rs`).
+const RENDERER_FIELDS: &[Field] = &[opt("call", Ty::Func), opt("result", Ty::Func)];
+const SEND_FIELDS: &[Field] = &[opt("deliver_as", Ty::Str)];
+const TIMER_FIELDS: &[Field] = &[opt("repeat", Ty::Bool)];
+const MODEL_FIELDS: &[Field] = &[opt("provider", Ty::Str)];
+const FLAG_FIELDS: &[Field] = &[
+    req("name", Ty::Str),
+    req("type", Ty::Str),
+    opt("default", Ty::Any),
+    opt("description", Ty::Str),
+];
+const PROVIDER_FIELDS: &[Field] = &[
+    req("name", Ty::Str),
+    req("api", Ty::Str),
+    opt("base_url", Ty::Str),
+    opt("api_key_env", Ty::Str),
+    opt("models", Ty::Table),
+];
+const SELECT_FIELDS: &[Field] = &[opt("timeout_ms", Ty::Int)];
+const INPUT_FIELDS: &[Field] = &[opt("default", Ty::Str), opt("timeout_ms", Ty::Int)];
+const EXEC_FIELDS: &[Field] = &[opt("timeout_ms", Ty::Int), opt("cwd", Ty::Str)];
+const AGENT_FIELDS: &[Field] = &[
+    req("task", Ty::Str),
+    opt("name", Ty::Str),
+    opt("system_prompt", Ty::Str),
+    opt("tools", Ty::StrList),
+    opt("model", Ty::Str),
+    opt("provider", Ty::Str),
+    opt("max_turns", Ty::Int),
+];
+const AGENTS_OPTIONS: &[Field] = &[opt("concurrency", Ty::Int)];
+const COMPLETE_FIELDS: &[Field] = &[
+    opt("prompt", Ty::Str),
+    opt("messages", Ty::Table),
+    opt("system_prompt", Ty::Str),
+    opt("model", Ty::Str),
+    opt("provider", Ty::Str),
+    opt("max_tokens", Ty::Int),
+];
+
+/// Every member scripts can reach, in both languages.
+pub const MEMBERS: &[Member] = &[
+    function(
+        Object::Api,
+        "on",
+        &[req("event", Ty::Str), req("handler", Ty::Func)],
+        "subscribe to an event; returns a handle",
+    ),
+    function(
+        Object::Api,
+        "tool",
+        &[req("definition", Ty::Record(TOOL_FIELDS))],
+        "register a tool for the model; returns a handle",
+    ),
+    function(
+        Object::Api,
+        "command",
+        &[
+            req("name", Ty::Str),
+            req("handler", Ty::Func),
+            opt("description", Ty::Str),
+        ],
+        "register a slash command; returns a handle",
+    ),
+    function(
+        Object::Api,
+        "renderer",
+        &[
+            req("tool", Ty::Str),
+            req("renderer", Ty::Record(RENDERER_FIELDS)),
+        ],
+        "print a tool's call and result lines your way (REPL); returns a handle",
+    ),
+    function(
+        Object::Api,
+        "send_message",
+        &[
+            req("text", Ty::Str),
+            opt("options", Ty::Record(SEND_FIELDS)),
+        ],
+        "queue a user message (steer or follow_up)",
+    ),
+    function(
+        Object::Api,
+        "exec",
+        &[
+            req("command", Ty::Str),
+            opt("arguments", Ty::StrList),
+            opt("options", Ty::Record(EXEC_FIELDS)),
+        ],
+        "run a program without a shell",
+    ),
+    function(
+        Object::Mcp,
+        "servers",
+        &[],
+        "the MCP servers and their states",
+    ),
+    function(
+        Object::Mcp,
+        "tools",
+        &[req("server", Ty::Str)],
+        "a server's tools",
+    ),
+    function(
+        Object::Mcp,
+        "call",
+        &[
+            req("server", Ty::Str),
+            req("tool", Ty::Str),
+            opt("arguments", Ty::Table),
+        ],
+        "call a server's tool (through the tool hooks)",
+    ),
+    // Rhai reserves `x.call(...)` for function pointers: there this is the way to call.
+    function(
+        Object::Mcp,
+        "call_tool",
+        &[
+            req("server", Ty::Str),
+            req("tool", Ty::Str),
+            opt("arguments", Ty::Table),
+        ],
+        "the same as api.mcp.call (the name Rhai can use)",
+    ),
+    function(
+        Object::Mcp,
+        "read_resource",
+        &[req("server", Ty::Str), req("uri", Ty::Str)],
+        "read a server's resource",
+    ),
+    function(
+        Object::Mcp,
+        "prompt",
+        &[
+            req("server", Ty::Str),
+            req("name", Ty::Str),
+            opt("arguments", Ty::Table),
+        ],
+        "get a server's prompt as text",
+    ),
+    function(
+        Object::Api,
+        "read_dir",
+        &[req("path", Ty::Str)],
+        "the names in a folder, sorted (folders end in /)",
+    ),
+    function(
+        Object::Api,
+        "run_agent",
+        &[req("agent", Ty::Record(AGENT_FIELDS))],
+        "run a child agent -> {text, turns, usage, error?}",
+    ),
+    function(
+        Object::Api,
+        "run_agents",
+        &[
+            req("agents", Ty::Table),
+            opt("options", Ty::Record(AGENTS_OPTIONS)),
+        ],
+        "run several child agents at once -> their outcomes in order",
+    ),
+    function(
+        Object::Api,
+        "complete",
+        &[req("request", Ty::Record(COMPLETE_FIELDS))],
+        "one model call without tools -> {text, usage}",
+    ),
+    function(
+        Object::Api,
+        "log",
+        &[req("message", Ty::Any)],
+        "a debug line (MYPI_LOG=1)",
+    ),
+    function(
+        Object::Api,
+        "notify",
+        &[req("message", Ty::Any)],
+        "a line shown to the user",
+    ),
+    function(
+        Object::Api,
+        "append_entry",
+        &[req("kind", Ty::Str), opt("data", Ty::Any)],
+        "keep data in the session file (never sent to the model)",
+    ),
+    function(
+        Object::Api,
+        "tools",
+        &[],
+        "the tools: {name, description, owner, active}",
+    ),
+    function(
+        Object::Api,
+        "set_active_tools",
+        &[opt("names", Ty::StrList)],
+        "offer the model only these tools (nil: all)",
+    ),
+    function(
+        Object::Api,
+        "commands",
+        &[],
+        "the slash commands: {name, description, owner}",
+    ),
+    function(
+        Object::Api,
+        "timer",
+        &[
+            req("ms", Ty::Int),
+            req("handler", Ty::Func),
+            opt("options", Ty::Record(TIMER_FIELDS)),
+        ],
+        "call a function after ms (again and again with repeat); returns a handle",
+    ),
+    function(
+        Object::Api,
+        "watch",
+        &[req("path", Ty::Str), req("handler", Ty::Func)],
+        "call a function when a file or folder changes; returns a handle",
+    ),
+    function(
+        Object::Events,
+        "on",
+        &[req("name", Ty::Str), req("handler", Ty::Func)],
+        "handle an event other extensions emit; returns a handle",
+    ),
+    function(
+        Object::Events,
+        "emit",
+        &[req("name", Ty::Str), opt("data", Ty::Any)],
+        "send an event to the extensions that handle it (without waiting)",
+    ),
+    function(
+        Object::Api,
+        "builtin_tool",
+        &[req("name", Ty::Str)],
+        "a built-in tool, to wrap in an override: {name, description, parameters, execute}",
+    ),
+    function(
+        Object::Builtin,
+        "execute",
+        &[req("tool", Ty::Str), opt("arguments", Ty::Table)],
+        "run the built-in tool with these arguments -> {content, is_error}",
+    ),
+    function(
+        Object::Api,
+        "set_model",
+        &[
+            req("model", Ty::Str),
+            opt("options", Ty::Record(MODEL_FIELDS)),
+        ],
+        "switch the model (and provider) once the call has ended",
+    ),
+    function(
+        Object::Api,
+        "provider",
+        &[req("definition", Ty::Record(PROVIDER_FIELDS))],
+        "register a provider for /model and --provider",
+    ),
+    function(
+        Object::Api,
+        "flag",
+        &[req("definition", Ty::Record(FLAG_FIELDS))],
+        "declare a command-line option --NAME for this extension",
+    ),
+    data(
+        Object::Api,
+        "flags",
+        "the values of the declared options (api.flags.NAME)",
+    ),
+    data(Object::Api, "state", "plain data kept across hot reloads"),
+    data(Object::Api, "extension", "{name, path, language}"),
+    data(Object::Ctx, "cwd", "the working folder"),
+    data(Object::Ctx, "mode", "repl, print or json"),
+    data(Object::Ctx, "session_id", "the run's session"),
+    data(Object::Ctx, "model", "the model in use"),
+    data(
+        Object::Ctx,
+        "depth",
+        "0 for the user's agent, 1+ in a child",
+    ),
+    function(
+        Object::Ctx,
+        "abort",
+        &[],
+        "cancel the run that made the call",
+    ),
+    function(
+        Object::Ctx,
+        "progress",
+        &[req("message", Ty::Any)],
+        "report the running tool call's progress (nothing outside a tool)",
+    ),
+    function(
+        Object::Ctx,
+        "update",
+        &[req("message", Ty::Any)],
+        "the same as ctx.progress",
+    ),
+    function(
+        Object::Ctx,
+        "is_idle",
+        &[],
+        "whether the user's agent is not running",
+    ),
+    function(
+        Object::Ctx,
+        "shutdown",
+        &[],
+        "leave mypi once the agent is idle",
+    ),
+    function(
+        Object::Ctx,
+        "reload",
+        &[],
+        "reload every extension once the call has ended",
+    ),
+    function(
+        Object::Ctx,
+        "new_session",
+        &[],
+        "start a new session once the agent is idle",
+    ),
+    function(
+        Object::Ctx,
+        "system_prompt",
+        &[],
+        "the system prompt in effect",
+    ),
+    function(
+        Object::Ctx,
+        "context_usage",
+        &[],
+        "-> {tokens, window, percent}",
+    ),
+    function(
+        Object::Session,
+        "entries",
+        &[],
+        "the session's entries in order",
+    ),
+    function(Object::Session, "name", &[], "the session's name, or nil"),
+    function(
+        Object::Session,
+        "set_name",
+        &[req("name", Ty::Str)],
+        "name the session (shown by /session and /resume)",
+    ),
+    function(
+        Object::Ui,
+        "confirm",
+        &[req("question", Ty::Str)],
+        "ask yes/no on the REPL",
+    ),
+    function(
+        Object::Ui,
+        "select",
+        &[
+            req("title", Ty::Str),
+            req("options", Ty::StrList),
+            opt("opts", Ty::Record(SELECT_FIELDS)),
+        ],
+        "numbered choices on the REPL -> the chosen option or nil",
+    ),
+    function(
+        Object::Ui,
+        "input",
+        &[
+            req("prompt", Ty::Str),
+            opt("options", Ty::Record(INPUT_FIELDS)),
+        ],
+        "ask for a line -> the text, the default, or nil",
+    ),
+    function(
+        Object::Ui,
+        "editor",
+        &[opt("initial", Ty::Str)],
+        "edit text in $VISUAL / $EDITOR -> the text saved or nil",
+    ),
+    function(
+        Object::Ui,
+        "set_status",
+        &[req("key", Ty::Str), opt("text", Ty::Str)],
+        "show a short status text above the prompt (nil clears it)",
+    ),
+    function(
+        Object::Ui,
+        "set_title",
+        &[req("text", Ty::Str)],
+        "set the terminal's title",
+    ),
+    function(
+        Object::Ui,
+        "notify",
+        &[req("message", Ty::Any)],
+        "a line shown to the user",
+    ),
+];
