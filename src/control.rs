@@ -234,6 +234,11 @@ impl Control {
         });
     }
 
+    /// The session's file changed (its first line was written): the name stays.
+    pub fn set_session_file(&self, file: Option<PathBuf>) {
+        self.write_view(|v| v.session_file = file);
+    }
+
     /// The session file, once it exists.
     pub fn session_file(&self) -> Option<PathBuf> {
         self.read_view(|v| v.session_file.clone())

@@ -25,10 +25,7 @@ impl Agent {
             c.set_context(self.context_tokens(), self.context_window);
             let file = self.session().map(|w| w.path().to_path_buf());
             if c.session_file() != file {
-                let name = file
-                    .as_deref()
-                    .and_then(|f| super::session::list::name_of(f).ok().flatten());
-                c.set_session(file, name);
+                c.set_session_file(file);
             }
         }
     }

@@ -108,26 +108,41 @@ pub struct App {
     shell_context: shell::ShellContext,
 }
 
-/// A session `--continue` found: its slot, messages, whether it was resumed, and the provider
-/// and model it was last using.
-type Continued = (
-    SessionSlot,
-    Vec<crate::protocol::Message>,
-    bool,
-    Option<(String, String)>,
-);
+/// The session start-up goes on with: its slot, messages, whether it was resumed, the
+/// provider and model it was last using, and its name.
+struct Continued {
+    slot: SessionSlot,
+    messages: Vec<crate::protocol::Message>,
+    resumed: bool,
+    model: Option<(String, String)>,
+    name: Option<String>,
+}
+
+impl Continued {
+    /// A session that starts now.
+    fn fresh(slot: SessionSlot) -> Continued {
+        Continued {
+            slot,
+            messages: Vec::new(),
+            resumed: false,
+            model: None,
+            name: None,
+        }
+    }
+}
 
 /// A resumed session as start-up goes on with it, its warnings said.
 fn opened(resumed: crate::agent::session::Resumed, notice: &NoticeFn) -> Continued {
     for w in resumed.warnings {
         notice(w);
     }
-    (
-        SessionSlot::Open(resumed.writer),
-        resumed.messages,
-        true,
-        resumed.model,
-    )
+    Continued {
+        slot: SessionSlot::Open(resumed.writer),
+        messages: resumed.messages,
+        resumed: true,
+        model: resumed.model,
+        name: resumed.name,
+    }
 }
 
 /// Builds the provider the configuration names.
@@ -171,15 +186,17 @@ impl App {
         tools::register_builtins(&tools);
         let hooks = HookBus::new(notice.clone());
         let queues = Arc::new(Queues::with_limits(config.queue));
-        let (mut session, messages, resumed, last_model) = if config.no_session {
-            (SessionSlot::Off, Vec::new(), false, None)
+        let start = if config.no_session {
+            Continued::fresh(SessionSlot::Off)
         } else if config.continue_session {
             Self::continue_session(&config, &notice)?
         } else if let Some(id) = config.resume.as_deref().filter(|id| !id.is_empty()) {
             Self::resume_by_id(&config, id, &notice)?
         } else {
-            (Self::pending_session(&config), Vec::new(), false, None)
+            Continued::fresh(Self::pending_session(&config))
         };
+        let (mut session, messages, resumed, last_model) =
+            (start.slot, start.messages, start.resumed, start.model);
         if !resumed {
             // The header of the file to come names what the session starts with.
             session.set_model(&config.provider_name, &config.model)?;
@@ -266,6 +283,10 @@ impl App {
         }
         app.refresh_session();
         app.agent.show_context();
+        control.set_session(
+            app.agent.session().map(|w| w.path().to_path_buf()),
+            start.name,
+        );
         Ok(app)
     }
 
@@ -292,7 +313,7 @@ impl App {
             Ok(resumed) => Ok(opened(resumed, notice)),
             Err(e @ SessionError::Locked { .. }) => {
                 notice(format!("{e}; starting a new session"));
-                Ok((Self::pending_session(config), Vec::new(), false, None))
+                Ok(Continued::fresh(Self::pending_session(config)))
             }
             Err(e) => Err(e.into()),
         }

@@ -73,6 +73,7 @@ impl App {
         self.agent.reset(Self::pending_session(&self.config));
         // What `!cmd` kept was for the conversation being left.
         self.shell_context.clear();
+        self.extensions.context().control.set_session(None, None);
         self.agent.show_context();
         self.emit_session(Reason::New, false).await;
         Ok("Started a new session.".to_string())

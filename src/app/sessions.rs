@@ -65,8 +65,11 @@ impl App {
         let resumed = SessionWriter::resume(path)?;
         let notices: Vec<String> = resumed.warnings.clone();
         let id = resumed.writer.id().to_string();
+        let name = resumed.name.clone();
         self.agent
             .resume(SessionSlot::Open(resumed.writer), resumed.messages);
+        let file = self.agent.session().map(|w| w.path().to_path_buf());
+        self.extensions.context().control.set_session(file, name);
         if let Some((provider, model)) = resumed.model {
             let notice = self.extensions.context().notice.clone();
             let previous = (self.config.provider_name.clone(), self.config.model.clone());
@@ -108,6 +111,8 @@ impl App {
             writer.append(m)?;
         }
         self.agent.resume(SessionSlot::Open(writer), messages);
+        let file = self.agent.session().map(|w| w.path().to_path_buf());
+        self.extensions.context().control.set_session(file, None);
         self.refresh_session();
         Ok(format!(
             "Forked session {from} into {id}: the conversation so far is in both; this one goes on from here."

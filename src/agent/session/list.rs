@@ -102,12 +102,6 @@ fn describe(path: &Path, modified: SystemTime) -> Option<SessionInfo> {
     })
 }
 
-/// The name of the session in `path` (its last `session_info` line), if it has one.
-pub fn name_of(path: &Path) -> Result<Option<String>, super::SessionError> {
-    let modified = SystemTime::now();
-    Ok(describe(path, modified).and_then(|s| s.name))
-}
-
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
 }

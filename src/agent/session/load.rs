@@ -38,6 +38,8 @@ pub struct Loaded {
     pub tail: Tail,
     /// The provider and model last in use: the header's, or the last `model_change`'s.
     pub model: Option<(String, String)>,
+    /// The session's name (its last `session_info` line).
+    pub name: Option<String>,
 }
 
 /// One line as stored: `{"type": "session", ...}` or `{"type": "message", "message": {...}}`.
@@ -54,6 +56,9 @@ struct Line {
     model: Option<String>,
     #[serde(default)]
     compaction: Option<crate::agent::compact::Compaction>,
+    /// `session_info`'s.
+    #[serde(default)]
+    name: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -149,6 +154,7 @@ struct Scan<'p> {
     bad_lines: usize,
     good_len: u64,
     model: Option<(String, String)>,
+    name: Option<String>,
 }
 
 impl<'p> Scan<'p> {
@@ -162,6 +168,7 @@ impl<'p> Scan<'p> {
             bad_lines: 0,
             good_len: 0,
             model: None,
+            name: None,
         }
     }
 
@@ -216,15 +223,18 @@ impl<'p> Scan<'p> {
                 ..
             }) => self.bad_line("a compaction without its details"),
             Ok(Line {
-                kind:
-                    Kind::Session
-                    | Kind::Child
-                    | Kind::Totals
-                    | Kind::Cancel
-                    | Kind::Custom
-                    | Kind::SessionInfo,
+                kind: Kind::Session | Kind::Child | Kind::Totals | Kind::Cancel | Kind::Custom,
                 ..
             }) => {}
+            Ok(Line {
+                kind: Kind::SessionInfo,
+                name,
+                ..
+            }) => {
+                if name.is_some() {
+                    self.name = name;
+                }
+            }
             Ok(Line {
                 kind: Kind::Message,
                 message: None,
@@ -278,6 +288,7 @@ impl<'p> Scan<'p> {
             good_len: self.good_len,
             tail,
             model: self.model,
+            name: self.name,
         })
     }
 }

@@ -314,6 +314,8 @@ pub struct Resumed {
     pub warnings: Vec<String>,
     /// The provider and model it was last using (from its header or its last `model_change`).
     pub model: Option<(String, String)>,
+    /// Its name (`ctx.session.set_name`), if it has one.
+    pub name: Option<String>,
 }
 
 impl SessionWriter {
@@ -434,6 +436,7 @@ impl SessionWriter {
             messages,
             warnings,
             model: loaded.model,
+            name: loaded.name,
         })
     }
 
