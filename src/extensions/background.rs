@@ -31,6 +31,10 @@ use crate::run::RunContext;
 
 /// Events waiting for delivery at most; `emit` beyond is an error.
 pub const MAX_QUEUED_EVENTS: usize = 1024;
+/// The data of the events waiting for delivery at most, in bytes of JSON.
+pub const MAX_QUEUED_BYTES: usize = 16 * 1024 * 1024;
+/// Calls in a row a timer or a watch may fail before it is stopped.
+pub const MAX_FAILURES: u32 = 3;
 /// Timers and watches one extension may have at once.
 pub const MAX_TASKS_PER_EXTENSION: usize = 64;
 /// The shortest interval of a repeating timer.
@@ -72,6 +76,8 @@ pub enum Trigger {
 struct Delivery {
     name: String,
     data: Value,
+    /// The size of `data` as JSON (counted against [`MAX_QUEUED_BYTES`]).
+    size: usize,
     ctx: Arc<RunContext>,
 }
 
@@ -80,6 +86,7 @@ pub struct Background {
     subs: RwLock<Vec<Sub>>,
     tasks: Mutex<Vec<Task>>,
     queue: OnceLock<mpsc::Sender<Delivery>>,
+    queued_bytes: std::sync::atomic::AtomicUsize,
     runtime: Option<tokio::runtime::Handle>,
     notice: NoticeFn,
     weak_self: OnceLock<Weak<Background>>,
@@ -93,6 +100,7 @@ impl Background {
             subs: RwLock::new(Vec::new()),
             tasks: Mutex::new(Vec::new()),
             queue: OnceLock::new(),
+            queued_bytes: std::sync::atomic::AtomicUsize::new(0),
             runtime: tokio::runtime::Handle::try_current().ok(),
             notice,
             weak_self: OnceLock::new(),
@@ -138,12 +146,26 @@ impl Background {
             return Ok(());
         }
         let queue = self.queue()?;
+        use std::sync::atomic::Ordering;
+        let size = data.to_string().len();
+        if self.queued_bytes.fetch_add(size, Ordering::SeqCst) + size > MAX_QUEUED_BYTES {
+            self.queued_bytes.fetch_sub(size, Ordering::SeqCst);
+            return Err(format!(
+                "the events waiting for their handlers hold {} already; emit less",
+                super::crossing::mib(MAX_QUEUED_BYTES)
+            ));
+        }
         let delivery = Delivery {
             name: name.to_string(),
             data,
+            size,
             ctx,
         };
-        queue.try_send(delivery).map_err(|e| match e {
+        let sent = queue.try_send(delivery);
+        if sent.is_err() {
+            self.queued_bytes.fetch_sub(size, Ordering::SeqCst);
+        }
+        sent.map_err(|e| match e {
             mpsc::error::TrySendError::Full(_) => format!(
                 "{MAX_QUEUED_EVENTS} events are waiting for their handlers already; emit less often"
             ),
@@ -292,29 +314,49 @@ pub(super) struct Caller {
 }
 
 impl Caller {
-    /// Calls the function with `args`; a failure is a notice naming `what`.
-    pub(super) async fn call(&self, what: &str, args: Vec<Value>) {
+    /// Calls the function with `args`; a failure is a notice naming `what`. Returns false
+    /// when the caller should stop: [`MAX_FAILURES`] calls in a row failed, or the extension
+    /// is disabled.
+    pub(super) async fn call(&self, what: &str, args: Vec<Value>, failures: &mut u32) -> bool {
         let ctx = (self.session)();
         let worker = &self.target.worker;
-        if let Err(e) = worker
+        match worker
             .call(self.target.cb, args, ctx, worker.limits.budget)
             .await
         {
-            (self.notice)(format!("{} failed in {what}: {}", self.owner, e.message));
+            Ok(_) => {
+                *failures = 0;
+                true
+            }
+            Err(e) => {
+                *failures += 1;
+                let stop = *failures >= MAX_FAILURES || worker.is_disabled();
+                let then = if stop {
+                    format!(" ({what} is stopped after {failures} failures in a row)")
+                } else {
+                    String::new()
+                };
+                (self.notice)(format!(
+                    "{} failed in {what}: {}{then}",
+                    self.owner, e.message
+                ));
+                !stop
+            }
         }
     }
 }
 
 async fn timer(ms: u64, repeat: bool, call: Caller, stop: CancellationToken) {
     let period = Duration::from_millis(ms);
+    let mut failures = 0;
     let mut next = tokio::time::Instant::now() + period;
     loop {
         tokio::select! {
             _ = stop.cancelled() => return,
             _ = tokio::time::sleep_until(next) => {}
         }
-        call.call("a timer", Vec::new()).await;
-        if !repeat || stop.is_cancelled() {
+        if !call.call("a timer", Vec::new(), &mut failures).await || !repeat || stop.is_cancelled()
+        {
             return;
         }
         // A call that took longer than the period is not made up for: the next comes a
@@ -329,6 +371,8 @@ async fn dispatch(bg: Weak<Background>, mut rx: mpsc::Receiver<Delivery>) {
         let Some(bg) = bg.upgrade() else {
             return;
         };
+        bg.queued_bytes
+            .fetch_sub(d.size, std::sync::atomic::Ordering::SeqCst);
         for (owner, target) in bg.subscribers(&d.name) {
             let worker = &target.worker;
             let args = vec![d.data.clone()];

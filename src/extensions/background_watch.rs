@@ -55,6 +55,7 @@ pub(super) async fn run(
     stop: CancellationToken,
 ) {
     let _watching = watcher;
+    let mut failures = 0;
     loop {
         let first = tokio::select! {
             _ = stop.cancelled() => return,
@@ -82,6 +83,11 @@ pub(super) async fn run(
         }
         batch.sort();
         batch.dedup();
-        call.call("a file watch", vec![changed(&batch)]).await;
+        if !call
+            .call("a file watch", vec![changed(&batch)], &mut failures)
+            .await
+        {
+            return;
+        }
     }
 }

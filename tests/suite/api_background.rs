@@ -216,3 +216,19 @@ fn bad_timer_and_watch_arguments_are_errors_at_the_line() {
         );
     }
 }
+
+#[test]
+fn a_timer_that_keeps_failing_is_stopped_after_three_failures() {
+    let dir = TestDir::new();
+    install(
+        &dir,
+        "boom.lua",
+        r#"api.timer(20, function() error("boom") end, { ["repeat"] = true })"#,
+    );
+    let m = repl(&dir);
+    wait_count(&m, "stopped after 3 failures in a row", 1);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(count(&m, "failed in a timer"), 3, "{}", m.stdout_so_far());
+    assert!(m.stdout_so_far().contains("boom.lua:1: boom"));
+    quit(m);
+}
