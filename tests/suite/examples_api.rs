@@ -147,3 +147,13 @@ fn count_lines_reports_details_and_renders_them_on_the_repl() {
     m.wait_for_line("  5 lines, 2 files", WAIT);
     quit(m);
 }
+
+#[test]
+fn every_port_of_pis_examples_loads() {
+    let dir = TestDir::new();
+    let ports = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/extensions/pi");
+    let out = Mypi::new(&dir).args(["ext", "check"]).arg(&ports).run();
+    assert_eq!(out.code, 0, "{}", out.describe());
+    let loaded = out.stdout.lines().filter(|l| l.starts_with("ok ")).count();
+    assert!(loaded >= 40, "{}", out.stdout);
+}

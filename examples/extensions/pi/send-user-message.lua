@@ -14,9 +14,10 @@
 --   mypi --provider faux --extensions-dir DIR -p "/ask What is 2+2?"
 --
 -- Left out: pi's structured content (text and image parts): mypi's messages are text, so
--- /askwith joins its parts with a blank line. In mypi slash commands typed while a prompt
--- runs wait until it has ended, so ctx.is_idle() is true in them (the busy branches are
--- kept for calls from timers or tools).
+-- /askwith joins its parts with a blank line. In mypi a slash command typed while a prompt
+-- runs waits until the run has ended, so ctx.is_idle() is always true in a command and the
+-- "busy" branches (kept from pi) do not trigger from the REPL; /steer and /followup then
+-- start a run at once.
 
 api.command("ask", function(args, ctx)
   if args == "" then return "Usage: /ask <message>" end
