@@ -278,7 +278,10 @@ impl Control {
                     status.insert(key.to_string(), t);
                 }
                 None => {
-                    status.remove(key);
+                    if status.remove(key).is_none() {
+                        // Nothing was shown under that key: nothing to redraw.
+                        return Ok(());
+                    }
                 }
             }
             self.status_line_of(&status)

@@ -14,6 +14,9 @@ use clap::CommandFactory;
 pub struct Given {
     pub name: String,
     pub value: Option<String>,
+    /// The value was the next word (`--NAME VALUE`), not `--NAME=VALUE`: right for a string
+    /// option, an error for a switch.
+    pub spaced: bool,
 }
 
 /// What an extension declared.
@@ -71,7 +74,8 @@ pub fn split(args: Vec<OsString>) -> (Vec<OsString>, Vec<Given>) {
     let mut kept = Vec::with_capacity(args.len());
     let mut given = Vec::new();
     let mut rest = false;
-    for (i, arg) in args.into_iter().enumerate() {
+    let mut args = args.into_iter().enumerate().peekable();
+    while let Some((i, arg)) = args.next() {
         let text = arg.to_str().map(str::to_string);
         match text {
             _ if i == 0 || rest => kept.push(arg),
@@ -92,12 +96,26 @@ pub fn split(args: Vec<OsString>) -> (Vec<OsString>, Vec<Given>) {
                 };
                 if own.iter().any(|o| o == name) {
                     kept.push(arg);
-                } else {
-                    given.push(Given {
-                        name: name.to_string(),
-                        value,
-                    });
+                    continue;
                 }
+                // `--NAME VALUE`: mypi takes no bare words, so the next one can only be
+                // this option's value.
+                let next_word = args
+                    .peek()
+                    .and_then(|(_, a)| a.to_str())
+                    .is_some_and(|w| !w.starts_with('-') && !subcommands.iter().any(|s| s == w));
+                let (value, spaced) = match (value, next_word) {
+                    (None, true) => (
+                        args.next().map(|(_, a)| a.to_string_lossy().into_owned()),
+                        true,
+                    ),
+                    (value, _) => (value, false),
+                };
+                given.push(Given {
+                    name: name.to_string(),
+                    value,
+                    spaced,
+                });
             }
             _ => kept.push(arg),
         }
@@ -141,6 +159,14 @@ pub fn check(given: &[Given], declared: &[Declared]) -> Result<(), String> {
                 g.name
             ));
         };
+        if d.kind == Kind::Bool && g.spaced {
+            return Err(format!(
+                "--{} is a switch (declared by {}): {:?} after it is not an option of mypi",
+                g.name,
+                d.extension,
+                g.value.as_deref().unwrap_or("")
+            ));
+        }
         match (d.kind, g.value.as_deref()) {
             (Kind::String, None) => {
                 return Err(format!(
@@ -223,14 +249,20 @@ mod tests {
             vec![
                 Given {
                     name: "plan".into(),
-                    value: None
+                    value: None,
+                    spaced: false,
                 },
                 Given {
                     name: "mode".into(),
-                    value: Some("fast".into())
+                    value: Some("fast".into()),
+                    spaced: false,
                 }
             ]
         );
+        let (kept, given) = split(os(&["mypi", "--preset", "plan", "-p", "x"]));
+        assert_eq!(kept, os(&["mypi", "-p", "x"]));
+        assert_eq!(given[0].value.as_deref(), Some("plan"));
+        assert!(given[0].spaced);
         let (kept, given) = split(os(&["mypi", "ext", "check", "--plan"]));
         assert_eq!(kept, os(&["mypi", "ext", "check", "--plan"]));
         assert!(given.is_empty());
@@ -246,6 +278,7 @@ mod tests {
         let g = |n: &str, v: Option<&str>| Given {
             name: n.into(),
             value: v.map(String::from),
+            spaced: false,
         };
         assert_eq!(value(&plan, &[g("plan", None)]), serde_json::json!(true));
         assert_eq!(

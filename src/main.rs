@@ -19,7 +19,16 @@ fn main() {
         Ok(cli) => cli,
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
             let _ = e.print();
-            stdout_line(extension_help().trim_end());
+            // The other options say where extensions are (--extensions-dir, --trust, ...).
+            let rest: Vec<_> = args
+                .iter()
+                .filter(|a| *a != "-h" && *a != "--help")
+                .cloned()
+                .collect();
+            let overrides = Cli::try_parse_from(&rest)
+                .map(|c| c.overrides())
+                .unwrap_or_default();
+            stdout_line(extension_help(&overrides).trim_end());
             std::process::exit(0);
         }
         Err(e) => e.exit(),
@@ -35,20 +44,22 @@ fn main() {
 
 /// The options extensions declare, for `mypi --help` (the project's own only when it is
 /// trusted).
-fn extension_help() -> String {
+fn extension_help(overrides: &mypi::config::Overrides) -> String {
     let Ok(cwd) = std::env::current_dir() else {
         return String::new();
     };
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    let overrides = mypi::config::Overrides::default();
-    let mut roots = mypi::config::extension_roots(&overrides, &cwd, home.as_deref());
-    if let Some(root) = mypi::app::untrusted_project_root(&cwd, home.as_deref()) {
-        roots.retain(|r| r != &root);
+    let mut roots = mypi::config::extension_roots(overrides, &cwd, home.as_deref());
+    if !overrides.trust {
+        if let Some(root) = mypi::app::untrusted_project_root(&cwd, home.as_deref()) {
+            roots.retain(|r| r != &root);
+        }
     }
     let Some(runtime) = runtime() else {
         return String::new();
     };
-    let flags = runtime.block_on(check::declared_flags(&roots, cwd, true));
+    let builtins = !overrides.no_extensions && !overrides.no_builtin_extensions;
+    let flags = runtime.block_on(check::declared_flags(&roots, cwd, builtins));
     mypi::extflags::help(&flags)
 }
 

@@ -169,7 +169,11 @@ impl App {
 
     /// Emits `session_shutdown{quit}`, then closes the MCP servers.
     pub async fn shutdown(&self) {
-        self.extensions.context().background.stop_all();
+        let background = self.extensions.context().background.clone();
+        background
+            .drain(crate::extensions::background::DRAIN_AT_EXIT)
+            .await;
+        background.stop_all();
         self.emit_session(Reason::Quit, true).await;
         self.shutdown_mcp().await;
     }

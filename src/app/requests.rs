@@ -71,6 +71,9 @@ impl App {
         }
         self.emit_session(Reason::New, true).await;
         self.agent.reset(Self::pending_session(&self.config));
+        // The header of the new file names what it starts with.
+        self.agent
+            .set_session_model(&self.config.provider_name, &self.config.model)?;
         // What `!cmd` kept was for the conversation being left.
         self.shell_context.clear();
         self.extensions.context().control.set_session(None, None);

@@ -41,6 +41,8 @@ pub const MAX_TASKS_PER_EXTENSION: usize = 64;
 pub const MIN_REPEAT_MS: u64 = 10;
 /// The longest delay of a timer (a day).
 pub const MAX_TIMER_MS: u64 = 24 * 3600 * 1000;
+/// How long mypi waits at exit for events still on their way.
+pub const DRAIN_AT_EXIT: Duration = Duration::from_secs(2);
 /// Quiet time after the last file change before a watch calls its script.
 pub const WATCH_DEBOUNCE: Duration = Duration::from_millis(150);
 /// The longest event name.
@@ -87,6 +89,10 @@ pub struct Background {
     tasks: Mutex<Vec<Task>>,
     queue: OnceLock<mpsc::Sender<Delivery>>,
     queued_bytes: std::sync::atomic::AtomicUsize,
+    /// Events queued and not yet delivered to all their handlers, and what wakes
+    /// [`Background::drain`] when there are none.
+    in_flight: std::sync::atomic::AtomicUsize,
+    settled: tokio::sync::Notify,
     runtime: Option<tokio::runtime::Handle>,
     notice: NoticeFn,
     weak_self: OnceLock<Weak<Background>>,
@@ -101,6 +107,8 @@ impl Background {
             tasks: Mutex::new(Vec::new()),
             queue: OnceLock::new(),
             queued_bytes: std::sync::atomic::AtomicUsize::new(0),
+            in_flight: std::sync::atomic::AtomicUsize::new(0),
+            settled: tokio::sync::Notify::new(),
             runtime: tokio::runtime::Handle::try_current().ok(),
             notice,
             weak_self: OnceLock::new(),
@@ -161,9 +169,11 @@ impl Background {
             size,
             ctx,
         };
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
         let sent = queue.try_send(delivery);
         if sent.is_err() {
             self.queued_bytes.fetch_sub(size, Ordering::SeqCst);
+            self.delivered();
         }
         sent.map_err(|e| match e {
             mpsc::error::TrySendError::Full(_) => format!(
@@ -171,6 +181,30 @@ impl Background {
             ),
             mpsc::error::TrySendError::Closed(_) => "mypi is shutting down".to_string(),
         })
+    }
+
+    /// One event is done with (delivered to all its handlers, or dropped).
+    fn delivered(&self) {
+        use std::sync::atomic::Ordering;
+        if self.in_flight.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.settled.notify_waiters();
+        }
+    }
+
+    /// Waits, at most `max`, until every event emitted so far has reached its handlers (print
+    /// mode before it exits: an event a command emitted is not lost).
+    pub async fn drain(&self, max: Duration) {
+        use std::sync::atomic::Ordering;
+        let deadline = tokio::time::Instant::now() + max;
+        loop {
+            let settled = self.settled.notified();
+            if self.in_flight.load(Ordering::SeqCst) == 0 {
+                return;
+            }
+            if tokio::time::timeout_at(deadline, settled).await.is_err() {
+                return;
+            }
+        }
     }
 
     /// The delivery queue, its dispatcher started on first use.
@@ -386,6 +420,7 @@ async fn dispatch(bg: Weak<Background>, mut rx: mpsc::Receiver<Delivery>) {
                 ));
             }
         }
+        bg.delivered();
     }
 }
 

@@ -296,10 +296,11 @@ impl Input {
     /// ahead answers it at once.
     fn asker_with(&self, suffix: &'static str) -> crate::app::ui::AskFn {
         let requests = std::sync::Mutex::new(self.requests.clone());
-        let (outstanding, shared, printer) = (
+        let (outstanding, shared, printer, terminal) = (
             self.outstanding.clone(),
             self.waiting.clone(),
             self.printer.clone(),
+            self.terminal,
         );
         Box::new(move |question: &str| {
             let (tx, rx) = oneshot::channel();
@@ -315,7 +316,13 @@ impl Input {
                 true
             } else {
                 drop(w);
-                let prompt = format!("{question}{suffix} ");
+                // Off a terminal the line editor shows no prompt: the question is a line.
+                let prompt = if terminal {
+                    format!("{question}{suffix} ")
+                } else {
+                    printer.line(&format!("{question}{suffix}"));
+                    String::new()
+                };
                 requests
                     .lock()
                     .map(|r| r.send(Request::Ask(prompt, tx)).is_ok())

@@ -107,7 +107,13 @@ pub async fn run_print(mut app: App) -> i32 {
         Ok(LineOutcome::Quit) => 0,
         Err(e) => failed(&e),
     };
-    // Messages a command or a handler queued run before mypi exits.
+    // Events a command emitted reach their handlers, and the messages a command or a
+    // handler queued run, before mypi exits.
+    app.extensions
+        .context()
+        .background
+        .drain(crate::extensions::background::DRAIN_AT_EXIT)
+        .await;
     if code == 0 {
         code = match app.run_queued(sink, &cancel).await {
             Some(Ok(outcome)) => answer(json, &outcome.text),
@@ -119,9 +125,10 @@ pub async fn run_print(mut app: App) -> i32 {
     code
 }
 
-/// Prints an answer (not in JSON mode, where the events carry it); exit code 0.
+/// Prints an answer (not in JSON mode, where the events carry it; nothing for an empty
+/// one); exit code 0.
 fn answer(json: bool, text: &str) -> i32 {
-    if !json {
+    if !json && !text.is_empty() {
         print_answer(text);
     }
     0

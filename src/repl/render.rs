@@ -303,6 +303,8 @@ impl EventSink for HumanSink {
             AgentEvent::Error { message } => {
                 p.line(&paint(Role::Error, &format!("error: {message}")))
             }
+            // A command that answers nothing prints no line.
+            AgentEvent::Command { output, .. } if output.is_empty() => {}
             AgentEvent::Command { output, .. } => p.line(&output),
             AgentEvent::AgentStart { .. }
             | AgentEvent::TurnStart { .. }

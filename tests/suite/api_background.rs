@@ -232,3 +232,32 @@ fn a_timer_that_keeps_failing_is_stopped_after_three_failures() {
     assert!(m.stdout_so_far().contains("boom.lua:1: boom"));
     quit(m);
 }
+
+#[test]
+fn in_print_mode_an_event_a_command_emits_reaches_its_handlers_before_exit() {
+    let dir = TestDir::new();
+    install(
+        &dir,
+        "bus.lua",
+        r#"
+local fs = require("fs")
+api.events.on("save", function(d) fs.write("got-" .. d.n .. ".txt", "yes") end)
+api.command("emit", function(args) api.events.emit("save", { n = args }) end)
+"#,
+    );
+    for n in 0..5 {
+        let out = Mypi::new(&dir)
+            .args(["--provider", "faux", "-p", &format!("/emit {n}")])
+            .run();
+        assert_eq!(
+            out.ok().stdout,
+            "",
+            "a command that answers nothing prints nothing"
+        );
+        assert!(
+            dir.exists(&format!("got-{n}.txt")),
+            "run {n}: {}",
+            out.describe()
+        );
+    }
+}

@@ -135,3 +135,39 @@ fn without_extensions_an_unknown_option_is_an_error_as_before() {
         out.describe()
     );
 }
+
+#[test]
+fn a_string_option_takes_the_next_word_and_help_sees_other_extension_folders() {
+    let dir = TestDir::new();
+    install(&dir, "flags.lua", LUA);
+    let out = Mypi::new(&dir)
+        .args(["--provider", "faux", "--mode", "fast", "-p", "/flags"])
+        .run();
+    assert!(out.ok().stdout.contains("mode=fast"), "{}", out.describe());
+    let out = Mypi::new(&dir)
+        .args(["--provider", "faux", "--plan", "now", "-p", "/flags"])
+        .run();
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr
+            .contains("--plan is a switch (declared by flags): \"now\" after it is not an option"),
+        "{}",
+        out.describe()
+    );
+    let other = dir.write(
+        "elsewhere/opts.lua",
+        r#"api.flag{ name = "far", type = "bool", description = "from elsewhere" }"#,
+    );
+    let folder = other.parent().unwrap().to_path_buf();
+    let out = Mypi::new(&dir)
+        .arg("--extensions-dir")
+        .arg(&folder)
+        .arg("--help")
+        .run();
+    let help = &out.ok().stdout;
+    assert!(help.contains("opts:") && help.contains("--far"), "{help}");
+    assert!(
+        !help.contains("--plan"),
+        "--extensions-dir replaces the project's folder: {help}"
+    );
+}

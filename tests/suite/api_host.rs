@@ -222,3 +222,26 @@ fn the_end_of_piped_input_cannot_be_cancelled() {
         out.describe()
     );
 }
+
+#[test]
+fn a_session_started_by_new_names_its_model_in_its_header() {
+    let dir = TestDir::new();
+    let mut m = repl(&dir);
+    m.send_line("hello");
+    m.wait_for_line("hello", WAIT);
+    m.send_line("/new");
+    m.wait_for_line("Started a new session.", WAIT);
+    m.send_line("again");
+    m.wait_for_line("again", WAIT);
+    let out = m.wait();
+    assert_eq!(out.code, 0);
+    let files = super::wire::session_files(&dir);
+    assert_eq!(files.len(), 2, "{files:?}");
+    for f in files {
+        let first = std::fs::read_to_string(&f).unwrap();
+        let header: serde_json::Value =
+            serde_json::from_str(first.lines().next().unwrap()).unwrap();
+        assert_eq!(header["provider"], "faux", "{}", f.display());
+        assert!(header["model"].is_string(), "{}", f.display());
+    }
+}
