@@ -38,6 +38,7 @@ fn reach(config: &Config, name: &str) -> Result<Reached, AppError> {
             api_key: api_key.as_deref(),
             base_url: base_url.as_deref(),
             key_var: &key_var,
+            key_named: configured.as_ref().is_some_and(|p| p.api_key_env.is_some()),
         },
         true,
     )?;

@@ -91,6 +91,7 @@ pub(super) fn pick_provider(
         api_key: api_key.as_deref(),
         base_url: base_url.as_deref(),
         key_var: &key_var,
+        key_named: configured.as_ref().is_some_and(|p| p.api_key_env.is_some()),
     };
     check_key(&reach, configured.is_some())?;
     Ok(Picked {
@@ -141,6 +142,9 @@ pub struct Reach<'a> {
     pub api_key: Option<&'a str>,
     pub base_url: Option<&'a str>,
     pub key_var: &'a str,
+    /// The provider names its key's variable (`api_key_env`): then it needs the key, base
+    /// URL or not.
+    pub key_named: bool,
 }
 
 /// Refuses a provider that needs a key it has not got (an OpenAI-compatible one with a base
@@ -148,7 +152,7 @@ pub struct Reach<'a> {
 /// than the built-in flags' wording.
 pub fn check_key(r: &Reach, by_name: bool) -> Result<(), ConfigError> {
     let missing = match r.kind {
-        ProviderKind::OpenAi => r.api_key.is_none() && r.base_url.is_none(),
+        ProviderKind::OpenAi => r.api_key.is_none() && (r.base_url.is_none() || r.key_named),
         ProviderKind::Anthropic => r.api_key.is_none(),
         ProviderKind::Faux => false,
     };

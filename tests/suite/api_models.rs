@@ -96,3 +96,28 @@ fn a_provider_no_extension_registers_is_still_an_error() {
         .run();
     assert_eq!(out.code, 2, "{}", out.describe());
 }
+
+#[test]
+fn a_provider_that_names_its_key_variable_needs_the_key() {
+    let dir = TestDir::new();
+    let fake = FakeOpenAi::with_replies(vec![]);
+    install(&dir, "models.lua", &lua(&fake.url()));
+    let out = Mypi::new(&dir)
+        .env_remove("LOCAL_KEY")
+        .args(["--provider", "local", "-p", "hello"])
+        .run();
+    assert_eq!(out.code, 2, "{}", out.describe());
+    assert!(
+        out.stderr
+            .contains("provider \"local\" needs an API key: set LOCAL_KEY"),
+        "{}",
+        out.describe()
+    );
+    let out = Mypi::new(&dir)
+        .env_remove("LOCAL_KEY")
+        .args(["--provider", "faux", "-p", "/model local/m-big"])
+        .run();
+    assert_eq!(out.code, 2, "{}", out.describe());
+    assert!(out.stderr.contains("set LOCAL_KEY"), "{}", out.describe());
+    assert!(fake.requests().is_empty());
+}
