@@ -154,3 +154,52 @@ fn on_a_terminal_the_status_shows_above_the_prompt_and_the_title_is_set() {
     pty.type_keys("/quit\r");
     pty.wait(WAIT);
 }
+
+#[test]
+fn dialogs_of_two_extensions_at_once_are_asked_one_after_another() {
+    let dir = TestDir::new();
+    for who in ["a", "b"] {
+        install(
+            &dir,
+            &format!("{who}.lua"),
+            &format!(
+                r#"api.tool{{ name = "ask_{who}", description = "d", parallel_safe = true,
+  execute = function(args, ctx) return "{who} got " .. tostring(ctx.ui.input("Question {who}?")) end }}"#
+            ),
+        );
+    }
+    let replies = [
+        serde_json::json!({"tool_calls": [{"name": "ask_a", "arguments": {}}, {"name": "ask_b", "arguments": {}}]}),
+        serde_json::json!({"text": "both answered"}),
+    ];
+    let mut m = super::ext_util::faux(&dir, &replies)
+        .arg("--no-watch")
+        .spawn();
+    m.send_line("go");
+    let asked = |m: &crate::common::Running| {
+        let out = m.stdout_so_far();
+        ["a", "b"]
+            .into_iter()
+            .filter(|w| out.contains(&format!("Question {w}?")))
+            .collect::<Vec<_>>()
+    };
+    let deadline = Instant::now() + WAIT;
+    while asked(&m).is_empty() {
+        assert!(Instant::now() < deadline, "{}", m.stdout_so_far());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The other question waits for this one's answer.
+    std::thread::sleep(Duration::from_millis(500));
+    let first = asked(&m);
+    assert_eq!(first.len(), 1, "{}", m.stdout_so_far());
+    m.send_line("one");
+    while asked(&m).len() < 2 {
+        assert!(Instant::now() < deadline, "{}", m.stdout_so_far());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    m.send_line("two");
+    m.wait_for_line("both answered", WAIT);
+    let out = m.stdout_so_far();
+    assert!(out.contains(&format!("{} got one", first[0])), "{out}");
+    quit(m);
+}

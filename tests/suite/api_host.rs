@@ -4,7 +4,7 @@
 //! `session_before_new` cancelling `/new` and `ctx.new_session()`, `before_quit` keeping
 //! mypi open once, `ctx.shutdown()` leaving it, and `model_select` after `/model`.
 
-use super::ext_util::{install, repl, WAIT};
+use super::ext_util::{install, quit, repl, WAIT};
 use crate::common::{FakeOpenAi, Mypi, TestDir};
 
 const LUA: &str = r#"
@@ -244,4 +244,39 @@ fn a_session_started_by_new_names_its_model_in_its_header() {
         assert_eq!(header["provider"], "faux", "{}", f.display());
         assert!(header["model"].is_string(), "{}", f.display());
     }
+}
+
+#[test]
+fn session_before_resume_can_keep_the_current_session_and_ctx_reload_reloads() {
+    let dir = TestDir::new();
+    install(
+        &dir,
+        "keep.lua",
+        r#"
+api.on("session_before_resume", function(e)
+  if not api.state.allow then return { cancel = true, reason = "finish " .. e.session_id:sub(1, 0) .. "first" } end
+end)
+api.command("allow", function() api.state.allow = true return "allowed" end)
+api.command("re", function(_, ctx) ctx.reload() return "reload asked" end)
+api.on("session_start", function(e) if e.reason == "reload" then api.notify("reloaded me") end end)
+"#,
+    );
+    // An earlier session to go back to.
+    Mypi::new(&dir)
+        .args(["--provider", "faux", "-p", "first"])
+        .run()
+        .ok();
+    let first = super::wire::session_files(&dir)[0].clone();
+    let id = first.file_stem().unwrap().to_string_lossy().to_string();
+    let mut m = repl(&dir);
+    m.send_line(&format!("/resume {id}"));
+    m.wait_for_line("the session was not resumed: finish first", WAIT);
+    m.send_line("/re");
+    m.wait_for_line("reload asked", WAIT);
+    m.wait_for_line("[keep] reloaded me", WAIT);
+    m.send_line("/allow");
+    m.wait_for_line("allowed", WAIT);
+    m.send_line(&format!("/resume {id}"));
+    m.wait_for_line(&format!("Resumed session {id}."), WAIT);
+    quit(m);
 }

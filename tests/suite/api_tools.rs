@@ -78,3 +78,31 @@ fn lua_wraps_the_builtin_bash() {
 fn rhai_wraps_the_builtin_bash() {
     scenario("wrap.rhai", RHAI);
 }
+
+#[test]
+fn ctx_update_reports_progress_like_ctx_progress() {
+    let dir = TestDir::new();
+    install(
+        &dir,
+        "slow.lua",
+        r#"api.tool{ name = "slow", description = "d", execute = function(args, ctx)
+  ctx.update("half way")
+  return "done"
+end }"#,
+    );
+    let replies = [
+        json!({"tool_calls": [{"name": "slow", "arguments": {}}]}),
+        json!({"text": "ok"}),
+    ];
+    let out = faux(&dir, &replies).args(["--json", "-p", "go"]).run();
+    out.ok();
+    let update = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|e| e["type"] == "tool_update")
+        .unwrap_or_else(|| panic!("no tool_update: {}", out.stdout));
+    assert_eq!(update["kind"], "progress");
+    assert_eq!(update["text"], "half way");
+    assert_eq!(update["name"], "slow");
+}
