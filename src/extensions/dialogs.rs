@@ -48,8 +48,13 @@ impl ApiLink {
 
     /// `ctx.ui.confirm(question)`: false in print mode, on cancellation or without answer.
     pub fn confirm(&self, question: &str) -> bool {
+        self.confirm_within(question, None)
+    }
+
+    /// `ctx.ui.confirm(question, {timeout_ms?})`: false after the timeout too.
+    pub fn confirm_within(&self, question: &str, timeout: Option<Duration>) -> bool {
         let (registrar, q) = (self.registrar.clone(), self.prefixed(question));
-        self.dialog(|| async move { Some(registrar.confirm(&q).await) }, None)
+        self.dialog(|| async move { Some(registrar.confirm(&q).await) }, timeout)
             .unwrap_or(false)
     }
 

@@ -137,6 +137,10 @@ impl Input {
     /// read one by one and shown in the status block ([`super::keys`]), so nothing typed is
     /// echoed into the reply and the line editor does not hold back streamed text.
     pub async fn read_during_run(&mut self) -> ReadResult {
+        // Under the lock a question takes to choose its way (see `asker_with`): it sees the
+        // read outstanding, or its own request goes first.
+        let shared = self.waiting.clone();
+        let held = waiting(&shared);
         if !self.outstanding.load(Ordering::SeqCst) {
             let initial = self.draft.take().unwrap_or_default();
             let request = match (self.terminal, Stop::new()) {
@@ -153,6 +157,7 @@ impl Input {
                 return ReadResult::Eof;
             }
         }
+        drop(held);
         match self.take_result().await {
             ReadResult::Draft(text) => {
                 // Begun during the last run: the next read goes on with it.
@@ -217,6 +222,8 @@ impl Input {
     /// The next line. Cancel-safe: a request stays outstanding until its answer is taken.
     pub async fn read(&mut self, prompt: &str) -> ReadResult {
         loop {
+            let shared = self.waiting.clone();
+            let held = waiting(&shared);
             if !self.outstanding.load(Ordering::SeqCst) {
                 self.outstanding.store(true, Ordering::SeqCst);
                 let initial = self.draft.take().unwrap_or_default();
@@ -229,6 +236,7 @@ impl Input {
                     return ReadResult::Eof;
                 }
             }
+            drop(held);
             match self.take_result().await {
                 // A read of the last run gave up: now read with the editor.
                 ReadResult::Nothing => continue,
@@ -315,7 +323,8 @@ impl Input {
                 w.questions.push_back(tx);
                 true
             } else {
-                drop(w);
+                // The lock stays held until the request is sent, so that no read of a
+                // running prompt gets in first and takes the answer as a line.
                 // Off a terminal the line editor shows no prompt: the question is a line.
                 let prompt = if terminal {
                     format!("{question}{suffix} ")

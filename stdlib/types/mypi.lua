@@ -84,8 +84,9 @@ local Ui = {}
 ---does not count against the call's time budget). Always false in print and json mode and in
 ---`mypi ext check`, and false when the run is cancelled while it waits.
 ---@param question string
+---@param opts? {timeout_ms?: integer} false once it has passed
 ---@return boolean
-function Ui.confirm(question) end
+function Ui.confirm(question, opts) end
 
 ---Shows numbered choices and waits for one (a number or the option's text). nil for no
 ---answer, after `timeout_ms`, and at once in print and json mode.

@@ -25,6 +25,7 @@ api.command("busy", function(args, ctx)
   return "ok"
 end)
 api.command("title", function(args, ctx) ctx.ui.set_title(args) return "titled" end)
+api.command("sure", function(_, ctx) return "sure " .. tostring(ctx.ui.confirm("Sure?", { timeout_ms = 300 })) end)
 "#;
 
 const RHAI: &str = r#"
@@ -37,6 +38,7 @@ api.command("busy", |args, ctx| {
   "ok"
 });
 api.command("title", |args, ctx| { ctx.ui.set_title(args); "titled" });
+api.command("sure", |args, ctx| `sure ${ctx.ui.confirm("Sure?", #{ timeout_ms: 300 })}`);
 "#;
 
 fn nil(file: &str) -> &'static str {
@@ -77,6 +79,15 @@ fn dialogs(file: &str, source: &str) {
     m.wait_for_line("name Bob", WAIT);
     m.send_line("/edit");
     m.wait_for_line("edited a final", WAIT);
+    m.send_line("/sure");
+    m.send_line("y");
+    m.wait_for_line("sure true", WAIT);
+    let started = Instant::now();
+    m.send_line("/sure");
+    m.wait_for_line("sure false", WAIT);
+    assert!(started.elapsed() < Duration::from_secs(5));
+    m.send_line("n");
+    std::thread::sleep(Duration::from_millis(300));
     m.send_line("/busy indexing");
     m.wait_for_line("status: indexing", WAIT);
     m.send_line("/busy");

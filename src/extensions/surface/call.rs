@@ -94,7 +94,11 @@ pub fn call(
 /// `ctx.ui.*` (but `notify`): the dialogs and the screen.
 fn ui(link: &ApiLink, name: &str, args: &mut Args<'_>) -> Result<Ret, String> {
     match name {
-        "confirm" => Ok(Ret::Bool(link.confirm(&text(args.take("question"))))),
+        "confirm" => {
+            let question = text(args.take("question"));
+            let timeout = timeout_ms(args.take("opts"))?;
+            Ok(Ret::Bool(link.confirm_within(&question, timeout)))
+        }
         "select" => {
             let title = text(args.take("title"));
             let options = strings(args.take("options"));

@@ -362,7 +362,10 @@ pub const MEMBERS: &[Member] = &[
     function(
         Object::Ui,
         "confirm",
-        &[req("question", Ty::Str)],
+        &[
+            req("question", Ty::Str),
+            opt("opts", Ty::Record(SELECT_FIELDS)),
+        ],
         "ask yes/no on the REPL",
     ),
     function(
