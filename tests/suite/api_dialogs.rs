@@ -214,3 +214,41 @@ fn dialogs_of_two_extensions_at_once_are_asked_one_after_another() {
     assert!(out.contains(&format!("{} got one", first[0])), "{out}");
     quit(m);
 }
+
+#[test]
+fn a_status_change_while_the_user_types_keeps_the_half_typed_line() {
+    let dir = TestDir::new();
+    install(
+        &dir,
+        "later.lua",
+        r#"api.command("later", function(_, ctx)
+  api.timer(800, function(c) c.ui.set_status("t", "tick from a timer") end)
+  return "soon"
+end)"#,
+    );
+    let m = Mypi::new(&dir).args(["--provider", "faux", "--no-watch", "--no-session"]);
+    let mut pty = crate::common::pty::Pty::spawn(m.command());
+    let at = pty.wait_for("/help for commands", 0, WAIT);
+    let at = pty.wait_for("> ", at, WAIT);
+    pty.type_keys("/later\r");
+    let at = pty.wait_for("soon", at, WAIT);
+    let at = pty.wait_for("> ", at, WAIT);
+    let before = at;
+    pty.type_keys("half");
+    let at = pty.wait_for("tick from a timer", at, WAIT);
+    pty.type_keys(" done\r");
+    // The faux model echoes the whole line (then the run's summary line): what was typed
+    // before the status came is kept.
+    let echoed = pty.wait_for("· faux ·", at, WAIT);
+    let screen = pty.screen();
+    let seen = &screen[before..echoed];
+    // The status was printed above the line being edited, which was drawn again after it.
+    let status = seen.find("tick from a timer").unwrap_or(0);
+    assert!(seen[status..].contains("> half"), "{seen:?}");
+    assert!(
+        seen.contains("half done\r\n"),
+        "the answer echoes the whole line: {seen:?}"
+    );
+    pty.type_keys("/quit\r");
+    pty.wait(WAIT);
+}
