@@ -30,6 +30,11 @@ const REAP_TIMEOUT: Duration = Duration::from_secs(5);
 /// The process groups started and not killed yet.
 static LIVE: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 
+/// Held from a child's spawn until its group is registered, and by [`kill_all`]: a signal
+/// that arrives while a child is being started waits for it to be registered, then kills it
+/// with the rest, instead of missing it.
+static SPAWNING: Mutex<()> = Mutex::new(());
+
 fn live() -> std::sync::MutexGuard<'static, Vec<i32>> {
     LIVE.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -47,6 +52,7 @@ fn kill_group(pgid: i32) {
 
 /// Kills every process group still alive: for exit paths that skip destructors.
 pub fn kill_all() {
+    let _no_spawn_half_done = SPAWNING.lock().unwrap_or_else(|p| p.into_inner());
     let groups = std::mem::take(&mut *live());
     for pgid in groups {
         kill_group(pgid);
@@ -110,12 +116,17 @@ impl Drop for Group {
 
 /// Starts `command` as the leader of a new process group, with stdout and stderr piped.
 pub fn spawn(command: &mut Command) -> std::io::Result<(Child, Group)> {
-    let child = command
+    command
         .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()?;
+        .stderr(std::process::Stdio::piped());
+    spawn_group(command)
+}
+
+/// Starts `command` (its stdio as set) as the leader of a new process group, registered
+/// before anything can miss it (see [`SPAWNING`]).
+pub fn spawn_group(command: &mut Command) -> std::io::Result<(Child, Group)> {
+    let _registering = SPAWNING.lock().unwrap_or_else(|p| p.into_inner());
+    let child = command.process_group(0).kill_on_drop(true).spawn()?;
     // The child leads its own group, so the group id is its pid.
     let group = Group::new(child.id().and_then(|id| i32::try_from(id).ok()));
     Ok((child, group))

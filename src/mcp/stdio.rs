@@ -94,15 +94,12 @@ pub fn spawn(transport: &Configured, base: &Path, log: LineLog) -> std::io::Resu
         .current_dir(cwd.as_ref().map(|c| base.join(c)).unwrap_or(base.into()))
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    let mut child = cmd.spawn()?;
+        .stderr(std::process::Stdio::piped());
+    let (mut child, group) = crate::process::spawn_group(&mut cmd)?;
     let pgid = child
         .id()
         .and_then(|id| i32::try_from(id).ok())
         .unwrap_or(0);
-    let group = Group::new(Some(pgid));
     let (Some(stdin), Some(stdout), Some(err)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
