@@ -65,6 +65,20 @@ fn waiting(w: &Shared) -> std::sync::MutexGuard<'_, Waiting> {
     w.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// [`Input::deliver`] with the lock held.
+fn deliver_into(w: &mut Waiting, mut line: String) {
+    // A question that timed out (or whose run ended) does not take the line.
+    while let Some(tx) = w.questions.pop_front() {
+        match tx.send(Some(line)) {
+            Ok(()) => return,
+            Err(back) => line = back.unwrap_or_default(),
+        }
+    }
+    if !line.trim().is_empty() {
+        w.lines.push_back(line);
+    }
+}
+
 type StopSlot = Arc<std::sync::Mutex<Option<Arc<Stop>>>>;
 
 fn lock_stop(s: &StopSlot) -> std::sync::MutexGuard<'_, Option<Arc<Stop>>> {
@@ -158,7 +172,7 @@ impl Input {
             }
         }
         drop(held);
-        match self.take_result().await {
+        match self.take_result(true).await {
             ReadResult::Draft(text) => {
                 // Begun during the last run: the next read goes on with it.
                 self.draft = Some(text);
@@ -176,27 +190,26 @@ impl Input {
         }
     }
 
-    async fn take_result(&mut self) -> ReadResult {
+    /// The input thread's next result; `during`: it is read for a running prompt.
+    async fn take_result(&mut self, during: bool) -> ReadResult {
         let result = self.results.recv().await.unwrap_or(ReadResult::Eof);
+        let mut w = waiting(&self.waiting);
         self.outstanding.store(false, Ordering::SeqCst);
+        // Off a terminal a line typed during a run answers a question or waits its turn:
+        // it is handed on under the same lock, so a question asked just now cannot miss it.
+        if let (false, ReadResult::Line(line)) = (self.terminal, &result) {
+            if during && !super::during::is_quit(line) {
+                deliver_into(&mut w, line.clone());
+                return ReadResult::Nothing;
+            }
+        }
         result
     }
 
     /// A line typed while a prompt ran: it answers the oldest waiting question (an empty one
     /// says no), or waits for the next question or the next prompt (an empty one is dropped).
     pub fn deliver(&self, line: String) {
-        let mut w = waiting(&self.waiting);
-        let mut line = line;
-        // A question that timed out (or whose run ended) does not take the line.
-        while let Some(tx) = w.questions.pop_front() {
-            match tx.send(Some(line)) {
-                Ok(()) => return,
-                Err(back) => line = back.unwrap_or_default(),
-            }
-        }
-        if !line.trim().is_empty() {
-            w.lines.push_back(line);
-        }
+        deliver_into(&mut waiting(&self.waiting), line);
     }
 
     /// Whether a question waits for the next line.
@@ -237,7 +250,7 @@ impl Input {
                 }
             }
             drop(held);
-            match self.take_result().await {
+            match self.take_result(false).await {
                 // A read of the last run gave up: now read with the editor.
                 ReadResult::Nothing => continue,
                 ReadResult::Draft(text) => {

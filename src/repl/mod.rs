@@ -257,7 +257,11 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
         }
         let line = match input.take_held() {
             Some(held) => ReadResult::Line(held),
-            None if typed.eof => break,
+            None if typed.eof => {
+                // The input ended during a run: mypi cannot stay, but extensions hear of it.
+                let _ = app.may_quit(crate::app::QuitSource::Eof, false).await;
+                break;
+            }
             None => tokio::select! {
                 r = input.read("> ") => r,
                 _ = queues.wait() => continue,
