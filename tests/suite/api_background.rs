@@ -261,3 +261,31 @@ api.command("emit", function(args) api.events.emit("save", { n = args }) end)
         );
     }
 }
+
+#[test]
+fn a_watch_goes_with_its_extension_on_reload() {
+    let dir = TestDir::new();
+    dir.write("watched/keep.txt", "x");
+    install(
+        &dir,
+        "w.lua",
+        r#"api.watch("watched", function(c) api.notify("saw a change") end)"#,
+    );
+    let mut m = repl(&dir);
+    m.send_line("/extensions");
+    m.wait_for_line("w (", WAIT);
+    std::thread::sleep(Duration::from_millis(200));
+    dir.write("watched/a.txt", "1");
+    m.wait_for_line("saw a change", WAIT);
+    install(
+        &dir,
+        "w.lua",
+        "api.command(\"idle\", function() return \"idle\" end)\n",
+    );
+    m.send_line("/reload");
+    m.wait_for_line("reloaded", WAIT);
+    dir.write("watched/b.txt", "2");
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(count(&m, "saw a change"), 1, "{}", m.stdout_so_far());
+    quit(m);
+}
