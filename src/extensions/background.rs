@@ -291,6 +291,18 @@ impl Background {
         Ok(())
     }
 
+    /// How many subscriptions, timers and watches `owner` has.
+    pub fn count_owner(&self, owner: &Owner) -> usize {
+        let subs = self
+            .subs
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter(|s| &s.owner == owner)
+            .count();
+        subs + self.tasks().iter().filter(|t| &t.owner == owner).count()
+    }
+
     /// Removes everything `owner` registered here; how many went.
     pub fn remove_owner(&self, owner: &Owner) -> usize {
         let mut subs = self.subs.write().unwrap_or_else(|p| p.into_inner());

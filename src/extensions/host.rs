@@ -30,8 +30,19 @@ pub struct Summary {
     /// The tools whose REPL lines it renders (`api.renderer`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub renderers: Vec<String>,
+    /// Its timers, file watches and event handlers (`api.timer`, `api.watch`,
+    /// `api.events.on`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub background: usize,
+    /// The command-line options it declared (`api.flag`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<String>,
     /// Set when the extension failed to load (or is busy / disabled).
     pub error: Option<String>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Summary {
@@ -65,6 +76,18 @@ impl Summary {
             }
             if !self.renderers.is_empty() {
                 line.push_str(&format!(" — renders {}", self.renderers.join(", ")));
+            }
+            if self.background > 0 {
+                let n = self.background;
+                let s = if n == 1 { "" } else { "s" };
+                line.push_str(&format!(
+                    " — {n} timer{s}, watch{} or event handler{s}",
+                    if n == 1 { "" } else { "es" }
+                ));
+            }
+            if !self.options.is_empty() {
+                let o: Vec<String> = self.options.iter().map(|o| format!("--{o}")).collect();
+                line.push_str(&format!(" — options {}", o.join(", ")));
             }
             return line;
         };
@@ -423,6 +446,15 @@ impl ExtensionHost {
             commands: commands.map(|c| c.name.clone()).collect(),
             handlers: self.ctx.hooks.count_owner(&l.owner),
             renderers: self.ctx.renderers.tools_of(&l.owner),
+            background: self.ctx.background.count_owner(&l.owner),
+            options: self
+                .ctx
+                .control
+                .declared_flags()
+                .into_iter()
+                .filter(|d| d.extension == l.info.name)
+                .map(|d| d.name)
+                .collect(),
             error,
         }
     }

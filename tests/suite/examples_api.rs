@@ -157,3 +157,23 @@ fn every_port_of_pis_examples_loads() {
     let loaded = out.stdout.lines().filter(|l| l.starts_with("ok ")).count();
     assert!(loaded >= 40, "{}", out.stdout);
 }
+
+#[test]
+fn ext_check_lists_options_and_background_registrations() {
+    let dir = TestDir::new();
+    let examples = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/extensions");
+    let out = Mypi::new(&dir)
+        .args(["ext", "check"])
+        .arg(examples.join("readonly_mode.lua"))
+        .arg(examples.join("status_line.lua"))
+        .run();
+    let text = &out.ok().stdout;
+    assert!(
+        text.contains("— options --readonly, --cheap-model"),
+        "{text}"
+    );
+    assert!(
+        text.contains("— 2 timers, watches or event handlers"),
+        "{text}"
+    );
+}
