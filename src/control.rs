@@ -395,6 +395,12 @@ impl Control {
     }
 }
 
+/// The status key `key` of extension `extension` (each extension has its own keys; with an
+/// empty `key`, the prefix of all of them).
+pub fn status_key(extension: &str, key: &str) -> String {
+    format!("{extension}\u{0}{key}")
+}
+
 /// A script's text made safe for one line of the terminal: control characters (escape
 /// sequences included) dropped, cut to [`MAX_STATUS_BYTES`].
 pub fn one_line(text: &str) -> String {

@@ -65,12 +65,16 @@ fn names_of(cmd: &clap::Command) -> Vec<String> {
 /// Takes the long options mypi does not know out of `args` (not after `--`, and not when
 /// a subcommand is given).
 pub fn split(args: Vec<OsString>) -> (Vec<OsString>, Vec<Given>) {
-    let cmd = crate::cli::Cli::command();
+    split_for(&crate::cli::Cli::command(), args)
+}
+
+/// [`split`] against the command `cmd` already built (start-up builds it once).
+pub fn split_for(cmd: &clap::Command, args: Vec<OsString>) -> (Vec<OsString>, Vec<Given>) {
     let subcommands: Vec<String> = cmd
         .get_subcommands()
         .map(|s| s.get_name().to_string())
         .collect();
-    let own = names_of(&cmd);
+    let own = names_of(cmd);
     let mut kept = Vec::with_capacity(args.len());
     let mut given = Vec::new();
     let mut rest = false;

@@ -14,8 +14,13 @@ use mypi::repl;
 use mypi::repl::render::{stderr_line, stdout_line, Printer};
 
 fn main() {
-    let (args, ext_flags) = mypi::extflags::split(std::env::args_os().collect());
-    let cli = match Cli::try_parse_from(&args) {
+    // clap's command is built once, for the split and the parse.
+    let command = <Cli as clap::CommandFactory>::command();
+    let (args, ext_flags) = mypi::extflags::split_for(&command, std::env::args_os().collect());
+    let parsed = command
+        .try_get_matches_from(&args)
+        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
             let _ = e.print();

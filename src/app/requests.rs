@@ -102,7 +102,8 @@ impl App {
 
     /// Tells the extensions the model changed (`model_select`).
     pub(super) async fn model_selected(&self, previous: (String, String), source: &str) {
-        if !self.hooks.has(EventKind::ModelSelect) {
+        let now = (&self.config.provider_name, &self.config.model);
+        if !self.hooks.has(EventKind::ModelSelect) || now == (&previous.0, &previous.1) {
             return;
         }
         let event = HookEvent::ModelSelect {
@@ -112,11 +113,9 @@ impl App {
             previous_model: previous.1,
             source: source.to_string(),
         };
-        if event_changes(&event) {
-            self.refresh_session();
-            let ctx = self.extensions.context().session();
-            self.hooks.emit(event, &ctx).await;
-        }
+        self.refresh_session();
+        let ctx = self.extensions.context().session();
+        self.hooks.emit(event, &ctx).await;
     }
 
     /// Carries out the requests scripts made; returns the lines to show. Sets
@@ -152,19 +151,5 @@ impl App {
             }
         }
         lines
-    }
-}
-
-/// Whether a model event says something changed.
-fn event_changes(event: &HookEvent) -> bool {
-    match event {
-        HookEvent::ModelSelect {
-            provider,
-            model,
-            previous_provider,
-            previous_model,
-            ..
-        } => provider != previous_provider || model != previous_model,
-        _ => true,
     }
 }

@@ -396,7 +396,7 @@ impl ExtensionHost {
         self.remove_registrations(&old.owner);
         self.ctx
             .control
-            .clear_status(&format!("{}\u{0}", old.info.name));
+            .clear_status(&crate::control::status_key(&old.info.name, ""));
         self.ctx.control.remove_providers(&old.info.name);
         self.ctx.control.remove_flags(&old.info.name);
         Some(format!("unloaded {}", short_path(&old.info)))

@@ -84,8 +84,6 @@ let tick = api.timer(20, |ctx| {
   api.state.n += 1;
   api.notify(`tick ${api.state.n} idle=${ctx.is_idle()}`);
 }, #{ repeat: true });
-api.state.tick = tick.id;
-api.command("stop", |args, ctx| `stopped true`);
 api.command("later", |args, ctx| { api.timer(50, |ctx| api.send_message("from the timer")); "set" });
 api.command("leave", |args, ctx| { api.timer(50, |ctx| ctx.shutdown()); "leaving soon" });
 "#;
@@ -106,8 +104,7 @@ fn timers(file: &str, source: &str) {
         m.send_line("/stop");
         m.wait_for_line("stopped true", WAIT);
     } else {
-        // Rhai closures cannot hold the handle: a reload into a version without the timer
-        // removes it.
+        // In Rhai the timer goes the other way: a reload into a version without it.
         install(&dir, file, "api.command(\"later\", |a, c| { api.timer(50, |ctx| api.send_message(\"from the timer\")); \"set\" });\napi.command(\"leave\", |a, c| { api.timer(50, |ctx| ctx.shutdown()); \"leaving soon\" });\n");
         m.send_line("/reload");
         m.wait_for_line("reloaded", WAIT);

@@ -5,31 +5,13 @@
 
 use serde_json::{json, Map, Value as Json};
 
-use super::{Arg, Args, Ret};
+use super::{Args, Ret};
 use crate::agent::child::{self, CompleteRequest, MAX_CHILDREN};
 use crate::extensions::api::ApiLink;
 use crate::protocol::{ChildOutcome, Message, Role};
 
 /// How many children `api.run_agents` runs at once unless told.
 const DEFAULT_CONCURRENCY: usize = 4;
-
-/// A record argument as JSON (the engines already checked its field types).
-fn record_json(arg: Arg) -> Json {
-    match arg {
-        Arg::Record(fields) => Json::Object(
-            fields
-                .into_iter()
-                .map(|(k, v)| (k, record_json(v)))
-                .collect(),
-        ),
-        Arg::Data(j) => j,
-        Arg::Str(s) => Json::String(s),
-        Arg::Int(i) => json!(i),
-        Arg::Num(n) => json!(n),
-        Arg::Bool(b) => json!(b),
-        _ => Json::Null,
-    }
-}
 
 fn outcome_json(o: ChildOutcome) -> Json {
     let mut v = json!({
@@ -45,7 +27,7 @@ fn outcome_json(o: ChildOutcome) -> Json {
 
 /// `api.run_agent{task, ...} -> {text, turns, usage, error?}`.
 pub(super) fn run_agent(link: &ApiLink, args: &mut Args<'_>) -> Result<Ret, String> {
-    let spec = child::spec_from_json(&record_json(args.take("agent")))?;
+    let spec = child::spec_from_json(&args.take("agent").into_json())?;
     let mut outcomes = link.run_agents(vec![spec], 1)?;
     let outcome = outcomes.pop().unwrap_or_default();
     Ok(Ret::Data(outcome_json(outcome)))
@@ -54,8 +36,8 @@ pub(super) fn run_agent(link: &ApiLink, args: &mut Args<'_>) -> Result<Ret, Stri
 /// `api.run_agents({ {...}, {...}, concurrency = 4 })` (or the list and `{concurrency}`
 /// apart) -> the outcomes in order.
 pub(super) fn run_agents(link: &ApiLink, args: &mut Args<'_>) -> Result<Ret, String> {
-    let options = record_json(args.take("options"));
-    let (items, inline) = agent_list(record_json(args.take("agents")))?;
+    let options = args.take("options").into_json();
+    let (items, inline) = agent_list(args.take("agents").into_json())?;
     let concurrency = match options.get("concurrency").or(inline.as_ref()) {
         None | Some(Json::Null) => DEFAULT_CONCURRENCY,
         Some(v) => match v.as_u64() {
@@ -112,7 +94,7 @@ fn agent_list(value: Json) -> Result<(Vec<Json>, Option<Json>), String> {
 /// `api.complete{prompt | messages, system_prompt?, model?, provider?, max_tokens?}` ->
 /// `{text, usage}`.
 pub(super) fn complete(link: &ApiLink, args: &mut Args<'_>) -> Result<Ret, String> {
-    let Json::Object(req) = record_json(args.take("request")) else {
+    let Json::Object(req) = args.take("request").into_json() else {
         return Err("the request must be a table".into());
     };
     let messages = match (req.get("prompt"), req.get("messages")) {

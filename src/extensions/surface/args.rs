@@ -48,6 +48,106 @@ impl Arg {
         }
     }
 
+    /// A string argument (numbers as their text); `None` for anything else.
+    pub fn opt_text(self) -> Option<String> {
+        match self {
+            Arg::Str(s) => Some(s),
+            Arg::Int(i) => Some(i.to_string()),
+            Arg::Num(n) => Some(n.to_string()),
+            _ => None,
+        }
+    }
+
+    /// [`Arg::opt_text`], `""` for anything else (a missing optional argument).
+    pub fn text(self) -> String {
+        self.opt_text().unwrap_or_default()
+    }
+
+    /// The callback a function argument is kept under.
+    pub fn opt_callback(self) -> Option<CallbackId> {
+        match self {
+            Arg::Func(cb) => Some(cb),
+            _ => None,
+        }
+    }
+
+    /// [`Arg::opt_callback`] of a required function (checked already): 0 when absent.
+    pub fn callback(self) -> CallbackId {
+        self.opt_callback().unwrap_or(0)
+    }
+
+    /// An integer (a float without a fraction too).
+    pub fn int(self) -> Option<i64> {
+        match self {
+            Arg::Int(i) => Some(i),
+            Arg::Num(n) if n.fract() == 0.0 => Some(n as i64),
+            _ => None,
+        }
+    }
+
+    /// Field `name` of a record argument.
+    pub fn field(self, name: &str) -> Option<Arg> {
+        match self {
+            Arg::Record(fields) => fields.into_iter().find(|(k, _)| k == name).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// A list of strings (numbers as their text); an empty Lua table is an empty list;
+    /// `None` when it is not a list.
+    pub fn strings(self) -> Option<Vec<String>> {
+        match self {
+            Arg::Data(Json::Array(items)) => Some(
+                items
+                    .into_iter()
+                    .map(|v| match v {
+                        Json::String(s) => s,
+                        other => other.to_string(),
+                    })
+                    .collect(),
+            ),
+            Arg::Data(Json::Object(o)) if o.is_empty() => Some(Vec::new()),
+            _ => None,
+        }
+    }
+
+    /// The value as JSON data: records field by field, functions and what could not be
+    /// converted as null.
+    pub fn into_json(self) -> Json {
+        match self {
+            Arg::Record(fields) => Json::Object(
+                fields
+                    .into_iter()
+                    .map(|(k, v)| (k, v.into_json()))
+                    .collect(),
+            ),
+            Arg::Data(j) => j,
+            Arg::Str(s) => Json::String(s),
+            Arg::Int(i) => Json::from(i),
+            Arg::Num(n) => Json::from(n),
+            Arg::Bool(b) => Json::Bool(b),
+            Arg::Nil | Arg::Func(_) | Arg::Other(_) => Json::Null,
+        }
+    }
+
+    /// Plain data a script hands over to keep or send (`api.append_entry`,
+    /// `api.events.emit`), at most `max` bytes of JSON; `what` names it in the error.
+    pub fn into_data(self, what: &str, max: usize) -> Result<Json, String> {
+        if let Arg::Other(t) = &self {
+            return Err(format!("the data must be plain data, not a {t}"));
+        }
+        let data = self.into_json();
+        let size = data.to_string().len();
+        if size > max {
+            return Err(format!(
+                "the data is {} as JSON, more than the {} {what}",
+                crate::extensions::crossing::mib(size),
+                crate::extensions::crossing::mib(max)
+            ));
+        }
+        Ok(data)
+    }
+
     /// The value as text, the same in both languages (tables as JSON).
     pub fn display(&self) -> String {
         match self {

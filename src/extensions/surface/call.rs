@@ -24,8 +24,8 @@ pub fn call(
     let fail = |e: String| format!("{what}: {e}");
     match (member.object, member.name) {
         (Object::Api, "on") => {
-            let event = text(args.take("event"));
-            let cb = callback(args.take("handler"));
+            let event = args.take("event").text();
+            let cb = args.take("handler").callback();
             if EventKind::parse(&event).is_none() {
                 let names: Vec<&str> = EventKind::ALL.iter().map(|k| k.name()).collect();
                 return Err(fail(format!(
@@ -42,23 +42,26 @@ pub fn call(
             Ok(Ret::Handle { id, cb })
         }
         (Object::Api, "command") => {
-            let name = text(args.take("name"));
-            let cb = callback(args.take("handler"));
-            let description = opt_text(args.take("description")).unwrap_or_default();
+            let name = args.take("name").text();
+            let cb = args.take("handler").callback();
+            let description = args.take("description").opt_text().unwrap_or_default();
             let id = link.command(&name, &description, cb).map_err(fail)?;
             Ok(Ret::Handle { id, cb })
         }
         (Object::Api, "renderer") => renderer(link, &mut args).map_err(fail),
         (Object::Api, "send_message") => {
-            let text = text(args.take("text"));
-            let deliver_as = field(args.take("options"), "deliver_as").and_then(opt_text);
+            let text = args.take("text").text();
+            let deliver_as = args
+                .take("options")
+                .field("deliver_as")
+                .and_then(Arg::opt_text);
             link.send_message(&text, deliver_as.as_deref())
                 .map_err(fail)?;
             Ok(Ret::Nil)
         }
         (Object::Api, "exec") => exec(link, &mut args).map_err(fail),
         (Object::Api, "read_dir") => link
-            .read_dir(&text(args.take("path")))
+            .read_dir(&args.take("path").text())
             .map(|names| Ret::Data(json!(names)))
             .map_err(fail),
         (Object::Api, "run_agent") => super::agents::run_agent(link, &mut args).map_err(fail),
@@ -95,70 +98,43 @@ pub fn call(
 fn ui(link: &ApiLink, name: &str, args: &mut Args<'_>) -> Result<Ret, String> {
     match name {
         "confirm" => {
-            let question = text(args.take("question"));
+            let question = args.take("question").text();
             let timeout = timeout_ms(args.take("opts"))?;
             Ok(Ret::Bool(link.confirm_within(&question, timeout)))
         }
         "select" => {
-            let title = text(args.take("title"));
-            let options = strings(args.take("options"));
+            let title = args.take("title").text();
+            let options = args.take("options").strings().unwrap_or_default();
             let timeout = timeout_ms(args.take("opts"))?;
             Ok(opt_string(link.select(&title, &options, timeout)))
         }
         "input" => {
-            let prompt = text(args.take("prompt"));
+            let prompt = args.take("prompt").text();
             let options = args.take("options");
-            let default = field(options.clone(), "default").and_then(opt_text);
+            let default = options.clone().field("default").and_then(Arg::opt_text);
             let timeout = timeout_ms(options)?;
             Ok(opt_string(link.input(&prompt, default, timeout)))
         }
-        "editor" => Ok(opt_string(link.editor(&text(args.take("initial"))))),
+        "editor" => Ok(opt_string(link.editor(&args.take("initial").text()))),
         "set_status" => {
-            let key = format!("{}\u{0}{}", link.info.name, text(args.take("key")));
-            let value = opt_text(args.take("text"));
+            let key = crate::control::status_key(&link.info.name, &args.take("key").text());
+            let value = args.take("text").opt_text();
             link.host()
                 .control
                 .set_status(&key, value.as_deref())
                 .map(|()| Ret::Nil)
         }
         "set_title" => {
-            link.host().control.set_title(&text(args.take("text")));
+            link.host().control.set_title(&args.take("text").text());
             Ok(Ret::Nil)
         }
         _ => Err("is not a function".into()),
     }
 }
 
-fn text(arg: Arg) -> String {
-    opt_text(arg).unwrap_or_default()
-}
-
-fn opt_text(arg: Arg) -> Option<String> {
-    match arg {
-        Arg::Str(s) => Some(s),
-        Arg::Int(i) => Some(i.to_string()),
-        Arg::Num(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
-
-/// A list of strings argument.
-fn strings(arg: Arg) -> Vec<String> {
-    match arg {
-        Arg::Data(Json::Array(items)) => items
-            .into_iter()
-            .map(|v| match v {
-                Json::String(s) => s,
-                other => other.to_string(),
-            })
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
 /// `{timeout_ms = N}` of a dialog: none, or a positive duration.
 fn timeout_ms(options: Arg) -> Result<Option<std::time::Duration>, String> {
-    match field(options, "timeout_ms").and_then(int) {
+    match options.field("timeout_ms").and_then(Arg::int) {
         None => Ok(None),
         Some(ms) if ms > 0 => Ok(Some(std::time::Duration::from_millis(ms as u64))),
         Some(_) => Err("'timeout_ms' must be a positive integer".into()),
@@ -169,36 +145,6 @@ fn opt_string(s: Option<String>) -> Ret {
     match s {
         Some(s) => Ret::Data(Json::String(s)),
         None => Ret::Nil,
-    }
-}
-
-fn callback(arg: Arg) -> CallbackId {
-    match arg {
-        Arg::Func(cb) => cb,
-        _ => 0,
-    }
-}
-
-fn opt_callback(arg: Arg) -> Option<CallbackId> {
-    match arg {
-        Arg::Func(cb) => Some(cb),
-        _ => None,
-    }
-}
-
-fn int(arg: Arg) -> Option<i64> {
-    match arg {
-        Arg::Int(i) => Some(i),
-        Arg::Num(n) if n.fract() == 0.0 => Some(n as i64),
-        _ => None,
-    }
-}
-
-/// Field `name` of a record argument.
-fn field(arg: Arg, name: &str) -> Option<Arg> {
-    match arg {
-        Arg::Record(fields) => fields.into_iter().find(|(k, _)| k == name).map(|(_, v)| v),
-        _ => None,
     }
 }
 
@@ -215,8 +161,8 @@ fn tool_def(arg: Arg) -> Result<(ToolDef, CallbackId), String> {
     let Arg::Record(mut fields) = arg else {
         return Err("api.tool: the definition must be a table".into());
     };
-    let name = text(take_field(&mut fields, "name"));
-    let cb = callback(take_field(&mut fields, "execute"));
+    let name = take_field(&mut fields, "name").text();
+    let cb = take_field(&mut fields, "execute").callback();
     let fail = |e: String| format!("api.tool '{name}': {e}");
     // Left out or empty: the tool takes no arguments.
     let parameters = match take_field(&mut fields, "parameters") {
@@ -226,13 +172,15 @@ fn tool_def(arg: Arg) -> Result<(ToolDef, CallbackId), String> {
         }
         _ => json!({"type": "object", "properties": {}}),
     };
-    let timeout_ms = match int(take_field(&mut fields, "timeout_ms")) {
+    let timeout_ms = match take_field(&mut fields, "timeout_ms").int() {
         Some(ms) if ms > 0 => Some(ms as u64),
         Some(_) => return Err(fail("'timeout_ms' must be a positive integer".into())),
         None => None,
     };
     let def = ToolDef {
-        description: opt_text(take_field(&mut fields, "description")).unwrap_or_default(),
+        description: take_field(&mut fields, "description")
+            .opt_text()
+            .unwrap_or_default(),
         parallel_safe: matches!(take_field(&mut fields, "parallel_safe"), Arg::Bool(true)),
         parameters,
         timeout_ms,
@@ -281,10 +229,10 @@ fn fix_schema_arrays(v: &mut Json) {
 
 /// `api.renderer(tool, {call?, result?})`: at least one function; the handle forgets both.
 fn renderer(link: &ApiLink, args: &mut Args<'_>) -> Result<Ret, String> {
-    let tool = text(args.take("tool"));
+    let tool = args.take("tool").text();
     let renderer = args.take("renderer");
-    let call = field(renderer.clone(), "call").and_then(opt_callback);
-    let result = field(renderer, "result").and_then(opt_callback);
+    let call = renderer.clone().field("call").and_then(Arg::opt_callback);
+    let result = renderer.field("result").and_then(Arg::opt_callback);
     if tool.is_empty() {
         return Err("the tool's name is empty".into());
     }
@@ -307,20 +255,20 @@ fn mcp(link: &ApiLink, name: &str, args: &mut Args<'_>) -> Result<Ret, String> {
     let request = match name {
         "servers" => Request::Servers,
         "tools" => Request::Tools {
-            server: text(args.take("server")),
+            server: args.take("server").text(),
         },
         "call" | "call_tool" => Request::Call {
-            server: text(args.take("server")),
-            tool: text(args.take("tool")),
+            server: args.take("server").text(),
+            tool: args.take("tool").text(),
             args: data(args.take("arguments")),
         },
         "read_resource" => Request::ReadResource {
-            server: text(args.take("server")),
-            uri: text(args.take("uri")),
+            server: args.take("server").text(),
+            uri: args.take("uri").text(),
         },
         _ => Request::Prompt {
-            server: text(args.take("server")),
-            name: text(args.take("name")),
+            server: args.take("server").text(),
+            name: args.take("name").text(),
             args: data(args.take("arguments")),
         },
     };
@@ -329,23 +277,14 @@ fn mcp(link: &ApiLink, name: &str, args: &mut Args<'_>) -> Result<Ret, String> {
 
 /// `api.exec(cmd, args?, {timeout_ms?, cwd?}) -> {code, stdout, stderr, timed_out}`.
 fn exec(link: &ApiLink, args: &mut Args<'_>) -> Result<Ret, String> {
-    let cmd = text(args.take("command"));
-    let argv: Vec<String> = match args.take("arguments") {
-        Arg::Data(Json::Array(items)) => items
-            .into_iter()
-            .map(|v| match v {
-                Json::String(s) => s,
-                other => other.to_string(),
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
+    let cmd = args.take("command").text();
+    let argv = args.take("arguments").strings().unwrap_or_default();
     let options = args.take("options");
-    let timeout_ms = match field(options.clone(), "timeout_ms").and_then(int) {
+    let timeout_ms = match options.clone().field("timeout_ms").and_then(Arg::int) {
         Some(ms) if ms < 0 => return Err("'timeout_ms' must not be negative".into()),
         other => other.map(|ms| ms as u64),
     };
-    let cwd = field(options, "cwd").and_then(opt_text);
+    let cwd = options.field("cwd").and_then(Arg::opt_text);
     let r = link.exec(&cmd, &argv, timeout_ms, cwd.as_deref())?;
     Ok(Ret::Data(json!({
         "code": r.code,

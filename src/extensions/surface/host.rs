@@ -13,10 +13,15 @@ use serde_json::{json, Value as Json};
 
 use super::{Arg, Args, Member, Object, Ret};
 use crate::control::{Pending, Request, MAX_ENTRY_BYTES, MAX_NAME_BYTES};
-use crate::extensions::api::{ApiLink, CallbackId};
+use crate::extensions::api::ApiLink;
 use crate::extensions::background::{MAX_EVENT_NAME, MAX_TIMER_MS, MIN_REPEAT_MS};
 use crate::extensions::registrar::Background;
 use crate::run::RunContext;
+
+/// A member that returns nothing.
+fn nil(done: Result<(), String>) -> Result<Ret, String> {
+    done.map(|()| Ret::Nil)
+}
 
 /// Calls the member; the error is the message to raise (without the member's name).
 pub(super) fn call(
@@ -44,7 +49,6 @@ fn control_member(
 ) -> Result<Ret, String> {
     let host = link.host();
     let control = &host.control;
-    let nil = |r: Result<(), String>| r.map(|()| Ret::Nil);
     match (member.object, member.name) {
         (Object::Ctx, "is_idle") => Ok(Ret::Bool(control.is_idle())),
         (Object::Ctx, "shutdown") => nil(control.request(Request::Shutdown)),
@@ -57,7 +61,7 @@ fn control_member(
             control.session_name().map_or(Json::Null, Json::String),
         )),
         (Object::Session, "set_name") => {
-            let name = crate::control::one_line(&text(args.take("name")));
+            let name = crate::control::one_line(&args.take("name").text());
             if name.is_empty() || name.len() > MAX_NAME_BYTES {
                 return Err(format!(
                     "the name must be 1 to {MAX_NAME_BYTES} bytes of text on one line"
@@ -66,7 +70,7 @@ fn control_member(
             nil(control.append(Pending::Name(name)))
         }
         (Object::Api, "append_entry") => {
-            let kind = text(args.take("kind"));
+            let kind = args.take("kind").text();
             let valid = |c: char| c.is_ascii_alphanumeric() || "_-.:".contains(c);
             if kind.is_empty() || kind.len() > MAX_NAME_BYTES || !kind.chars().all(valid) {
                 return Err(format!(
@@ -74,15 +78,9 @@ fn control_member(
                      (not {kind:?})"
                 ));
             }
-            let data = to_json(args.take("data"));
-            let size = data.to_string().len();
-            if size > MAX_ENTRY_BYTES {
-                return Err(format!(
-                    "the data is {} as JSON, more than the {} an entry may hold",
-                    crate::extensions::crossing::mib(size),
-                    crate::extensions::crossing::mib(MAX_ENTRY_BYTES)
-                ));
-            }
+            let data = args
+                .take("data")
+                .into_data("an entry may hold", MAX_ENTRY_BYTES)?;
             nil(control.append(Pending::Custom { kind, data }))
         }
         _ => Err("is not a function".into()),
@@ -97,29 +95,15 @@ fn registry_member(
 ) -> Result<Ret, String> {
     let host = link.host();
     let control = &host.control;
-    let nil = |r: Result<(), String>| r.map(|()| Ret::Nil);
     match (member.object, member.name) {
         (Object::Api, "tools") => Ok(Ret::Data(tools(&host.tools))),
         (Object::Api, "set_active_tools") => {
-            let names = match args.take("names") {
-                Arg::Data(Json::Array(items)) => Some(
-                    items
-                        .into_iter()
-                        .map(|v| match v {
-                            Json::String(s) => s,
-                            other => other.to_string(),
-                        })
-                        .collect(),
-                ),
-                // An empty Lua table: no tools.
-                Arg::Data(_) => Some(Vec::new()),
-                _ => None,
-            };
-            nil(host.tools.set_only(names))
+            // nil: every tool again; an empty table: none.
+            nil(host.tools.set_only(args.take("names").strings()))
         }
         (Object::Api, "commands") => Ok(Ret::Data(commands(&host.commands))),
         (Object::Api, "builtin_tool") => {
-            let name = text(args.take("name"));
+            let name = args.take("name").text();
             let entry = host.tools.builtin(&name).ok_or_else(|| {
                 format!(
                     "there is no built-in tool '{name}'; they are: {}",
@@ -137,7 +121,7 @@ fn registry_member(
             })
         }
         (Object::Builtin, "execute") => {
-            let name = text(args.take("tool"));
+            let name = args.take("tool").text();
             let arguments = match args.take("arguments") {
                 Arg::Data(v @ Json::Object(_)) => v,
                 _ => json!({}),
@@ -152,12 +136,12 @@ fn registry_member(
             control.declare_flag(flag).map(|()| Ret::Nil)
         }
         (Object::Api, "set_model") => {
-            let model = text(args.take("model"));
+            let model = args.take("model").text();
             if model.trim().is_empty() || model.len() > MAX_NAME_BYTES {
                 return Err(format!("the model must be 1 to {MAX_NAME_BYTES} bytes"));
             }
-            let provider = match record_field(args.take("options"), "provider") {
-                Some(p @ (Arg::Str(_) | Arg::Int(_) | Arg::Num(_))) => Some(text(p)),
+            let provider = match args.take("options").field("provider") {
+                Some(p @ (Arg::Str(_) | Arg::Int(_) | Arg::Num(_))) => Some(p.text()),
                 _ => None,
             };
             nil(control.request(Request::SetModel { model, provider }))
@@ -179,7 +163,6 @@ fn background_member(
     ctx: Option<&Arc<RunContext>>,
 ) -> Result<Ret, String> {
     let host = link.host();
-    let nil = |r: Result<(), String>| r.map(|()| Ret::Nil);
     match (member.object, member.name) {
         (Object::Api, "timer") => {
             let ms = match args.take("ms") {
@@ -187,11 +170,8 @@ fn background_member(
                 Arg::Num(n) => n as i64,
                 _ => 0,
             };
-            let cb = callback(args.take("handler"));
-            let repeat = matches!(
-                record_field(args.take("options"), "repeat"),
-                Some(Arg::Bool(true))
-            );
+            let cb = args.take("handler").callback();
+            let repeat = matches!(args.take("options").field("repeat"), Some(Arg::Bool(true)));
             let min = if repeat { MIN_REPEAT_MS as i64 } else { 0 };
             if ms < min || ms > MAX_TIMER_MS as i64 {
                 return Err(format!(
@@ -207,8 +187,8 @@ fn background_member(
             Ok(Ret::Handle { id, cb })
         }
         (Object::Api, "watch") => {
-            let path = link.cwd().join(text(args.take("path")));
-            let cb = callback(args.take("handler"));
+            let path = link.cwd().join(args.take("path").text());
+            let cb = args.take("handler").callback();
             std::fs::metadata(&path)
                 .map_err(|e| format!("cannot watch {}: {e}", path.display()))?;
             let id = link.background(Background::Watch(path), cb)?;
@@ -216,21 +196,15 @@ fn background_member(
         }
         (Object::Events, "on") => {
             let name = event_name(args.take("name"))?;
-            let cb = callback(args.take("handler"));
+            let cb = args.take("handler").callback();
             let id = link.background(Background::Event(name), cb)?;
             Ok(Ret::Handle { id, cb })
         }
         (Object::Events, "emit") => {
             let name = event_name(args.take("name"))?;
-            let data = to_json(args.take("data"));
-            let size = data.to_string().len();
-            if size > MAX_ENTRY_BYTES {
-                return Err(format!(
-                    "the data is {} as JSON, more than the {} an event may carry",
-                    crate::extensions::crossing::mib(size),
-                    crate::extensions::crossing::mib(MAX_ENTRY_BYTES)
-                ));
-            }
+            let data = args
+                .take("data")
+                .into_data("an event may carry", MAX_ENTRY_BYTES)?;
             let ctx = ctx.cloned().unwrap_or_else(|| host.session());
             nil(host.background.emit(&name, data, ctx))
         }
@@ -238,32 +212,9 @@ fn background_member(
     }
 }
 
-fn text(arg: Arg) -> String {
-    match arg {
-        Arg::Str(s) => s,
-        Arg::Int(i) => i.to_string(),
-        Arg::Num(n) => n.to_string(),
-        _ => String::new(),
-    }
-}
-
-fn callback(arg: Arg) -> CallbackId {
-    match arg {
-        Arg::Func(cb) => cb,
-        _ => 0,
-    }
-}
-
-fn record_field(arg: Arg, name: &str) -> Option<Arg> {
-    match arg {
-        Arg::Record(fields) => fields.into_iter().find(|(k, _)| k == name).map(|(_, v)| v),
-        _ => None,
-    }
-}
-
 /// An event name between extensions: 1 to 200 bytes of text.
 fn event_name(arg: Arg) -> Result<String, String> {
-    let name = text(arg);
+    let name = arg.text();
     if name.is_empty() || name.len() > MAX_EVENT_NAME {
         return Err(format!("the name must be 1 to {MAX_EVENT_NAME} bytes long"));
     }
@@ -273,8 +224,8 @@ fn event_name(arg: Arg) -> Result<String, String> {
 /// `api.flag{name, type, default?, description?}` as declared.
 fn flag(arg: Arg, extension: &str) -> Result<crate::extflags::Declared, String> {
     use crate::extflags::{Declared, Kind};
-    let field = |name: &str| record_field(arg.clone(), name);
-    let name = text(field("name").unwrap_or(Arg::Nil));
+    let field = |name: &str| arg.clone().field(name);
+    let name = field("name").unwrap_or(Arg::Nil).text();
     let valid = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_';
     if name.is_empty() || name.len() > 64 || !name.chars().all(valid) || name.starts_with('-') {
         return Err(format!(
@@ -284,14 +235,14 @@ fn flag(arg: Arg, extension: &str) -> Result<crate::extflags::Declared, String> 
     if crate::extflags::own_names().contains(&name) {
         return Err(format!("--{name} is one of mypi's own options"));
     }
-    let kind_text = text(field("type").unwrap_or(Arg::Nil));
+    let kind_text = field("type").unwrap_or(Arg::Nil).text();
     let kind = Kind::parse(&kind_text)
         .ok_or_else(|| format!("type must be \"bool\" or \"string\", not {kind_text:?}"))?;
     let default = match field("default") {
         None | Some(Arg::Nil) => None,
         Some(Arg::Bool(b)) if kind == Kind::Bool => Some(json!(b)),
         Some(a @ (Arg::Str(_) | Arg::Int(_) | Arg::Num(_))) if kind == Kind::String => {
-            Some(json!(text(a)))
+            Some(json!(a.text()))
         }
         Some(other) => {
             return Err(format!(
@@ -304,22 +255,9 @@ fn flag(arg: Arg, extension: &str) -> Result<crate::extflags::Declared, String> 
         name,
         kind,
         default,
-        description: text(field("description").unwrap_or(Arg::Nil)),
+        description: field("description").unwrap_or(Arg::Nil).text(),
         extension: extension.to_string(),
     })
-}
-
-/// Any argument as JSON data.
-fn to_json(arg: Arg) -> Json {
-    match arg {
-        Arg::Nil => Json::Null,
-        Arg::Bool(b) => json!(b),
-        Arg::Int(i) => json!(i),
-        Arg::Num(n) => json!(n),
-        Arg::Str(s) => json!(s),
-        Arg::Data(j) => j,
-        other => json!(other.display()),
-    }
 }
 
 /// `ctx.session.entries()`: every line of the session file after its header (as stored:

@@ -11,15 +11,6 @@ use crate::settings::{ModelInfo, NamedProvider};
 /// Most models one provider may list.
 const MAX_MODELS: usize = 1000;
 
-fn text(arg: Option<Arg>) -> Option<String> {
-    match arg? {
-        Arg::Str(s) => Some(s),
-        Arg::Int(i) => Some(i.to_string()),
-        Arg::Num(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
-
 /// The provider a definition describes, or what is wrong with it.
 pub(super) fn from_arg(arg: Arg, extension: &str) -> Result<NamedProvider, String> {
     let Arg::Record(mut fields) = arg else {
@@ -31,7 +22,7 @@ pub(super) fn from_arg(arg: Arg, extension: &str) -> Result<NamedProvider, Strin
             .position(|(k, _)| k == name)
             .map(|i| fields.remove(i).1)
     };
-    let name = text(take("name")).unwrap_or_default();
+    let name = take("name").and_then(Arg::opt_text).unwrap_or_default();
     let valid = |c: char| c.is_ascii_alphanumeric() || "_-.".contains(c);
     if name.is_empty() || name.len() > 64 || !name.chars().all(valid) {
         return Err(format!(
@@ -43,7 +34,7 @@ pub(super) fn from_arg(arg: Arg, extension: &str) -> Result<NamedProvider, Strin
             "'{name}' is a built-in provider; choose another name"
         ));
     }
-    let api = text(take("api")).unwrap_or_default();
+    let api = take("api").and_then(Arg::opt_text).unwrap_or_default();
     let api = match ProviderKind::parse(&api) {
         Some(k @ (ProviderKind::OpenAi | ProviderKind::Anthropic)) => k,
         _ => {
@@ -52,7 +43,7 @@ pub(super) fn from_arg(arg: Arg, extension: &str) -> Result<NamedProvider, Strin
             ))
         }
     };
-    let base_url = text(take("base_url"));
+    let base_url = take("base_url").and_then(Arg::opt_text);
     if let Some(url) = &base_url {
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             return Err(format!(
@@ -60,7 +51,7 @@ pub(super) fn from_arg(arg: Arg, extension: &str) -> Result<NamedProvider, Strin
             ));
         }
     }
-    let api_key_env = text(take("api_key_env"));
+    let api_key_env = take("api_key_env").and_then(Arg::opt_text);
     let models = match take("models") {
         None | Some(Arg::Nil) => Vec::new(),
         Some(Arg::Data(v)) => models(v)?,
