@@ -1,8 +1,9 @@
 //! MCP tool-call latency (`cargo bench --bench mcp`): 1,000 sequential `echo` calls to
 //! `@modelcontextprotocol/server-everything` over stdio through mypi's [`Manager`] (its own
 //! stdio transport, timeouts reset by progress, the agent's registry), and the same with rmcp
-//! used directly on the child's (stdout, stdin), in the same run; prints both medians per call.
-//! The server comes from `MYPI_TEST_EVERYTHING` (its `dist/index.js`); without it the bench
+//! used directly on the child's (stdout, stdin), the three servers up at once and called in
+//! turns; then `api.mcp.call` from a Lua loop against the manager, in alternating batches.
+//! Prints the medians per call. The server comes from `MYPI_TEST_EVERYTHING` (its `dist/index.js`); without it the bench
 //! says so and does nothing.
 
 #[path = "util/mod.rs"]
@@ -20,8 +21,6 @@ use tokio_util::sync::CancellationToken;
 
 const CALLS: usize = 1_000;
 const WARMUP: usize = 50;
-/// Rounds of each (interleaved, so load on the machine hits both alike).
-const ROUNDS: usize = 2;
 const FALLBACK: &str =
     "/tmp/conf/everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js";
 
@@ -37,33 +36,65 @@ fn main() {
         return;
     }
     let rt = tokio::runtime::Runtime::new().expect("runtime");
-    let (mut managed, mut direct, mut ours) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..ROUNDS {
-        direct.extend(rt.block_on(through_rmcp(&index, false)));
-        managed.extend(rt.block_on(through_manager(&index)));
-        ours.extend(rt.block_on(through_rmcp(&index, true)));
-    }
+    let (managed, direct, ours) = rt.block_on(side_by_side(&index));
     let (lua, manager_mean) = rt.block_on(through_lua(&index));
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
     println!(
-        "  api.mcp.call from Lua: mean {:.3} ms/call; the manager in the same set-up: mean \
-         {:.3} ms/call ({:+.3} ms)",
-        lua.as_secs_f64() * 1e3,
-        manager_mean.as_secs_f64() * 1e3,
-        (lua.as_secs_f64() - manager_mean.as_secs_f64()) * 1e3
+        "  api.mcp.call from Lua: {:.3} ms/call; the manager in the same set-up: {:.3} ms/call \
+         ({:+.3} ms; medians of alternating {BATCH}-call batches)",
+        ms(lua),
+        ms(manager_mean),
+        ms(lua) - ms(manager_mean)
     );
     println!(
         "  (rmcp on mypi's own stdio transport, no manager: median {:.3} ms/call)",
-        util::median(ours).as_secs_f64() * 1e3
+        ms(ours)
     );
-    let (m, d) = (util::median(managed), util::median(direct));
-    let ms = |d: Duration| d.as_secs_f64() * 1e3;
     println!(
-        "mcp echo over stdio, {CALLS} sequential calls x {ROUNDS}: manager median {:.3} ms/call, \
-         rmcp direct median {:.3} ms/call ({:+.1} %)",
-        ms(m),
-        ms(d),
-        (ms(m) / ms(d) - 1.0) * 100.0
+        "mcp echo over stdio, {CALLS} sequential calls each, in alternating batches of \
+         {SIDE_BATCH}: manager median {:.3} ms/call, rmcp direct median {:.3} ms/call ({:+.1} %)",
+        ms(managed),
+        ms(direct),
+        (ms(managed) / ms(direct) - 1.0) * 100.0
     );
+}
+
+/// Calls per batch when the three clients take turns.
+const SIDE_BATCH: usize = 10;
+
+/// The median time per call through the manager, through rmcp on the child's pipes, and
+/// through rmcp on mypi's own stdio transport: three servers up at once, called in turns of
+/// [`SIDE_BATCH`] calls, so that drift in the machine's (and node's) pace hits all three alike.
+async fn side_by_side(index: &Path) -> (Duration, Duration, Duration) {
+    let (client, mut child) = rmcp_on_pipes(index).await;
+    let (ours, mut our_child) = rmcp_on_our_transport(index).await;
+    let manager = manager(index).await;
+    let cancel = CancellationToken::new();
+    let (mut m, mut d, mut o) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..(WARMUP + CALLS) / SIDE_BATCH {
+        let warm = round * SIDE_BATCH < WARMUP;
+        let times = echo_calls(&client, SIDE_BATCH).await;
+        d.extend(times.into_iter().filter(|_| !warm));
+        let times = echo_calls(&ours, SIDE_BATCH).await;
+        o.extend(times.into_iter().filter(|_| !warm));
+        for _ in 0..SIDE_BATCH {
+            let start = Instant::now();
+            let r = manager
+                .call_tool("everything", "echo", json!({"message": "hi"}), &cancel)
+                .await
+                .expect("echo through the manager");
+            if !warm {
+                m.push(start.elapsed());
+            }
+            assert!(r.to_string().contains("Echo: hi"), "{r}");
+        }
+    }
+    manager.shutdown().await;
+    let _ = client.cancel().await;
+    let _ = ours.cancel().await;
+    let _ = child.kill().await;
+    let _ = our_child.child.kill().await;
+    (util::median(m), util::median(d), util::median(o))
 }
 
 /// The server's entry.
@@ -83,41 +114,25 @@ fn entry(index: &Path) -> ServerConfig {
     }
 }
 
-/// The time of each call through mypi's manager.
-async fn through_manager(index: &Path) -> Vec<Duration> {
-    let config = entry(index);
+/// mypi's manager with the server connected (its own stdio transport, timeouts reset by
+/// progress, the agent's registry).
+async fn manager(index: &Path) -> Arc<Manager> {
     let registry = Registry::new(
         mypi::tools::ToolRegistry::new(),
         mypi::commands::CommandTable::with_builtins(),
         Arc::new(|_| {}),
     );
     let cwd = std::env::current_dir().expect("cwd");
-    let m = Manager::new(vec![config], cwd, Hooks::quiet(), registry);
+    let m = Manager::new(vec![entry(index)], cwd, Hooks::quiet(), registry);
     m.start();
     m.wait_connecting(Duration::from_secs(30)).await;
-    let cancel = CancellationToken::new();
-    let mut times = Vec::with_capacity(CALLS);
-    for i in 0..WARMUP + CALLS {
-        let start = Instant::now();
-        let r = m
-            .call_tool("everything", "echo", json!({"message": "hi"}), &cancel)
-            .await
-            .expect("echo through the manager");
-        if i >= WARMUP {
-            times.push(start.elapsed());
-        }
-        assert!(r.to_string().contains("Echo: hi"), "{r}");
-    }
-    m.shutdown().await;
-    times
+    m
 }
 
-/// The time of each call with rmcp on the child's pipes (no timeout, nothing around it), or
-/// (`ours`) on mypi's stdio transport.
-async fn through_rmcp(index: &Path, ours: bool) -> Vec<Duration> {
-    if ours {
-        return through_our_transport(index).await;
-    }
+type Client = rmcp::service::RunningService<rmcp::RoleClient, ClientConfig>;
+
+/// rmcp on the child's pipes, nothing around it.
+async fn rmcp_on_pipes(index: &Path) -> (Client, tokio::process::Child) {
     let mut child = tokio::process::Command::new("node")
         .arg(index)
         .arg("stdio")
@@ -132,10 +147,7 @@ async fn through_rmcp(index: &Path, ours: bool) -> Vec<Duration> {
     let client = rmcp::serve_client(info(), (stdout, stdin))
         .await
         .expect("initialize");
-    let times = echo_calls(&client).await;
-    let _ = client.cancel().await;
-    let _ = child.kill().await;
-    times
+    (client, child)
 }
 
 /// What the bench's own client says in `initialize` (what mypi says, under another name).
@@ -148,18 +160,28 @@ fn info() -> ClientConfig {
     .expect("client config")
 }
 
-async fn through_our_transport(index: &Path) -> Vec<Duration> {
+/// rmcp on mypi's stdio transport, without the manager; the rest of the spawn (its process
+/// group guard) lives as long as the client.
+async fn rmcp_on_our_transport(index: &Path) -> (Client, Leftover) {
     let cwd = std::env::current_dir().expect("cwd");
     let spawned =
         mypi::mcp::stdio::spawn(&entry(index).transport, &cwd, Arc::new(|_| {})).expect("spawn");
-    let mut child = spawned.child;
     let client = rmcp::serve_client(info(), spawned.transport)
         .await
         .expect("initialize");
-    let times = echo_calls(&client).await;
-    let _ = client.cancel().await;
-    let _ = child.kill().await;
-    times
+    let leftover = Leftover {
+        child: spawned.child,
+        _group: spawned.group,
+        _stderr: spawned.stderr,
+    };
+    (client, leftover)
+}
+
+/// What a client on mypi's stdio transport needs kept.
+struct Leftover {
+    child: tokio::process::Child,
+    _group: mypi::process::Group,
+    _stderr: mypi::mcp::stdio::StderrTail,
 }
 
 const LUA_LOOP: &str = r#"
@@ -176,9 +198,15 @@ api.command("servers", function(args, ctx)
 end)
 "#;
 
-/// The mean time of one `api.mcp.call` from a Lua loop (a script has no wall clock finer
-/// than seconds, so the loop is timed from outside), and of one call through the manager in
-/// the same set-up.
+/// Calls per timed batch of the Lua comparison (a script has no wall clock finer than
+/// seconds, so each batch is timed from outside and its mean taken). Batches are small and
+/// alternate with batches through the manager, so that the server's own pace (node takes most
+/// of the CPU of a call, and its speed drifts) hits both alike.
+const BATCH: usize = 5;
+
+/// The median over alternating batches of the mean time of one `api.mcp.call` from a Lua
+/// loop (less what calling the loop's command costs), and of one call through the manager
+/// in the same set-up.
 async fn through_lua(index: &Path) -> (Duration, Duration) {
     use mypi::extensions::{discovery, host::ExtensionHost, services::HostContext};
     let dir = std::env::temp_dir().join(format!("mypi-bench-mcp-{}", std::process::id()));
@@ -194,58 +222,67 @@ async fn through_lua(index: &Path) -> (Duration, Duration) {
     let host = ExtensionHost::new(ctx.clone());
     let loaded = host.load_all(discovery::discover(&[root])).await;
     assert!(loaded.iter().all(|s| s.error.is_none()), "{loaded:?}");
-    let command = ctx.commands.lookup("bench").expect("the bench command");
-    let mypi::commands::Action::Handler(h) = &command.action else {
-        panic!("a script command")
-    };
     let run = ctx.session();
-    h.call(&WARMUP.to_string(), &run).await.expect("warm-up");
-    let start = Instant::now();
-    h.call(&CALLS.to_string(), &run)
-        .await
-        .expect("the Lua loop");
-    let lua = start.elapsed() / CALLS as u32;
-    // The same round trip into the host with no I/O behind it: what the hand-off costs.
-    let servers = ctx.commands.lookup("servers").expect("the servers command");
-    let mypi::commands::Action::Handler(h) = &servers.action else {
-        panic!("a script command")
+    let command = |name: &str| match ctx.commands.lookup(name).map(|c| c.action.clone()) {
+        Some(mypi::commands::Action::Handler(h)) => h,
+        _ => panic!("the {name} command"),
     };
-    h.call("100", &run).await.expect("warm-up");
+    let (bench, servers) = (command("bench"), command("servers"));
+    bench
+        .call(&WARMUP.to_string(), &run)
+        .await
+        .expect("warm-up");
+    let cancel = CancellationToken::new();
+    let (mut lua, mut managed, mut empty) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..CALLS / BATCH {
+        let start = Instant::now();
+        bench.call("0", &run).await.expect("the empty Lua loop");
+        empty.push(start.elapsed());
+        let start = Instant::now();
+        bench
+            .call(&BATCH.to_string(), &run)
+            .await
+            .expect("the Lua loop");
+        lua.push(start.elapsed());
+        let start = Instant::now();
+        for _ in 0..BATCH {
+            m.call_tool("everything", "echo", json!({"message": "hi"}), &cancel)
+                .await
+                .expect("echo through the manager");
+        }
+        managed.push(start.elapsed() / BATCH as u32);
+    }
+    let empty = util::median(empty);
+    let lua = lua
+        .into_iter()
+        .map(|d| d.saturating_sub(empty) / BATCH as u32);
+    // The same round trip into the host with no I/O behind it: what the hand-off costs.
+    servers.call("100", &run).await.expect("warm-up");
     let start = Instant::now();
-    h.call(&CALLS.to_string(), &run)
+    servers
+        .call(&CALLS.to_string(), &run)
         .await
         .expect("the servers loop");
     println!(
         "  api.mcp.servers() from Lua (a host round trip, no I/O): mean {:.3} ms/call",
         (start.elapsed() / CALLS as u32).as_secs_f64() * 1e3
     );
-    let cancel = CancellationToken::new();
-    let start = Instant::now();
-    for _ in 0..CALLS {
-        m.call_tool("everything", "echo", json!({"message": "hi"}), &cancel)
-            .await
-            .expect("echo through the manager");
-    }
-    let direct = start.elapsed() / CALLS as u32;
     host.unload_all();
     m.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
-    (lua, direct)
+    (util::median(lua.collect()), util::median(managed))
 }
 
-async fn echo_calls(
-    client: &rmcp::service::RunningService<rmcp::RoleClient, ClientConfig>,
-) -> Vec<Duration> {
-    let mut times = Vec::with_capacity(CALLS);
-    for i in 0..WARMUP + CALLS {
+/// The time of each of `n` echo calls through `client`.
+async fn echo_calls(client: &Client, n: usize) -> Vec<Duration> {
+    let mut times = Vec::with_capacity(n);
+    for _ in 0..n {
         let args = json!({"message": "hi"}).as_object().cloned();
         let mut params = CallToolRequestParams::new("echo");
         params.arguments = args;
         let start = Instant::now();
         let r = client.call_tool(params).await.expect("echo through rmcp");
-        if i >= WARMUP {
-            times.push(start.elapsed());
-        }
+        times.push(start.elapsed());
         assert!(!r.content.is_empty());
     }
     times

@@ -51,8 +51,10 @@
 //! [`hooks::apply_outcome`]) -> the engine calls the script under its budget; a host
 //! operation the script asks for (`api.exec`, `ctx.ui.confirm`) is awaited on the async
 //! runtime from that thread, outside the budget -> the reply goes back on a oneshot channel.
-//! The caller waits without spinning; a watchdog reads the call's script time from the
-//! thread's [`extensions::meter::Meter`] and gives up on a call stuck in native code. A run
+//! In a burst of short calls the two sides poll for each other's message for a few tens of
+//! µs, yielding the CPU, instead of paying a thread wake-up each way
+//! ([`extensions::handoff`]); otherwise they sleep. A watchdog reads the call's script time
+//! from the thread's [`extensions::meter::Meter`] and gives up on a call stuck in native code. A run
 //! started from inside a call (a child agent) lists the waiting thread in its context, so that
 //! thread is never re-entered.
 //!

@@ -7,7 +7,8 @@
 //! - `staging.rs`: its implementation, which stages a loading version's registrations;
 //! - `services.rs`: [`services::HostContext`], what every extension shares;
 //! - `worker.rs`: the thread per extension, jobs (one callback, or a whole handler chain),
-//!   the watchdog, busy / disabled; `meter.rs`: the clock it reads;
+//!   the watchdog, busy / disabled; `meter.rs`: the clock it reads; `handoff.rs`: the
+//!   bounded poll that spares a burst of calls the threads' wake-ups;
 //! - `proxies.rs`: script handlers, tools and commands as Rust registry entries;
 //! - `host.rs`: loading, staging, reload of one extension, listing, unloading;
 //! - `background.rs`, `background_watch.rs`: events between extensions, timers and file
@@ -23,6 +24,7 @@ pub mod crossing;
 mod dialogs;
 pub mod discovery;
 pub mod exec;
+pub mod handoff;
 pub mod host;
 pub mod lua;
 pub mod meter;

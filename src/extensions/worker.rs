@@ -1,10 +1,12 @@
-//! One worker thread per extension. The thread builds the engine, runs the script's top level,
-//! then serves jobs one at a time: a single callback (a tool, a command), or the whole chain of
+//! One worker thread per extension, seen from the async side (the thread's own side is
+//! `worker/serving.rs`). The thread builds the engine, runs the script's top level, then
+//! serves jobs one at a time: a single callback (a tool, a command), or the whole chain of
 //! the extension's handlers for one event (one round trip however many handlers it has).
 //!
-//! The async side sends a job and awaits the reply; it never spins. A watchdog reads the
-//! worker's [`Meter`](super::meter::Meter): a call whose script time (wall time minus host waits) passes its budget
-//! plus [`GRACE`] is stuck in native code, so the caller gives up and the extension is marked
+//! The async side sends a job and awaits the reply. It polls for the reply for a few tens of
+//! µs when the thread's last job was that short ([`handoff`]); otherwise, and past that, it
+//! sleeps. A watchdog reads the worker's [`Meter`](super::meter::Meter): a call whose script
+//! time (wall time minus host waits) passes its budget plus [`GRACE`] is stuck in native code, so the caller gives up and the extension is marked
 //! busy until its thread answers again (disabled after [`MAX_STRIKES`] failures in a row). A
 //! call waiting on the host (`api.exec`, `ctx.ui.confirm`, ...) is never given up on, however
 //! long it waits.
@@ -18,8 +20,11 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use super::api::{ApiLink, CallbackId, Engine, EngineFactory, ErrorKind, Limits, ScriptError};
+use super::api::{ApiLink, CallbackId, EngineFactory, ErrorKind, Limits, ScriptError};
+use super::handoff::{self, Last};
 use super::meter::Watch;
+
+mod serving;
 use crate::hooks::{self, Emitted, HookError, HookEvent, NoticeFn, Step};
 use crate::owner::Owner;
 use crate::run::RunContext;
@@ -97,6 +102,8 @@ struct Health {
     served: AtomicU64,
     /// The script's top level has not returned yet.
     loading: AtomicBool,
+    /// How long the thread took over its last job (whether a caller polls for the reply).
+    service: Last,
 }
 
 impl Health {
@@ -163,7 +170,7 @@ impl Worker {
         let _ = worker.link.set(link.clone());
         let (load_tx, load_rx) = oneshot::channel();
         let spawned = super::thread::spawn(format!("ext:{name}"), move || {
-            serve(factory, link, limits, jobs_rx, load_tx, health)
+            serving::serve(factory, link, limits, jobs_rx, load_tx, health)
         });
         if let Err(e) = spawned {
             worker.health.loading.store(false, Ordering::SeqCst);
@@ -223,9 +230,21 @@ impl Worker {
         self.health.served.load(Ordering::SeqCst)
     }
 
-    /// Waits for a reply. Never spins: it sleeps until the reply comes or until the running
-    /// call could have used up its budget plus [`GRACE`], then reads the meter again.
+    /// Waits for a reply. When the thread's last job was short, it first polls for up to
+    /// [`handoff::WINDOW`]; then it sleeps until the reply comes or until the running call
+    /// could have used up its budget plus [`GRACE`], and reads the meter again.
     pub async fn wait<T>(&self, rx: &mut oneshot::Receiver<T>) -> Waited<T> {
+        if self.health.service.short() {
+            use oneshot::error::TryRecvError;
+            let polled = handoff::poll(|| match rx.try_recv() {
+                Ok(v) => Some(Waited::Answer(v)),
+                Err(TryRecvError::Closed) => Some(Waited::Gone),
+                Err(TryRecvError::Empty) => None,
+            });
+            if let Some(waited) = polled {
+                return waited;
+            }
+        }
         loop {
             let watch = self.link().map_or(Watch::Idle, |l| l.meter().watch());
             let wait = match watch {
@@ -442,148 +461,4 @@ fn refused_parts(
             _ => None,
         };
     Emitted { event, blocked }
-}
-
-fn serve(
-    factory: EngineFactory,
-    link: Arc<ApiLink>,
-    limits: Limits,
-    jobs: std_mpsc::Receiver<Job>,
-    loaded: oneshot::Sender<Result<Vec<PathBuf>, ScriptError>>,
-    health: Arc<Health>,
-) {
-    // A conversion still running when the host gives up on its call stops there.
-    crate::extensions::crossing::set_thread_abandoned(health.stuck.clone());
-    let mut engine = match factory(link.clone(), limits) {
-        Ok(engine) => engine,
-        Err(e) => {
-            health.loading.store(false, Ordering::SeqCst);
-            let _ = loaded.send(Err(e));
-            return;
-        }
-    };
-    let outcome = engine.load().map(|()| engine.required_files());
-    link.meter().end();
-    health.loading.store(false, Ordering::SeqCst);
-    let ok = outcome.is_ok();
-    let _ = loaded.send(outcome);
-    if !ok {
-        return;
-    }
-    let mut server = Server {
-        engine,
-        link,
-        health,
-    };
-    while let Ok(job) = jobs.recv() {
-        server.health.served.fetch_add(1, Ordering::SeqCst);
-        let started = std::time::Instant::now();
-        server.serve(job);
-        if started.elapsed() > DEEP_JOB {
-            super::thread::release_unused_stack();
-        }
-        server.health.stuck.store(false, Ordering::SeqCst);
-    }
-}
-
-/// The thread's side: the engine and what each job needs around it.
-struct Server {
-    engine: Box<dyn Engine>,
-    link: Arc<ApiLink>,
-    health: Arc<Health>,
-}
-
-impl Server {
-    fn serve(&mut self, job: Job) {
-        match job {
-            Job::Call {
-                cb,
-                args,
-                ctx,
-                budget,
-                reply,
-            } => {
-                let result = self.call(cb, &args, &ctx, budget);
-                let _ = reply.send(result);
-            }
-            Job::Chain {
-                chain,
-                ctx,
-                budget,
-                reply,
-            } => {
-                let emitted = self.chain(chain, &ctx, budget);
-                let _ = reply.send(emitted);
-            }
-            Job::State { reply } => {
-                let _ = reply.send(self.engine.state());
-            }
-            Job::SetState { state, reply } => {
-                let _ = reply.send(self.engine.set_state(state));
-            }
-        }
-    }
-
-    /// One callback, with the run's context current and its outcome counted.
-    fn call(
-        &mut self,
-        cb: CallbackId,
-        args: &[Value],
-        ctx: &Arc<RunContext>,
-        budget: Duration,
-    ) -> Result<Value, ScriptError> {
-        self.around(ctx, |engine| engine.call(cb, args, ctx, budget))
-    }
-
-    /// Runs `f` on the engine with `ctx` as the current run; counts the outcome.
-    fn around(
-        &mut self,
-        ctx: &Arc<RunContext>,
-        f: impl FnOnce(&mut dyn Engine) -> Result<Value, ScriptError>,
-    ) -> Result<Value, ScriptError> {
-        self.link.set_current(Some(ctx.clone()));
-        let result = f(self.engine.as_mut());
-        self.link.meter().end();
-        self.link.set_current(None);
-        self.health.count(on_budget(&result));
-        result
-    }
-
-    /// The handlers in order, each seeing the event as the ones before left it; the rules
-    /// are [`hooks::apply_outcome`]'s, the same as for handlers of the core.
-    fn chain(
-        &mut self,
-        chain: Chain,
-        ctx: &Arc<RunContext>,
-        budget: Duration,
-    ) -> (Arc<HookEvent>, Option<String>) {
-        let Chain {
-            callbacks,
-            mut event,
-            owner,
-            notice,
-        } = chain;
-        let (mut value, mut text) = event.to_script();
-        for cb in callbacks {
-            let outcome = if self.health.disabled.load(Ordering::SeqCst) {
-                Err(HookError::new(disabled(&self.link.info.name)))
-            } else {
-                let lazy = text.as_ref();
-                let called = self.around(ctx, |engine| {
-                    engine.call_event(cb, &value, lazy, ctx, budget)
-                });
-                match called {
-                    Ok(Value::Null) => continue,
-                    Ok(v) => Ok(Some(v)),
-                    Err(e) => Err(HookError::new(e.message)),
-                }
-            };
-            match hooks::apply_outcome(Arc::make_mut(&mut event), &owner, outcome, &notice) {
-                Step::Unchanged => {}
-                Step::Changed => (value, text) = event.to_script(),
-                Step::Blocked(reason) => return (event, Some(reason)),
-            }
-        }
-        (event, None)
-    }
 }

@@ -1,0 +1,183 @@
+//! The extension's thread: it builds the engine, runs the script's top level, then serves
+//! jobs one at a time ([`serve`]); in a burst of jobs it polls for the next one before it
+//! sleeps ([`handoff`]).
+
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc as std_mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use super::{disabled, on_budget, Chain, Health, Job, DEEP_JOB};
+use crate::extensions::api::{ApiLink, CallbackId, Engine, EngineFactory, Limits, ScriptError};
+use crate::extensions::handoff;
+use crate::hooks::{self, HookError, HookEvent, Step};
+use crate::run::RunContext;
+
+/// The thread's body.
+pub(super) fn serve(
+    factory: EngineFactory,
+    link: Arc<ApiLink>,
+    limits: Limits,
+    jobs: std_mpsc::Receiver<Job>,
+    loaded: oneshot::Sender<Result<Vec<PathBuf>, ScriptError>>,
+    health: Arc<Health>,
+) {
+    // A conversion still running when the host gives up on its call stops there.
+    crate::extensions::crossing::set_thread_abandoned(health.stuck.clone());
+    let mut engine = match factory(link.clone(), limits) {
+        Ok(engine) => engine,
+        Err(e) => {
+            health.loading.store(false, Ordering::SeqCst);
+            let _ = loaded.send(Err(e));
+            return;
+        }
+    };
+    let outcome = engine.load().map(|()| engine.required_files());
+    link.meter().end();
+    health.loading.store(false, Ordering::SeqCst);
+    let ok = outcome.is_ok();
+    let _ = loaded.send(outcome);
+    if !ok {
+        return;
+    }
+    let mut server = Server {
+        engine,
+        link,
+        health,
+    };
+    // Whether the last job came within the window of the one before it ended.
+    let (mut burst, mut ended) = (false, None::<Instant>);
+    while let Some(job) = next_job(&jobs, burst) {
+        let started = Instant::now();
+        burst = ended.is_some_and(|e| started.duration_since(e) < handoff::WINDOW);
+        server.health.served.fetch_add(1, Ordering::SeqCst);
+        server.serve(job);
+        let took = started.elapsed();
+        server.health.service.set(took);
+        if took > DEEP_JOB {
+            crate::extensions::thread::release_unused_stack();
+        }
+        server.health.stuck.store(false, Ordering::SeqCst);
+        ended = Some(Instant::now());
+    }
+}
+
+/// The thread's next job, `None` once the extension is dropped. In a `burst` it polls for up
+/// to [`handoff::WINDOW`] before sleeping.
+fn next_job(jobs: &std_mpsc::Receiver<Job>, burst: bool) -> Option<Job> {
+    if burst {
+        if let Some(job) = handoff::poll(|| jobs.try_recv().ok()) {
+            return Some(job);
+        }
+    }
+    jobs.recv().ok()
+}
+
+/// The thread's side: the engine and what each job needs around it.
+struct Server {
+    engine: Box<dyn Engine>,
+    link: Arc<ApiLink>,
+    health: Arc<Health>,
+}
+
+impl Server {
+    fn serve(&mut self, job: Job) {
+        match job {
+            Job::Call {
+                cb,
+                args,
+                ctx,
+                budget,
+                reply,
+            } => {
+                let result = self.call(cb, &args, &ctx, budget);
+                let _ = reply.send(result);
+            }
+            Job::Chain {
+                chain,
+                ctx,
+                budget,
+                reply,
+            } => {
+                let emitted = self.chain(chain, &ctx, budget);
+                let _ = reply.send(emitted);
+            }
+            Job::State { reply } => {
+                let _ = reply.send(self.engine.state());
+            }
+            Job::SetState { state, reply } => {
+                let _ = reply.send(self.engine.set_state(state));
+            }
+        }
+    }
+
+    /// One callback, with the run's context current and its outcome counted.
+    fn call(
+        &mut self,
+        cb: CallbackId,
+        args: &[Value],
+        ctx: &Arc<RunContext>,
+        budget: Duration,
+    ) -> Result<Value, ScriptError> {
+        self.around(ctx, |engine| engine.call(cb, args, ctx, budget))
+    }
+
+    /// Runs `f` on the engine with `ctx` as the current run; counts the outcome.
+    fn around(
+        &mut self,
+        ctx: &Arc<RunContext>,
+        f: impl FnOnce(&mut dyn Engine) -> Result<Value, ScriptError>,
+    ) -> Result<Value, ScriptError> {
+        self.link.set_current(Some(ctx.clone()));
+        let result = f(self.engine.as_mut());
+        self.link.meter().end();
+        self.link.set_current(None);
+        self.health.count(on_budget(&result));
+        result
+    }
+
+    /// The handlers in order, each seeing the event as the ones before left it; the rules
+    /// are [`hooks::apply_outcome`]'s, the same as for handlers of the core.
+    fn chain(
+        &mut self,
+        chain: Chain,
+        ctx: &Arc<RunContext>,
+        budget: Duration,
+    ) -> (Arc<HookEvent>, Option<String>) {
+        let Chain {
+            callbacks,
+            mut event,
+            owner,
+            notice,
+        } = chain;
+        // The script's view of the event, rebuilt only when a handler changed it and another
+        // one follows.
+        let mut view = None;
+        for cb in callbacks {
+            let outcome = if self.health.disabled.load(Ordering::SeqCst) {
+                Err(HookError::new(disabled(&self.link.info.name)))
+            } else {
+                let (value, text) = view.get_or_insert_with(|| event.to_script());
+                let (value, lazy) = (&*value, text.as_ref());
+                let called = self.around(ctx, |engine| {
+                    engine.call_event(cb, value, lazy, ctx, budget)
+                });
+                match called {
+                    Ok(Value::Null) => continue,
+                    Ok(v) => Ok(Some(v)),
+                    Err(e) => Err(HookError::new(e.message)),
+                }
+            };
+            match hooks::apply_outcome(Arc::make_mut(&mut event), &owner, outcome, &notice) {
+                Step::Unchanged => {}
+                Step::Changed => view = None,
+                Step::Blocked(reason) => return (event, Some(reason)),
+            }
+        }
+        (event, None)
+    }
+}
