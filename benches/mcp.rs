@@ -3,8 +3,8 @@
 //! stdio transport, timeouts reset by progress, the agent's registry), and the same with rmcp
 //! used directly on the child's (stdout, stdin), the three servers up at once and called in
 //! turns; then `api.mcp.call` from a Lua loop against the manager, in alternating batches.
-//! Prints the medians per call. The server comes from `MYPI_TEST_EVERYTHING` (its `dist/index.js`); without it the bench
-//! says so and does nothing.
+//! Prints the medians per call. The server comes from `MYPI_TEST_EVERYTHING` (its
+//! `dist/index.js`); without it the bench says so and does nothing.
 
 #[path = "util/mod.rs"]
 mod util;
@@ -77,17 +77,8 @@ async fn side_by_side(index: &Path) -> (Duration, Duration, Duration) {
         d.extend(times.into_iter().filter(|_| !warm));
         let times = echo_calls(&ours, SIDE_BATCH).await;
         o.extend(times.into_iter().filter(|_| !warm));
-        for _ in 0..SIDE_BATCH {
-            let start = Instant::now();
-            let r = manager
-                .call_tool("everything", "echo", json!({"message": "hi"}), &cancel)
-                .await
-                .expect("echo through the manager");
-            if !warm {
-                m.push(start.elapsed());
-            }
-            assert!(r.to_string().contains("Echo: hi"), "{r}");
-        }
+        let times = manager_echoes(&manager, SIDE_BATCH, &cancel).await;
+        m.extend(times.into_iter().filter(|_| !warm));
     }
     manager.shutdown().await;
     let _ = client.cancel().await;
@@ -244,13 +235,8 @@ async fn through_lua(index: &Path) -> (Duration, Duration) {
             .await
             .expect("the Lua loop");
         lua.push(start.elapsed());
-        let start = Instant::now();
-        for _ in 0..BATCH {
-            m.call_tool("everything", "echo", json!({"message": "hi"}), &cancel)
-                .await
-                .expect("echo through the manager");
-        }
-        managed.push(start.elapsed() / BATCH as u32);
+        let times = manager_echoes(&m, BATCH, &cancel).await;
+        managed.push(times.iter().sum::<Duration>() / BATCH as u32);
     }
     let empty = util::median(empty);
     let lua = lua
@@ -271,6 +257,21 @@ async fn through_lua(index: &Path) -> (Duration, Duration) {
     m.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
     (util::median(lua.collect()), util::median(managed))
+}
+
+/// The time of each of `n` echo calls through `manager`.
+async fn manager_echoes(manager: &Manager, n: usize, cancel: &CancellationToken) -> Vec<Duration> {
+    let mut times = Vec::with_capacity(n);
+    for _ in 0..n {
+        let start = Instant::now();
+        let r = manager
+            .call_tool("everything", "echo", json!({"message": "hi"}), cancel)
+            .await
+            .expect("echo through the manager");
+        times.push(start.elapsed());
+        assert!(r.to_string().contains("Echo: hi"), "{r}");
+    }
+    times
 }
 
 /// The time of each of `n` echo calls through `client`.

@@ -38,11 +38,11 @@ fn max_polling() -> usize {
 }
 
 /// The right to poll, held while polling.
-pub struct Slot(());
+struct Slot(());
 
 impl Slot {
     /// A slot, if fewer than [`max_polling`] threads poll now.
-    pub fn take() -> Option<Slot> {
+    fn take() -> Option<Slot> {
         let max = max_polling();
         POLLING
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
@@ -61,15 +61,20 @@ impl Drop for Slot {
 
 /// Polls `ready` for up to [`WINDOW`] (when a [`Slot`] is free), pausing a few times, then
 /// yielding the CPU, between polls. `None` when nothing came: sleep on it then.
-pub fn poll<T>(mut ready: impl FnMut() -> Option<T>) -> Option<T> {
+pub fn poll<T>(ready: impl FnMut() -> Option<T>) -> Option<T> {
     let _slot = Slot::take()?;
+    poll_within(WINDOW, ready)
+}
+
+/// The loop of [`poll`], for up to `window`.
+fn poll_within<T>(window: Duration, mut ready: impl FnMut() -> Option<T>) -> Option<T> {
     let start = Instant::now();
     let mut step = 0u32;
     loop {
         if let Some(v) = ready() {
             return Some(v);
         }
-        if start.elapsed() >= WINDOW {
+        if start.elapsed() >= window {
             return None;
         }
         if step < 6 {
@@ -112,14 +117,14 @@ mod tests {
     fn poll_returns_what_comes_and_gives_up_after_the_window() {
         let mut n = 0;
         assert_eq!(
-            poll(|| {
+            poll_within(WINDOW, || {
                 n += 1;
                 (n == 3).then_some(n)
             }),
             Some(3)
         );
         let start = Instant::now();
-        assert_eq!(poll(|| None::<()>), None);
+        assert_eq!(poll_within(WINDOW, || None::<()>), None);
         let took = start.elapsed();
         assert!(took < Duration::from_millis(50), "{took:?}");
     }

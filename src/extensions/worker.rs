@@ -6,9 +6,9 @@
 //! The async side sends a job and awaits the reply. It polls for the reply for a few tens of
 //! µs when the thread's last job was that short ([`handoff`]); otherwise, and past that, it
 //! sleeps. A watchdog reads the worker's [`Meter`](super::meter::Meter): a call whose script
-//! time (wall time minus host waits) passes its budget plus [`GRACE`] is stuck in native code, so the caller gives up and the extension is marked
-//! busy until its thread answers again (disabled after [`MAX_STRIKES`] failures in a row). A
-//! call waiting on the host (`api.exec`, `ctx.ui.confirm`, ...) is never given up on, however
+//! time (wall time minus host waits) passes its budget plus [`GRACE`] is stuck in native
+//! code, so the caller gives up and the extension is marked busy until its thread answers
+//! again (disabled after [`MAX_STRIKES`] failures in a row). A call waiting on the host (`api.exec`, `ctx.ui.confirm`, ...) is never given up on, however
 //! long it waits.
 
 use std::path::PathBuf;
@@ -23,11 +23,11 @@ use tokio::sync::oneshot;
 use super::api::{ApiLink, CallbackId, EngineFactory, ErrorKind, Limits, ScriptError};
 use super::handoff::{self, Last};
 use super::meter::Watch;
-
-mod serving;
 use crate::hooks::{self, Emitted, HookError, HookEvent, NoticeFn, Step};
 use crate::owner::Owner;
 use crate::run::RunContext;
+
+mod serving;
 
 /// Extra wall-clock time past the budget before the host gives up on a call.
 pub const GRACE: Duration = Duration::from_millis(500);
