@@ -41,11 +41,16 @@ fn live() -> std::sync::MutexGuard<'static, Vec<i32>> {
 
 /// Sends SIGKILL to the process group `pgid`.
 fn kill_group(pgid: i32) {
+    signal_group(pgid, libc::SIGKILL);
+}
+
+/// Sends `signal` to the process group `pgid`.
+fn signal_group(pgid: i32, signal: libc::c_int) {
     if pgid > 0 {
         // SAFETY: kill(2) takes plain integers and touches no memory of ours; a negative
         // pid addresses the process group the spawned child leads.
         unsafe {
-            libc::kill(-pgid, libc::SIGKILL);
+            libc::kill(-pgid, signal);
         }
     }
 }
@@ -97,6 +102,13 @@ impl Group {
             live().push(p);
         }
         Group(pgid)
+    }
+
+    /// Asks the group to end (SIGTERM); the group stays in charge until [`Group::kill`].
+    pub fn terminate(&self) {
+        if let Some(pgid) = self.0 {
+            signal_group(pgid, libc::SIGTERM);
+        }
     }
 
     /// Kills the group with SIGKILL; later calls do nothing.

@@ -38,6 +38,12 @@ pub struct Process {
 
 /// How long closing waits for a queued `notifications/cancelled` to be written.
 const CANCEL_FLUSH: Duration = Duration::from_millis(50);
+/// How long a closing stdio server has to exit on the end of its stdin before SIGTERM. Many
+/// servers (server-everything among them) never exit on it once a session ran; most that do
+/// exit within this time.
+pub const EOF_GRACE: Duration = Duration::from_millis(25);
+/// How long a server has to exit after SIGTERM before its process group is killed.
+pub const TERM_GRACE: Duration = Duration::from_millis(100);
 
 /// What a server offers, each item as its protocol JSON.
 #[derive(Default, Clone)]
@@ -460,9 +466,10 @@ impl Conn {
         !self.dead.is_cancelled() && !self.service.peer().is_transport_closed()
     }
 
-    /// Closes the connection: stdin first (the server's signal to exit), then, after `grace`,
-    /// the whole process group is killed.
-    pub async fn close(&self, grace: Duration) {
+    /// Closes the connection: stdin first (the server's signal to exit); a server still
+    /// running after [`EOF_GRACE`] gets SIGTERM, and after [`TERM_GRACE`] more the whole
+    /// process group is killed (always, so that nothing the server started is left).
+    pub async fn close(&self) {
         if self.abandoned.load(std::sync::atomic::Ordering::Acquire) {
             // The cancellation of a given-up request is queued when its future is dropped;
             // let the connection write it before the connection goes.
@@ -476,7 +483,13 @@ impl Conn {
             .unwrap_or_else(|p| p.into_inner())
             .take();
         if let Some(mut p) = process {
-            let _ = tokio::time::timeout(grace, p.exited.cancelled()).await;
+            if tokio::time::timeout(EOF_GRACE, p.exited.cancelled())
+                .await
+                .is_err()
+            {
+                p.group.terminate();
+                let _ = tokio::time::timeout(TERM_GRACE, p.exited.cancelled()).await;
+            }
             p.group.kill();
         }
     }

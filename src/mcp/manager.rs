@@ -23,12 +23,6 @@ use super::McpError;
 /// Delays before the second and third attempt to reach an HTTP server that failed to start
 /// with a transient error (a 5xx, a refused connection).
 const HTTP_RETRIES: [Duration; 2] = [Duration::from_millis(250), Duration::from_secs(1)];
-/// How long a stdio server may take to exit after its stdin closed before its process group
-/// is killed. Short: it is added to every exit of mypi, and a server that does not exit on
-/// the end of its input (server-everything waits for its own timers) would otherwise set the
-/// pace of `mypi -p`.
-pub const CLOSE_GRACE: Duration = Duration::from_millis(100);
-
 /// Where one server stands.
 #[derive(Clone)]
 pub enum State {
@@ -358,7 +352,7 @@ impl Manager {
         let entry = self.entry(server)?;
         if let State::Connected(c) = entry.state() {
             self.registry.uninstall(&entry.config.name);
-            c.close(CLOSE_GRACE).await;
+            c.close().await;
         }
         entry.restarted.store(false, Ordering::Release);
         Ok(self.connect(&entry).await)
@@ -419,13 +413,13 @@ impl Manager {
         self.connecting(unknown)
     }
 
-    /// Closes every connection: stdin first, a short grace, then each process group is
-    /// killed. (`process::kill_all` covers the exit paths that cannot wait for this.)
+    /// Closes every connection: stdin first, a short grace, SIGTERM, a short grace, then
+    /// each process group is killed (see [`Conn::close`]). (`process::kill_all` covers the exit paths that cannot wait for this.)
     pub async fn shutdown(&self) {
         let mut closing = Vec::new();
         for entry in &self.entries {
             if let State::Connected(c) = entry.state() {
-                closing.push(async move { c.close(CLOSE_GRACE).await });
+                closing.push(async move { c.close().await });
             }
         }
         futures_util::future::join_all(closing).await;

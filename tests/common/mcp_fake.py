@@ -11,7 +11,9 @@ MODE picks the misbehaviour of the whole server:
   exit_start   writes a line to stderr and exits (status 3) before reading anything
   garbage      writes a line that is not JSON to stdout before each answer
   slow_start   sleeps 30 s before reading anything
-  stubborn     a normal server that does not exit when its stdin closes
+  stubborn     a normal server that does not exit when its stdin closes; on SIGTERM it
+               logs `<terminated>` and exits
+  deaf         like stubborn, but it ignores SIGTERM too
 Whatever the mode, the tools misbehave on request:
   echo {text}      answers the text
   add {a, b}       answers a + b
@@ -26,6 +28,7 @@ stdin ends (then the server exits).
 
 import json
 import os
+import signal
 import sys
 import time
 
@@ -133,7 +136,16 @@ def answer(msg):
     return {"error": {"code": -32601, "message": "no method " + str(method)}}
 
 
+def terminated(_signum, _frame):
+    log("<terminated>")
+    sys.exit(0)
+
+
 def main():
+    if MODE == "stubborn":
+        signal.signal(signal.SIGTERM, terminated)
+    if MODE == "deaf":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if MODE == "exit_start":
         sys.stderr.write("fake: exiting at start on purpose\n")
         sys.stderr.flush()
@@ -154,7 +166,7 @@ def main():
         else:
             send({"jsonrpc": "2.0", "id": msg["id"], "result": result})
     log("<stdin closed>")
-    if MODE == "stubborn":
+    if MODE in ("stubborn", "deaf"):
         time.sleep(1000)
 
 

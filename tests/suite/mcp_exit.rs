@@ -2,7 +2,8 @@
 //! which starts a grandchild (`sleep 1000`) before it runs the fake server, leaves no process
 //! behind whichever way mypi ends: `/quit`, Ctrl-D (the end of a piped stdin), SIGTERM,
 //! SIGHUP, the end of `-p`, and mypi exiting right after start. Where mypi ends normally the
-//! server first sees its stdin close (it logs `<stdin closed>`).
+//! server first sees its stdin close (it logs `<stdin closed>`), then, if it is still running,
+//! SIGTERM (it logs `<terminated>`), then its group is killed.
 
 use std::time::{Duration, Instant};
 
@@ -64,18 +65,34 @@ fn quit_and_ctrl_d_close_stdin_then_kill_the_servers_group() {
 }
 
 #[test]
-fn a_server_ignoring_the_end_of_stdin_is_killed_after_the_grace() {
-    let dir = TestDir::new();
-    let mut m = repl_connected(&dir, "stubborn");
-    m.send_line("/quit");
-    let started = Instant::now();
-    m.wait().ok();
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        started.elapsed()
-    );
-    assert_none_survive(&dir, "stubborn");
+fn a_server_ignoring_the_end_of_stdin_gets_sigterm_then_its_group_is_killed() {
+    // `stubborn` exits on SIGTERM (and logs it); `deaf` ignores it and must be killed.
+    for mode in ["stubborn", "deaf"] {
+        let dir = TestDir::new();
+        let mut m = repl_connected(&dir, mode);
+        m.send_line("/quit");
+        let started = Instant::now();
+        m.wait().ok();
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{mode}: {:?}",
+            started.elapsed()
+        );
+        let terminated = |got: &[Value]| got.iter().any(|m| m == "<terminated>");
+        let got = wait_received(&dir, Duration::from_secs(2), terminated);
+        let closed_at = got.iter().position(|m| m == "<stdin closed>");
+        let term_at = got.iter().position(|m| m == "<terminated>");
+        assert!(closed_at.is_some(), "{mode}: stdin was not closed: {got:?}");
+        if mode == "stubborn" {
+            assert!(
+                term_at > closed_at,
+                "{mode}: no SIGTERM after stdin: {got:?}"
+            );
+        } else {
+            assert_eq!(term_at, None, "{mode}: {got:?}");
+        }
+        assert_none_survive(&dir, mode);
+    }
 }
 
 #[test]
