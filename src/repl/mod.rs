@@ -1,4 +1,5 @@
-//! The front ends: the interactive REPL ([`run_repl`]) and print mode ([`run_print`]).
+//! The front ends: the interactive REPL ([`run_repl`], here) and print mode ([`run_print`],
+//! in `print.rs`).
 //! Both hand each line to [`App::handle_line`]; they differ in how they render and in how a
 //! prompt is cancelled (Ctrl-C in the REPL cancels the running prompt and keeps mypi open).
 
@@ -9,6 +10,7 @@ pub mod input;
 mod keys;
 pub mod markdown;
 pub mod piped;
+mod print;
 pub mod printer;
 pub mod render;
 mod screen;
@@ -18,139 +20,55 @@ pub mod tool_lines;
 
 use std::sync::Arc;
 
+use crate::agent::queue::Queues;
 use crate::app::ui::AppUi;
-use crate::app::{App, AppError, LineOutcome};
-use crate::config::Mode;
+use crate::app::{App, AppError, LineOutcome, QuitSource};
 use during::{drive, During, Front};
 use input::{Input, ReadResult};
-use render::{stderr_line, HumanSink, JsonSink, PrintSink, Printer};
-
-/// Runs one prompt (or command) and prints the answer. Returns the exit code.
-pub async fn run_print(mut app: App) -> i32 {
-    let (prompt, json) = match &app.config.mode {
-        Mode::Print { prompt, json } => (prompt.clone(), *json),
-        Mode::Repl => (None, false),
-    };
-    let mut piped = String::new();
-    let stdin = match prompt {
-        // The prompt itself comes from standard input: wait for it however long it takes.
-        None => piped::Stdin::Ready,
-        Some(_) => piped::stdin_state(piped::PIPE_GRACE),
-    };
-    match stdin {
-        piped::Stdin::None => {}
-        piped::Stdin::Silent { waited } => stderr_line(&format!(
-            "mypi: standard input is open but sent nothing in {} s; going on without it \
-             (close it, or pipe the text in before mypi starts)",
-            waited.as_secs()
-        )),
-        piped::Stdin::Ready => match piped::read_stdin() {
-            Ok(text) => piped = text,
-            Err(e) => {
-                stderr_line(&format!("mypi: {e}"));
-                return 1;
-            }
-        },
-    }
-    let prompt = match prompt {
-        // A slash command or a shell escape (`!cmd`) is not given the piped text.
-        Some(p) if p.trim_start().starts_with(['/', '!']) => p,
-        Some(p) => piped::with_piped(&p, &piped),
-        None => piped,
-    };
-    if prompt.trim().is_empty() {
-        stderr_line("mypi: the prompt is empty; pass -p \"PROMPT\" or pipe it on standard input");
-        return 2;
-    }
-    if app.config.resume.as_deref() == Some("") {
-        stderr_line("mypi: -r without an ID asks which session, which needs the REPL; with -p give the ID (`mypi sessions` lists them)");
-        return 2;
-    }
-    // From here on only mypi writes to stdout, and nothing reads stdin.
-    if let Err(e) = crate::stdio::isolate() {
-        stderr_line(&format!("mypi: cannot set up standard output: {e}"));
-        return 1;
-    }
-    if let crate::app::Gate::Closed { why } = app.project_gate() {
-        stderr_line(&format!("mypi: {why}"));
-        app.close_project();
-    }
-    app.start_mcp();
-    for s in app.load_extensions().await {
-        if let Some(e) = &s.error {
-            app.extensions.context().notice.as_ref()(format!(
-                "extension {} failed to load: {e}",
-                s.name
-            ));
-        }
-    }
-    if let Err(e) = app.after_extensions() {
-        stderr_line(&format!("mypi: {e}"));
-        app.shutdown().await;
-        return e.exit_code();
-    }
-    app.start().await;
-    let cancel = app.ui.new_prompt();
-    let sink: &dyn crate::agent::EventSink = if json { &JsonSink } else { &PrintSink };
-    if json {
-        sink.emit(app.session_event());
-    }
-    let mut code = match app.handle_line(prompt.trim_end(), sink, &cancel).await {
-        Ok(LineOutcome::Ran(outcome)) => {
-            // Whoever reads the answer should know it is the offline model's echo.
-            if let (Some(hint), false) = (app.faux_hint(), json) {
-                stderr_line(&format!("mypi: {hint}"));
-            }
-            answer(json, &outcome.text)
-        }
-        Ok(LineOutcome::Output(text)) => answer(json, &text),
-        Ok(LineOutcome::Quit) => 0,
-        Err(e) => failed(&e),
-    };
-    // Events a command emitted reach their handlers, and the messages a command or a
-    // handler queued run, before mypi exits.
-    app.extensions
-        .context()
-        .background
-        .drain(crate::extensions::background::DRAIN_AT_EXIT)
-        .await;
-    if code == 0 {
-        code = match app.run_queued(sink, &cancel).await {
-            Some(Ok(outcome)) => answer(json, &outcome.text),
-            Some(Err(e)) => failed(&e),
-            None => 0,
-        };
-    }
-    app.shutdown().await;
-    code
-}
-
-/// Prints an answer (not in JSON mode, where the events carry it; nothing for an empty
-/// one); exit code 0.
-fn answer(json: bool, text: &str) -> i32 {
-    if !json && !text.is_empty() {
-        print_answer(text);
-    }
-    0
-}
-
-/// Reports a failure on stderr; its exit code.
-fn failed(e: &AppError) -> i32 {
-    stderr_line(&format!("mypi: {e}"));
-    e.exit_code()
-}
-
-/// Prints the answer and a newline. A reader that went away (`mypi -p ... | head -c1`) is
-/// not an error worth a panic: the write error is ignored.
-fn print_answer(text: &str) {
-    crate::stdio::out_line(text);
-}
+pub use print::run_print;
+use render::{stderr_line, HumanSink, Printer};
 
 /// The interactive loop. Returns the exit code.
 pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
+    let input = match Input::start(completer(&app), app.config.history_file(), printer.clone()) {
+        Ok(input) => input,
+        Err(e) => {
+            stderr_line(&format!("mypi: {e}"));
+            return 1;
+        }
+    };
+    greet(&app, &printer);
+    if let Err(code) = start(&mut app, &input, &printer).await {
+        return code;
+    }
+    let style = style::Style::detect();
+    let shared = Shared {
+        ui: app.ui.clone(),
+        queues: app.queues.clone(),
+        printer: printer.clone(),
+        style,
+    };
+    watch_ctrl_c(printer.clone(), app.ui.clone());
+    let mut repl = Repl {
+        sink: HumanSink::new(printer, style),
+        control: app.extensions.context().control.clone(),
+        app,
+        input,
+        shared,
+        typed: During::default(),
+        interrupted_once: false,
+    };
+    repl.run().await;
+    repl.farewell();
+    repl.app.shutdown().await;
+    0
+}
+
+/// Tab completion: commands, paths, and the arguments of `/reload` and `/model`.
+fn completer(app: &App) -> complete::SlashHelper {
     let (extensions, models) = (app.extensions.clone(), app.models.clone());
     let configured = app.configured_models();
-    let completer = complete::SlashHelper {
+    complete::SlashHelper {
         commands: app.commands.clone(),
         cwd: app.config.cwd.clone(),
         args: Arc::new(move |name: &str| match name {
@@ -167,14 +85,11 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
             _ => Vec::new(),
         }),
         colour: style::Style::detect().colour(),
-    };
-    let mut input = match Input::start(completer, app.config.history_file(), printer.clone()) {
-        Ok(input) => input,
-        Err(e) => {
-            stderr_line(&format!("mypi: {e}"));
-            return 1;
-        }
-    };
+    }
+}
+
+/// The banner, and the recap of a resumed session.
+fn greet(app: &App, printer: &Printer) {
     printer.line(&format!(
         "mypi {} — {} ({}) — /help for commands, Ctrl-D to leave",
         env!("CARGO_PKG_VERSION"),
@@ -191,6 +106,12 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
             printer.line(&recap);
         }
     }
+}
+
+/// Everything between the banner and the first prompt: the dialogs wired to the line
+/// editor, the trust gate, MCP servers started, extensions loaded and watched. The exit code
+/// when mypi cannot go on.
+async fn start(app: &mut App, input: &Input, printer: &Arc<Printer>) -> Result<(), i32> {
     app.ui.set_confirm(input.confirmer());
     app.ui.set_ask(input.asker());
     app.ui.set_edit(input.editor());
@@ -198,7 +119,7 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
         .context()
         .control
         .set_screen(Arc::new(screen::ReplScreen::new(printer.clone())));
-    ask_trust(&mut app, &printer).await;
+    ask_trust(app, printer).await;
     app.start_mcp();
     for s in app.load_extensions().await {
         printer.line(&format!("  ext {}", s.line()));
@@ -207,7 +128,7 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
     if let Err(e) = app.after_extensions() {
         stderr_line(&format!("mypi: {e}"));
         app.shutdown().await;
-        return e.exit_code();
+        return Err(e.exit_code());
     }
     if pending {
         printer.line(&format!(
@@ -219,116 +140,173 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
         printer.line(&format!("! {problem}"));
     }
     app.start().await;
-    let style = style::Style::detect();
-    let sink = HumanSink::new(printer.clone(), style);
-    let queues = app.queues.clone();
-    let control = app.extensions.context().control.clone();
-    watch_ctrl_c(printer.clone(), app.ui.clone());
-    let ui = app.ui.clone();
-    let front = Front {
-        ui: &ui,
-        printer: &printer,
-        queues: &queues,
-        style,
-    };
-    let mut typed = During::default();
-    let mut interrupted_once = false;
-    if app.config.resume.as_deref() == Some("") {
-        // `mypi -r`: choose the session first.
-        let cancel = app.ui.new_prompt();
-        let result = app.handle_line("/resume", &sink, &cancel).await;
-        show(&printer, result);
+    Ok(())
+}
+
+/// What the screen side of a running line needs (see [`Front`]).
+struct Shared {
+    ui: Arc<AppUi>,
+    printer: Arc<Printer>,
+    queues: Arc<Queues>,
+    style: style::Style,
+}
+
+impl Shared {
+    fn front(&self) -> Front<'_> {
+        Front {
+            ui: &self.ui,
+            printer: &self.printer,
+            queues: &self.queues,
+            style: self.style,
+        }
     }
-    loop {
-        // Whatever extensions queued (while idle, or during the last line) runs first.
-        let cancel = app.ui.new_prompt();
-        let queued = drive(
-            app.run_queued(&sink, &cancel),
-            &mut input,
-            &mut typed,
-            &front,
-        )
-        .await;
-        if let Some(result) = queued {
-            show(&printer, result.map(LineOutcome::Ran));
+}
+
+/// What the prompt gave: a line to run, nothing (ask again), or the end.
+enum Next {
+    Line(String),
+    Again,
+    Leave,
+}
+
+/// The REPL between its start and its end.
+struct Repl {
+    app: App,
+    input: Input,
+    shared: Shared,
+    sink: HumanSink,
+    control: Arc<crate::control::Control>,
+    /// What was typed while a line ran (a quit, the end of the input).
+    typed: During,
+    /// Ctrl-C at an empty prompt once: a second one leaves.
+    interrupted_once: bool,
+}
+
+impl Repl {
+    async fn run(&mut self) {
+        if self.app.config.resume.as_deref() == Some("") {
+            // `mypi -r`: choose the session first.
+            let cancel = self.app.ui.new_prompt();
+            let result = self.app.handle_line("/resume", &self.sink, &cancel).await;
+            show(&self.shared.printer, result);
         }
-        if typed.quit || app.quitting {
-            break;
+        while self.run_queued().await {
+            match self.next_line().await {
+                Next::Line(line) => {
+                    if !self.run_line(&line).await {
+                        break;
+                    }
+                }
+                Next::Again => {}
+                Next::Leave => break,
+            }
         }
-        let line = match input.take_held() {
+    }
+
+    /// Runs whatever extensions queued (while idle, or during the last line); false when
+    /// mypi is to leave.
+    async fn run_queued(&mut self) -> bool {
+        let cancel = self.app.ui.new_prompt();
+        let work = self.app.run_queued(&self.sink, &cancel);
+        let front = self.shared.front();
+        if let Some(result) = drive(work, &mut self.input, &mut self.typed, &front).await {
+            show(&self.shared.printer, result.map(LineOutcome::Ran));
+        }
+        !(self.typed.quit || self.app.quitting)
+    }
+
+    /// Waits for the next line (or for queued messages, or for a script's screen request).
+    async fn next_line(&mut self) -> Next {
+        let read = match self.input.take_held() {
             Some(held) => ReadResult::Line(held),
-            None if typed.eof => {
+            None if self.typed.eof => {
                 // The input ended during a run: mypi cannot stay, but extensions hear of it.
-                let _ = app.may_quit(crate::app::QuitSource::Eof, false).await;
-                break;
+                let _ = self.app.may_quit(QuitSource::Eof, false).await;
+                return Next::Leave;
             }
             None => tokio::select! {
-                r = input.read("> ") => r,
-                _ = queues.wait() => continue,
-                _ = control.wait() => {
-                    app.after_line(&sink).await;
-                    continue;
+                r = self.input.read("> ") => r,
+                _ = self.shared.queues.wait() => return Next::Again,
+                _ = self.control.wait() => {
+                    self.app.after_line(&self.sink).await;
+                    return Next::Again;
                 }
             },
         };
-        let line = match line {
-            ReadResult::Interrupted if interrupted_once => break,
+        match read {
+            ReadResult::Interrupted if self.interrupted_once => Next::Leave,
             ReadResult::Interrupted => {
-                // Ctrl-C at an empty prompt: a second one leaves.
-                printer
-                    .line(&style.paint(style::Role::Dim, "(press Ctrl-C again or Ctrl-D to quit)"));
-                interrupted_once = true;
-                continue;
+                let hint = "(press Ctrl-C again or Ctrl-D to quit)";
+                let style = self.shared.style;
+                self.shared
+                    .printer
+                    .line(&style.paint(style::Role::Dim, hint));
+                self.interrupted_once = true;
+                Next::Again
             }
-            ReadResult::Line(l) if l.trim().is_empty() => continue,
-            ReadResult::Line(l) => l,
+            ReadResult::Line(l) if l.trim().is_empty() => Next::Again,
+            ReadResult::Line(l) => {
+                self.interrupted_once = false;
+                Next::Line(l)
+            }
             ReadResult::Nothing
             | ReadResult::FollowUp(_)
             | ReadResult::Cancel
-            | ReadResult::Draft(_) => continue,
+            | ReadResult::Draft(_) => Next::Again,
             ReadResult::Eof => {
                 let tty = std::io::IsTerminal::is_terminal(&std::io::stdin());
-                match app.may_quit(crate::app::QuitSource::Eof, tty).await {
-                    Ok(()) => break,
+                match self.app.may_quit(QuitSource::Eof, tty).await {
+                    Ok(()) => Next::Leave,
                     Err(stay) => {
-                        printer.line(&stay);
-                        continue;
+                        self.shared.printer.line(&stay);
+                        Next::Again
                     }
                 }
             }
-        };
-        interrupted_once = false;
-        let cancel = app.ui.new_prompt();
+        }
+    }
+
+    /// Runs a typed line and shows how it went; false when mypi is to leave.
+    async fn run_line(&mut self, line: &str) -> bool {
+        let cancel = self.app.ui.new_prompt();
         let started = std::time::Instant::now();
-        let work = app.handle_line(&line, &sink, &cancel);
-        let result = drive(work, &mut input, &mut typed, &front).await;
-        if matches!(result, Ok(LineOutcome::Quit)) || typed.quit || app.quitting {
-            break;
+        let work = self.app.handle_line(line, &self.sink, &cancel);
+        let front = self.shared.front();
+        let result = drive(work, &mut self.input, &mut self.typed, &front).await;
+        if matches!(result, Ok(LineOutcome::Quit)) || self.typed.quit || self.app.quitting {
+            return false;
         }
         if let Ok(LineOutcome::Ran(outcome)) = &result {
             if outcome.turns > 0 {
                 let summary = render::run_summary(
-                    app.agent.provider().model(),
+                    self.app.agent.provider().model(),
                     outcome.usage,
-                    app.agent.usage(),
+                    self.app.agent.usage(),
                     started.elapsed(),
                 );
-                printer.line(&style.paint(style::Role::Dim, &summary));
+                let style = self.shared.style;
+                self.shared
+                    .printer
+                    .line(&style.paint(style::Role::Dim, &summary));
             }
         }
-        show(&printer, result);
+        show(&self.shared.printer, result);
+        true
     }
-    if let Some(writer) = app.agent.session() {
-        printer.line(&style.paint(
-            style::Role::Dim,
-            &format!(
+
+    /// Says where the session was saved.
+    fn farewell(&self) {
+        if let Some(writer) = self.app.agent.session() {
+            let saved = format!(
                 "session {} saved; resume it here with: mypi --continue",
                 writer.id()
-            ),
-        ));
+            );
+            let style = self.shared.style;
+            self.shared
+                .printer
+                .line(&style.paint(style::Role::Dim, &saved));
+        }
     }
-    app.shutdown().await;
-    0
 }
 
 /// Applies the trust gate: asks once for a folder never answered (showing what would load).
