@@ -109,19 +109,7 @@ fn run(cli: Cli) -> i32 {
     }
     let app = async move {
         let printer = Printer::new();
-        let notice: NoticeFn = match &config.mode {
-            Mode::Print { json: true, .. } => Arc::new(|message| {
-                if let Ok(line) = serde_json::to_string(&AgentEvent::Notice { message }) {
-                    // Like the other JSON events: a closed stdout is not worth a panic.
-                    mypi::stdio::out_line(&line);
-                }
-            }),
-            Mode::Print { .. } => Arc::new(|message| stderr_line(&format!("mypi: {message}"))),
-            Mode::Repl => {
-                let p = printer.clone();
-                Arc::new(move |message| p.line(&format!("! {message}")))
-            }
-        };
+        let notice = notice_for(&config.mode, &printer);
         let repl_mode = config.mode == Mode::Repl;
         let app = match App::build(config, notice) {
             Ok(app) => app,
@@ -148,6 +136,24 @@ fn run(cli: Cli) -> i32 {
             }
         }
     })
+}
+
+/// Where notices go: a JSON event in `--json` mode, stderr in print mode, a `!` line in the
+/// REPL.
+fn notice_for(mode: &Mode, printer: &Arc<Printer>) -> NoticeFn {
+    match mode {
+        Mode::Print { json: true, .. } => Arc::new(|message| {
+            if let Ok(line) = serde_json::to_string(&AgentEvent::Notice { message }) {
+                // Like the other JSON events: a closed stdout is not worth a panic.
+                mypi::stdio::out_line(&line);
+            }
+        }),
+        Mode::Print { .. } => Arc::new(|message| stderr_line(&format!("mypi: {message}"))),
+        Mode::Repl => {
+            let p = printer.clone();
+            Arc::new(move |message| p.line(&format!("! {message}")))
+        }
+    }
 }
 
 /// `mypi sessions`: this project's sessions, newest first.

@@ -100,97 +100,136 @@ impl Agent {
             if let Some(message) = self.fit(ctx).await?.notice() {
                 sink.emit(AgentEvent::Notice { message });
             }
-            let payload = self.payload(system_prompt, ctx).await;
-            let reply = match self.stream_with_retry(payload, sink, ctx).await {
-                // Over the window after all: compact once (summarising) and ask again.
-                Err(AgentError::Provider(e)) if !overflowed && super::fit::is_overflow(&e) => {
-                    overflowed = true;
-                    let compacted = self.compact(None, CompactReason::Overflow, ctx).await?;
-                    let notice = compacted.notice();
-                    if let Some(message) = &notice {
-                        sink.emit(AgentEvent::Notice {
-                            message: format!(
-                                "the request was over the model's context window; {message}"
-                            ),
-                        });
-                    }
-                    match compacted {
-                        super::fit::CompactOutcome::Done(_) => {
-                            outcome.turns -= 1;
-                            continue;
-                        }
-                        _ => return Err(e.into()),
-                    }
-                }
-                other => other?,
+            let Some(reply) = self.ask(system_prompt, &mut overflowed, sink, ctx).await? else {
+                outcome.turns -= 1;
+                continue;
             };
-            let (message, turn_usage) = match reply {
-                Reply::Message(mut message, usage) => {
-                    let usage = usage.priced(self.prices);
-                    outcome.usage.add(usage);
-                    if usage != Usage::default() {
-                        message.usage = Some(usage);
-                    }
-                    (*message, usage)
-                }
-                Reply::Interrupted(text) => {
-                    // What the user saw is kept: the next prompt's model sees where it stopped.
-                    let message = Message::assistant(format!("{text}\n\n{INTERRUPTED}"), vec![]);
-                    sink.emit(AgentEvent::MessageEnd {
-                        message: message.clone(),
-                    });
-                    self.record(message)?;
-                    return Err(AgentError::Cancelled);
-                }
-                Reply::Blocked(reason) => {
-                    sink.emit(AgentEvent::Notice {
-                        message: format!("the reply was cut: {reason}"),
-                    });
-                    outcome.text = reason.clone();
-                    outcome.blocked = Some(reason);
-                    return Ok(());
-                }
+            let Some((message, usage)) = self.settle(reply, outcome, sink)? else {
+                return Ok(());
             };
-            sink.emit(AgentEvent::MessageEnd {
-                message: message.clone(),
-            });
-            if self.hooks.has(EventKind::MessageEnd) {
-                let event = HookEvent::MessageEnd {
-                    message: message.clone(),
-                };
-                self.hooks.emit(event, ctx).await;
-            }
-            let calls = message.tool_calls.clone();
-            outcome.text = message.content.clone();
-            self.record(message.clone())?;
-            self.reported(turn_usage.input_tokens, turn_usage.output_tokens);
-            let mut results = Vec::new();
-            if !calls.is_empty() {
-                // Each result is stored as its call finishes.
-                results = self.run_tools(&calls, sink, ctx).await?;
-                if ctx.cancel.is_cancelled() {
-                    return Err(AgentError::Cancelled);
-                }
-                for steer in ctx.queues.take_steer() {
-                    self.record(Message::user(steer))?;
-                }
-            }
-            sink.emit(AgentEvent::TurnEnd {
-                turn,
-                usage: turn_usage,
-            });
-            if self.hooks.has(EventKind::TurnEnd) {
-                let event = HookEvent::TurnEnd {
-                    turn,
-                    message,
-                    tool_results: results,
-                };
-                self.hooks.emit(event, ctx).await;
-            }
-            if calls.is_empty() {
+            if !self
+                .finish_turn(turn, message, usage, outcome, sink, ctx)
+                .await?
+            {
                 return Ok(());
             }
         }
+    }
+
+    /// The model's reply to the next request; `None` when the request was over the model's
+    /// context window and the conversation was compacted (once per run): ask again.
+    async fn ask(
+        &mut self,
+        system_prompt: &str,
+        overflowed: &mut bool,
+        sink: &dyn EventSink,
+        ctx: &Arc<RunContext>,
+    ) -> Result<Option<Reply>, AgentError> {
+        let payload = self.payload(system_prompt, ctx).await;
+        match self.stream_with_retry(payload, sink, ctx).await {
+            // Over the window after all: compact once (summarising) and ask again.
+            Err(AgentError::Provider(e)) if !*overflowed && super::fit::is_overflow(&e) => {
+                *overflowed = true;
+                let compacted = self.compact(None, CompactReason::Overflow, ctx).await?;
+                if let Some(message) = compacted.notice() {
+                    sink.emit(AgentEvent::Notice {
+                        message: format!(
+                            "the request was over the model's context window; {message}"
+                        ),
+                    });
+                }
+                match compacted {
+                    super::fit::CompactOutcome::Done(_) => Ok(None),
+                    _ => Err(e.into()),
+                }
+            }
+            other => other.map(Some),
+        }
+    }
+
+    /// The assistant message of a reply, with its priced usage. `None` when a hook cut the
+    /// reply (the run ends with its reason); an interrupted reply is kept as far as it came
+    /// and ends the run as cancelled.
+    fn settle(
+        &mut self,
+        reply: Reply,
+        outcome: &mut RunOutcome,
+        sink: &dyn EventSink,
+    ) -> Result<Option<(Message, Usage)>, AgentError> {
+        match reply {
+            Reply::Message(mut message, usage) => {
+                let usage = usage.priced(self.prices);
+                outcome.usage.add(usage);
+                if usage != Usage::default() {
+                    message.usage = Some(usage);
+                }
+                Ok(Some((*message, usage)))
+            }
+            Reply::Interrupted(text) => {
+                // What the user saw is kept: the next prompt's model sees where it stopped.
+                let message = Message::assistant(format!("{text}\n\n{INTERRUPTED}"), vec![]);
+                sink.emit(AgentEvent::MessageEnd {
+                    message: message.clone(),
+                });
+                self.record(message)?;
+                Err(AgentError::Cancelled)
+            }
+            Reply::Blocked(reason) => {
+                sink.emit(AgentEvent::Notice {
+                    message: format!("the reply was cut: {reason}"),
+                });
+                outcome.text = reason.clone();
+                outcome.blocked = Some(reason);
+                Ok(None)
+            }
+        }
+    }
+
+    /// Records the turn's message, runs its tool calls and ends the turn; whether the model
+    /// called tools (then another turn follows).
+    async fn finish_turn(
+        &mut self,
+        turn: u32,
+        message: Message,
+        usage: Usage,
+        outcome: &mut RunOutcome,
+        sink: &dyn EventSink,
+        ctx: &Arc<RunContext>,
+    ) -> Result<bool, AgentError> {
+        sink.emit(AgentEvent::MessageEnd {
+            message: message.clone(),
+        });
+        if self.hooks.has(EventKind::MessageEnd) {
+            let event = HookEvent::MessageEnd {
+                message: message.clone(),
+            };
+            self.hooks.emit(event, ctx).await;
+        }
+        let calls = message.tool_calls.clone();
+        outcome.text = message.content.clone();
+        self.record(message.clone())?;
+        self.reported(usage.input_tokens, usage.output_tokens);
+        let mut results = Vec::new();
+        if !calls.is_empty() {
+            // Each result is stored as its call finishes.
+            results = self.run_tools(&calls, sink, ctx).await?;
+            if ctx.cancel.is_cancelled() {
+                return Err(AgentError::Cancelled);
+            }
+            for steer in ctx.queues.take_steer() {
+                self.record(Message::user(steer))?;
+            }
+        }
+        sink.emit(AgentEvent::TurnEnd { turn, usage });
+        if self.hooks.has(EventKind::TurnEnd) {
+            let event = HookEvent::TurnEnd {
+                turn,
+                message,
+                tool_results: results,
+            };
+            self.hooks.emit(event, ctx).await;
+        }
+        Ok(!calls.is_empty())
     }
 
     /// The request body for the next model call, after the `context` and

@@ -17,17 +17,17 @@ mod sessions;
 pub mod shell;
 pub mod types;
 pub mod ui;
+mod wiring;
+use wiring::Wiring;
 
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use crate::agent::queue::Queues;
 use crate::agent::session::{SessionError, SessionSlot, SessionWriter};
 use crate::agent::{prompt, Agent, AgentError, AgentParts, EventSink, RunOutcome};
 use crate::commands::{self, Action, CommandTable};
 use crate::config::{Config, ConfigError, Mode, ProviderKind};
-use crate::extensions::api::Limits;
 use crate::extensions::host::{ExtensionHost, Summary};
-use crate::extensions::services::HostContext;
 use crate::hooks::{HookBus, InputSource, NoticeFn};
 use crate::protocol::AgentEvent;
 use crate::providers::anthropic::AnthropicProvider;
@@ -35,7 +35,7 @@ use crate::providers::faux::FauxProvider;
 use crate::providers::openai::OpenAiProvider;
 use crate::providers::Provider;
 use crate::run::{RunContext, RunMode};
-use crate::tools::{self, ToolRegistry};
+use crate::tools::ToolRegistry;
 use tokio_util::sync::CancellationToken;
 
 /// Why mypi could not start or a line failed. The Display is what the user reads.
@@ -182,19 +182,13 @@ impl App {
     pub fn build(config: Config, notice: NoticeFn) -> Result<App, AppError> {
         crate::http::set_read_timeout(config.read_timeout);
         let provider = provider_for(&config, &config.model)?;
-        let tools = ToolRegistry::new();
-        tools::register_builtins(&tools);
-        let hooks = HookBus::new(notice.clone());
-        let queues = Arc::new(Queues::with_limits(config.queue));
-        let start = if config.no_session {
-            Continued::fresh(SessionSlot::Off)
-        } else if config.continue_session {
-            Self::continue_session(&config, &notice)?
-        } else if let Some(id) = config.resume.as_deref().filter(|id| !id.is_empty()) {
-            Self::resume_by_id(&config, id, &notice)?
-        } else {
-            Continued::fresh(Self::pending_session(&config))
-        };
+        let wiring = Wiring::new(&config, &notice);
+        let (tools, hooks, queues) = (
+            wiring.tools.clone(),
+            wiring.hooks.clone(),
+            wiring.queues.clone(),
+        );
+        let start = Self::session_start(&config, &notice)?;
         let (mut session, messages, resumed, last_model) =
             (start.slot, start.messages, start.resumed, start.model);
         if !resumed {
@@ -212,42 +206,17 @@ impl App {
             session,
             messages,
         });
-        agent.retry = config.retry;
-        agent.max_turns = config.max_turns;
-        agent.context_window = models::window_for(&config);
-        agent.prices = models::prices_for(&config);
-        let commands = CommandTable::with_builtins();
-        let ui = Arc::new(ui::AppUi::default());
-        let control = crate::control::Control::new();
+        Self::configure(&mut agent, &config);
+        let (commands, ui, control) = (
+            wiring.commands.clone(),
+            wiring.ui.clone(),
+            wiring.control.clone(),
+        );
         control.set_system_prompt(&system_prompt);
         control.set_flags_given(config.ext_flags.clone());
         agent.control = Some(control.clone());
-        let renderers = crate::renderers::RendererRegistry::new();
-        agent.renderers = Some(renderers.clone());
-        let host = HostContext {
-            hooks: hooks.clone(),
-            tools: tools.clone(),
-            commands: commands.clone(),
-            renderers,
-            queues: queues.clone(),
-            notice: notice.clone(),
-            cwd: config.cwd.clone(),
-            ui: ui.clone(),
-            session: RwLock::new(Arc::new(RunContext::detached(config.cwd.clone()))),
-            limits: Limits {
-                budget: config.ext_budget,
-                memory_bytes: config.ext_memory_bytes,
-                max_value_bytes: config.ext_value_bytes,
-                ..Limits::default()
-            },
-            log: config.log,
-            mcp: RwLock::new(None),
-            agents: RwLock::new(None),
-            builtins: config.builtin_extensions,
-            control: control.clone(),
-            background: crate::extensions::background::Background::new(notice.clone()),
-            dialogs: tokio::sync::Mutex::new(()),
-        };
+        agent.renderers = Some(wiring.renderers.clone());
+        let host = wiring.host(&config, &notice);
         let children = Arc::new(children::Children::new(children::ChildParts {
             config: config.clone(),
             tools: tools.clone(),
@@ -288,6 +257,29 @@ impl App {
             start.name,
         );
         Ok(app)
+    }
+
+    /// The agent's limits and prices from the configuration.
+    fn configure(agent: &mut Agent, config: &Config) {
+        agent.retry = config.retry;
+        agent.max_turns = config.max_turns;
+        agent.context_window = models::window_for(config);
+        agent.prices = models::prices_for(config);
+    }
+
+    /// The session the agent starts with: none (`--no-session`), the last one here
+    /// (`--continue`), the one named by `--resume ID`, or a new one, written once it has
+    /// something in it.
+    fn session_start(config: &Config, notice: &NoticeFn) -> Result<Continued, AppError> {
+        Ok(if config.no_session {
+            Continued::fresh(SessionSlot::Off)
+        } else if config.continue_session {
+            Self::continue_session(config, notice)?
+        } else if let Some(id) = config.resume.as_deref().filter(|id| !id.is_empty()) {
+            Self::resume_by_id(config, id, notice)?
+        } else {
+            Continued::fresh(Self::pending_session(config))
+        })
     }
 
     /// A resumed session goes on with the provider and model it last used, unless the

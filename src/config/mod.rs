@@ -10,6 +10,7 @@ use crate::agent::queue::QueueLimits;
 
 use crate::providers::RetryPolicy;
 
+mod limits;
 pub mod pick;
 use pick::{load_files, pick_provider};
 
@@ -229,74 +230,23 @@ impl Config {
                 true => String::new(),
                 false => provider.default_model().to_string(),
             });
-        let mode = match &cli.print {
-            None => Mode::Repl,
-            Some(p) if p.is_empty() => Mode::Print {
-                prompt: None,
-                json: cli.json,
-            },
-            Some(p) => Mode::Print {
-                prompt: Some(p.clone()),
-                json: cli.json,
-            },
-        };
-        let mut retry = RetryPolicy::default();
-        if let Some(ms) = var("MYPI_RETRY_BASE_MS") {
-            let n: u64 = ms.trim().parse().map_err(|_| ConfigError::BadNumber {
-                name: "MYPI_RETRY_BASE_MS",
-                value: ms.clone(),
-            })?;
-            retry.base_delay = Duration::from_millis(n);
-        }
-        let ext_budget = match var("MYPI_EXT_BUDGET_MS") {
-            Some(ms) => {
-                Duration::from_millis(ms.trim().parse().map_err(|_| ConfigError::BadNumber {
-                    name: "MYPI_EXT_BUDGET_MS",
-                    value: ms.clone(),
-                })?)
-            }
-            None => Duration::from_secs(1),
-        };
+        let limits = limits::limits(cli, &var)?;
         let extension_roots = extension_roots(cli, &cwd, home.as_deref());
-        let max_turns = match cli.max_turns {
-            Some(0) => {
-                return Err(ConfigError::BadCount {
-                    name: "--max-turns",
-                    value: "0".into(),
-                })
-            }
-            Some(n) => n,
-            None => count(&var, "MYPI_MAX_TURNS", 50)?,
-        };
-        let defaults = QueueLimits::default();
-        let queue = QueueLimits {
-            max_len: count(&var, "MYPI_QUEUE_MAX", defaults.max_len as u32)? as usize,
-            max_chain: count(&var, "MYPI_MAX_FOLLOW_UPS", defaults.max_chain as u32)? as usize,
-            ..defaults
-        };
-        let read_timeout = Duration::from_secs(count(&var, "MYPI_READ_TIMEOUT_S", 120)?.into());
-        let mib = |n: u32| n as usize * 1024 * 1024;
-        let ext_memory_bytes = mib(count(&var, "MYPI_EXT_MEMORY_MB", 64)?);
-        let ext_value_bytes = mib(count(&var, "MYPI_EXT_VALUE_MB", 16)?);
         let project_extensions = project_root(cli, &cwd, home.as_deref());
         let (mcp_files, project_mcp) = mcp_files(cli, &cwd, home.as_deref());
         let sessions = sessions_dir(var("MYPI_SESSIONS_DIR").as_deref(), &cwd, home.as_deref());
-        let context_window = match var("MYPI_CONTEXT_WINDOW") {
-            Some(_) => Some(u64::from(count(&var, "MYPI_CONTEXT_WINDOW", 1)?)),
-            None => None,
-        };
         Ok(Config {
             sessions,
-            context_window,
+            context_window: limits.context_window,
             mcp_files,
             project_mcp,
             trust: cli.trust,
             project_extensions,
-            ext_memory_bytes,
-            ext_value_bytes,
-            max_turns,
-            queue,
-            read_timeout,
+            ext_memory_bytes: limits.ext_memory_bytes,
+            ext_value_bytes: limits.ext_value_bytes,
+            max_turns: limits.max_turns,
+            queue: limits.queue,
+            read_timeout: limits.read_timeout,
             extension_roots,
             builtin_extensions: !cli.no_extensions && !cli.no_builtin_extensions,
             log: var("MYPI_LOG").is_some_and(|v| v != "0"),
@@ -305,7 +255,7 @@ impl Config {
             ext_flags: Vec::new(),
             files,
             model_from_flag: cli.model.is_some() || cli.provider.is_some(),
-            ext_budget,
+            ext_budget: limits.ext_budget,
             watch: !cli.no_watch,
             provider,
             model,
@@ -313,13 +263,13 @@ impl Config {
             api_key,
             faux_script: cli.faux_script.clone(),
             fell_back_to_faux,
-            mode,
+            mode: mode(cli),
             continue_session: cli.continue_session,
             resume: cli.resume.clone(),
             no_session: cli.no_session,
             home,
             cwd,
-            retry,
+            retry: limits.retry,
         })
     }
 
@@ -382,17 +332,13 @@ pub fn project_slug(cwd: &std::path::Path) -> String {
     format!("--{inner}--")
 }
 
-/// A positive whole number from the environment variable `name`, or `default`.
-fn count(
-    var: &dyn Fn(&str) -> Option<String>,
-    name: &'static str,
-    default: u32,
-) -> Result<u32, ConfigError> {
-    match var(name) {
-        None => Ok(default),
-        Some(v) => match v.trim().parse::<u32>() {
-            Ok(n) if n > 0 => Ok(n),
-            _ => Err(ConfigError::BadCount { name, value: v }),
+/// REPL or print mode (`-p ""` reads the prompt from standard input).
+fn mode(cli: &Overrides) -> Mode {
+    match &cli.print {
+        None => Mode::Repl,
+        Some(p) => Mode::Print {
+            prompt: (!p.is_empty()).then(|| p.clone()),
+            json: cli.json,
         },
     }
 }

@@ -86,67 +86,59 @@ impl HookResult {
                 ));
                 continue;
             }
-            let mut wrong = |expected: &str| {
-                problems.push(format!(
-                    "result field '{key}' must be {expected}, got a {}; ignored",
-                    type_name(v)
-                ))
-            };
-            match key.as_str() {
-                // `cancel` is how a `session_before_*` event is stopped: a block by its name.
-                "block" | "cancel" => match v.as_bool() {
-                    Some(b) => result.block = b,
-                    None => wrong("a boolean"),
-                },
-                "summary" => match v.as_str() {
-                    Some(s) => result.summary = Some(s.to_string()),
-                    None => wrong("a string"),
-                },
-                "reason" => match v.as_str() {
-                    Some(s) => result.reason = Some(s.to_string()),
-                    None => wrong("a string"),
-                },
-                "updated_input" => match v.as_str() {
-                    Some(s) => result.updated_input = Some(s.to_string()),
-                    None => wrong("a string"),
-                },
-                "updated_system_prompt" => match v.as_str() {
-                    Some(s) => result.updated_system_prompt = Some(s.to_string()),
-                    None => wrong("a string"),
-                },
-                "updated_result" => match v.as_str() {
-                    Some(s) => result.updated_result = Some(s.to_string()),
-                    None => wrong("a string"),
-                },
-                "updated_command" => match v.as_str() {
-                    Some(s) if s.trim().is_empty() => problems.push(format!(
-                        "result field '{key}' is empty: there would be nothing to run; ignored"
-                    )),
-                    Some(s) => result.updated_command = Some(s.to_string()),
-                    None => wrong("a string"),
-                },
-                "updated_output" => match v.as_str() {
-                    Some(s) => result.updated_output = Some(s.to_string()),
-                    None => wrong("a string"),
-                },
-                "updated_args" => match v {
-                    Value::Object(_) => result.updated_args = Some(v.clone()),
-                    _ => wrong("a table"),
-                },
-                "updated_payload" => match v {
-                    Value::Object(_) => result.updated_payload = Some(v.clone()),
-                    _ => wrong("a table"),
-                },
-                "updated_messages" => match parse_messages(v) {
-                    Ok(m) => result.updated_messages = Some(m),
-                    Err(e) => {
-                        problems.push(format!("result field 'updated_messages': {e}; ignored"))
-                    }
-                },
-                _ => {}
+            if let Err(problem) = result.set(key, v) {
+                problems.push(problem);
             }
         }
         (result, problems)
+    }
+
+    /// Sets the field `key` (one the event honours) from `v`; the problem when `v` does not
+    /// fit it.
+    fn set(&mut self, key: &str, v: &Value) -> Result<(), String> {
+        let wrong = |expected: &str| {
+            format!(
+                "result field '{key}' must be {expected}, got a {}; ignored",
+                type_name(v)
+            )
+        };
+        let text = || {
+            v.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| wrong("a string"))
+        };
+        let table = || match v {
+            Value::Object(_) => Ok(v.clone()),
+            _ => Err(wrong("a table")),
+        };
+        match key {
+            // `cancel` is how a `session_before_*` event is stopped: a block by its name.
+            "block" | "cancel" => self.block = v.as_bool().ok_or_else(|| wrong("a boolean"))?,
+            "summary" => self.summary = Some(text()?),
+            "reason" => self.reason = Some(text()?),
+            "updated_input" => self.updated_input = Some(text()?),
+            "updated_system_prompt" => self.updated_system_prompt = Some(text()?),
+            "updated_result" => self.updated_result = Some(text()?),
+            "updated_command" => {
+                let command = text()?;
+                if command.trim().is_empty() {
+                    return Err(format!(
+                        "result field '{key}' is empty: there would be nothing to run; ignored"
+                    ));
+                }
+                self.updated_command = Some(command);
+            }
+            "updated_output" => self.updated_output = Some(text()?),
+            "updated_args" => self.updated_args = Some(table()?),
+            "updated_payload" => self.updated_payload = Some(table()?),
+            "updated_messages" => {
+                let messages = parse_messages(v)
+                    .map_err(|e| format!("result field 'updated_messages': {e}; ignored"))?;
+                self.updated_messages = Some(messages);
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     /// Whether this result rewrites something (an `updated_*` field).

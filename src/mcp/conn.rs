@@ -8,19 +8,17 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::{
-    CallToolRequestParams, GetPromptRequestParams, ProtocolVersion, ReadResourceRequestParams,
-};
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService};
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::model::{CallToolRequestParams, GetPromptRequestParams, ReadResourceRequestParams};
+use rmcp::service::{RoleClient, RunningService};
 use serde_json::Value;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::config::{ServerConfig, Transport};
+use super::config::ServerConfig;
+pub use super::connect::StartError;
+use super::connect::{self, readable};
 use super::handler::{Changes, Handler, Hooks, LEGACY_VERSION};
-use super::stdio::{self, StderrTail};
+use super::stdio::StderrTail;
 use super::McpError;
 use crate::process::Group;
 
@@ -73,32 +71,6 @@ pub struct Conn {
     abandoned: std::sync::atomic::AtomicBool,
 }
 
-/// A failed start: the message and the tail of the server's stderr.
-pub struct StartError {
-    pub message: String,
-    pub stderr: String,
-    /// Worth trying again (an HTTP 5xx or a refused connection).
-    pub transient: bool,
-}
-
-/// Which handshake to use: `protocol` in the entry (`"2026-07-28"` or `"discover"`: the
-/// stateless generation; `"auto"`: try it, fall back to `initialize`); otherwise
-/// `initialize` with [`LEGACY_VERSION`].
-fn lifecycle(config: &ServerConfig) -> ClientLifecycleMode {
-    let modern = vec![ProtocolVersion::V_2026_07_28];
-    let legacy = ProtocolVersion::V_2025_11_25;
-    match config.protocol.as_deref() {
-        Some("2026-07-28" | "discover") => ClientLifecycleMode::Discover {
-            preferred_versions: modern,
-        },
-        Some("auto") => ClientLifecycleMode::Auto {
-            preferred_versions: modern,
-            legacy_version: Some(legacy),
-        },
-        _ => ClientLifecycleMode::Initialize,
-    }
-}
-
 impl Conn {
     /// Starts the server and does the handshake within the entry's timeout.
     pub async fn start(
@@ -117,51 +89,7 @@ impl Conn {
             routes: routes.clone(),
             watchers: watchers.clone(),
         };
-        let mode = lifecycle(config);
-        let (service, process, stderr) = match &config.transport {
-            Transport::Stdio { .. } => {
-                let log_hooks = hooks.clone();
-                let name = config.name.clone();
-                let log: stdio::LineLog =
-                    Arc::new(move |line: &str| super::handler::append_log(&log_hooks, &name, line));
-                let spawned =
-                    stdio::spawn(&config.transport, cwd, log).map_err(|e| StartError {
-                        message: format!("cannot start {}: {e}", command_of(config)),
-                        stderr: String::new(),
-                        transient: false,
-                    })?;
-                let stderr = spawned.stderr.clone();
-                let exited = CancellationToken::new();
-                let mut child = spawned.child;
-                let done = exited.clone();
-                tokio::spawn(async move {
-                    let _ = child.wait().await;
-                    done.cancel();
-                });
-                let process = Process {
-                    group: spawned.group,
-                    pgid: spawned.pgid,
-                    exited,
-                };
-                let served = tokio::time::timeout(
-                    config.timeout,
-                    handler.serve_with_lifecycle(spawned.transport, mode),
-                )
-                .await;
-                let service = finish_start(served, config, &stderr)?;
-                (service, Some(process), stderr)
-            }
-            Transport::Http { url, headers } => {
-                let transport = http_transport(url, headers)?;
-                let served = tokio::time::timeout(
-                    config.timeout,
-                    handler.serve_with_lifecycle(transport, mode),
-                )
-                .await;
-                let stderr = StderrTail::default();
-                (finish_start(served, config, &stderr)?, None, stderr)
-            }
-        };
+        let (service, process, stderr) = connect::handshake(config, cwd, &hooks, handler).await?;
         // A cached list would hide a dead server behind stale data.
         service
             .peer()
@@ -509,102 +437,4 @@ fn as_json<T: serde::Serialize>(items: &[T]) -> Vec<Value> {
         .iter()
         .filter_map(|x| serde_json::to_value(x).ok())
         .collect()
-}
-
-fn command_of(config: &ServerConfig) -> String {
-    match &config.transport {
-        Transport::Stdio { command, .. } => format!("'{command}'"),
-        Transport::Http { url, .. } => url.clone(),
-    }
-}
-
-/// The outcome of the handshake, as a connection or a start error.
-fn finish_start(
-    served: Result<
-        Result<RunningService<RoleClient, Handler>, rmcp::service::ClientInitializeError>,
-        tokio::time::error::Elapsed,
-    >,
-    config: &ServerConfig,
-    stderr: &StderrTail,
-) -> Result<RunningService<RoleClient, Handler>, StartError> {
-    match served {
-        Ok(Ok(service)) => Ok(service),
-        Ok(Err(e)) => {
-            let text = match &e {
-                rmcp::service::ClientInitializeError::TransportError { error, context } => {
-                    format!("{} ({context})", readable(error.error.as_ref()))
-                }
-                other => other.to_string(),
-            };
-            let transient = text.contains("500")
-                || text.contains("502")
-                || text.contains("503")
-                || text.contains("504")
-                || text.to_lowercase().contains("connect");
-            Err(StartError {
-                message: format!("the handshake failed: {text}"),
-                stderr: stderr.tail(5),
-                transient,
-            })
-        }
-        Err(_) => Err(StartError {
-            message: format!(
-                "no answer to the handshake within {} s (the entry's timeout)",
-                config.timeout.as_secs()
-            ),
-            stderr: stderr.tail(5),
-            transient: false,
-        }),
-    }
-}
-
-/// An error and its causes in one line, without the SDK's type names (an HTTP client's
-/// "error sending request" says why only in its source: "Connection refused").
-fn readable(e: &(dyn std::error::Error + 'static)) -> String {
-    use rmcp::transport::streamable_http_client::StreamableHttpError;
-    let mut text = e.to_string();
-    // The HTTP error of the SDK does not name the client's error as its source.
-    let mut cause = match e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
-        Some(StreamableHttpError::Client(inner)) => {
-            Some(inner as &(dyn std::error::Error + 'static))
-        }
-        _ => e.source(),
-    };
-    while let Some(c) = cause {
-        let more = c.to_string();
-        if !text.contains(&more) {
-            text.push_str(": ");
-            text.push_str(&more);
-        }
-        cause = c.source();
-    }
-    text
-}
-
-/// Streamable HTTP on mypi's shared HTTP client.
-fn http_transport(
-    url: &str,
-    headers: &std::collections::BTreeMap<String, String>,
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, StartError> {
-    let bad = |message: String| StartError {
-        message,
-        stderr: String::new(),
-        transient: false,
-    };
-    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
-    for (k, v) in headers {
-        let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
-            .map_err(|e| bad(format!("header {k:?}: {e}")))?;
-        let value = reqwest::header::HeaderValue::from_str(v)
-            .map_err(|e| bad(format!("header {k:?}: {e}")))?;
-        if name == reqwest::header::AUTHORIZATION {
-            config.auth_header = Some(v.trim_start_matches("Bearer ").to_string());
-        } else {
-            config.custom_headers.insert(name, value);
-        }
-    }
-    config.max_json_response_size = stdio::MAX_LINE;
-    config.max_sse_event_size = stdio::MAX_LINE;
-    let client = crate::http::streaming_client().map_err(|e| bad(e.to_string()))?;
-    Ok(StreamableHttpClientTransport::with_client(client, config))
 }

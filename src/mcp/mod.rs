@@ -15,6 +15,7 @@
 pub mod cache;
 pub mod config;
 pub mod conn;
+mod connect;
 pub mod content;
 pub mod handler;
 pub mod manager;

@@ -1,0 +1,69 @@
+//! The registries and channels that [`super::App`] builds once and shares between the agent,
+//! the commands and the extensions' host ([`Wiring`]).
+
+use std::sync::{Arc, RwLock};
+
+use super::ui;
+use crate::agent::queue::Queues;
+use crate::commands::CommandTable;
+use crate::config::Config;
+use crate::extensions::api::Limits;
+use crate::extensions::services::HostContext;
+use crate::hooks::{HookBus, NoticeFn};
+use crate::run::RunContext;
+use crate::tools::{self, ToolRegistry};
+
+/// The registries and channels that the agent, the commands and the extensions share.
+pub(super) struct Wiring {
+    pub tools: Arc<ToolRegistry>,
+    pub hooks: Arc<HookBus>,
+    pub commands: Arc<CommandTable>,
+    pub queues: Arc<Queues>,
+    pub ui: Arc<ui::AppUi>,
+    pub control: Arc<crate::control::Control>,
+    pub renderers: Arc<crate::renderers::RendererRegistry>,
+}
+
+impl Wiring {
+    pub fn new(config: &Config, notice: &NoticeFn) -> Wiring {
+        let tools = ToolRegistry::new();
+        tools::register_builtins(&tools);
+        Wiring {
+            tools,
+            hooks: HookBus::new(notice.clone()),
+            commands: CommandTable::with_builtins(),
+            queues: Arc::new(Queues::with_limits(config.queue)),
+            ui: Arc::new(ui::AppUi::default()),
+            control: crate::control::Control::new(),
+            renderers: crate::renderers::RendererRegistry::new(),
+        }
+    }
+
+    /// What the extensions' host is given.
+    pub fn host(&self, config: &Config, notice: &NoticeFn) -> HostContext {
+        HostContext {
+            hooks: self.hooks.clone(),
+            tools: self.tools.clone(),
+            commands: self.commands.clone(),
+            renderers: self.renderers.clone(),
+            queues: self.queues.clone(),
+            notice: notice.clone(),
+            cwd: config.cwd.clone(),
+            ui: self.ui.clone(),
+            session: RwLock::new(Arc::new(RunContext::detached(config.cwd.clone()))),
+            limits: Limits {
+                budget: config.ext_budget,
+                memory_bytes: config.ext_memory_bytes,
+                max_value_bytes: config.ext_value_bytes,
+                ..Limits::default()
+            },
+            log: config.log,
+            mcp: RwLock::new(None),
+            agents: RwLock::new(None),
+            builtins: config.builtin_extensions,
+            control: self.control.clone(),
+            background: crate::extensions::background::Background::new(notice.clone()),
+            dialogs: tokio::sync::Mutex::new(()),
+        }
+    }
+}

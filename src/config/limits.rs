@@ -1,0 +1,92 @@
+//! The numeric settings of [`super::Config`]: each from its `MYPI_*` variable (or a flag),
+//! checked, with its default. A value that is not a number, or a count of 0, is a
+//! [`ConfigError`] naming the variable.
+
+use std::time::Duration;
+
+use super::{ConfigError, Overrides};
+use crate::agent::queue::QueueLimits;
+use crate::providers::RetryPolicy;
+
+/// The limits and counts, resolved.
+pub(super) struct Limits {
+    pub retry: RetryPolicy,
+    pub ext_budget: Duration,
+    pub max_turns: u32,
+    pub queue: QueueLimits,
+    pub read_timeout: Duration,
+    pub ext_memory_bytes: usize,
+    pub ext_value_bytes: usize,
+    pub context_window: Option<u64>,
+}
+
+/// Resolves the limits from `cli` and the variables `var` gives.
+pub(super) fn limits(
+    cli: &Overrides,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Result<Limits, ConfigError> {
+    let mut retry = RetryPolicy::default();
+    if let Some(ms) = millis(var, "MYPI_RETRY_BASE_MS")? {
+        retry.base_delay = ms;
+    }
+    let max_turns = match cli.max_turns {
+        Some(0) => {
+            return Err(ConfigError::BadCount {
+                name: "--max-turns",
+                value: "0".into(),
+            })
+        }
+        Some(n) => n,
+        None => count(var, "MYPI_MAX_TURNS", 50)?,
+    };
+    let defaults = QueueLimits::default();
+    let queue = QueueLimits {
+        max_len: count(var, "MYPI_QUEUE_MAX", defaults.max_len as u32)? as usize,
+        max_chain: count(var, "MYPI_MAX_FOLLOW_UPS", defaults.max_chain as u32)? as usize,
+        ..defaults
+    };
+    let mib = |n: u32| n as usize * 1024 * 1024;
+    let context_window = match var("MYPI_CONTEXT_WINDOW") {
+        Some(_) => Some(u64::from(count(var, "MYPI_CONTEXT_WINDOW", 1)?)),
+        None => None,
+    };
+    Ok(Limits {
+        retry,
+        ext_budget: millis(var, "MYPI_EXT_BUDGET_MS")?.unwrap_or(Duration::from_secs(1)),
+        max_turns,
+        queue,
+        read_timeout: Duration::from_secs(count(var, "MYPI_READ_TIMEOUT_S", 120)?.into()),
+        ext_memory_bytes: mib(count(var, "MYPI_EXT_MEMORY_MB", 64)?),
+        ext_value_bytes: mib(count(var, "MYPI_EXT_VALUE_MB", 16)?),
+        context_window,
+    })
+}
+
+/// A duration in milliseconds from `name`, if set.
+fn millis(
+    var: &dyn Fn(&str) -> Option<String>,
+    name: &'static str,
+) -> Result<Option<Duration>, ConfigError> {
+    match var(name) {
+        None => Ok(None),
+        Some(ms) => match ms.trim().parse::<u64>() {
+            Ok(n) => Ok(Some(Duration::from_millis(n))),
+            Err(_) => Err(ConfigError::BadNumber { name, value: ms }),
+        },
+    }
+}
+
+/// A count above 0 from `name`, or `default`.
+fn count(
+    var: &dyn Fn(&str) -> Option<String>,
+    name: &'static str,
+    default: u32,
+) -> Result<u32, ConfigError> {
+    match var(name) {
+        None => Ok(default),
+        Some(v) => match v.trim().parse::<u32>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(ConfigError::BadCount { name, value: v }),
+        },
+    }
+}
