@@ -15,6 +15,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::files::{list_folder, read_text, Listing};
 use super::meter::{CallClock, Meter};
 use crate::hooks::SharedText;
 use crate::owner::{Handle, Owner};
@@ -459,28 +460,14 @@ impl ApiLink {
     /// home folder; relative paths are against the working folder. At most
     /// [`MAX_DIR_ENTRIES`] names.
     pub fn read_dir(&self, path: &str) -> Result<Vec<String>, String> {
-        let p = self.resolve(path);
-        let entries = match std::fs::read_dir(&p) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(format!("cannot list {}: {e}", p.display())),
-        };
-        let mut names = Vec::new();
-        for entry in entries.flatten() {
-            if names.len() == MAX_DIR_ENTRIES {
-                return Err(format!(
-                    "cannot list {}: it has more than {MAX_DIR_ENTRIES} entries",
-                    p.display()
-                ));
-            }
-            let mut name = entry.file_name().to_string_lossy().into_owned();
-            if entry.path().is_dir() {
-                name.push('/');
-            }
-            names.push(name);
-        }
-        names.sort();
-        Ok(names)
+        list_folder(&self.resolve(path), Listing::Marked)
+    }
+
+    /// Rhai's `list_dir(path)`: the plain names in a folder (relative to the working
+    /// folder), sorted; a folder that cannot be read, or does not exist, is an error. At
+    /// most [`MAX_DIR_ENTRIES`] names, as for [`ApiLink::read_dir`].
+    pub fn list_dir(&self, path: &str) -> Result<Vec<String>, String> {
+        list_folder(&self.registrar.cwd().join(path), Listing::Plain)
     }
 
     /// Writes a file (Rhai's `write_file`), creating parent folders.
@@ -517,32 +504,4 @@ impl ApiLink {
                 .map_err(|e| format!("cannot wait for the host: {e}")),
         }
     }
-}
-
-/// The text of a regular file (a FIFO would block the call) of at most `max` bytes, UTF-8.
-fn read_text(p: &Path, max: usize) -> Result<String, String> {
-    use std::io::Read;
-    let shown = p.display();
-    let meta = std::fs::metadata(p).map_err(|e| format!("cannot read {shown}: {e}"))?;
-    if !meta.is_file() {
-        return Err(format!("cannot read {shown}: not a regular file"));
-    }
-    let too_big = || {
-        format!(
-            "cannot read {shown}: it is larger than {} (the script size limits)",
-            crate::extensions::crossing::mib(max)
-        )
-    };
-    if meta.len() > max as u64 {
-        return Err(too_big());
-    }
-    let file = std::fs::File::open(p).map_err(|e| format!("cannot read {shown}: {e}"))?;
-    let mut bytes = Vec::new();
-    file.take(max as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read {shown}: {e}"))?;
-    if bytes.len() > max {
-        return Err(too_big());
-    }
-    String::from_utf8(bytes).map_err(|_| format!("cannot read {shown}: it is not UTF-8 text"))
 }

@@ -24,6 +24,7 @@ pub mod crossing;
 mod dialogs;
 pub mod discovery;
 pub mod exec;
+mod files;
 pub mod handoff;
 pub mod host;
 pub mod lua;

@@ -3,7 +3,8 @@
 //! sent to the extension's debug log.
 //!
 //! - `read_file(path) -> string`, `write_file(path, text)` (creates parent folders),
-//!   `file_exists(path) -> bool`, `list_dir(path) -> [names]` (sorted);
+//!   `file_exists(path) -> bool`, `list_dir(path) -> [names]` (sorted, at most
+//!   [`MAX_DIR_ENTRIES`](crate::extensions::api::MAX_DIR_ENTRIES));
 //! - `json_encode(value) -> string`, `json_decode(text) -> value`;
 //! - `regex_match(pattern, text) -> bool`, `regex_find(pattern, text) -> [captures] | ()`,
 //!   `regex_replace(pattern, text, replacement) -> string` ([`Patterns`]);
@@ -88,13 +89,6 @@ fn env(name: &str) -> RhaiResult<Dynamic> {
 }
 
 fn list_dir(link: &ApiLink, path: &str) -> RhaiResult<Array> {
-    let dir = link.cwd().join(path);
-    let entries = std::fs::read_dir(&dir)
-        .map_err(|e| script_err(format!("cannot list {}: {e}", dir.display())))?;
-    let mut names: Vec<String> = entries
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
+    let names = link.list_dir(path).map_err(script_err)?;
     Ok(names.into_iter().map(Dynamic::from).collect())
 }
