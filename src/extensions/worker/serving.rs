@@ -55,9 +55,8 @@ pub(super) fn serve(
         let started = Instant::now();
         burst = ended.is_some_and(|e| started.duration_since(e) < handoff::WINDOW);
         server.health.served.fetch_add(1, Ordering::SeqCst);
-        server.serve(job);
+        server.serve(job, started);
         let took = started.elapsed();
-        server.health.service.set(took);
         if took > DEEP_JOB {
             crate::extensions::thread::release_unused_stack();
         }
@@ -85,7 +84,7 @@ struct Server {
 }
 
 impl Server {
-    fn serve(&mut self, job: Job) {
+    fn serve(&mut self, job: Job, started: Instant) {
         match job {
             Job::Call {
                 cb,
@@ -95,7 +94,7 @@ impl Server {
                 reply,
             } => {
                 let result = self.call(cb, &args, &ctx, budget);
-                let _ = reply.send(result);
+                self.answer(started, reply, result);
             }
             Job::Chain {
                 chain,
@@ -104,15 +103,25 @@ impl Server {
                 reply,
             } => {
                 let emitted = self.chain(chain, &ctx, budget);
-                let _ = reply.send(emitted);
+                self.answer(started, reply, emitted);
             }
             Job::State { reply } => {
-                let _ = reply.send(self.engine.state());
+                let state = self.engine.state();
+                self.answer(started, reply, state);
             }
             Job::SetState { state, reply } => {
-                let _ = reply.send(self.engine.set_state(state));
+                let done = self.engine.set_state(state);
+                self.answer(started, reply, done);
             }
         }
+    }
+
+    /// Sends a job's answer. The job's service time (whether its caller polls next time) is
+    /// taken before the send: waking a caller that slept is no part of the job, and counted
+    /// in, it would keep a caller that slept once sleeping.
+    fn answer<T>(&self, started: Instant, reply: oneshot::Sender<T>, value: T) {
+        self.health.service.set(started.elapsed());
+        let _ = reply.send(value);
     }
 
     /// One callback, with the run's context current and its outcome counted.
