@@ -67,6 +67,12 @@
 //! calling tool call's context, and the parent agent writes it to the session before that
 //! call's result. The extensions shipped in the binary (`scripts/`, [`extensions::builtin`])
 //! load like user ones; `subagent.lua` builds its tool on this API.
+//!
+//! These docs are for the people working on mypi, so they link to private items: read them
+//! with `cargo doc --document-private-items`.
+
+// The library serves the binary, the tests and the benches; its docs explain internals.
+#![allow(rustdoc::private_intra_doc_links)]
 
 pub mod agent;
 pub mod alloc;

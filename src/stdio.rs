@@ -4,7 +4,7 @@
 //! [`isolate`] moves the real stdout to a private descriptor (close-on-exec, so no child
 //! inherits it) and points descriptors 0 and 1 at `/dev/null`. Whatever else writes to fd 1
 //! (a script opening `/dev/stdout`, C code inside a VM, a child that inherits it) or reads fd
-//! 0 then reaches nothing; mypi itself writes through [`out`]. In the REPL nothing moves:
+//! 0 then reaches nothing; mypi itself writes through [`out_line`]. In the REPL nothing moves:
 //! rustyline needs the terminal on 0 and 1, and scripts' `print`/`io.write` go to the log.
 
 use std::fs::File;

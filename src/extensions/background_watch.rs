@@ -1,6 +1,6 @@
 //! `api.watch(path, fn)`: a notify watcher over one file or folder (a folder with what is in
 //! it, recursively), whose changes are debounced (quiet for
-//! [`WATCH_DEBOUNCE`](super::background::WATCH_DEBOUNCE), at most [`MAX_WAIT`] after the first)
+//! [`WATCH_DEBOUNCE`], at most [`MAX_WAIT`] after the first)
 //! and handed to the script as one call `fn({paths = {...}}, ctx)`. The watcher lives as long
 //! as its task; cancelling the task drops it.
 

@@ -1,7 +1,7 @@
 //! [`Registrar`]: what an extension's [`ApiLink`](super::api::ApiLink) needs from the host —
 //! registering into the Rust registries under the extension's owner, the queues, notices, the
 //! REPL's confirm prompt (as a future the worker waits on). The host implements it per extension (so registrations can call back
-//! into that extension's worker); tests use [`Recording`].
+//! into that extension's worker); tests use `Recording`.
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -1,12 +1,12 @@
 //! The script API, defined once. Every member of `api`, `api.mcp`, `ctx` and `ctx.ui` is a
-//! [`Member`]
-//! here: its name, its parameters and their types, and a one-line summary; the functions'
-//! validation, error texts and effects live here too ([`call`]). The Lua and Rhai engines only
-//! convert their values into [`Arg`]s as a member's [`Ty`]s ask (keeping script functions as
-//! callbacks), call [`call`], and convert the [`Ret`] back. So both languages accept the same
-//! arguments and fail with the same messages; the reference (`stdlib/README.md`) and the LuaLS
-//! stubs are checked against [`MEMBERS`]. What each function does is in `surface/call.rs`; the
-//! argument values and their check are in `surface/args.rs`.
+//! [`Member`] here: its name, its parameters and their types, and a one-line summary; the
+//! functions' validation, error texts and effects live here too ([`call`](mod@call)). The Lua
+//! and Rhai engines only convert their values into [`Arg`]s as a member's [`Ty`]s ask
+//! (keeping script functions as callbacks), call [`call`](fn@call), and convert the [`Ret`]
+//! back. So both languages accept the same arguments and fail with the same messages; the
+//! reference (`stdlib/README.md`) and the LuaLS stubs are checked against [`MEMBERS`]. What
+//! each function does is in `surface/call.rs`; the argument values and their check are in
+//! `surface/args.rs`.
 
 mod agents;
 mod args;

@@ -397,8 +397,8 @@ impl Worker {
     }
 
     /// `api.state` as the script holds it now (`{}` when the thread does not answer), and
-    /// the fields left out of it ([`Engine::state`]). The request queues behind calls already
-    /// running, however long they wait on the host.
+    /// the fields left out of it ([`Engine::state`](super::api::Engine::state)). The request
+    /// queues behind calls already running, however long they wait on the host.
     pub async fn state(&self) -> (Value, Vec<String>) {
         let empty = || (Value::Object(Default::default()), Vec::new());
         let (reply, mut rx) = oneshot::channel();

@@ -29,7 +29,7 @@ pub struct StartError {
 
 /// Which handshake to use: `protocol` in the entry (`"2026-07-28"` or `"discover"`: the
 /// stateless generation; `"auto"`: try it, fall back to `initialize`); otherwise
-/// `initialize` with [`LEGACY_VERSION`].
+/// `initialize` with [`LEGACY_VERSION`](super::handler::LEGACY_VERSION).
 fn lifecycle(config: &ServerConfig) -> ClientLifecycleMode {
     let modern = vec![ProtocolVersion::V_2026_07_28];
     let legacy = ProtocolVersion::V_2025_11_25;

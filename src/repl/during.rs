@@ -17,7 +17,8 @@ use super::style::{Role, Style};
 use crate::agent::queue::{Delivery, Queues};
 use crate::app::ui::AppUi;
 
-/// What the user typed while prompts ran (the lines themselves wait in [`Input::hold`]).
+/// What the user typed while prompts ran (the lines themselves wait in the [`Input`], for
+/// [`Input::take_held`]).
 #[derive(Default)]
 pub struct During {
     /// Input ended (Ctrl-D, end of the pipe): leave once the held lines ran.

@@ -1,7 +1,8 @@
 //! `api.run_agent`, `api.run_agents` and `api.complete`: a script's table read into a
-//! [`ChildSpec`] / [`CompleteRequest`], the children run by the host (the fan-out of
-//! `run_agents` happens in Rust, not on the script's thread), the outcomes handed back as
-//! plain data. A child that fails is an outcome with `error`, not a script error.
+//! [`ChildSpec`](crate::agent::child::ChildSpec) / [`CompleteRequest`], the children run by the
+//! host (the fan-out of `run_agents` happens in Rust, not on the script's thread), the
+//! outcomes handed back as plain data. A child that fails is an outcome with `error`, not a
+//! script error.
 
 use serde_json::{json, Map, Value as Json};
 
