@@ -54,9 +54,9 @@
 //! In a burst of short calls the two sides poll for each other's message for a few tens of
 //! µs, yielding the CPU, instead of paying a thread wake-up each way
 //! ([`extensions::handoff`]); otherwise they sleep. A watchdog reads the call's script time
-//! from the thread's [`extensions::meter::Meter`] and gives up on a call stuck in native code. A run
-//! started from inside a call (a child agent) lists the waiting thread in its context, so that
-//! thread is never re-entered.
+//! from the thread's [`extensions::meter::Meter`] and gives up on a call stuck in native code.
+//! A run started from inside a call (a child agent) lists the waiting thread in its context,
+//! so that thread is never re-entered.
 //!
 //! # Child agents
 //!

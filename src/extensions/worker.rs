@@ -8,8 +8,8 @@
 //! sleeps. A watchdog reads the worker's [`Meter`](super::meter::Meter): a call whose script
 //! time (wall time minus host waits) passes its budget plus [`GRACE`] is stuck in native
 //! code, so the caller gives up and the extension is marked busy until its thread answers
-//! again (disabled after [`MAX_STRIKES`] failures in a row). A call waiting on the host (`api.exec`, `ctx.ui.confirm`, ...) is never given up on, however
-//! long it waits.
+//! again (disabled after [`MAX_STRIKES`] failures in a row). A call waiting on the host
+//! (`api.exec`, `ctx.ui.confirm`, ...) is never given up on, however long it waits.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};

@@ -414,7 +414,8 @@ impl Manager {
     }
 
     /// Closes every connection: stdin first, a short grace, SIGTERM, a short grace, then
-    /// each process group is killed (see [`Conn::close`]). (`process::kill_all` covers the exit paths that cannot wait for this.)
+    /// each process group is killed (see [`Conn::close`]). (`process::kill_all` covers the
+    /// exit paths that cannot wait for this.)
     pub async fn shutdown(&self) {
         let mut closing = Vec::new();
         for entry in &self.entries {

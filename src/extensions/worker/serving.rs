@@ -56,8 +56,7 @@ pub(super) fn serve(
         burst = ended.is_some_and(|e| started.duration_since(e) < handoff::WINDOW);
         server.health.served.fetch_add(1, Ordering::SeqCst);
         server.serve(job, started);
-        let took = started.elapsed();
-        if took > DEEP_JOB {
+        if started.elapsed() > DEEP_JOB {
             crate::extensions::thread::release_unused_stack();
         }
         server.health.stuck.store(false, Ordering::SeqCst);
