@@ -162,21 +162,22 @@ pub trait Engine {
         budget: Duration,
     ) -> Result<Value, ScriptError>;
 
-    /// Calls handler `cb` with an event: `event` is its payload as JSON and `text`, when set,
-    /// its `text` field, which the engine may hand over to be read on demand (by default it is
-    /// put into the payload).
+    /// Calls handler `cb` with an event: `view.value` is its payload as JSON and
+    /// `view.text`, when set, its `text` field, which the engine may hand over to be read on
+    /// demand (by default it is put into the payload). The handlers of one chain get the
+    /// same view until one rewrites the event: an engine may build its value once per view
+    /// ([`EventView::id`]) and drop it at [`Engine::end_event`].
     fn call_event(
         &mut self,
         cb: CallbackId,
-        event: &Value,
-        text: Option<&SharedText>,
+        view: &EventView,
         ctx: &Arc<RunContext>,
         budget: Duration,
     ) -> Result<Value, ScriptError> {
-        match text {
-            None => self.call(cb, std::slice::from_ref(event), ctx, budget),
+        match &view.text {
+            None => self.call(cb, std::slice::from_ref(&view.value), ctx, budget),
             Some(t) => {
-                let mut full = event.clone();
+                let mut full = view.value.clone();
                 if let Value::Object(map) = &mut full {
                     map.insert("text".into(), Value::String(t.to_string_lossless()));
                 }
@@ -184,6 +185,9 @@ pub trait Engine {
             }
         }
     }
+
+    /// The chain of handlers for one event ended: what was built for its views can go.
+    fn end_event(&mut self) {}
 
     /// `api.state` as plain data, to carry over a reload, and the fields left out because
     /// they are past the host's limits (each as "api.state.NAME is not kept: why").
@@ -196,6 +200,29 @@ pub trait Engine {
     /// Files the script loaded as modules (`require` / `import`), for the reload watcher.
     fn required_files(&self) -> Vec<PathBuf> {
         Vec::new()
+    }
+}
+
+/// An event as the handlers of one chain see it, until one of them rewrites it.
+pub struct EventView {
+    /// Unique in the process: a new view (a rewritten event, another event) has a new id.
+    pub id: u64,
+    /// The payload, without `text` when that is handed over on its own.
+    pub value: Value,
+    /// `message_update`'s `text`, to be read on demand.
+    pub text: Option<SharedText>,
+}
+
+impl EventView {
+    /// The view of `event` now.
+    pub fn of(event: &crate::hooks::HookEvent) -> EventView {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let (value, text) = event.to_script();
+        EventView {
+            id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            value,
+            text,
+        }
     }
 }
 

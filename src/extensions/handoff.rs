@@ -10,10 +10,10 @@
 //!   [`WINDOW`] of the one before it (a burst: a tool batch, a stream of deltas); an
 //!   extension called now and then sleeps between calls.
 //!
-//! The poll is bounded, gives the CPU to any other runnable thread between polls
-//! (`sched_yield` after a few pause instructions), and at most one thread per CPU polls at a
-//! time ([`Slot`]), so a waiting thread never keeps a core from a thread with work: past the
-//! window, or with no slot free, it sleeps as before.
+//! The poll is bounded, gives the CPU to any other runnable thread every few polls
+//! (`sched_yield` every [`YIELD_EVERY`] polls, pause instructions between), and at most one
+//! thread per CPU polls at a time ([`Slot`]), so a waiting thread never keeps a core from a
+//! thread with work: past the window, or with no slot free, it sleeps as before.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -69,24 +69,26 @@ pub fn poll<T>(ready: impl FnMut() -> Option<T>) -> Option<T> {
 /// The loop of [`poll`], for up to `window`.
 fn poll_within<T>(window: Duration, mut ready: impl FnMut() -> Option<T>) -> Option<T> {
     let start = Instant::now();
-    let mut step = 0u32;
+    let mut polls = 0u32;
     loop {
         if let Some(v) = ready() {
             return Some(v);
         }
-        if start.elapsed() >= window {
-            return None;
-        }
-        if step < 6 {
-            for _ in 0..(1u32 << step) {
-                std::hint::spin_loop();
+        polls = polls.wrapping_add(1);
+        if polls.is_multiple_of(YIELD_EVERY) {
+            if start.elapsed() >= window {
+                return None;
             }
-            step += 1;
-        } else {
             std::thread::yield_now();
+        } else {
+            std::hint::spin_loop();
         }
     }
 }
+
+/// Polls between looks at the clock and yields of the CPU (each costs a µs or more here,
+/// longer than the hand-off it would delay).
+const YIELD_EVERY: u32 = 32;
 
 /// A duration seen last, shared between threads (ns; starts as "long").
 pub struct Last(AtomicU64);

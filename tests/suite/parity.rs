@@ -375,3 +375,81 @@ fn an_alias_of_api_state_stays_the_state_across_a_reload_in_lua_and_rhai() {
     m.send_line("/quit");
     m.wait().ok();
 }
+
+/// Three `tool_call` handlers of one extension (one round trip to its thread): the second
+/// sees the first one's rewrite, the third chains on it, and the model's call runs with the
+/// last rewrite. The same in both languages.
+#[test]
+fn the_handlers_of_one_extension_chain_their_rewrites_in_lua_and_rhai() {
+    for (file, source) in [
+        (
+            "c.lua",
+            r#"api.on("tool_call", function(e) return {updated_args = {command = "printf one"}} end)
+api.on("tool_call", function(e) return {updated_args = {command = e.args.command .. "-two"}} end)
+api.on("tool_call", function(e) return {updated_args = {command = e.args.command .. "-three > ran.txt"}} end)"#,
+        ),
+        (
+            "c.rhai",
+            r#"api.on("tool_call", |e| #{ updated_args: #{ command: "printf one" } });
+api.on("tool_call", |e| #{ updated_args: #{ command: e.args.command + "-two" } });
+api.on("tool_call", |e| #{ updated_args: #{ command: e.args.command + "-three > ran.txt" } });"#,
+        ),
+    ] {
+        let dir = TestDir::new();
+        install(&dir, file, source);
+        let replies = [
+            json!({"tool_calls": [{"name": "bash", "arguments": {"command": "printf model > ran.txt"}}]}),
+            json!({"text": "done"}),
+        ];
+        let out = faux(&dir, &replies).args(["-p", "go"]).run();
+        out.ok();
+        assert_eq!(
+            dir.read("ran.txt"),
+            "one-two-three",
+            "{file}: {}",
+            out.describe()
+        );
+    }
+}
+
+/// In Lua the handlers of one extension share the event's table until one rewrites the
+/// event (as the reference says): a field set in place is seen by the next handler of the
+/// same extension, never by the host or by another extension, and a rewrite gives the next
+/// handler a fresh table.
+#[test]
+fn lua_handlers_of_one_extension_share_the_event_table_until_a_rewrite() {
+    let dir = TestDir::new();
+    install(
+        &dir,
+        "a.lua",
+        r#"local seen = {}
+api.on("tool_call", function(e) e.note = "set in place"; e.args.command = "printf changed > ran.txt" end)
+api.on("tool_call", function(e) seen[#seen + 1] = tostring(e.note) end)
+api.on("tool_call", function(e) return {updated_args = {command = e.args.command}} end)
+api.on("tool_call", function(e) seen[#seen + 1] = tostring(e.note) end)
+api.command("seen", function() return table.concat(seen, ",") end)"#,
+    );
+    install(
+        &dir,
+        "b.lua",
+        r#"local notes = {}
+api.on("tool_call", function(e) notes[#notes + 1] = tostring(e.note) end)
+api.command("notes", function() return table.concat(notes, ",") end)"#,
+    );
+    let replies = [
+        json!({"tool_calls": [{"name": "bash", "arguments": {"command": "printf model > ran.txt"}}]}),
+        json!({"text": "done"}),
+    ];
+    let mut m = faux(&dir, &replies).arg("--no-watch").spawn();
+    m.send_line("go");
+    m.wait_for_line("done", super::ext_util::WAIT);
+    m.send_line("/seen");
+    m.wait_for_line("set in place,nil", super::ext_util::WAIT);
+    m.send_line("/notes");
+    m.wait_for_line("nil", super::ext_util::WAIT);
+    m.close_stdin();
+    let out = m.wait();
+    out.ok();
+    // The in-place change of args reached the third handler, which returned it as a rewrite.
+    assert_eq!(dir.read("ran.txt"), "changed", "{}", out.describe());
+}

@@ -69,27 +69,80 @@ fn to_lua(lua: &Lua, v: &Json, mark: &Table) -> mlua::Result<Value> {
     Ok(match v {
         Json::Null => Value::Nil,
         Json::Bool(b) => Value::Boolean(*b),
-        Json::Number(n) => match n.as_i64() {
-            Some(i) => Value::Integer(i),
-            None => Value::Number(n.as_f64().unwrap_or(f64::NAN)),
-        },
+        Json::Number(n) => number(n),
         Json::String(s) => Value::String(lua.create_string(s)?),
+        // SAFETY: `push_json` keeps to the raw API's rules (below); `exec_raw` runs it in one
+        // protected call, so a memory error it raises comes back as an error here.
+        Json::Array(_) | Json::Object(_) => unsafe {
+            lua.exec_raw::<Value>(mark, |state| {
+                push_json(state, v);
+                // The result in place of the array mark (the one argument).
+                mlua::ffi::lua_replace(state, MARK);
+            })?
+        },
+    })
+}
+
+/// A JSON number as a Lua integer when it fits an `i64`, else a float.
+fn number(n: &Number) -> Value {
+    match n.as_i64() {
+        Some(i) => Value::Integer(i),
+        None => Value::Number(n.as_f64().unwrap_or(f64::NAN)),
+    }
+}
+
+/// Stack index of the array metatable in [`push_json`]'s frame.
+const MARK: std::ffi::c_int = 1;
+
+/// Pushes `v` as a Lua value with the raw API. mlua's safe calls protect each table write
+/// with a `pcall` of its own once a memory cap is set (a small event took 5 µs to build);
+/// this builds a whole value in one. Nothing here owns a value with a destructor, so a
+/// memory error that unwinds through it (a `longjmp`) skips nothing that must run.
+///
+/// # Safety
+/// `state` is the state of a protected call whose stack slot [`MARK`] holds the array
+/// metatable.
+unsafe fn push_json(state: *mut mlua::ffi::lua_State, v: &Json) {
+    use mlua::ffi;
+    // Room for a table, a key and a value at every level; raises (caught) past Lua's limit.
+    ffi::luaL_checkstack(state, 3, c"JSON value nested too deep".as_ptr());
+    match v {
+        Json::Null => ffi::lua_pushnil(state),
+        Json::Bool(b) => ffi::lua_pushboolean(state, std::ffi::c_int::from(*b)),
+        Json::Number(n) => match n.as_i64() {
+            Some(i) => ffi::lua_pushinteger(state, i),
+            None => ffi::lua_pushnumber(state, n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Json::String(s) => {
+            ffi::lua_pushlstring(state, s.as_ptr().cast(), s.len());
+        }
         Json::Array(items) => {
-            let t = lua.create_table_with_capacity(items.len(), 0)?;
+            ffi::lua_createtable(state, len(items.len()), 0);
             for (i, item) in items.iter().enumerate() {
-                t.raw_set(i + 1, to_lua(lua, item, mark)?)?;
+                if !item.is_null() {
+                    push_json(state, item);
+                    ffi::lua_rawseti(state, -2, (i + 1) as ffi::lua_Integer);
+                }
             }
-            t.set_metatable(Some(mark.clone()))?;
-            Value::Table(t)
+            ffi::lua_pushvalue(state, MARK);
+            ffi::lua_setmetatable(state, -2);
         }
         Json::Object(map) => {
-            let t = lua.create_table_with_capacity(0, map.len())?;
+            ffi::lua_createtable(state, 0, len(map.len()));
             for (k, item) in map {
-                t.raw_set(k.as_str(), to_lua(lua, item, mark)?)?;
+                if !item.is_null() {
+                    ffi::lua_pushlstring(state, k.as_ptr().cast(), k.len());
+                    push_json(state, item);
+                    ffi::lua_rawset(state, -3);
+                }
             }
-            Value::Table(t)
         }
-    })
+    }
+}
+
+/// A size hint for `lua_createtable`.
+fn len(n: usize) -> std::ffi::c_int {
+    std::ffi::c_int::try_from(n).unwrap_or(std::ffi::c_int::MAX)
 }
 
 /// Converts a Lua value to JSON. `lenient` drops what has no JSON form instead of failing.
@@ -268,5 +321,66 @@ mod tests {
         let v: Value = lua.load("local t = {} t.t = t return t").eval().unwrap();
         let e = lua_to_json(&lua, &v, false).unwrap_err();
         assert!(e.what.contains("contains itself"), "{}", e.what);
+    }
+
+    #[test]
+    fn nulls_leave_holes_and_keys_out_and_arrays_keep_their_mark() {
+        let lua = Lua::new();
+        let v = json!({"a": [1, null, 3], "gone": null, "s": "x\u{0}y"});
+        let t: Table = match json_to_lua(&lua, &v).unwrap() {
+            Value::Table(t) => t,
+            other => panic!("{other:?}"),
+        };
+        let a: Table = t.raw_get("a").unwrap();
+        assert_eq!(a.raw_get::<i64>(3).unwrap(), 3);
+        assert!(a.raw_get::<Value>(2).unwrap().is_nil());
+        assert!(t.raw_get::<Value>("gone").unwrap().is_nil());
+        let s: mlua::String = t.raw_get("s").unwrap();
+        assert_eq!(
+            s.as_bytes().as_ref(),
+            b"x\0y",
+            "strings keep their NUL bytes"
+        );
+        assert_eq!(
+            lua_to_json(&lua, &Value::Table(t), false).unwrap(),
+            json!({"a": [1, null, 3], "s": "x\u{0}y"})
+        );
+    }
+
+    #[test]
+    fn a_value_past_the_memory_cap_is_an_error_and_the_vm_goes_on() {
+        let lua = Lua::new();
+        lua.set_memory_limit(4 * 1024 * 1024).unwrap();
+        let big = Json::Array(vec![json!({"text": "x".repeat(1024)}); 8192]);
+        let e = json_to_lua(&lua, &big).unwrap_err();
+        assert!(matches!(e, mlua::Error::MemoryError(_)), "{e:?}");
+        lua.gc_collect().unwrap();
+        assert_eq!(
+            round(&lua, json!({"still": [true]})),
+            json!({"still": [true]})
+        );
+    }
+
+    #[test]
+    fn deep_values_convert() {
+        let lua = Lua::new();
+        let mut v = json!("leaf");
+        for _ in 0..150 {
+            v = json!({"in": [v]});
+        }
+        let l = json_to_lua(&lua, &v).unwrap();
+        let Value::Table(mut t) = l else { panic!() };
+        for _ in 0..150 {
+            let a: Table = t.raw_get("in").unwrap();
+            t = match a.raw_get::<Value>(1).unwrap() {
+                Value::Table(next) => next,
+                Value::String(s) => {
+                    assert_eq!(s.to_str().unwrap(), "leaf");
+                    return;
+                }
+                other => panic!("{other:?}"),
+            };
+        }
+        panic!("no leaf");
     }
 }

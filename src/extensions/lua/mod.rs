@@ -37,7 +37,7 @@ use serde_json::Value as Json;
 
 use self::modules::Modules;
 use self::sandbox::{Budget, Spent};
-use super::api::{ApiLink, CallbackId, Engine, ErrorKind, Limits, ScriptError};
+use super::api::{ApiLink, CallbackId, Engine, ErrorKind, EventView, Limits, ScriptError};
 use crate::hooks::SharedText;
 use crate::run::RunContext;
 
@@ -73,6 +73,8 @@ pub struct LuaEngine {
     shared: Rc<globals::Shared>,
     /// `ctx` for the last run context seen.
     ctx_fields: RefCell<Option<CtxFields>>,
+    /// The table of the event view the running chain shares ([`LuaEngine::event_table`]).
+    event: RefCell<Option<(u64, Value)>>,
     /// The prelude's `run(co, ...)`: resumes coroutine `co` (see [`LuaEngine::resume`]).
     runner: mlua::Function,
     /// A coroutine whose call finished, for the next call.
@@ -111,6 +113,7 @@ impl LuaEngine {
                 ui,
                 shared: shared.clone(),
                 ctx_fields: RefCell::new(None),
+                event: RefCell::new(None),
                 runner,
                 spare: RefCell::new(None),
                 mark: lua.array_metatable(),
@@ -260,43 +263,49 @@ impl LuaEngine {
         Ok(table)
     }
 
-    /// The function and arguments of a call; `None` when the callback was removed.
-    /// `text`, when set, becomes a `text` field of the first argument (a table) that is
-    /// read from the host only when the script looks at it.
-    fn prepare(
-        &self,
-        cb: CallbackId,
-        args: &[Json],
-        text: Option<&SharedText>,
-        ctx: &Arc<RunContext>,
-    ) -> mlua::Result<Option<(Function, MultiValue)>> {
-        let f = match self.callbacks.raw_get::<Value>(cb)? {
-            Value::Function(f) => f,
-            _ => return Ok(None),
-        };
-        let mut argv = MultiValue::with_capacity(args.len() + 1);
-        for a in args {
-            argv.push_back(convert::json_to_lua_marked(&self.lua, a, &self.mark)?);
-        }
-        if let (Some(text), Some(Value::Table(first))) = (text, argv.front()) {
-            first.set_metatable(Some(lazy_text(&self.lua, text.clone())?))?;
-        }
-        argv.push_back(Value::Table(self.ctx_table(ctx)?));
-        Ok(Some((f, argv)))
+    /// The function of callback `cb`; `None` when it was removed.
+    fn callback(&self, cb: CallbackId) -> mlua::Result<Option<Function>> {
+        Ok(match self.callbacks.raw_get::<Value>(cb)? {
+            Value::Function(f) => Some(f),
+            _ => None,
+        })
     }
 
+    /// The Lua table of an event view: built once per view (the handlers of one chain share
+    /// it until one rewrites the event). `text`, when set, becomes a `text` field read from
+    /// the host only when the script looks at it.
+    fn event_table(&self, view: &EventView) -> mlua::Result<Value> {
+        if let Some((id, table)) = &*self.event.borrow() {
+            if *id == view.id {
+                return Ok(table.clone());
+            }
+        }
+        let value = convert::json_to_lua_marked(&self.lua, &view.value, &self.mark)?;
+        if let (Some(text), Value::Table(table)) = (&view.text, &value) {
+            table.set_metatable(Some(lazy_text(&self.lua, text.clone())?))?;
+        }
+        *self.event.borrow_mut() = Some((view.id, value.clone()));
+        Ok(value)
+    }
+
+    /// Calls callback `cb` with the arguments `args` makes and `ctx` last; a removed callback
+    /// answers `null`.
     fn invoke(
         &mut self,
         cb: CallbackId,
-        args: &[Json],
-        text: Option<&SharedText>,
+        args: impl FnOnce(&Self) -> mlua::Result<MultiValue>,
         ctx: &Arc<RunContext>,
         budget: Duration,
     ) -> Result<Json, ScriptError> {
-        let Some((f, argv)) = self
-            .prepare(cb, args, text, ctx)
-            .map_err(|e| self.script_error(&e))?
-        else {
+        let prepared = || -> mlua::Result<Option<(Function, MultiValue)>> {
+            let Some(f) = self.callback(cb)? else {
+                return Ok(None);
+            };
+            let mut argv = args(self)?;
+            argv.push_back(Value::Table(self.ctx_table(ctx)?));
+            Ok(Some((f, argv)))
+        };
+        let Some((f, argv)) = prepared().map_err(|e| self.script_error(&e))? else {
             return Ok(Json::Null);
         };
         let out = self.guarded(budget, || self.resume::<Value>(&f, argv))?;
@@ -354,18 +363,27 @@ impl Engine for LuaEngine {
         ctx: &Arc<RunContext>,
         budget: Duration,
     ) -> Result<Json, ScriptError> {
-        self.invoke(cb, args, None, ctx, budget)
+        let convert = |engine: &Self| {
+            args.iter()
+                .map(|a| convert::json_to_lua_marked(&engine.lua, a, &engine.mark))
+                .collect()
+        };
+        self.invoke(cb, convert, ctx, budget)
     }
 
     fn call_event(
         &mut self,
         cb: CallbackId,
-        event: &Json,
-        text: Option<&SharedText>,
+        view: &EventView,
         ctx: &Arc<RunContext>,
         budget: Duration,
     ) -> Result<Json, ScriptError> {
-        self.invoke(cb, std::slice::from_ref(event), text, ctx, budget)
+        let event = |engine: &Self| Ok(MultiValue::from_iter([engine.event_table(view)?]));
+        self.invoke(cb, event, ctx, budget)
+    }
+
+    fn end_event(&mut self) {
+        self.event.borrow_mut().take();
     }
 
     /// What a reload carries over: each field of `api.state` that is plain data within the

@@ -46,10 +46,9 @@ use serde_json::Value;
 use self::bindings::{Api, Callbacks};
 use self::convert::{to_dynamic, to_json, ErrorContext};
 use self::resolver::{Imports, Resolver};
-use super::api::{ApiLink, CallbackId, Engine, Limits, ScriptError};
+use super::api::{ApiLink, CallbackId, Engine, EventView, Limits, ScriptError};
 use super::meter::CallClock;
 use crate::alloc;
-use crate::hooks::SharedText;
 use crate::run::RunContext;
 
 /// Operations per second of budget a call may run: a backstop behind the clock, far above
@@ -80,6 +79,8 @@ pub struct RhaiEngine {
     callbacks: Rc<RefCell<Callbacks>>,
     /// How many arguments each callback takes (learned at its first call).
     arity: HashMap<CallbackId, usize>,
+    /// The running chain's event view, converted ([`Engine::call_event`]).
+    event: Option<(u64, Dynamic)>,
     state: state::State,
     deadline: Deadline,
     imports: Rc<RefCell<Imports>>,
@@ -149,6 +150,7 @@ impl RhaiEngine {
             limits,
             callbacks,
             arity: HashMap::new(),
+            event: None,
             state,
             deadline,
             imports,
@@ -331,20 +333,33 @@ impl Engine for RhaiEngine {
         self.invoke(cb, argv, ctx, budget)
     }
 
-    /// An event with a `text` read on demand is a `LazyEvent` (see `ctx.rs`).
+    /// An event with a `text` read on demand is a `LazyEvent` (see `ctx.rs`). The value is
+    /// converted once per view and copied for each handler (a Rhai value is its own).
     fn call_event(
         &mut self,
         cb: CallbackId,
-        event: &Value,
-        text: Option<&SharedText>,
+        view: &EventView,
         ctx: &Arc<RunContext>,
         budget: Duration,
     ) -> Result<Value, ScriptError> {
-        let arg = match (text, to_dynamic(event).try_cast::<Map>()) {
-            (Some(text), Some(fields)) => Dynamic::from(ctx::LazyEvent::new(fields, text.clone())),
-            _ => to_dynamic(event),
+        let arg = match &self.event {
+            Some((id, arg)) if *id == view.id => arg.clone(),
+            _ => {
+                let arg = match (&view.text, to_dynamic(&view.value).try_cast::<Map>()) {
+                    (Some(text), Some(fields)) => {
+                        Dynamic::from(ctx::LazyEvent::new(fields, text.clone()))
+                    }
+                    _ => to_dynamic(&view.value),
+                };
+                self.event = Some((view.id, arg.clone()));
+                arg
+            }
         };
         self.invoke(cb, vec![arg], ctx, budget)
+    }
+
+    fn end_event(&mut self) {
+        self.event = None;
     }
 
     fn set_state(&mut self, state: Value) -> Result<(), ScriptError> {

@@ -12,7 +12,9 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::{disabled, on_budget, Chain, Health, Job, DEEP_JOB};
-use crate::extensions::api::{ApiLink, CallbackId, Engine, EngineFactory, Limits, ScriptError};
+use crate::extensions::api::{
+    ApiLink, CallbackId, Engine, EngineFactory, EventView, Limits, ScriptError,
+};
 use crate::extensions::handoff;
 use crate::hooks::{self, HookError, HookEvent, Step};
 use crate::run::RunContext;
@@ -156,6 +158,18 @@ impl Server {
         ctx: &Arc<RunContext>,
         budget: Duration,
     ) -> (Arc<HookEvent>, Option<String>) {
+        let outcome = self.run_chain(chain, ctx, budget);
+        self.engine.end_event();
+        outcome
+    }
+
+    /// [`Server::chain`] up to the end of the chain or its first block.
+    fn run_chain(
+        &mut self,
+        chain: Chain,
+        ctx: &Arc<RunContext>,
+        budget: Duration,
+    ) -> (Arc<HookEvent>, Option<String>) {
         let Chain {
             callbacks,
             mut event,
@@ -169,11 +183,8 @@ impl Server {
             let outcome = if self.health.disabled.load(Ordering::SeqCst) {
                 Err(HookError::new(disabled(&self.link.info.name)))
             } else {
-                let (value, text) = view.get_or_insert_with(|| event.to_script());
-                let (value, lazy) = (&*value, text.as_ref());
-                let called = self.around(ctx, |engine| {
-                    engine.call_event(cb, value, lazy, ctx, budget)
-                });
+                let view = &*view.get_or_insert_with(|| EventView::of(&event));
+                let called = self.around(ctx, |engine| engine.call_event(cb, view, ctx, budget));
                 match called {
                     Ok(Value::Null) => continue,
                     Ok(v) => Ok(Some(v)),
