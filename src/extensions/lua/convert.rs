@@ -17,6 +17,7 @@ use mlua::{Lua, LuaSerdeExt, Table, Value};
 use serde_json::{Map, Number, Value as Json};
 use std::cell::RefCell;
 
+use super::raw;
 use crate::extensions::crossing::Crossing;
 
 /// Why a Lua value has no JSON form, and where in the value it sits.
@@ -71,13 +72,13 @@ fn to_lua(lua: &Lua, v: &Json, mark: &Table) -> mlua::Result<Value> {
         Json::Bool(b) => Value::Boolean(*b),
         Json::Number(n) => number(n),
         Json::String(s) => Value::String(lua.create_string(s)?),
-        // SAFETY: `push_json` keeps to the raw API's rules (below); `exec_raw` runs it in one
+        // SAFETY: `push_json` keeps to the raw API's rules; `exec_raw` runs it in one
         // protected call, so a memory error it raises comes back as an error here.
         Json::Array(_) | Json::Object(_) => unsafe {
             lua.exec_raw::<Value>(mark, |state| {
-                push_json(state, v);
+                raw::push_json(state, v);
                 // The result in place of the array mark (the one argument).
-                mlua::ffi::lua_replace(state, MARK);
+                mlua::ffi::lua_replace(state, raw::MARK);
             })?
         },
     })
@@ -91,71 +92,34 @@ fn number(n: &Number) -> Value {
     }
 }
 
-/// Stack index of the array metatable in [`push_json`]'s frame.
-const MARK: std::ffi::c_int = 1;
-
-/// Pushes `v` as a Lua value with the raw API. mlua's safe calls protect each table write
-/// with a `pcall` of its own once a memory cap is set (a small event took 5 µs to build);
-/// this builds a whole value in one. Nothing here owns a value with a destructor, so a
-/// memory error that unwinds through it (a `longjmp`) skips nothing that must run.
-///
-/// # Safety
-/// `state` is the state of a protected call whose stack slot [`MARK`] holds the array
-/// metatable.
-unsafe fn push_json(state: *mut mlua::ffi::lua_State, v: &Json) {
-    use mlua::ffi;
-    // Room for a table, a key and a value at every level; raises (caught) past Lua's limit.
-    ffi::luaL_checkstack(state, 3, c"JSON value nested too deep".as_ptr());
-    match v {
-        Json::Null => ffi::lua_pushnil(state),
-        Json::Bool(b) => ffi::lua_pushboolean(state, std::ffi::c_int::from(*b)),
-        Json::Number(n) => match n.as_i64() {
-            Some(i) => ffi::lua_pushinteger(state, i),
-            None => ffi::lua_pushnumber(state, n.as_f64().unwrap_or(f64::NAN)),
-        },
-        Json::String(s) => {
-            ffi::lua_pushlstring(state, s.as_ptr().cast(), s.len());
-        }
-        Json::Array(items) => {
-            ffi::lua_createtable(state, len(items.len()), 0);
-            for (i, item) in items.iter().enumerate() {
-                if !item.is_null() {
-                    push_json(state, item);
-                    ffi::lua_rawseti(state, -2, (i + 1) as ffi::lua_Integer);
-                }
-            }
-            ffi::lua_pushvalue(state, MARK);
-            ffi::lua_setmetatable(state, -2);
-        }
-        Json::Object(map) => {
-            ffi::lua_createtable(state, 0, len(map.len()));
-            for (k, item) in map {
-                if !item.is_null() {
-                    ffi::lua_pushlstring(state, k.as_ptr().cast(), k.len());
-                    push_json(state, item);
-                    ffi::lua_rawset(state, -3);
-                }
-            }
-        }
-    }
-}
-
-/// A size hint for `lua_createtable`.
-fn len(n: usize) -> std::ffi::c_int {
-    std::ffi::c_int::try_from(n).unwrap_or(std::ffi::c_int::MAX)
-}
-
 /// Converts a Lua value to JSON. `lenient` drops what has no JSON form instead of failing.
 pub(super) fn lua_to_json(lua: &Lua, v: &Value, lenient: bool) -> Result<Json, ConvError> {
-    lua_to_json_marked(v, &lua.array_metatable(), lenient)
+    lua_to_json_marked(lua, v, &lua.array_metatable(), lenient)
 }
 
-/// [`lua_to_json`] with the array metatable at hand.
+/// [`lua_to_json`] with the array metatable at hand. A table of plain data is read in one go
+/// with the raw API ([`raw::Reader`]); anything else (a function inside, a key that is not a
+/// string or number, a value past the limits) takes the careful path, which says what and
+/// where (or, lenient, drops it).
 pub(super) fn lua_to_json_marked(
+    lua: &Lua,
     v: &Value,
     mark: &Table,
     lenient: bool,
 ) -> Result<Json, ConvError> {
+    if let Value::Table(_) = v {
+        let mut read = None;
+        // SAFETY: the reader only reads (no call in it raises a Lua error, so nothing
+        // unwinds through its frames) and leaves the stack as it found it.
+        let ran = unsafe {
+            lua.exec_raw::<()>(v, |state| {
+                read = raw::Reader::new(state, mark.to_pointer()).value(1, 0);
+            })
+        };
+        if let (Ok(()), Some(json)) = (ran, read) {
+            return Ok(json);
+        }
+    }
     let conv = ToJson {
         mark: mark.to_pointer(),
         lenient,
@@ -382,5 +346,69 @@ mod tests {
             };
         }
         panic!("no leaf");
+    }
+
+    /// The careful path alone, to hold the raw reader to it.
+    fn careful(lua: &Lua, v: &Value, lenient: bool) -> Result<Json, String> {
+        let conv = ToJson {
+            mark: lua.array_metatable().to_pointer(),
+            lenient,
+            budget: RefCell::new(Crossing::for_thread()),
+        };
+        conv.value(v, 0)
+            .map(|j| j.unwrap_or(Json::Null))
+            .map_err(|e| e.describe("cannot return", "result"))
+    }
+
+    #[test]
+    fn the_raw_reader_gives_what_the_careful_path_gives() {
+        let lua = Lua::new();
+        lua.globals().set("null", lua.null()).unwrap();
+        lua.globals().set("mark", lua.array_metatable()).unwrap();
+        let cases = [
+            "{}",
+            "{1, 2, 3}",
+            "{1, nil, 3}",
+            "{[1] = 1, [3] = 3}",
+            "{[-1] = 'neg', [0] = 'zero', [1] = 'one'}",
+            "{[1.5] = 'f', [2] = 'i', x = {y = {z = {}}}}",
+            "setmetatable({}, mark)",
+            "setmetatable({1, 2}, mark)",
+            "{a = null, b = {null, 1}}",
+            "{s = 'caf\\xff\\xfe', n = 0/0, i = 1/0, m = -1/0, big = 2^63}",
+            "{[true] = 1}",
+            "{f = print}",
+            "{{{{print}}}}",
+            "setmetatable({1}, {__index = function() return 2 end})",
+            "(function() local t = {} t.t = t return t end)()",
+            "{co = coroutine.create(print)}",
+        ];
+        // Plain data is read by the raw reader itself (not by the careful path after it).
+        let plain: Value = lua
+            .load("return {a = {1, 2, {b = 'c'}}, [2] = true}")
+            .eval()
+            .unwrap();
+        let mut read = None;
+        let mark = lua.array_metatable().to_pointer();
+        // SAFETY: as in `lua_to_json_marked`.
+        unsafe {
+            lua.exec_raw::<()>(&plain, |state| {
+                read = raw::Reader::new(state, mark).value(1, 0);
+            })
+            .unwrap();
+        }
+        assert_eq!(read, Some(json!({"a": [1, 2, {"b": "c"}], "2": true})));
+        for src in cases {
+            let v: Value = lua.load(format!("return {src}")).eval().unwrap();
+            for lenient in [false, true] {
+                let fast = lua_to_json_marked(&lua, &v, &lua.array_metatable(), lenient)
+                    .map_err(|e| e.describe("cannot return", "result"));
+                assert_eq!(
+                    fast,
+                    careful(&lua, &v, lenient),
+                    "{src} (lenient {lenient})"
+                );
+            }
+        }
     }
 }

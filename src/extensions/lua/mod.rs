@@ -6,7 +6,7 @@
 //! - `globals.rs`: the `api` table and `ctx`'s functions, on top of [`ApiLink`];
 //! - `modules.rs`: `require` (the extension's folder, its root, the embedded `json`, `fs`,
 //!   `path`, `schema`); `fs.rs`: the `fs` module (files within the script's limits);
-//! - `convert.rs`: JSON <-> Lua values.
+//! - `convert.rs`: JSON <-> Lua values (`raw.rs`: the same in one protected call each).
 //!
 //! Errors carry `path:line: message` (full paths, also where Lua would shorten them); a call
 //! over its budget reports [`ErrorKind::Budget`], one over the memory cap
@@ -22,6 +22,7 @@ mod convert;
 mod fs;
 mod globals;
 mod modules;
+mod raw;
 mod sandbox;
 #[cfg(test)]
 mod tests;
@@ -309,7 +310,7 @@ impl LuaEngine {
             return Ok(Json::Null);
         };
         let out = self.guarded(budget, || self.resume::<Value>(&f, argv))?;
-        convert::lua_to_json_marked(&out, &self.mark, false).map_err(|e| {
+        convert::lua_to_json_marked(&self.lua, &out, &self.mark, false).map_err(|e| {
             ScriptError::runtime(format!(
                 "{}: {}; return plain data (tables, strings, numbers, booleans)",
                 self.link.info.path.display(),
@@ -395,7 +396,7 @@ impl Engine for LuaEngine {
         };
         let whole = Value::Table(state.clone());
         if let Ok(j @ (Json::Object(_) | Json::Array(_))) =
-            convert::lua_to_json_marked(&whole, &self.mark, true)
+            convert::lua_to_json_marked(&self.lua, &whole, &self.mark, true)
         {
             return (j, Vec::new());
         }
@@ -407,7 +408,7 @@ impl Engine for LuaEngine {
                 Value::Integer(i) => i.to_string(),
                 _ => continue,
             };
-            match convert::lua_to_json_marked(&v, &self.mark, true) {
+            match convert::lua_to_json_marked(&self.lua, &v, &self.mark, true) {
                 Ok(j) => {
                     kept.insert(key, j);
                 }
