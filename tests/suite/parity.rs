@@ -453,3 +453,36 @@ api.command("notes", function() return table.concat(notes, ",") end)"#,
     // The in-place change of args reached the third handler, which returned it as a rewrite.
     assert_eq!(dir.read("ran.txt"), "changed", "{}", out.describe());
 }
+
+/// In Rhai each handler of one view gets its own copy of the event (the first the converted
+/// value, the second a fresh conversion, the rest copies of it): a field one sets is not seen
+/// by the next, and all of them see the model's arguments.
+#[test]
+fn rhai_handlers_of_one_view_each_get_their_own_copy_of_the_event() {
+    let dir = TestDir::new();
+    install(
+        &dir,
+        "r.rhai",
+        r#"let seen = api.state;
+seen.log = [];
+api.on("tool_call", |e| { api.state.log.push(`${e.args.command}|${"note" in e}`); e.note = "mine"; });
+api.on("tool_call", |e| { api.state.log.push(`${e.args.command}|${"note" in e}`); e.note = "mine"; });
+api.on("tool_call", |e| { api.state.log.push(`${e.args.command}|${"note" in e}`); });
+api.on("tool_call", |e| { api.state.log.push(`${e.args.command}|${"note" in e}`); });
+api.command("seen", |args| api.state.log.reduce(|sum, x| if sum == "" { x } else { sum + "," + x }, ""));"#,
+    );
+    let replies = [
+        json!({"tool_calls": [{"name": "bash", "arguments": {"command": "true"}}]}),
+        json!({"text": "done"}),
+    ];
+    let mut m = faux(&dir, &replies).arg("--no-watch").spawn();
+    m.send_line("go");
+    m.wait_for_line("done", super::ext_util::WAIT);
+    m.send_line("/seen");
+    m.wait_for_line(
+        "true|false,true|false,true|false,true|false",
+        super::ext_util::WAIT,
+    );
+    m.close_stdin();
+    m.wait().ok();
+}

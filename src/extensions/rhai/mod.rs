@@ -79,8 +79,9 @@ pub struct RhaiEngine {
     callbacks: Rc<RefCell<Callbacks>>,
     /// How many arguments each callback takes (learned at its first call).
     arity: HashMap<CallbackId, usize>,
-    /// The running chain's event view, converted ([`Engine::call_event`]).
-    event: Option<(u64, Dynamic)>,
+    /// The running chain's event view and, from its second handler on, its value
+    /// ([`Engine::call_event`]).
+    event: Option<(u64, Option<Dynamic>)>,
     state: state::State,
     deadline: Deadline,
     imports: Rc<RefCell<Imports>>,
@@ -242,6 +243,17 @@ impl RhaiEngine {
     }
 }
 
+/// The script value of an event view (a `LazyEvent` when its `text` is read on demand).
+fn event_value(view: &EventView) -> Dynamic {
+    let value = to_dynamic(&view.value);
+    match &view.text {
+        Some(text) if value.is_map() => {
+            Dynamic::from(ctx::LazyEvent::new(value.cast::<Map>(), text.clone()))
+        }
+        _ => value,
+    }
+}
+
 /// `api.state` at load: what the previous version left (a map), or an empty map.
 fn initial_state(link: &ApiLink, path: &str) -> Result<Map, ScriptError> {
     match to_dynamic(&link.initial_state()) {
@@ -333,8 +345,10 @@ impl Engine for RhaiEngine {
         self.invoke(cb, argv, ctx, budget)
     }
 
-    /// An event with a `text` read on demand is a `LazyEvent` (see `ctx.rs`). The value is
-    /// converted once per view and copied for each handler (a Rhai value is its own).
+    /// An event with a `text` read on demand is a `LazyEvent` (see `ctx.rs`). A Rhai value
+    /// is its own, so each handler gets a copy: the first handler of a view gets the value
+    /// converted for it (a chain of one copies nothing), the second converts it again and
+    /// keeps it, the ones after copy what was kept.
     fn call_event(
         &mut self,
         cb: CallbackId,
@@ -342,17 +356,12 @@ impl Engine for RhaiEngine {
         ctx: &Arc<RunContext>,
         budget: Duration,
     ) -> Result<Value, ScriptError> {
-        let arg = match &self.event {
-            Some((id, arg)) if *id == view.id => arg.clone(),
+        let arg = match &mut self.event {
+            Some((id, Some(kept))) if *id == view.id => kept.clone(),
+            Some((id, slot @ None)) if *id == view.id => slot.insert(event_value(view)).clone(),
             _ => {
-                let arg = match (&view.text, to_dynamic(&view.value).try_cast::<Map>()) {
-                    (Some(text), Some(fields)) => {
-                        Dynamic::from(ctx::LazyEvent::new(fields, text.clone()))
-                    }
-                    _ => to_dynamic(&view.value),
-                };
-                self.event = Some((view.id, arg.clone()));
-                arg
+                self.event = Some((view.id, None));
+                event_value(view)
             }
         };
         self.invoke(cb, vec![arg], ctx, budget)
