@@ -20,7 +20,9 @@ mod event;
 mod repeats;
 mod result;
 mod text;
-pub use event::{CallAbout, CompactReason, EventKind, HookEvent, InputSource, Origin, Reason};
+pub use event::{
+    CallAbout, CompactReason, EventKind, HookEvent, InputSource, Origin, Reason, ScriptPayload,
+};
 pub use result::HookResult;
 pub use text::SharedText;
 
@@ -109,16 +111,48 @@ pub fn apply_outcome(
     outcome: Result<Option<Value>, HookError>,
     notice: &NoticeFn,
 ) -> Step {
-    let kind = event.kind();
+    settle(event.kind(), owner, outcome, notice, |result| {
+        result.apply(event, owner)
+    })
+}
+
+/// [`apply_outcome`] on an event shared with others: it is copied only when a result rewrites
+/// it, and then without the fields the result replaces.
+pub fn apply_outcome_shared(
+    event: &mut Arc<HookEvent>,
+    owner: &Owner,
+    outcome: Result<Option<Value>, HookError>,
+    notice: &NoticeFn,
+) -> Step {
+    settle(event.kind(), owner, outcome, notice, |result| {
+        if !result.rewrites() {
+            return result.verdict(owner);
+        }
+        if Arc::get_mut(event).is_none() {
+            *event = Arc::new(result.copy_for(event));
+        }
+        result.apply(Arc::make_mut(event), owner)
+    })
+}
+
+/// The rules of [`apply_outcome`], with `apply` rewriting the event with a parsed result
+/// (and giving the block reason, if it blocks).
+fn settle(
+    kind: EventKind,
+    owner: &Owner,
+    outcome: Result<Option<Value>, HookError>,
+    notice: &NoticeFn,
+    apply: impl FnOnce(HookResult) -> Option<String>,
+) -> Step {
     match outcome {
         Ok(None) => Step::Unchanged,
         Ok(Some(value)) => {
-            let (result, problems) = HookResult::from_value(&value, kind);
+            let (result, problems) = HookResult::from_value(value, kind);
             for p in problems {
                 notice(format!("{owner} ({}): {p}", kind.name()));
             }
             let changed = result.rewrites();
-            match result.apply(event, owner) {
+            match apply(result) {
                 Some(reason) => Step::Blocked(reason),
                 None if changed => Step::Changed,
                 None => Step::Unchanged,
@@ -348,4 +382,4 @@ impl Unregister for HookBus {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

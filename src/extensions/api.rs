@@ -162,11 +162,11 @@ pub trait Engine {
         budget: Duration,
     ) -> Result<Value, ScriptError>;
 
-    /// Calls handler `cb` with an event: `view.value` is its payload as JSON and
-    /// `view.text`, when set, its `text` field, which the engine may hand over to be read on
-    /// demand (by default it is put into the payload). The handlers of one chain get the
-    /// same view until one rewrites the event: an engine may build its value once per view
-    /// ([`EventView::id`]) and drop it at [`Engine::end_event`].
+    /// Calls handler `cb` with the event of `view` (by default its whole payload as JSON;
+    /// an engine may hand `message_update`'s `text` over to be read on demand, see
+    /// [`EventView::script`]). The handlers of one chain get the same view until one
+    /// rewrites the event: an engine may build its value once per view ([`EventView::id`])
+    /// and drop it at [`Engine::end_event`].
     fn call_event(
         &mut self,
         cb: CallbackId,
@@ -174,16 +174,7 @@ pub trait Engine {
         ctx: &Arc<RunContext>,
         budget: Duration,
     ) -> Result<Value, ScriptError> {
-        match &view.text {
-            None => self.call(cb, std::slice::from_ref(&view.value), ctx, budget),
-            Some(t) => {
-                let mut full = view.value.clone();
-                if let Value::Object(map) = &mut full {
-                    map.insert("text".into(), Value::String(t.to_string_lossless()));
-                }
-                self.call(cb, &[full], ctx, budget)
-            }
-        }
+        self.call(cb, &[view.event.to_value()], ctx, budget)
     }
 
     /// The chain of handlers for one event ended: what was built for its views can go.
@@ -204,25 +195,32 @@ pub trait Engine {
 }
 
 /// An event as the handlers of one chain see it, until one of them rewrites it.
-pub struct EventView {
+#[derive(Clone, Copy)]
+pub struct EventView<'a> {
     /// Unique in the process: a new view (a rewritten event, another event) has a new id.
     pub id: u64,
-    /// The payload, without `text` when that is handed over on its own.
-    pub value: Value,
-    /// `message_update`'s `text`, to be read on demand.
-    pub text: Option<SharedText>,
+    pub event: &'a crate::hooks::HookEvent,
 }
 
-impl EventView {
-    /// The view of `event` now.
-    pub fn of(event: &crate::hooks::HookEvent) -> EventView {
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        let (value, text) = event.to_script();
+impl<'a> EventView<'a> {
+    /// A view of `event` with a new id.
+    pub fn of(event: &'a crate::hooks::HookEvent) -> EventView<'a> {
         EventView {
-            id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-            value,
-            text,
+            id: EventView::next_id(),
+            event,
         }
+    }
+
+    /// An id for a new view.
+    pub fn next_id() -> u64 {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The payload as JSON, without `text` when that is handed over on its own
+    /// ([`HookEvent::to_script`](crate::hooks::HookEvent::to_script)).
+    pub fn script(&self) -> (Value, Option<SharedText>) {
+        self.event.to_script()
     }
 }
 

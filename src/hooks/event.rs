@@ -303,12 +303,40 @@ impl HookEvent {
     /// The payload as JSON for a script, with the one field that grows without bound
     /// (`message_update`'s `text`) left out and handed over as it is, to be read on demand.
     pub fn to_script(&self) -> (Value, Option<SharedText>) {
+        let (payload, text) = self.script_parts();
+        (serde_json::to_value(payload).unwrap_or(Value::Null), text)
+    }
+
+    /// [`HookEvent::to_script`] before it becomes JSON: the payload to serialize (an engine
+    /// may serialize it straight into its own values) and the `text` handed over on its own.
+    pub fn script_parts(&self) -> (ScriptPayload<'_>, Option<SharedText>) {
         match self {
-            HookEvent::MessageUpdate { delta, text } => (
-                serde_json::json!({"type": "message_update", "delta": delta}),
-                Some(text.clone()),
-            ),
-            other => (other.to_value(), None),
+            HookEvent::MessageUpdate { delta, text } => {
+                (ScriptPayload::Update { delta }, Some(text.clone()))
+            }
+            other => (ScriptPayload::Event(other), None),
+        }
+    }
+}
+
+/// An event's payload as scripts get it: `message_update` without its `text`.
+#[derive(Clone, Copy)]
+pub enum ScriptPayload<'a> {
+    Event(&'a HookEvent),
+    Update { delta: &'a str },
+}
+
+impl Serialize for ScriptPayload<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        match self {
+            ScriptPayload::Event(event) => event.serialize(s),
+            ScriptPayload::Update { delta } => {
+                let mut m = s.serialize_struct("MessageUpdate", 2)?;
+                m.serialize_field("type", "message_update")?;
+                m.serialize_field("delta", delta)?;
+                m.end()
+            }
         }
     }
 }

@@ -59,13 +59,13 @@ fn type_name(v: &Value) -> &'static str {
 impl HookResult {
     /// Parses a handler's return value for an event of `kind`. Returns the fields that
     /// could be used and one message per field that could not.
-    pub fn from_value(value: &Value, kind: EventKind) -> (HookResult, Vec<String>) {
+    pub fn from_value(value: Value, kind: EventKind) -> (HookResult, Vec<String>) {
         let mut result = HookResult::default();
         let mut problems = Vec::new();
-        let Some(map) = value.as_object() else {
+        let Value::Object(map) = value else {
             problems.push(format!(
                 "the handler returned a {}, expected a table of result fields or nothing; ignored",
-                type_name(value)
+                type_name(&value)
             ));
             return (result, problems);
         };
@@ -86,7 +86,7 @@ impl HookResult {
                 ));
                 continue;
             }
-            if let Err(problem) = result.set(key, v) {
+            if let Err(problem) = result.set(&key, v) {
                 problems.push(problem);
             }
         }
@@ -95,32 +95,31 @@ impl HookResult {
 
     /// Sets the field `key` (one the event honours) from `v`; the problem when `v` does not
     /// fit it.
-    fn set(&mut self, key: &str, v: &Value) -> Result<(), String> {
-        let wrong = |expected: &str| {
+    fn set(&mut self, key: &str, v: Value) -> Result<(), String> {
+        let wrong = |expected: &str, v: &Value| {
             format!(
                 "result field '{key}' must be {expected}, got a {}; ignored",
                 type_name(v)
             )
         };
-        let text = || {
-            v.as_str()
-                .map(str::to_string)
-                .ok_or_else(|| wrong("a string"))
+        let text = |v: Value| match v {
+            Value::String(s) => Ok(s),
+            other => Err(wrong("a string", &other)),
         };
-        let table = || match v {
-            Value::Object(_) => Ok(v.clone()),
-            _ => Err(wrong("a table")),
+        let table = |v: Value| match v {
+            Value::Object(_) => Ok(v),
+            other => Err(wrong("a table", &other)),
         };
         match key {
             // `cancel` is how a `session_before_*` event is stopped: a block by its name.
-            "block" | "cancel" => self.block = v.as_bool().ok_or_else(|| wrong("a boolean"))?,
-            "summary" => self.summary = Some(text()?),
-            "reason" => self.reason = Some(text()?),
-            "updated_input" => self.updated_input = Some(text()?),
-            "updated_system_prompt" => self.updated_system_prompt = Some(text()?),
-            "updated_result" => self.updated_result = Some(text()?),
+            "block" | "cancel" => self.block = v.as_bool().ok_or_else(|| wrong("a boolean", &v))?,
+            "summary" => self.summary = Some(text(v)?),
+            "reason" => self.reason = Some(text(v)?),
+            "updated_input" => self.updated_input = Some(text(v)?),
+            "updated_system_prompt" => self.updated_system_prompt = Some(text(v)?),
+            "updated_result" => self.updated_result = Some(text(v)?),
             "updated_command" => {
-                let command = text()?;
+                let command = text(v)?;
                 if command.trim().is_empty() {
                     return Err(format!(
                         "result field '{key}' is empty: there would be nothing to run; ignored"
@@ -128,9 +127,9 @@ impl HookResult {
                 }
                 self.updated_command = Some(command);
             }
-            "updated_output" => self.updated_output = Some(text()?),
-            "updated_args" => self.updated_args = Some(table()?),
-            "updated_payload" => self.updated_payload = Some(table()?),
+            "updated_output" => self.updated_output = Some(text(v)?),
+            "updated_args" => self.updated_args = Some(table(v)?),
+            "updated_payload" => self.updated_payload = Some(table(v)?),
             "updated_messages" => {
                 let messages = parse_messages(v)
                     .map_err(|e| format!("result field 'updated_messages': {e}; ignored"))?;
@@ -155,7 +154,12 @@ impl HookResult {
     }
 
     /// Rewrites the event with this result. Returns the block reason when it blocks.
-    pub fn apply(self, event: &mut HookEvent, owner: &Owner) -> Option<String> {
+    pub fn apply(mut self, event: &mut HookEvent, owner: &Owner) -> Option<String> {
+        let verdict = HookResult {
+            block: self.block,
+            reason: self.reason.take(),
+            ..HookResult::default()
+        };
         match event {
             HookEvent::Input { text, .. } => {
                 if let Some(t) = self.updated_input {
@@ -204,26 +208,63 @@ impl HookResult {
             }
             _ => {}
         }
-        if self.block {
-            Some(self.reason.unwrap_or_else(|| format!("blocked by {owner}")))
-        } else {
-            None
+        verdict.verdict(owner)
+    }
+
+    /// The block reason when this result blocks.
+    pub fn verdict(self, owner: &Owner) -> Option<String> {
+        self.block
+            .then(|| self.reason.unwrap_or_else(|| format!("blocked by {owner}")))
+    }
+
+    /// A copy of `event` for this result to rewrite: the big fields it replaces (messages,
+    /// arguments, payloads, texts) are left empty instead of copied.
+    pub fn copy_for(&self, event: &HookEvent) -> HookEvent {
+        match event {
+            HookEvent::Context { .. } if self.updated_messages.is_some() => HookEvent::Context {
+                messages: Vec::new(),
+            },
+            HookEvent::ToolCall {
+                id, name, about, ..
+            } if self.updated_args.is_some() => HookEvent::ToolCall {
+                id: id.clone(),
+                name: name.clone(),
+                args: Value::Null,
+                about: about.clone(),
+            },
+            HookEvent::BeforeProviderRequest { provider, .. } if self.updated_payload.is_some() => {
+                HookEvent::BeforeProviderRequest {
+                    provider: provider.clone(),
+                    payload: Value::Null,
+                }
+            }
+            HookEvent::Input { source, .. } if self.updated_input.is_some() => HookEvent::Input {
+                text: String::new(),
+                source: *source,
+            },
+            HookEvent::BeforeAgentStart { prompt, .. } if self.updated_system_prompt.is_some() => {
+                HookEvent::BeforeAgentStart {
+                    prompt: prompt.clone(),
+                    system_prompt: String::new(),
+                }
+            }
+            other => other.clone(),
         }
     }
 }
 
-fn parse_messages(v: &Value) -> Result<Vec<Message>, String> {
-    let Some(items) = v.as_array() else {
+fn parse_messages(v: Value) -> Result<Vec<Message>, String> {
+    let Value::Array(items) = v else {
         return Err(format!(
             "must be an array of messages, got a {}",
-            type_name(v)
+            type_name(&v)
         ));
     };
     items
-        .iter()
+        .into_iter()
         .enumerate()
         .map(|(i, m)| {
-            serde_json::from_value::<Message>(m.clone())
+            serde_json::from_value::<Message>(m)
                 .map_err(|e| format!("message {} is not a message ({e})", i + 1))
         })
         .collect()

@@ -224,7 +224,32 @@ async fn remove_owner_removes_exactly_its_handlers() {
 
 #[test]
 fn event_payload_shapes_are_pinned() {
-    let cases = [
+    let mut covered = std::collections::BTreeSet::new();
+    for (event, shape) in pinned_events() {
+        assert_eq!(event.to_value(), shape);
+        // Handlers get the same JSON, with `message_update`'s text handed over on its own.
+        let (script, text) = event.to_script();
+        if let Some(text) = text {
+            assert_eq!(
+                json!({"type": "message_update", "delta": shape["delta"]}),
+                script
+            );
+            assert_eq!(json!(text.to_string_lossless()), shape["text"]);
+        } else {
+            assert_eq!(script, shape);
+        }
+        covered.insert(event.kind().name());
+    }
+    let all: std::collections::BTreeSet<&str> = EventKind::ALL.iter().map(|k| k.name()).collect();
+    assert_eq!(covered, all, "every hook event's shape is pinned");
+    for kind in EventKind::ALL {
+        assert_eq!(EventKind::parse(kind.name()), Some(kind));
+    }
+}
+
+/// One event of every kind with its pinned JSON (also for the engines' conversion tests).
+pub(crate) fn pinned_events() -> Vec<(HookEvent, Value)> {
+    vec![
         (
             HookEvent::SessionStart {
                 reason: Reason::Reload,
@@ -378,32 +403,45 @@ fn event_payload_shapes_are_pinned() {
             },
             json!({"type":"user_shell","command":"git status","add_to_context":true}),
         ),
-    ];
-    let mut covered = std::collections::BTreeSet::new();
-    for (event, shape) in cases {
-        assert_eq!(event.to_value(), shape);
-        // Handlers get the same JSON, with `message_update`'s text handed over on its own.
-        let (script, text) = event.to_script();
-        if let Some(text) = text {
-            assert_eq!(
-                json!({"type": "message_update", "delta": shape["delta"]}),
-                script
-            );
-            assert_eq!(json!(text.to_string_lossless()), shape["text"]);
-        } else {
-            assert_eq!(script, shape);
-        }
-        covered.insert(event.kind().name());
-    }
-    let all: std::collections::BTreeSet<&str> = EventKind::ALL.iter().map(|k| k.name()).collect();
-    assert_eq!(covered, all, "every hook event's shape is pinned");
-    for kind in EventKind::ALL {
-        assert_eq!(EventKind::parse(kind.name()), Some(kind));
-    }
+    ]
 }
 
 fn ctx() -> std::sync::Arc<crate::run::RunContext> {
     std::sync::Arc::new(crate::run::RunContext::detached(std::path::PathBuf::from(
         "/w",
     )))
+}
+
+#[test]
+fn a_shared_event_is_rewritten_as_a_copy_would_be() {
+    let results = [
+        json!({"updated_messages": [{"role": "user", "content": "new"}]}),
+        json!({"updated_args": {"command": "pwd"}}),
+        json!({"updated_payload": {"model": "m"}}),
+        json!({"updated_input": "new input", "block": false}),
+        json!({"updated_system_prompt": "new prompt"}),
+        json!({"updated_result": "new result"}),
+        json!({"summary": "short"}),
+        json!({"updated_command": "ls", "updated_output": "out"}),
+        json!({"block": true, "reason": "no"}),
+        json!({"updated_args": "not a table"}),
+    ];
+    let owner = Owner::new("x", 1);
+    let notice: NoticeFn = Arc::new(|_| {});
+    for (event, _) in pinned_events() {
+        for result in &results {
+            let mut copy = event.clone();
+            let expected = apply_outcome(&mut copy, &owner, Ok(Some(result.clone())), &notice);
+            let original = Arc::new(event.clone());
+            let mut shared = original.clone();
+            let step = apply_outcome_shared(&mut shared, &owner, Ok(Some(result.clone())), &notice);
+            assert_eq!(step, expected, "{} with {result}", event.kind().name());
+            assert_eq!(*shared, copy, "{} with {result}", event.kind().name());
+            assert_eq!(*original, event, "the other holder's event is untouched");
+            // Unchanged results leave the event shared, not copied.
+            if step != Step::Changed {
+                assert!(Arc::ptr_eq(&shared, &original), "{}", event.kind().name());
+            }
+        }
+    }
 }

@@ -24,6 +24,7 @@ mod globals;
 mod modules;
 mod raw;
 mod sandbox;
+mod tape;
 #[cfg(test)]
 mod tests;
 
@@ -281,9 +282,15 @@ impl LuaEngine {
                 return Ok(table.clone());
             }
         }
-        let value = convert::json_to_lua_marked(&self.lua, &view.value, &self.mark)?;
-        if let (Some(text), Value::Table(table)) = (&view.text, &value) {
-            table.set_metatable(Some(lazy_text(&self.lua, text.clone())?))?;
+        let (payload, text) = view.event.script_parts();
+        let value = match tape::with_tape(&payload, |tape| {
+            convert::tape_to_lua(&self.lua, tape, &self.mark)
+        }) {
+            Some(built) => built?,
+            None => convert::json_to_lua_marked(&self.lua, &view.script().0, &self.mark)?,
+        };
+        if let (Some(text), Value::Table(table)) = (text, &value) {
+            table.set_metatable(Some(lazy_text(&self.lua, text)?))?;
         }
         *self.event.borrow_mut() = Some((view.id, value.clone()));
         Ok(value)

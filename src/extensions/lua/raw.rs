@@ -10,6 +10,7 @@ use std::ffi::{c_int, c_void};
 use mlua::ffi;
 use serde_json::{Map, Number, Value as Json};
 
+use super::tape::{Tape, Tok};
 use crate::extensions::crossing::Crossing;
 
 /// Stack index of the array metatable in [`push_json`]'s frame.
@@ -58,6 +59,70 @@ pub(super) unsafe fn push_json(state: *mut ffi::lua_State, v: &Json) {
             }
         }
     }
+}
+
+/// Pushes the value of `tape` as [`push_json`] would push its JSON: the same rules, the same
+/// safety (nothing here owns a value with a destructor).
+///
+/// # Safety
+/// As for [`push_json`].
+pub(super) unsafe fn push_tape(state: *mut ffi::lua_State, tape: &Tape) {
+    let mut at = 0;
+    push_tok(state, tape, &mut at);
+}
+
+/// Pushes the value starting at token `*at`, leaving `*at` past it.
+///
+/// # Safety
+/// As for [`push_json`].
+unsafe fn push_tok(state: *mut ffi::lua_State, tape: &Tape, at: &mut usize) {
+    ffi::luaL_checkstack(state, 3, c"JSON value nested too deep".as_ptr());
+    let Some(tok) = tape.toks.get(*at).copied() else {
+        ffi::lua_pushnil(state);
+        return;
+    };
+    *at += 1;
+    match tok {
+        Tok::Null => ffi::lua_pushnil(state),
+        Tok::Bool(b) => ffi::lua_pushboolean(state, c_int::from(b)),
+        Tok::Int(i) => ffi::lua_pushinteger(state, i),
+        Tok::Num(f) => ffi::lua_pushnumber(state, f),
+        Tok::Str(start, n) => push_bytes(state, tape.str(start, n)),
+        Tok::Arr(n) => {
+            ffi::lua_createtable(state, len(n), 0);
+            for i in 1..=n {
+                if tape.toks.get(*at) == Some(&Tok::Null) {
+                    *at += 1;
+                    continue;
+                }
+                push_tok(state, tape, at);
+                ffi::lua_rawseti(state, -2, i as ffi::lua_Integer);
+            }
+            ffi::lua_pushvalue(state, MARK);
+            ffi::lua_setmetatable(state, -2);
+        }
+        Tok::Obj(n) => {
+            ffi::lua_createtable(state, 0, len(n));
+            for _ in 0..n {
+                let key = match tape.toks.get(*at) {
+                    Some(Tok::Str(start, n)) => tape.str(*start, *n),
+                    _ => &[],
+                };
+                *at += 1;
+                if tape.toks.get(*at) == Some(&Tok::Null) {
+                    *at += 1;
+                    continue;
+                }
+                push_bytes(state, key);
+                push_tok(state, tape, at);
+                ffi::lua_rawset(state, -3);
+            }
+        }
+    }
+}
+
+unsafe fn push_bytes(state: *mut ffi::lua_State, b: &[u8]) {
+    ffi::lua_pushlstring(state, b.as_ptr().cast(), b.len());
 }
 
 /// A size hint for `lua_createtable`.

@@ -245,10 +245,11 @@ impl RhaiEngine {
 
 /// The script value of an event view (a `LazyEvent` when its `text` is read on demand).
 fn event_value(view: &EventView) -> Dynamic {
-    let value = to_dynamic(&view.value);
-    match &view.text {
+    let (value, text) = view.script();
+    let value = to_dynamic(&value);
+    match text {
         Some(text) if value.is_map() => {
-            Dynamic::from(ctx::LazyEvent::new(value.cast::<Map>(), text.clone()))
+            Dynamic::from(ctx::LazyEvent::new(value.cast::<Map>(), text))
         }
         _ => value,
     }

@@ -176,22 +176,24 @@ impl Server {
             owner,
             notice,
         } = chain;
-        // The script's view of the event, rebuilt only when a handler changed it and another
-        // one follows.
+        // The id of the script's view of the event, new only when a handler changed it.
         let mut view = None;
         for cb in callbacks {
             let outcome = if self.health.disabled.load(Ordering::SeqCst) {
                 Err(HookError::new(disabled(&self.link.info.name)))
             } else {
-                let view = &*view.get_or_insert_with(|| EventView::of(&event));
-                let called = self.around(ctx, |engine| engine.call_event(cb, view, ctx, budget));
+                let view = EventView {
+                    id: *view.get_or_insert_with(EventView::next_id),
+                    event: &event,
+                };
+                let called = self.around(ctx, |engine| engine.call_event(cb, &view, ctx, budget));
                 match called {
                     Ok(Value::Null) => continue,
                     Ok(v) => Ok(Some(v)),
                     Err(e) => Err(HookError::new(e.message)),
                 }
             };
-            match hooks::apply_outcome(Arc::make_mut(&mut event), &owner, outcome, &notice) {
+            match hooks::apply_outcome_shared(&mut event, &owner, outcome, &notice) {
                 Step::Unchanged => {}
                 Step::Changed => view = None,
                 Step::Blocked(reason) => return (event, Some(reason)),
