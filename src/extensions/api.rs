@@ -512,8 +512,7 @@ impl ApiLink {
     /// Starts the budget clock of a call (engines check it from their instruction hook or
     /// progress callback).
     pub fn start_call(&self, budget: Duration) -> CallClock {
-        let cancel = self.current().map(|c| c.cancel.clone()).unwrap_or_default();
-        self.meter.begin(budget, cancel)
+        self.meter.begin(budget, self.current())
     }
 
     /// Waits on the worker thread for a host operation, without spinning and without the

@@ -9,7 +9,7 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use tokio_util::sync::CancellationToken;
+use crate::run::RunContext;
 
 /// What the worker is doing, as the caller's watchdog sees it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -54,8 +54,8 @@ impl Meter {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// A call with `budget`, for a run cancelled by `cancel`, starts now.
-    pub fn begin(self: &Arc<Self>, budget: Duration, cancel: CancellationToken) -> CallClock {
+    /// A call with `budget`, made by `run` (whose cancellation stops it), starts now.
+    pub fn begin(self: &Arc<Self>, budget: Duration, run: Option<Arc<RunContext>>) -> CallClock {
         self.lock().call = Some(Call {
             start: Instant::now(),
             budget,
@@ -65,7 +65,7 @@ impl Meter {
         });
         CallClock {
             meter: self.clone(),
-            cancel,
+            run,
         }
     }
 
@@ -127,7 +127,9 @@ impl Drop for HostWait<'_> {
 #[derive(Clone)]
 pub struct CallClock {
     meter: Arc<Meter>,
-    cancel: CancellationToken,
+    /// The run that made the call (held rather than a clone of its token: cloning a token
+    /// locks its node, which the caller's thread touches at the same time).
+    run: Option<Arc<RunContext>>,
 }
 
 impl CallClock {
@@ -142,7 +144,7 @@ impl CallClock {
 
     /// Whether the run that made the call was cancelled.
     pub fn cancelled(&self) -> bool {
-        self.cancel.is_cancelled()
+        self.run.as_ref().is_some_and(|r| r.cancel.is_cancelled())
     }
 }
 
@@ -154,7 +156,7 @@ mod tests {
     fn host_waits_do_not_count_as_script_time() {
         let meter = Arc::new(Meter::default());
         assert_eq!(meter.watch(), Watch::Idle);
-        let clock = meter.begin(Duration::from_millis(50), CancellationToken::new());
+        let clock = meter.begin(Duration::from_millis(50), None);
         {
             let _wait = meter.host();
             assert_eq!(meter.watch(), Watch::Host);

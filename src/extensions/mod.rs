@@ -14,7 +14,8 @@
 //! - `background.rs`, `background_watch.rs`: events between extensions, timers and file
 //!   watches, which call a script outside any run;
 //! - `reload.rs`: the file watcher, debounce, and syncing the loaded set with the files;
-//! - `lua/`, `rhai/`: the engines; `exec.rs`: `api.exec`.
+//! - `lua/`, `rhai/`: the engines; `tape.rs`: events serialized for them without a JSON
+//!   tree in between; `exec.rs`: `api.exec`.
 
 pub mod api;
 pub mod background;
@@ -38,6 +39,7 @@ pub mod rhai;
 pub mod services;
 pub mod staging;
 pub mod surface;
+mod tape;
 #[cfg(test)]
 mod tests;
 mod thread;

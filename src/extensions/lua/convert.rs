@@ -87,7 +87,7 @@ fn to_lua(lua: &Lua, v: &Json, mark: &Table) -> mlua::Result<Value> {
 /// The value of `tape` (what [`json_to_lua_marked`] makes of the same value's JSON).
 pub(super) fn tape_to_lua(
     lua: &Lua,
-    tape: &super::tape::Tape,
+    tape: &crate::extensions::tape::Tape,
     mark: &Table,
 ) -> mlua::Result<Value> {
     // SAFETY: as in `to_lua`: `push_tape` keeps to the raw API's rules in one protected call.
@@ -430,39 +430,13 @@ mod tests {
     /// What the tape gives for `value`, and what the JSON path gives, as Lua values.
     fn both_ways<T: serde::Serialize>(lua: &Lua, value: &T) -> Option<(Value, Value)> {
         let mark = lua.array_metatable();
-        let taped = super::super::tape::with_tape(value, |t| tape_to_lua(lua, t, &mark))?;
+        let taped = crate::extensions::tape::with_tape(value, |t| tape_to_lua(lua, t, &mark))?;
         let json = serde_json::to_value(value).unwrap();
         Some((taped.unwrap(), json_to_lua(lua, &json).unwrap()))
     }
 
     #[test]
     fn the_tape_builds_what_the_json_path_builds() {
-        #[derive(serde::Serialize)]
-        enum E {
-            Unit,
-            New(u8),
-            Tuple(i8, String),
-            Struct { a: Option<u32>, b: () },
-        }
-        #[derive(serde::Serialize)]
-        struct Odd {
-            big: u64,
-            huge: u64,
-            nan: f64,
-            whole: f64,
-            neg: i64,
-            c: char,
-            #[serde(with = "serde_bytes_like")]
-            bytes: Vec<u8>,
-            none: Option<String>,
-            enums: Vec<E>,
-            nested: Vec<Vec<Option<i32>>>,
-        }
-        mod serde_bytes_like {
-            pub fn serialize<S: serde::Serializer>(v: &[u8], s: S) -> Result<S::Ok, S::Error> {
-                s.serialize_bytes(v)
-            }
-        }
         let lua = Lua::new();
         let same: mlua::Function = lua
             .load(
@@ -485,27 +459,8 @@ mod tests {
             let (payload, _) = event.script_parts();
             check(event.kind().name(), both_ways(&lua, &payload).unwrap());
         }
-        let odd = Odd {
-            big: i64::MAX as u64,
-            huge: u64::MAX,
-            nan: f64::NAN,
-            whole: 2.0,
-            neg: -5,
-            c: 'é',
-            bytes: vec![0, 255],
-            none: None,
-            enums: vec![
-                E::Unit,
-                E::New(7),
-                E::Tuple(-1, "t".into()),
-                E::Struct { a: None, b: () },
-                E::Struct { a: Some(3), b: () },
-            ],
-            nested: vec![vec![], vec![None, Some(1), None], vec![Some(2)]],
-        };
+        let (odd, values) = crate::extensions::tape::fixtures::odd_values();
         check("odd values", both_ways(&lua, &odd).unwrap());
-        let values = json!({"s": "a\u{0}b", "e": [], "o": {}, "n": null, "a": [null, [], {}, 1.5],
-                            "u": "caf\u{e9} \u{1F600}", "deep": [[[[{"x": [1]}]]]]});
         check("json values", both_ways(&lua, &values).unwrap());
         // A map whose keys are not strings has no tape (the JSON path handles it).
         let keyed: std::collections::BTreeMap<u8, u8> = [(1, 2)].into();

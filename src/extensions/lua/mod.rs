@@ -24,7 +24,6 @@ mod globals;
 mod modules;
 mod raw;
 mod sandbox;
-mod tape;
 #[cfg(test)]
 mod tests;
 
@@ -283,7 +282,7 @@ impl LuaEngine {
             }
         }
         let (payload, text) = view.event.script_parts();
-        let value = match tape::with_tape(&payload, |tape| {
+        let value = match crate::extensions::tape::with_tape(&payload, |tape| {
             convert::tape_to_lua(&self.lua, tape, &self.mark)
         }) {
             Some(built) => built?,

@@ -10,8 +10,8 @@ use std::ffi::{c_int, c_void};
 use mlua::ffi;
 use serde_json::{Map, Number, Value as Json};
 
-use super::tape::{Tape, Tok};
 use crate::extensions::crossing::Crossing;
+use crate::extensions::tape::{Tape, Tok};
 
 /// Stack index of the array metatable in [`push_json`]'s frame.
 pub(super) const MARK: c_int = 1;

@@ -9,6 +9,7 @@ use serde_json::{Map as JsonMap, Number, Value};
 
 use crate::extensions::api::{ErrorKind, ScriptError};
 use crate::extensions::crossing::Crossing;
+use crate::extensions::tape::{Tape, Tok};
 
 /// JSON -> Rhai: objects become maps, arrays arrays, `null` unit.
 pub fn to_dynamic(value: &Value) -> Dynamic {
@@ -26,6 +27,40 @@ pub fn to_dynamic(value: &Value) -> Dynamic {
                 .iter()
                 .map(|(k, v)| (k.as_str().into(), to_dynamic(v)))
                 .collect();
+            Dynamic::from_map(map)
+        }
+    }
+}
+
+/// The value of `tape` (what [`to_dynamic`] makes of the same value's JSON).
+pub fn tape_to_dynamic(tape: &Tape) -> Dynamic {
+    let mut at = 0;
+    from_tape(tape, &mut at)
+}
+
+/// The value starting at token `*at`, leaving `*at` past it.
+fn from_tape(tape: &Tape, at: &mut usize) -> Dynamic {
+    let Some(tok) = tape.toks.get(*at).copied() else {
+        return Dynamic::UNIT;
+    };
+    *at += 1;
+    match tok {
+        Tok::Null => Dynamic::UNIT,
+        Tok::Bool(b) => Dynamic::from_bool(b),
+        Tok::Int(i) => Dynamic::from_int(i as INT),
+        Tok::Num(f) => Dynamic::from_float(f as FLOAT),
+        Tok::Str(start, n) => Dynamic::from(tape.text_of(start, n).to_string()),
+        Tok::Arr(n) => Dynamic::from_array((0..n).map(|_| from_tape(tape, at)).collect()),
+        Tok::Obj(n) => {
+            let mut map = Map::new();
+            for _ in 0..n {
+                let key = match tape.toks.get(*at) {
+                    Some(Tok::Str(start, n)) => tape.text_of(*start, *n),
+                    _ => "",
+                };
+                *at += 1;
+                map.insert(key.into(), from_tape(tape, at));
+            }
             Dynamic::from_map(map)
         }
     }
@@ -221,4 +256,32 @@ impl ErrorContext<'_> {
 /// A script error raised from a native function (Rhai adds the caller's position).
 pub fn script_err(message: impl Into<String>) -> Box<EvalAltResult> {
     EvalAltResult::ErrorRuntime(Dynamic::from(message.into()), Position::NONE).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::extensions::tape::{fixtures, with_tape};
+
+    /// What the tape gives for `value` and what the JSON path gives, written out.
+    fn both_ways<T: serde::Serialize>(value: &T) -> Option<(String, String)> {
+        let taped = with_tape(value, tape_to_dynamic)?;
+        let json = to_dynamic(&serde_json::to_value(value).ok()?);
+        Some((format!("{taped:?}"), format!("{json:?}")))
+    }
+
+    #[test]
+    fn the_tape_builds_what_the_json_path_builds() {
+        for (event, _) in crate::hooks::tests::pinned_events() {
+            let (payload, _) = event.script_parts();
+            let (taped, json) = both_ways(&payload).expect("every event has a tape");
+            assert_eq!(taped, json, "{}", event.kind().name());
+        }
+        let (odd, values) = fixtures::odd_values();
+        let (taped, json) = both_ways(&odd).expect("a tape");
+        assert_eq!(taped, json);
+        assert!(taped.contains("\"huge\": 1.8446744073709552e19"), "{taped}");
+        let (taped, json) = both_ways(&values).expect("a tape");
+        assert_eq!(taped, json);
+    }
 }
