@@ -48,9 +48,11 @@
 //! A call into a script flows: the hook bus (or tool registry, or command table) calls the
 //! proxy with the run's context -> the proxy sends one job to the extension's thread (for an
 //! event, all the extension's handlers of it, run in order with the chaining rules of
-//! [`hooks::apply_outcome`]) -> the engine calls the script under its budget; a host
-//! operation the script asks for (`api.exec`, `ctx.ui.confirm`) is awaited on the async
-//! runtime from that thread, outside the budget -> the reply goes back on a oneshot channel.
+//! [`hooks::apply_outcome`]; an event is serialized straight into the engine's values, and a
+//! rewrite copies the shared event without the fields it replaces) -> the engine calls the
+//! script under its budget; a host operation the script asks for (`api.exec`,
+//! `ctx.ui.confirm`) is awaited on the async runtime from that thread, outside the budget ->
+//! the reply goes back on a oneshot channel.
 //! In a burst of short calls the two sides poll for each other's message for a few tens of
 //! µs, yielding the CPU, instead of paying a thread wake-up each way
 //! ([`extensions::handoff`]); otherwise they sleep. A watchdog reads the call's script time
