@@ -218,7 +218,7 @@ impl HookResult {
     }
 
     /// A copy of `event` for this result to rewrite: the big fields it replaces (messages,
-    /// arguments, payloads, texts) are left empty instead of copied.
+    /// arguments, payloads, tool results, texts) are left empty instead of copied.
     pub fn copy_for(&self, event: &HookEvent) -> HookEvent {
         match event {
             HookEvent::Context { .. } if self.updated_messages.is_some() => HookEvent::Context {
@@ -230,6 +230,23 @@ impl HookResult {
                 id: id.clone(),
                 name: name.clone(),
                 args: Value::Null,
+                about: about.clone(),
+            },
+            HookEvent::ToolResult {
+                id,
+                name,
+                args,
+                is_error,
+                details,
+                about,
+                ..
+            } if self.updated_result.is_some() => HookEvent::ToolResult {
+                id: id.clone(),
+                name: name.clone(),
+                args: args.clone(),
+                result: String::new(),
+                is_error: *is_error,
+                details: details.clone(),
                 about: about.clone(),
             },
             HookEvent::BeforeProviderRequest { provider, .. } if self.updated_payload.is_some() => {
