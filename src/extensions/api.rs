@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use super::files::{list_folder, read_text, Listing};
 use super::meter::{CallClock, Meter};
+use super::tape::{with_tape, Tape};
 use crate::hooks::SharedText;
 use crate::owner::{Handle, Owner};
 use crate::run::RunContext;
@@ -164,7 +165,7 @@ pub trait Engine {
 
     /// Calls handler `cb` with the event of `view` (by default its whole payload as JSON;
     /// an engine may hand `message_update`'s `text` over to be read on demand, see
-    /// [`EventView::script`]). The handlers of one chain get the same view until one
+    /// [`EventView::build`]). The handlers of one chain get the same view until one
     /// rewrites the event: an engine may build its value once per view ([`EventView::id`])
     /// and drop it at [`Engine::end_event`].
     fn call_event(
@@ -202,25 +203,25 @@ pub struct EventView<'a> {
     pub event: &'a crate::hooks::HookEvent,
 }
 
-impl<'a> EventView<'a> {
-    /// A view of `event` with a new id.
-    pub fn of(event: &'a crate::hooks::HookEvent) -> EventView<'a> {
-        EventView {
-            id: EventView::next_id(),
-            event,
-        }
-    }
-
+impl EventView<'_> {
     /// An id for a new view.
     pub fn next_id() -> u64 {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// The payload as JSON, without `text` when that is handed over on its own
-    /// ([`HookEvent::to_script`](crate::hooks::HookEvent::to_script)).
-    pub fn script(&self) -> (Value, Option<SharedText>) {
-        self.event.to_script()
+    /// An engine's value of the payload, and `message_update`'s `text` to hand over on its
+    /// own ([`HookEvent::script_parts`](crate::hooks::HookEvent::script_parts)): built from
+    /// the payload's tape (no JSON tree in between), or from its JSON when it has no tape.
+    pub(super) fn build<R>(
+        &self,
+        from_tape: impl FnOnce(&Tape) -> R,
+        from_json: impl FnOnce(&Value) -> R,
+    ) -> (R, Option<SharedText>) {
+        let (payload, text) = self.event.script_parts();
+        let value =
+            with_tape(&payload, from_tape).unwrap_or_else(|| from_json(&self.event.to_script().0));
+        (value, text)
     }
 }
 

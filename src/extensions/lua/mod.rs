@@ -281,13 +281,11 @@ impl LuaEngine {
                 return Ok(table.clone());
             }
         }
-        let (payload, text) = view.event.script_parts();
-        let value = match crate::extensions::tape::with_tape(&payload, |tape| {
-            convert::tape_to_lua(&self.lua, tape, &self.mark)
-        }) {
-            Some(built) => built?,
-            None => convert::json_to_lua_marked(&self.lua, &view.script().0, &self.mark)?,
-        };
+        let (value, text) = view.build(
+            |tape| convert::tape_to_lua(&self.lua, tape, &self.mark),
+            |json| convert::json_to_lua_marked(&self.lua, json, &self.mark),
+        );
+        let value = value?;
         if let (Some(text), Value::Table(table)) = (text, &value) {
             table.set_metatable(Some(lazy_text(&self.lua, text)?))?;
         }

@@ -245,9 +245,7 @@ impl RhaiEngine {
 
 /// The script value of an event view (a `LazyEvent` when its `text` is read on demand).
 fn event_value(view: &EventView) -> Dynamic {
-    let (payload, text) = view.event.script_parts();
-    let value = crate::extensions::tape::with_tape(&payload, convert::tape_to_dynamic)
-        .unwrap_or_else(|| to_dynamic(&view.script().0));
+    let (value, text) = view.build(convert::tape_to_dynamic, to_dynamic);
     match text {
         Some(text) if value.is_map() => {
             Dynamic::from(ctx::LazyEvent::new(value.cast::<Map>(), text))
