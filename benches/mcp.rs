@@ -64,7 +64,8 @@ const SIDE_BATCH: usize = 10;
 
 /// The median time per call through the manager, through rmcp on the child's pipes, and
 /// through rmcp on mypi's own stdio transport: three servers up at once, called in turns of
-/// [`SIDE_BATCH`] calls, so that drift in the machine's (and node's) pace hits all three alike.
+/// [`SIDE_BATCH`] calls (each client first in every third turn), so that drift in the
+/// machine's (and node's) pace hits all three alike.
 async fn side_by_side(index: &Path) -> (Duration, Duration, Duration) {
     let (client, mut child) = rmcp_on_pipes(index).await;
     let (ours, mut our_child) = rmcp_on_our_transport(index).await;
@@ -73,12 +74,16 @@ async fn side_by_side(index: &Path) -> (Duration, Duration, Duration) {
     let (mut m, mut d, mut o) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..(WARMUP + CALLS) / SIDE_BATCH {
         let warm = round * SIDE_BATCH < WARMUP;
-        let times = echo_calls(&client, SIDE_BATCH).await;
-        d.extend(times.into_iter().filter(|_| !warm));
-        let times = echo_calls(&ours, SIDE_BATCH).await;
-        o.extend(times.into_iter().filter(|_| !warm));
-        let times = manager_echoes(&manager, SIDE_BATCH, &cancel).await;
-        m.extend(times.into_iter().filter(|_| !warm));
+        // Each client takes each place in the turn in turn (the one after a pause may pay
+        // for it).
+        for turn in 0..3 {
+            let (times, into) = match (round + turn) % 3 {
+                0 => (echo_calls(&client, SIDE_BATCH).await, &mut d),
+                1 => (echo_calls(&ours, SIDE_BATCH).await, &mut o),
+                _ => (manager_echoes(&manager, SIDE_BATCH, &cancel).await, &mut m),
+            };
+            into.extend(times.into_iter().filter(|_| !warm));
+        }
     }
     manager.shutdown().await;
     let _ = client.cancel().await;
