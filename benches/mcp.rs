@@ -1,8 +1,9 @@
 //! MCP tool-call latency (`cargo bench --bench mcp`): 1,000 sequential `echo` calls to
 //! `@modelcontextprotocol/server-everything` over stdio through mypi's [`Manager`] (its own
 //! stdio transport, timeouts reset by progress, the agent's registry), and the same with rmcp
-//! used directly on the child's (stdout, stdin), the three servers up at once and called in
-//! turns; then `api.mcp.call` from a Lua loop against the manager, in alternating batches.
+//! used directly on the child's (stdout, stdin), four sets of the three (each client on a
+//! server of its own) up at once and called in turns; then `api.mcp.call` from a Lua loop
+//! against the manager, in alternating batches.
 //! Prints the medians per call. The server comes from `MYPI_TEST_EVERYTHING` (its
 //! `dist/index.js`); without it the bench says so and does nothing.
 
@@ -51,8 +52,8 @@ fn main() {
         ms(ours)
     );
     println!(
-        "mcp echo over stdio, {CALLS} sequential calls each, in alternating batches of \
-         {SIDE_BATCH}: manager median {:.3} ms/call, rmcp direct median {:.3} ms/call ({:+.1} %)",
+        "mcp echo over stdio, {CALLS} sequential calls each over {SETS} servers each, in \
+         alternating batches of {SIDE_BATCH}: manager median {:.3} ms/call, rmcp direct median {:.3} ms/call ({:+.1} %)",
         ms(managed),
         ms(direct),
         (ms(managed) / ms(direct) - 1.0) * 100.0
@@ -61,35 +62,69 @@ fn main() {
 
 /// Calls per batch when the three clients take turns.
 const SIDE_BATCH: usize = 10;
+/// How many sets of the three clients (each with servers of its own) share the calls: one
+/// node process can be steadily faster or slower than another for the whole run, by as much
+/// as the difference measured, so each client's calls are spread over several.
+const SETS: usize = 4;
 
-/// The median time per call through the manager, through rmcp on the child's pipes, and
-/// through rmcp on mypi's own stdio transport: three servers up at once, called in turns of
-/// [`SIDE_BATCH`] calls (each client first in every third turn), so that drift in the
-/// machine's (and node's) pace hits all three alike.
-async fn side_by_side(index: &Path) -> (Duration, Duration, Duration) {
-    let (client, mut child) = rmcp_on_pipes(index).await;
-    let (ours, mut our_child) = rmcp_on_our_transport(index).await;
-    let manager = manager(index).await;
-    let cancel = CancellationToken::new();
-    let (mut m, mut d, mut o) = (Vec::new(), Vec::new(), Vec::new());
-    for round in 0..(WARMUP + CALLS) / SIDE_BATCH {
-        let warm = round * SIDE_BATCH < WARMUP;
-        // Each client takes each place in the turn in turn (the one after a pause may pay
-        // for it).
-        for turn in 0..3 {
-            let (times, into) = match (round + turn) % 3 {
-                0 => (echo_calls(&client, SIDE_BATCH).await, &mut d),
-                1 => (echo_calls(&ours, SIDE_BATCH).await, &mut o),
-                _ => (manager_echoes(&manager, SIDE_BATCH, &cancel).await, &mut m),
-            };
-            into.extend(times.into_iter().filter(|_| !warm));
+/// The three clients of one set, each on a server of its own.
+struct Set {
+    direct: (Client, tokio::process::Child),
+    ours: (Client, Leftover),
+    manager: Arc<Manager>,
+}
+
+impl Set {
+    async fn start(index: &Path) -> Set {
+        Set {
+            direct: rmcp_on_pipes(index).await,
+            ours: rmcp_on_our_transport(index).await,
+            manager: manager(index).await,
         }
     }
-    manager.shutdown().await;
-    let _ = client.cancel().await;
-    let _ = ours.cancel().await;
-    let _ = child.kill().await;
-    let _ = our_child.child.kill().await;
+
+    async fn stop(self) {
+        self.manager.shutdown().await;
+        let (direct, mut child) = self.direct;
+        let (ours, mut leftover) = self.ours;
+        let _ = direct.cancel().await;
+        let _ = ours.cancel().await;
+        let _ = child.kill().await;
+        let _ = leftover.child.kill().await;
+    }
+}
+
+/// The median time per call through the manager, through rmcp on the child's pipes, and
+/// through rmcp on mypi's own stdio transport, after a round of warm-up. [`SETS`] sets of
+/// the three are up at once and called in turns of [`SIDE_BATCH`] calls (each client first
+/// in every third turn), so that drift in the machine's pace, and one server's being faster
+/// than another, hit all three alike.
+async fn side_by_side(index: &Path) -> (Duration, Duration, Duration) {
+    let sets = futures_util::future::join_all((0..SETS).map(|_| Set::start(index))).await;
+    let cancel = CancellationToken::new();
+    let (mut m, mut d, mut o) = (Vec::new(), Vec::new(), Vec::new());
+    // The first round warms up; then each client makes CALLS calls over the sets.
+    for round in 0..1 + CALLS.div_ceil(SIDE_BATCH * SETS) {
+        let warm = round == 0;
+        for set in &sets {
+            // Each client takes each place in the turn in turn (the one after a pause may
+            // pay for it).
+            for turn in 0..3 {
+                let (times, into) = match (round + turn) % 3 {
+                    0 => (echo_calls(&set.direct.0, SIDE_BATCH).await, &mut d),
+                    1 => (echo_calls(&set.ours.0, SIDE_BATCH).await, &mut o),
+                    _ => (
+                        manager_echoes(&set.manager, SIDE_BATCH, &cancel).await,
+                        &mut m,
+                    ),
+                };
+                into.extend(times.into_iter().filter(|_| !warm));
+            }
+        }
+    }
+    for set in sets {
+        set.stop().await;
+    }
     (util::median(m), util::median(d), util::median(o))
 }
 
