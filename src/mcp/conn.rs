@@ -135,7 +135,8 @@ impl Conn {
 
     /// Lists everything again (start, or a `list_changed` of each kind).
     pub async fn refresh_all(&self, timeout: Duration) -> Result<(), McpError> {
-        // The three lists are asked for at once: one round trip at start, not three.
+        // The four lists (tools, resources, templates, prompts) are asked for at once: one
+        // round trip at start, not three.
         let resources = async {
             if self.has_resources {
                 self.list_resources(timeout).await
@@ -252,15 +253,14 @@ impl Conn {
         &self,
         timeout: Duration,
     ) -> Result<(Vec<Value>, Vec<Value>), McpError> {
-        let peer = self.service.peer().clone();
-        let r = self.bounded(timeout, peer.list_all_resources()).await?;
-        let peer = self.service.peer().clone();
-        // Templates are optional even for servers with resources.
-        let t = self
-            .bounded(timeout, peer.list_all_resource_templates())
-            .await
-            .unwrap_or_default();
-        Ok((as_json(&r), as_json(&t)))
+        let (peer, other) = (self.service.peer().clone(), self.service.peer().clone());
+        // Both at once (one round trip); templates are optional even for servers with
+        // resources.
+        let (r, t) = tokio::join!(
+            self.bounded(timeout, peer.list_all_resources()),
+            self.bounded(timeout, other.list_all_resource_templates()),
+        );
+        Ok((as_json(&r?), as_json(&t.unwrap_or_default())))
     }
 
     pub async fn list_prompts(&self, timeout: Duration) -> Result<Vec<Value>, McpError> {

@@ -5,7 +5,8 @@ Tools: echo {text}, add {a, b}, fail {} (an isError result), look {} (annotated 
 wait {ms}, pic {} (a text block and a 1x1 PNG), and drop_look {} (withdraws `look`, says so
 with notifications/tools/list_changed, and answers the client's re-list before its own reply).
 Resources: mem://note (text); a template mem://item/{id}. Prompts: greet {name, style?}.
-Every request it receives is appended as one JSON line to $MCP_LOG when that is set.
+Every request it receives is appended as one JSON line to $MCP_LOG when that is set; with
+$MCP_LISTS_AT_ONCE set, it answers the first lists only once all four kinds were asked for.
 """
 
 import json
@@ -144,8 +145,21 @@ def serve(req):
     send(reply)
 
 
+LISTS = {"tools/list", "resources/list", "resources/templates/list", "prompts/list"}
+
+
 def main():
+    # With $MCP_LISTS_AT_ONCE set, the first list requests are answered only once all four
+    # kinds have come: a client that waits for one list before asking the next never starts.
+    held = [] if os.environ.get("MCP_LISTS_AT_ONCE") else None
     for req in REQUESTS:
+        if held is not None and req.get("method") in LISTS:
+            held.append(req)
+            if {r["method"] for r in held} == LISTS:
+                for r in held:
+                    serve(r)
+                held = None
+            continue
         serve(req)
 
 

@@ -319,6 +319,25 @@ fn mcp_list_and_the_mcp_command_show_every_server() {
     );
 }
 
+/// A start asks for the four lists at once: one round trip, not three. The server holds its
+/// answers until it has seen all four kinds, so a client that waits for one list before it
+/// asks for the next never connects (and fails at the entry's 5 s timeout).
+#[test]
+fn a_start_asks_for_all_four_lists_at_once() {
+    let dir = TestDir::new();
+    let servers = json!({"t": {"command": "python3", "args": [server_script()], "timeout": 5,
+        "env": {"MCP_LISTS_AT_ONCE": "1"}}});
+    dir.write(".mcp.json", &json!({"mcpServers": servers}).to_string());
+    let out = Mypi::new(&dir).args(["mcp", "list"]).run();
+    out.ok();
+    assert!(
+        out.stdout
+            .contains("t: connected (stdio, protocol 2025-11-25, 7 tools, 1 resources, 1 prompts)"),
+        "{}",
+        out.describe()
+    );
+}
+
 #[test]
 fn an_untrusted_project_mcp_json_starts_nothing() {
     let dir = TestDir::new();
