@@ -17,7 +17,8 @@ use crate::extensions::api::{
     ApiLink, CallbackId, Engine, EngineFactory, EventView, Limits, ScriptError,
 };
 use crate::extensions::handoff;
-use crate::hooks::{self, HookError, HookEvent, Step};
+use crate::hooks::{self, HookError, HookEvent, NoticeFn, Step};
+use crate::owner::Owner;
 use crate::run::RunContext;
 
 /// The thread's body.
@@ -116,14 +117,22 @@ impl Server {
                 budget,
                 reply,
             } => {
-                let sent = chain.event.clone();
-                let emitted = self.chain(chain, &ctx, budget);
+                let Chain {
+                    callbacks,
+                    event,
+                    owner,
+                    notice,
+                } = chain;
+                let sent = event.clone();
+                let emitted = self.run_chain(&callbacks, event, (&owner, &notice), &ctx, budget);
                 // An event sent back is let go before the answer: held, it would make the
-                // caller copy it. The one held before is freed after the answer.
+                // caller copy it. The one held before is freed after the answer, and so is
+                // what else the job brought: the caller does not wait for that.
                 let rewritten = !Arc::ptr_eq(&sent, &emitted.0);
                 let before = std::mem::replace(&mut self.replaced, rewritten.then_some(sent));
                 self.answer(started, reply, emitted);
-                drop(before);
+                self.engine.end_event();
+                drop((before, callbacks, owner, notice));
             }
             Job::State { reply } => {
                 let state = self.engine.state();
@@ -169,35 +178,21 @@ impl Server {
         result
     }
 
-    /// The handlers in order, each seeing the event as the ones before left it; the rules
-    /// are [`hooks::apply_outcome`]'s, the same as for handlers of the core.
-    fn chain(
-        &mut self,
-        chain: Chain,
-        ctx: &Arc<RunContext>,
-        budget: Duration,
-    ) -> (Arc<HookEvent>, Option<String>) {
-        let outcome = self.run_chain(chain, ctx, budget);
-        self.engine.end_event();
-        outcome
-    }
-
-    /// [`Server::chain`] up to the end of the chain or its first block.
+    /// The handlers in order, each seeing the event as the ones before left it, up to the
+    /// end of the chain or its first block; the rules are [`hooks::apply_outcome`]'s, the
+    /// same as for handlers of the core. The engine's view of the event stays until
+    /// [`Engine::end_event`].
     fn run_chain(
         &mut self,
-        chain: Chain,
+        callbacks: &[CallbackId],
+        mut event: Arc<HookEvent>,
+        (owner, notice): (&Owner, &NoticeFn),
         ctx: &Arc<RunContext>,
         budget: Duration,
     ) -> (Arc<HookEvent>, Option<String>) {
-        let Chain {
-            callbacks,
-            mut event,
-            owner,
-            notice,
-        } = chain;
         // The id of the script's view of the event, new only when a handler changed it.
         let mut view = None;
-        for cb in callbacks {
+        for &cb in callbacks {
             let outcome = if self.health.disabled.load(Ordering::SeqCst) {
                 Err(HookError::new(disabled(&self.link.info.name)))
             } else {
@@ -212,7 +207,7 @@ impl Server {
                     Err(e) => Err(HookError::new(e.message)),
                 }
             };
-            match hooks::apply_outcome_shared(&mut event, &owner, outcome, &notice) {
+            match hooks::apply_outcome_shared(&mut event, owner, outcome, notice) {
                 Step::Unchanged => {}
                 Step::Changed => view = None,
                 Step::Blocked(reason) => return (event, Some(reason)),
