@@ -136,7 +136,7 @@ impl Conn {
     /// Lists everything again (start, or a `list_changed` of each kind).
     pub async fn refresh_all(&self, timeout: Duration) -> Result<(), McpError> {
         // The four lists (tools, resources, templates, prompts) are asked for at once: one
-        // round trip at start, not three.
+        // round trip at start.
         let resources = async {
             if self.has_resources {
                 self.list_resources(timeout).await
@@ -240,7 +240,7 @@ impl Conn {
 
     /// The tools, each as its protocol JSON.
     pub async fn list_tools(&self, timeout: Duration) -> Result<Vec<Value>, McpError> {
-        let peer = self.service.peer().clone();
+        let peer = self.service.peer();
         let tools = self.bounded(timeout, peer.list_all_tools()).await?;
         Ok(tools
             .iter()
@@ -253,18 +253,18 @@ impl Conn {
         &self,
         timeout: Duration,
     ) -> Result<(Vec<Value>, Vec<Value>), McpError> {
-        let (peer, other) = (self.service.peer().clone(), self.service.peer().clone());
+        let peer = self.service.peer();
         // Both at once (one round trip); templates are optional even for servers with
         // resources.
         let (r, t) = tokio::join!(
             self.bounded(timeout, peer.list_all_resources()),
-            self.bounded(timeout, other.list_all_resource_templates()),
+            self.bounded(timeout, peer.list_all_resource_templates()),
         );
         Ok((as_json(&r?), as_json(&t.unwrap_or_default())))
     }
 
     pub async fn list_prompts(&self, timeout: Duration) -> Result<Vec<Value>, McpError> {
-        let peer = self.service.peer().clone();
+        let peer = self.service.peer();
         let p = self.bounded(timeout, peer.list_all_prompts()).await?;
         Ok(p.iter()
             .filter_map(|x| serde_json::to_value(x).ok())
