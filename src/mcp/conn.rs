@@ -58,6 +58,11 @@ pub struct Conn {
     pub protocol: String,
     pub server_name: String,
     pub lists: std::sync::RwLock<Lists>,
+    /// The agent names of `lists.tools`, in order (written under the `lists` lock, so the
+    /// two always match): a script's call looks its tool up without naming every tool.
+    agent_names: std::sync::RwLock<Vec<String>>,
+    /// The server's name in the config (agent names are made from it).
+    config_name: String,
     pub has_resources: bool,
     pub has_prompts: bool,
     pub process: Mutex<Option<Process>>,
@@ -108,6 +113,8 @@ impl Conn {
             has_prompts: caps.get("prompts").is_some_and(|v| !v.is_null()),
             service,
             lists: Default::default(),
+            agent_names: Default::default(),
+            config_name: config.name.clone(),
             process: Mutex::new(process),
             stderr,
             changes,
@@ -154,12 +161,10 @@ impl Conn {
         let (tools, resources, prompts) =
             tokio::join!(self.list_tools(timeout), resources, prompts);
         let (resources, templates) = resources?;
-        *self.lists.write().unwrap_or_else(|p| p.into_inner()) = Lists {
-            tools: tools?,
-            resources,
-            templates,
-            prompts: prompts?,
-        };
+        let mut lists = self.lists.write().unwrap_or_else(|p| p.into_inner());
+        (lists.resources, lists.templates) = (resources, templates);
+        lists.prompts = prompts?;
+        self.set_tools(&mut lists, tools?);
         Ok(())
     }
 
@@ -173,7 +178,10 @@ impl Conn {
     ) -> Result<(), McpError> {
         if tools {
             let t = self.list_tools(timeout).await?;
-            self.lists.write().unwrap_or_else(|p| p.into_inner()).tools = t;
+            self.set_tools(
+                &mut self.lists.write().unwrap_or_else(|p| p.into_inner()),
+                t,
+            );
         }
         if resources && self.has_resources {
             let (r, t) = self.list_resources(timeout).await?;
@@ -190,18 +198,42 @@ impl Conn {
         Ok(())
     }
 
+    /// Stores a new tool list and its agent names, under the `lists` lock held by the caller.
+    fn set_tools(&self, lists: &mut Lists, tools: Vec<Value>) {
+        let agent = self.name_all(&tools);
+        *self.agent_names.write().unwrap_or_else(|p| p.into_inner()) = agent;
+        lists.tools = tools;
+    }
+
+    /// The agent names of `tools`, in order.
+    fn name_all(&self, tools: &[Value]) -> Vec<String> {
+        let names: Vec<&str> = tools
+            .iter()
+            .map(|t| t["name"].as_str().unwrap_or(""))
+            .collect();
+        super::naming::names(&self.config_name, &names)
+    }
+
     /// What the server offers now.
     pub fn lists(&self) -> Lists {
         self.lists.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    /// The tools, each as its protocol JSON (a copy of that list only).
-    pub fn tools(&self) -> Vec<Value> {
-        self.lists
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .tools
-            .clone()
+    /// The tools with their agent names, in list order (a copy).
+    pub fn named_tools(&self) -> Vec<(Value, String)> {
+        let lists = self.lists.read().unwrap_or_else(|p| p.into_inner());
+        let names = self.agent_names.read().unwrap_or_else(|p| p.into_inner());
+        if names.len() == lists.tools.len() {
+            lists
+                .tools
+                .iter()
+                .cloned()
+                .zip(names.iter().cloned())
+                .collect()
+        } else {
+            let names = self.name_all(&lists.tools);
+            lists.tools.iter().cloned().zip(names).collect()
+        }
     }
 
     /// How many tools, resources and prompts the server offers (read in place).
@@ -216,17 +248,19 @@ impl Conn {
 
     /// One tool by its server-side name, read in place (a call must not copy every list):
     /// its agent name and annotations, or the names of all tools when there is no such tool.
-    pub fn tool(&self, name: &str, server: &str) -> Result<(String, Option<Value>), Vec<String>> {
+    pub fn tool(&self, name: &str) -> Result<(String, Option<Value>), Vec<String>> {
         let lists = self.lists.read().unwrap_or_else(|p| p.into_inner());
-        let names: Vec<&str> = lists
-            .tools
-            .iter()
-            .map(|t| t["name"].as_str().unwrap_or(""))
-            .collect();
-        let Some(index) = names.iter().position(|n| *n == name) else {
-            return Err(names.iter().map(|n| n.to_string()).collect());
+        let tool_name = |t: &Value| t["name"].as_str().unwrap_or("").to_string();
+        let Some(index) = lists.tools.iter().position(|t| t["name"] == name) else {
+            return Err(lists.tools.iter().map(tool_name).collect());
         };
-        let agent = super::naming::names(server, &names).swap_remove(index);
+        let agent = self
+            .agent_names
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(index)
+            .cloned()
+            .unwrap_or_else(|| self.name_all(&lists.tools).swap_remove(index));
         Ok((agent, lists.tools[index].get("annotations").cloned()))
     }
 

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+use super::content;
 use super::manager::Manager;
-use super::{content, naming};
 use crate::hooks::{CallAbout, EventKind, HookBus, HookEvent, Origin};
 use crate::run::RunContext;
 
@@ -54,12 +54,9 @@ pub async fn serve(
         Request::Tools { server } => {
             manager.entry(&server).map_err(fail)?;
             let conn = manager.conn(&server).await.map_err(fail)?;
-            let tools = conn.tools();
-            let names = agent_names(&server, &tools);
             Ok(Value::Array(
-                tools
-                    .iter()
-                    .zip(names)
+                conn.named_tools()
+                    .into_iter()
                     .map(|(t, agent)| {
                         json!({
                             "name": t["name"],
@@ -105,15 +102,6 @@ pub async fn serve(
     }
 }
 
-/// The agent names of a server's tools, in list order.
-fn agent_names(server: &str, tools: &[Value]) -> Vec<String> {
-    let names: Vec<&str> = tools
-        .iter()
-        .map(|t| t["name"].as_str().unwrap_or(""))
-        .collect();
-    naming::names(server, &names)
-}
-
 /// A script's tool call through the hooks.
 async fn call(
     manager: &Manager,
@@ -127,7 +115,7 @@ async fn call(
     let fail = |e: super::McpError| format!("mcp server '{server}': {e}");
     let entry = manager.entry(server).map_err(|e| e.to_string())?;
     let conn = manager.conn(server).await.map_err(fail)?;
-    let (name, hints) = conn.tool(tool, server).map_err(|names| {
+    let (name, hints) = conn.tool(tool).map_err(|names| {
         format!(
             "mcp server '{}' has no tool '{tool}'; its tools are: {}",
             entry.config.name,

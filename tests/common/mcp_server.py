@@ -2,8 +2,9 @@
 """A small, well-behaved MCP server (protocol 2025-11-25, stdio) for mypi's tests.
 
 Tools: echo {text}, add {a, b}, fail {} (an isError result), look {} (annotated read-only),
-wait {ms}, pic {} (a text block and a 1x1 PNG), and drop_look {} (withdraws `look`, says so
-with notifications/tools/list_changed, and answers the client's re-list before its own reply).
+wait {ms}, pic {} (a text block and a 1x1 PNG), drop_look {} (withdraws `look`, says so
+with notifications/tools/list_changed, and answers the client's re-list before its own reply)
+and add_twins {} (adds `tw-in` and `tw_in`, whose agent names collide, the same way).
 Resources: mem://note (text); a template mem://item/{id}. Prompts: greet {name, style?}.
 Every request it receives is appended as one JSON line to $MCP_LOG when that is set; with
 $MCP_LISTS_AT_ONCE set, it answers the first lists only once all four kinds were asked for.
@@ -39,6 +40,8 @@ TOOLS = [
     {"name": "pic", "description": "Returns a picture.", "inputSchema": {"type": "object"}},
     {"name": "drop_look", "description": "Withdraws the look tool.",
      "inputSchema": {"type": "object"}},
+    {"name": "add_twins", "description": "Adds the tw-in and tw_in tools.",
+     "inputSchema": {"type": "object"}},
 ]
 
 
@@ -64,16 +67,28 @@ def call(name, args):
     if name == "pic":
         return {"content": [{"type": "text", "text": "a dot"},
                             {"type": "image", "mimeType": "image/png", "data": PNG}]}
+    if name in ("tw-in", "tw_in"):
+        return text("twin " + name)
     if name == "drop_look":
         TOOLS[:] = [t for t in TOOLS if t["name"] != "look"]
-        send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
-        # Answer the client's re-list before this call: the new list is out first.
-        for req in REQUESTS:
-            serve(req)
-            if req.get("method") == "tools/list":
-                break
+        tools_changed()
         return text("look is gone")
+    if name == "add_twins":
+        TOOLS.extend({"name": n, "description": "A twin.", "inputSchema": {"type": "object"}}
+                     for n in ("tw-in", "tw_in"))
+        tools_changed()
+        return text("twins added")
     return None
+
+
+def tools_changed():
+    """Says the tool list changed and answers the client's re-list before the call that
+    changed it: the new list is out first."""
+    send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+    for req in REQUESTS:
+        serve(req)
+        if req.get("method") == "tools/list":
+            break
 
 
 def answer(req):

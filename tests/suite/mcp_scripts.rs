@@ -159,7 +159,7 @@ fn scripts_call_mcp_through_the_same_hooks_as_the_model() {
     out.ok();
     assert_eq!(
         out.stdout.trim(),
-        "t connected | mcp__t__echo,mcp__t__add,mcp__t__fail,mcp__t__look,mcp__t__wait,mcp__t__pic,mcp__t__drop_look | \
+        "t connected | mcp__t__echo,mcp__t__add,mcp__t__fail,mcp__t__look,mcp__t__wait,mcp__t__pic,mcp__t__drop_look,mcp__t__add_twins | \
          [resource mem://item/7]\nthe note of mem://item/7 | Greet Ann warmly.",
         "{}",
         out.describe()
@@ -289,7 +289,7 @@ fn mcp_list_and_the_mcp_command_show_every_server() {
     out.expect_code(1);
     let s = &out.stdout;
     assert!(
-        s.contains("t: connected (stdio, protocol 2025-11-25, 7 tools, 1 resources, 1 prompts)"),
+        s.contains("t: connected (stdio, protocol 2025-11-25, 8 tools, 1 resources, 1 prompts)"),
         "{}",
         out.describe()
     );
@@ -332,7 +332,7 @@ fn a_start_asks_for_all_four_lists_at_once() {
     out.ok();
     assert!(
         out.stdout
-            .contains("t: connected (stdio, protocol 2025-11-25, 7 tools, 1 resources, 1 prompts)"),
+            .contains("t: connected (stdio, protocol 2025-11-25, 8 tools, 1 resources, 1 prompts)"),
         "{}",
         out.describe()
     );
@@ -474,6 +474,52 @@ fn a_withdrawn_tool_is_really_gone() {
         gone.contains("mcp__t__echo") && !gone.contains("mcp__t__look,"),
         "{gone}"
     );
+}
+
+const SEEN: &str = r#"api.on("tool_call", function(ev) api.notify("call " .. ev.name) end)"#;
+const TWINS: &str = r#"
+api.command("twins", function()
+  api.mcp.call("t", "add_twins", {})
+  local names = {}
+  for _, t in ipairs(api.mcp.tools("t")) do
+    if t.name == "tw-in" or t.name == "tw_in" then names[#names + 1] = t.name .. "=" .. t.agent_name end
+  end
+  local a, b = api.mcp.call("t", "tw-in", {}), api.mcp.call("t", "tw_in", {})
+  return table.concat(names, " ") .. " | " .. a.text .. " | " .. b.text
+end)
+"#;
+
+/// A script's call to a tool that came with a list change goes by the new list's agent
+/// names, hashed where two tools' names collide, in the hooks as in `api.mcp.tools`.
+#[test]
+fn a_scripts_call_to_a_new_colliding_tool_carries_its_hashed_agent_name() {
+    let dir = TestDir::new();
+    mcp_json(&dir, json!({}));
+    dir.write(".agents/extensions/twins.lua", TWINS);
+    // In another extension: the command's own is busy running it.
+    dir.write(".agents/extensions/seen.lua", SEEN);
+    let out = Mypi::new(&dir).args(["--no-session", "-p", "/twins"]).run();
+    out.ok();
+    let (listed, results) = out.stdout.trim().split_once(" | ").expect("two parts");
+    assert_eq!(results, "twin tw-in | twin tw_in", "{}", out.describe());
+    let names: Vec<(&str, &str)> = listed
+        .split(' ')
+        .filter_map(|p| p.split_once('='))
+        .collect();
+    assert_eq!(names.len(), 2, "{}", out.describe());
+    assert_ne!(names[0].1, names[1].1);
+    for (tool, agent) in names {
+        assert!(
+            agent.starts_with("mcp__t__tw_in_") && agent.len() == "mcp__t__tw_in_".len() + 8,
+            "{tool}: {agent}"
+        );
+        // The hook saw the call under the same name (notices go to stderr in print mode).
+        assert!(
+            out.stderr.contains(&format!("call {agent}")),
+            "{tool}: {}",
+            out.describe()
+        );
+    }
 }
 
 #[test]
