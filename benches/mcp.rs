@@ -3,7 +3,8 @@
 //! stdio transport, timeouts reset by progress, the agent's registry), and the same with rmcp
 //! used directly on the child's (stdout, stdin), four sets of the three (each client on a
 //! server of its own) up at once and called in turns; then `api.mcp.call` from a Lua loop
-//! against the manager, in alternating batches.
+//! against the manager, each as the slope between batches of 5 and 10 calls (what starting
+//! and ending a batch costs cancels out), in alternating rounds.
 //! Prints the medians per call. The server comes from `MYPI_TEST_EVERYTHING` (its
 //! `dist/index.js`); without it the bench says so and does nothing.
 
@@ -38,14 +39,23 @@ fn main() {
     }
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let (managed, direct, ours) = rt.block_on(side_by_side(&index));
-    let (lua, manager_mean) = rt.block_on(through_lua(&index));
+    let lua = rt.block_on(through_lua(&index));
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     println!(
         "  api.mcp.call from Lua: {:.3} ms/call; the manager in the same set-up: {:.3} ms/call \
-         ({:+.3} ms; medians of alternating {BATCH}-call batches)",
-        ms(lua),
-        ms(manager_mean),
-        ms(lua) - ms(manager_mean)
+         ({:+.3} ms; each the slope between {BATCH}- and {}-call batches, medians over \
+         alternating rounds)",
+        lua.slope * 1e3,
+        lua.manager * 1e3,
+        (lua.slope - lua.manager) * 1e3,
+        2 * BATCH,
+    );
+    println!(
+        "  (the older measure: a {BATCH}-call Lua loop less an empty one, {:.3} ms/call, against \
+         the mean of {BATCH} manager calls, {:.3} ms/call: {:+.3} ms)",
+        lua.less_empty * 1e3,
+        ms(lua.manager_mean),
+        lua.less_empty * 1e3 - ms(lua.manager_mean),
     );
     println!(
         "  (rmcp on mypi's own stdio transport, no manager: median {:.3} ms/call)",
@@ -230,15 +240,29 @@ end)
 "#;
 
 /// Calls per timed batch of the Lua comparison (a script has no wall clock finer than
-/// seconds, so each batch is timed from outside and its mean taken). Batches are small and
-/// alternate with batches through the manager, so that the server's own pace (node takes most
-/// of the CPU of a call, and its speed drifts) hits both alike.
+/// seconds, so each loop is timed from outside). Batches are small and alternate with batches
+/// through the manager, so that the server's own pace (node takes most of the CPU of a call,
+/// and its speed drifts) hits both alike.
 const BATCH: usize = 5;
 
-/// The median over alternating batches of the mean time of one `api.mcp.call` from a Lua
-/// loop (less what calling the loop's command costs), and of one call through the manager
-/// in the same set-up.
-async fn through_lua(index: &Path) -> (Duration, Duration) {
+/// What the Lua comparison measured.
+struct LuaCalls {
+    /// Seconds per `api.mcp.call`: the median over rounds of (a 2×[`BATCH`]-call loop less
+    /// a [`BATCH`]-call loop) / [`BATCH`]; what calling the loop's command costs, and its
+    /// first call's extra, cancel out.
+    slope: f64,
+    /// Seconds per call by the older measure: a [`BATCH`]-call loop less an empty one (the
+    /// empty command's round trip is shorter than a full loop's start and end).
+    less_empty: f64,
+    /// Seconds per call through the manager, by the same slope.
+    manager: f64,
+    /// The mean time of one call through the manager in a [`BATCH`]-call batch, median over
+    /// the rounds (what the older measure compared with).
+    manager_mean: Duration,
+}
+
+/// `api.mcp.call` from a Lua loop, and calls through the manager, in the same set-up.
+async fn through_lua(index: &Path) -> LuaCalls {
     use mypi::extensions::{discovery, host::ExtensionHost, services::HostContext};
     let dir = std::env::temp_dir().join(format!("mypi-bench-mcp-{}", std::process::id()));
     let root = dir.join("ext");
@@ -259,29 +283,7 @@ async fn through_lua(index: &Path) -> (Duration, Duration) {
         _ => panic!("the {name} command"),
     };
     let (bench, servers) = (command("bench"), command("servers"));
-    bench
-        .call(&WARMUP.to_string(), &run)
-        .await
-        .expect("warm-up");
-    let cancel = CancellationToken::new();
-    let (mut lua, mut managed, mut empty) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..CALLS / BATCH {
-        let start = Instant::now();
-        bench.call("0", &run).await.expect("the empty Lua loop");
-        empty.push(start.elapsed());
-        let start = Instant::now();
-        bench
-            .call(&BATCH.to_string(), &run)
-            .await
-            .expect("the Lua loop");
-        lua.push(start.elapsed());
-        let times = manager_echoes(&m, BATCH, &cancel).await;
-        managed.push(times.iter().sum::<Duration>() / BATCH as u32);
-    }
-    let empty = util::median(empty);
-    let lua = lua
-        .into_iter()
-        .map(|d| d.saturating_sub(empty) / BATCH as u32);
+    let measured = lua_rounds(&bench, &m, &run).await;
     // The same round trip into the host with no I/O behind it: what the hand-off costs.
     servers.call("100", &run).await.expect("warm-up");
     let start = Instant::now();
@@ -296,7 +298,47 @@ async fn through_lua(index: &Path) -> (Duration, Duration) {
     host.unload_all();
     m.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
-    (util::median(lua.collect()), util::median(managed))
+    measured
+}
+
+/// The rounds of the Lua comparison: an empty loop, a [`BATCH`]-call loop, a 2×[`BATCH`]
+/// one, then [`BATCH`] and 2×[`BATCH`] calls through the manager; about [`CALLS`] Lua calls
+/// in all.
+async fn lua_rounds(
+    bench: &Arc<dyn mypi::commands::CommandHandler>,
+    m: &Manager,
+    run: &Arc<mypi::run::RunContext>,
+) -> LuaCalls {
+    let lua_loop = |n: usize| async move {
+        let start = Instant::now();
+        bench.call(&n.to_string(), run).await.expect("the Lua loop");
+        start.elapsed().as_secs_f64()
+    };
+    lua_loop(WARMUP).await;
+    let cancel = CancellationToken::new();
+    let (mut slope, mut less_empty) = (Vec::new(), Vec::new());
+    let (mut managed, mut manager_mean) = (Vec::new(), Vec::new());
+    for _ in 0..CALLS / (3 * BATCH) {
+        let empty = lua_loop(0).await;
+        let short = lua_loop(BATCH).await;
+        let long = lua_loop(2 * BATCH).await;
+        slope.push((long - short) / BATCH as f64);
+        less_empty.push((short - empty) / BATCH as f64);
+        let short: Duration = manager_echoes(m, BATCH, &cancel).await.iter().sum();
+        let long: Duration = manager_echoes(m, 2 * BATCH, &cancel).await.iter().sum();
+        managed.push((long.as_secs_f64() - short.as_secs_f64()) / BATCH as f64);
+        manager_mean.push(short / BATCH as u32);
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    LuaCalls {
+        slope: median(slope),
+        less_empty: median(less_empty),
+        manager: median(managed),
+        manager_mean: util::median(manager_mean),
+    }
 }
 
 /// The time of each of `n` echo calls through `manager`.
