@@ -478,11 +478,21 @@ fn a_withdrawn_tool_is_really_gone() {
 
 const SEEN: &str = r#"api.on("tool_call", function(ev) api.notify("call " .. ev.name) end)"#;
 const TWINS: &str = r#"
-api.command("twins", function()
-  api.mcp.call("t", "add_twins", {})
+local function twins()
   local names = {}
   for _, t in ipairs(api.mcp.tools("t")) do
     if t.name == "tw-in" or t.name == "tw_in" then names[#names + 1] = t.name .. "=" .. t.agent_name end
+  end
+  return names
+end
+api.command("twins", function()
+  api.mcp.call("t", "add_twins", {})
+  -- The re-list that list_changed starts may land just after the call's answer.
+  local names = twins()
+  for _ = 1, 100 do
+    if #names == 2 then break end
+    api.mcp.call("t", "wait", {ms = 20})
+    names = twins()
   end
   local a, b = api.mcp.call("t", "tw-in", {}), api.mcp.call("t", "tw_in", {})
   return table.concat(names, " ") .. " | " .. a.text .. " | " .. b.text
