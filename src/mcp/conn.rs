@@ -52,15 +52,21 @@ pub struct Lists {
     pub prompts: Vec<Value>,
 }
 
+/// The lists, and the agent names of their tools (kept together, so that a script's call
+/// looks its tool's name up without naming every tool).
+#[derive(Default)]
+struct Held {
+    lists: Lists,
+    /// One per tool of `lists.tools`, in order.
+    agent_names: Vec<String>,
+}
+
 /// A connected server.
 pub struct Conn {
     service: RunningService<RoleClient, Handler>,
     pub protocol: String,
     pub server_name: String,
-    pub lists: std::sync::RwLock<Lists>,
-    /// The agent names of `lists.tools`, in order (written under the `lists` lock, so the
-    /// two always match): a script's call looks its tool up without naming every tool.
-    agent_names: std::sync::RwLock<Vec<String>>,
+    lists: std::sync::RwLock<Held>,
     /// The server's name in the config (agent names are made from it).
     config_name: String,
     pub has_resources: bool,
@@ -113,7 +119,6 @@ impl Conn {
             has_prompts: caps.get("prompts").is_some_and(|v| !v.is_null()),
             service,
             lists: Default::default(),
-            agent_names: Default::default(),
             config_name: config.name.clone(),
             process: Mutex::new(process),
             stderr,
@@ -161,10 +166,11 @@ impl Conn {
         let (tools, resources, prompts) =
             tokio::join!(self.list_tools(timeout), resources, prompts);
         let (resources, templates) = resources?;
-        let mut lists = self.lists.write().unwrap_or_else(|p| p.into_inner());
-        (lists.resources, lists.templates) = (resources, templates);
-        lists.prompts = prompts?;
-        self.set_tools(&mut lists, tools?);
+        let (tools, prompts) = (tools?, prompts?);
+        let mut held = self.lists.write().unwrap_or_else(|p| p.into_inner());
+        (held.lists.resources, held.lists.templates) = (resources, templates);
+        held.lists.prompts = prompts;
+        self.set_tools(&mut held, tools);
         Ok(())
     }
 
@@ -185,60 +191,49 @@ impl Conn {
         }
         if resources && self.has_resources {
             let (r, t) = self.list_resources(timeout).await?;
-            let mut lists = self.lists.write().unwrap_or_else(|p| p.into_inner());
-            (lists.resources, lists.templates) = (r, t);
+            let mut held = self.lists.write().unwrap_or_else(|p| p.into_inner());
+            (held.lists.resources, held.lists.templates) = (r, t);
         }
         if prompts && self.has_prompts {
             let p = self.list_prompts(timeout).await?;
             self.lists
                 .write()
                 .unwrap_or_else(|p| p.into_inner())
+                .lists
                 .prompts = p;
         }
         Ok(())
     }
 
-    /// Stores a new tool list and its agent names, under the `lists` lock held by the caller.
-    fn set_tools(&self, lists: &mut Lists, tools: Vec<Value>) {
-        let agent = self.name_all(&tools);
-        *self.agent_names.write().unwrap_or_else(|p| p.into_inner()) = agent;
-        lists.tools = tools;
-    }
-
-    /// The agent names of `tools`, in order.
-    fn name_all(&self, tools: &[Value]) -> Vec<String> {
+    /// Stores a new tool list with its agent names.
+    fn set_tools(&self, held: &mut Held, tools: Vec<Value>) {
         let names: Vec<&str> = tools
             .iter()
             .map(|t| t["name"].as_str().unwrap_or(""))
             .collect();
-        super::naming::names(&self.config_name, &names)
+        held.agent_names = super::naming::names(&self.config_name, &names);
+        held.lists.tools = tools;
     }
 
     /// What the server offers now.
     pub fn lists(&self) -> Lists {
-        self.lists.read().unwrap_or_else(|p| p.into_inner()).clone()
+        self.lists
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .lists
+            .clone()
     }
 
     /// The tools with their agent names, in list order (a copy).
     pub fn named_tools(&self) -> Vec<(Value, String)> {
-        let lists = self.lists.read().unwrap_or_else(|p| p.into_inner());
-        let names = self.agent_names.read().unwrap_or_else(|p| p.into_inner());
-        if names.len() == lists.tools.len() {
-            lists
-                .tools
-                .iter()
-                .cloned()
-                .zip(names.iter().cloned())
-                .collect()
-        } else {
-            let names = self.name_all(&lists.tools);
-            lists.tools.iter().cloned().zip(names).collect()
-        }
+        let held = self.lists.read().unwrap_or_else(|p| p.into_inner());
+        let tools = held.lists.tools.iter().cloned();
+        tools.zip(held.agent_names.iter().cloned()).collect()
     }
 
     /// How many tools, resources and prompts the server offers (read in place).
     pub fn counts(&self) -> (usize, usize, usize) {
-        let lists = self.lists.read().unwrap_or_else(|p| p.into_inner());
+        let lists = &self.lists.read().unwrap_or_else(|p| p.into_inner()).lists;
         (
             lists.tools.len(),
             lists.resources.len(),
@@ -249,19 +244,19 @@ impl Conn {
     /// One tool by its server-side name, read in place (a call must not copy every list):
     /// its agent name and annotations, or the names of all tools when there is no such tool.
     pub fn tool(&self, name: &str) -> Result<(String, Option<Value>), Vec<String>> {
-        let lists = self.lists.read().unwrap_or_else(|p| p.into_inner());
-        let tool_name = |t: &Value| t["name"].as_str().unwrap_or("").to_string();
-        let Some(index) = lists.tools.iter().position(|t| t["name"] == name) else {
-            return Err(lists.tools.iter().map(tool_name).collect());
-        };
-        let agent = self
-            .agent_names
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(index)
-            .cloned()
-            .unwrap_or_else(|| self.name_all(&lists.tools).swap_remove(index));
-        Ok((agent, lists.tools[index].get("annotations").cloned()))
+        let held = self.lists.read().unwrap_or_else(|p| p.into_inner());
+        let tools = &held.lists.tools;
+        match tools
+            .iter()
+            .zip(&held.agent_names)
+            .find(|(t, _)| t["name"] == name)
+        {
+            Some((t, agent)) => Ok((agent.clone(), t.get("annotations").cloned())),
+            None => Err(tools
+                .iter()
+                .map(|t| t["name"].as_str().unwrap_or("").to_string())
+                .collect()),
+        }
     }
 
     fn process_exited(&self) -> Option<CancellationToken> {
