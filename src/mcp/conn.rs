@@ -5,6 +5,7 @@
 //! leaves this file and `handler.rs` / `stdio.rs`.
 
 use std::path::Path;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -34,6 +35,9 @@ pub struct Process {
     pub exited: CancellationToken,
 }
 
+/// How long a call's answer waits for the tool re-list that the call started (see
+/// [`Conn::tools_settled`]).
+pub const SETTLE_MAX: Duration = Duration::from_secs(5);
 /// How long closing waits for a queued `notifications/cancelled` to be written.
 const CANCEL_FLUSH: Duration = Duration::from_millis(50);
 /// How long a closing stdio server has to exit on the end of its stdin before SIGTERM. Many
@@ -78,6 +82,9 @@ pub struct Conn {
     pub dead: CancellationToken,
     routes: ProgressRoutes,
     watchers: super::handler::Watchers,
+    /// The count of tool-list changes ([`Changes::tools_announced`]) whose re-list is in
+    /// place, in these lists and in the agent's registry ([`Conn::tools_relisted`]).
+    tools_relisted: watch::Sender<u64>,
     /// A request was given up (its `notifications/cancelled` may still be queued).
     abandoned: std::sync::atomic::AtomicBool,
 }
@@ -126,6 +133,7 @@ impl Conn {
             dead: CancellationToken::new(),
             routes,
             watchers,
+            tools_relisted: watch::channel(0).0,
             abandoned: Default::default(),
         };
         if let Some(p) = conn.process_exited() {
@@ -326,7 +334,36 @@ impl Conn {
         let result = self
             .with_progress(self.service.call_tool(params), timeout, cancel)
             .await?;
+        // A call that changed the tools (server-side `list_changed` before its answer)
+        // answers once the new list is in place: the next call, the model's next turn or a
+        // script's next lookup see it.
+        self.tools_settled(SETTLE_MAX.min(timeout)).await;
         Ok(serde_json::to_value(result).unwrap_or_default())
+    }
+
+    /// The re-list for the tool-list changes counted up to `announced` is in place.
+    pub fn tools_relisted(&self, announced: u64) {
+        self.tools_relisted.send_if_modified(|done| {
+            let newer = announced > *done;
+            if newer {
+                *done = announced;
+            }
+            newer
+        });
+    }
+
+    /// Waits, at most `max` and only while the connection lives, until every tool-list change
+    /// announced so far is re-listed (at once when none is pending).
+    pub async fn tools_settled(&self, max: Duration) {
+        let announced = self.changes.tools_announced.load(Ordering::Acquire);
+        let mut done = self.tools_relisted.subscribe();
+        if *done.borrow() >= announced {
+            return;
+        }
+        tokio::select! {
+            _ = tokio::time::timeout(max, done.wait_for(|d| *d >= announced)) => {}
+            _ = self.dead.cancelled() => {}
+        }
     }
 
     /// `resources/read`: the result as protocol JSON.

@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::config::{ServerConfig, Transport};
 use super::conn::Process;
 use super::handler::{Handler, Hooks};
+use super::noticing::Noticing;
 use super::stdio::{self, StderrTail};
 
 /// The running client side of a connection.
@@ -57,6 +58,10 @@ pub(super) async fn handshake(
     match &config.transport {
         Transport::Stdio { .. } => {
             let (transport, process, stderr) = spawn(config, cwd, hooks)?;
+            let transport = Noticing {
+                inner: transport,
+                changes: handler.changes.clone(),
+            };
             let served = tokio::time::timeout(
                 config.timeout,
                 handler.serve_with_lifecycle(transport, mode),
@@ -66,7 +71,10 @@ pub(super) async fn handshake(
             Ok((service, Some(process), stderr))
         }
         Transport::Http { url, headers } => {
-            let transport = http_transport(url, headers)?;
+            let transport = Noticing {
+                inner: http_transport(url, headers)?,
+                changes: handler.changes.clone(),
+            };
             let served = tokio::time::timeout(
                 config.timeout,
                 handler.serve_with_lifecycle(transport, mode),

@@ -6,7 +6,8 @@
 //! - elicitation: asked through [`Elicit`] (the REPL asks field by field; print mode declines),
 //!   with the schema's defaults filled in for the fields left out;
 //! - sampling: declined with a message saying mypi does not offer it;
-//! - list changes: flagged in [`Changes`] for the server's refresh task;
+//! - list changes: flagged in [`Changes`] for the server's refresh task (tools by the
+//!   transport wrapper in `noticing.rs`, as they arrive);
 //! - progress: shown through [`Hooks::progress`]; log messages: appended to the log file.
 
 // Roots, sampling and logging are deprecated in the 2026 generation; 2025 servers use them.
@@ -14,7 +15,7 @@
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
@@ -68,6 +69,8 @@ impl Hooks {
 #[derive(Default)]
 pub struct Changes {
     pub tools: AtomicBool,
+    /// How many times the tools were said to have changed (see [`Changes::announce_tools`]).
+    pub tools_announced: AtomicU64,
     pub resources: AtomicBool,
     pub prompts: AtomicBool,
     pub notify: Notify,
@@ -77,6 +80,13 @@ impl Changes {
     fn flag(&self, which: &AtomicBool) {
         which.store(true, Ordering::Release);
         self.notify.notify_one();
+    }
+
+    /// The tool list changed: counted first, then flagged, so a refresh that takes the flag
+    /// reads a count that includes this change.
+    pub fn announce_tools(&self) {
+        self.tools_announced.fetch_add(1, Ordering::AcqRel);
+        self.flag(&self.tools);
     }
 }
 
@@ -283,9 +293,7 @@ impl ClientHandler for Handler {
         append_log(&self.hooks, &self.server, &line);
     }
 
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.changes.flag(&self.changes.tools);
-    }
+    // A tool-list change is announced by the transport as it arrives (`noticing.rs`).
 
     async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.changes.flag(&self.changes.resources);

@@ -6,7 +6,8 @@
 //! - [`manager`]: every server's state and connection task, requests routed by server name;
 //! - [`conn`]: one connection (handshake of either protocol generation, lists, requests with
 //!   timeouts reset by progress); [`handler`]: mypi's answers to the server's requests;
-//!   [`stdio`]: the child-process transport with mypi's own limits;
+//!   [`stdio`]: the child-process transport with mypi's own limits; `noticing`: counts
+//!   tool-list changes as they arrive, so a call's answer can wait for the re-list;
 //! - [`registry`]: the tools and commands a server adds, with handles; [`cache`]: the lists
 //!   of the last connection, offered while a server starts;
 //! - [`script`]: `api.mcp.*` on the host side (script calls pass the tool hooks too);
@@ -20,6 +21,7 @@ pub mod content;
 pub mod handler;
 pub mod manager;
 pub mod naming;
+mod noticing;
 pub mod registry;
 pub mod script;
 pub mod stdio;

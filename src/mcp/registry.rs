@@ -133,6 +133,8 @@ impl Registry {
     pub async fn refresh(&self, m: &Manager, config: &ServerConfig, conn: &Conn) {
         let changes = &conn.changes;
         let tools = changes.tools.swap(false, Ordering::AcqRel);
+        // Read after taking the flag: it counts every change this re-list includes.
+        let announced = changes.tools_announced.load(Ordering::Acquire);
         let resources = changes.resources.swap(false, Ordering::AcqRel);
         let prompts = changes.prompts.swap(false, Ordering::AcqRel);
         if !(tools || resources || prompts) {
@@ -150,6 +152,19 @@ impl Registry {
                 config.name
             )),
         }
+        // Done, listed or not: nobody waits for a list that is not coming.
+        if tools {
+            conn.tools_relisted(announced);
+        }
+    }
+
+    /// Lists a server's tools again as if it had said they changed, and waits for that
+    /// re-list (or one already under way): a script named a tool the last list lacks, which
+    /// the server may have added without saying so (yet).
+    pub async fn relist_tools(&self, m: &Manager, config: &ServerConfig, conn: &Conn) {
+        conn.changes.announce_tools();
+        self.refresh(m, config, conn).await;
+        conn.tools_settled(config.timeout).await;
     }
 
     fn install_resource_tools(&self, weak: &Weak<Manager>) {

@@ -54,6 +54,7 @@ pub async fn serve(
         Request::Tools { server } => {
             manager.entry(&server).map_err(fail)?;
             let conn = manager.conn(&server).await.map_err(fail)?;
+            conn.tools_settled(super::conn::SETTLE_MAX).await;
             Ok(Value::Array(
                 conn.named_tools()
                     .into_iter()
@@ -115,7 +116,16 @@ async fn call(
     let fail = |e: super::McpError| format!("mcp server '{server}': {e}");
     let entry = manager.entry(server).map_err(|e| e.to_string())?;
     let conn = manager.conn(server).await.map_err(fail)?;
-    let (name, hints) = conn.tool(tool).map_err(|names| {
+    let found = match conn.tool(tool) {
+        Ok(found) => Ok(found),
+        // Maybe added since the last list, without a word yet: ask once more.
+        Err(_) => {
+            let registry = manager.registry();
+            registry.relist_tools(manager, &entry.config, &conn).await;
+            conn.tool(tool)
+        }
+    };
+    let (name, hints) = found.map_err(|names| {
         format!(
             "mcp server '{}' has no tool '{tool}'; its tools are: {}",
             entry.config.name,

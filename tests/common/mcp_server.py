@@ -3,8 +3,10 @@
 
 Tools: echo {text}, add {a, b}, fail {} (an isError result), look {} (annotated read-only),
 wait {ms}, pic {} (a text block and a 1x1 PNG), drop_look {} (withdraws `look`, says so
-with notifications/tools/list_changed, and answers the client's re-list before its own reply)
-and add_twins {} (adds `tw-in` and `tw_in`, whose agent names collide, the same way).
+with notifications/tools/list_changed, and answers the client's re-list 0.3 s after its own
+reply)
+and add_twins {quiet?} (adds `tw-in` and `tw_in`, whose agent names collide, the same way;
+with quiet set, without a word).
 Resources: mem://note (text); a template mem://item/{id}. Prompts: greet {name, style?}.
 Every request it receives is appended as one JSON line to $MCP_LOG when that is set; with
 $MCP_LISTS_AT_ONCE set, it answers the first lists only once all four kinds were asked for.
@@ -76,19 +78,21 @@ def call(name, args):
     if name == "add_twins":
         TOOLS.extend({"name": n, "description": "A twin.", "inputSchema": {"type": "object"}}
                      for n in ("tw-in", "tw_in"))
-        tools_changed()
+        if not args.get("quiet"):
+            tools_changed()
         return text("twins added")
     return None
 
 
+SLOW_RELIST = [False]
+
+
 def tools_changed():
-    """Says the tool list changed and answers the client's re-list before the call that
-    changed it: the new list is out first."""
+    """Says the tool list changed; the call's answer follows at once and the client's re-list
+    is answered only after a pause (a client that does not wait for it acts on the old
+    list)."""
     send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
-    for req in REQUESTS:
-        serve(req)
-        if req.get("method") == "tools/list":
-            break
+    SLOW_RELIST[0] = True
 
 
 def answer(req):
@@ -99,6 +103,9 @@ def answer(req):
                                  "prompts": {}},
                 "serverInfo": {"name": "test-server", "version": "1.0"}}
     if method == "tools/list":
+        if SLOW_RELIST[0]:
+            SLOW_RELIST[0] = False
+            time.sleep(0.3)
         return {"tools": TOOLS}
     if method == "tools/call":
         r = call(params.get("name"), params.get("arguments") or {})
