@@ -353,15 +353,20 @@ impl Conn {
     }
 
     /// Waits, at most `max` and only while the connection lives, until every tool-list change
-    /// announced so far is re-listed (at once when none is pending).
+    /// announced so far is re-listed (at once when none is pending). A re-list not done by
+    /// then is waited for by nobody else: a server that never answers it delays one call.
     pub async fn tools_settled(&self, max: Duration) {
         let announced = self.changes.tools_announced.load(Ordering::Acquire);
-        let mut done = self.tools_relisted.subscribe();
-        if *done.borrow() >= announced {
+        if *self.tools_relisted.borrow() >= announced {
             return;
         }
+        let mut done = self.tools_relisted.subscribe();
         tokio::select! {
-            _ = tokio::time::timeout(max, done.wait_for(|d| *d >= announced)) => {}
+            r = tokio::time::timeout(max, done.wait_for(|d| *d >= announced)) => {
+                if r.is_err() {
+                    self.tools_relisted(announced);
+                }
+            }
             _ = self.dead.cancelled() => {}
         }
     }

@@ -248,7 +248,7 @@ impl Manager {
     }
 
     /// [`Manager::conn`] for an entry looked up already.
-    async fn conn_of(&self, entry: &Arc<Entry>) -> Result<Arc<Conn>, McpError> {
+    pub(super) async fn conn_of(&self, entry: &Arc<Entry>) -> Result<Arc<Conn>, McpError> {
         let mut rx = entry.changed.subscribe();
         loop {
             match entry.state() {

@@ -52,8 +52,8 @@ pub async fn serve(
     match request {
         Request::Servers => Ok(Value::Array(manager.status())),
         Request::Tools { server } => {
-            manager.entry(&server).map_err(fail)?;
-            let conn = manager.conn(&server).await.map_err(fail)?;
+            let entry = manager.entry(&server).map_err(fail)?;
+            let conn = manager.conn_of(&entry).await.map_err(fail)?;
             conn.tools_settled(super::conn::SETTLE_MAX).await;
             Ok(Value::Array(
                 conn.named_tools()
@@ -115,7 +115,7 @@ async fn call(
 ) -> Result<Value, String> {
     let fail = |e: super::McpError| format!("mcp server '{server}': {e}");
     let entry = manager.entry(server).map_err(|e| e.to_string())?;
-    let conn = manager.conn(server).await.map_err(fail)?;
+    let conn = manager.conn_of(&entry).await.map_err(fail)?;
     let found = match conn.tool(tool) {
         Ok(found) => Ok(found),
         // Maybe added since the last list, without a word yet: ask once more.

@@ -21,6 +21,8 @@ Whatever the mode, the tools misbehave on request:
   die {}           writes to stderr and exits in the middle of the call
   big {mib}        answers a text of MIB mebibytes
   flood {mib}      writes MIB mebibytes to stderr, then answers "flooded"
+  churn {}         says its tool list changed, answers "churned", and from then on never
+                   answers tools/list
 Every line received is appended to LOG (when given), so a test can see what arrived
 (a `notifications/cancelled`, how many `tools/call`), and `<stdin closed>` when
 stdin ends (then the server exits).
@@ -60,12 +62,17 @@ TOOLS = [
         "description": "Answers MIB mebibytes of text.",
         "inputSchema": {"type": "object", "properties": {"mib": {"type": "number"}}},
     },
+    {"name": "churn", "description": "Changes nothing, says otherwise.",
+     "inputSchema": {"type": "object"}},
     {
         "name": "flood",
         "description": "Floods stderr, then answers.",
         "inputSchema": {"type": "object", "properties": {"mib": {"type": "number"}}},
     },
 ]
+
+
+DEAF_LISTS = [False]
 
 
 def log(line):
@@ -109,6 +116,10 @@ def call(msg_id, params):
     if name == "big":
         size = int(float(args.get("mib", 20)) * 1024 * 1024)
         return text("B" * size)
+    if name == "churn":
+        DEAF_LISTS[0] = True
+        send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        return text("churned")
     if name == "flood":
         flood(float(args.get("mib", 200)))
         return text("flooded")
@@ -128,7 +139,7 @@ def answer(msg):
             "serverInfo": {"name": "mcp-fake", "version": "1.0.0"},
         }
     if method == "tools/list":
-        return {"tools": TOOLS}
+        return None if DEAF_LISTS[0] else {"tools": TOOLS}
     if method == "ping":
         return {}
     if method == "tools/call":

@@ -362,3 +362,26 @@ fn a_server_taking_30_s_to_start_delays_a_prompt_at_most_10_s_and_help_not_at_al
         started.elapsed()
     );
 }
+
+/// A server that says its tools changed and then never answers the re-list delays the call
+/// that changed them (by at most 5 s, though the re-list may take up to the server's
+/// timeout), and no call after it.
+#[test]
+fn a_re_list_never_answered_delays_one_call_not_every_call() {
+    let dir = TestDir::new();
+    let servers = json!({"srv": stdio_entry(&dir, "normal", 30)});
+    let mut turns = vec![call("churn", json!({}))];
+    turns.extend((0..4).map(|i| call("echo", json!({"text": format!("e{i}")}))));
+    let (out, took) = print_run(&dir, servers, &turns);
+    out.ok();
+    let results = tool_results(&out.stdout);
+    assert_eq!(results.len(), 5, "{}", out.describe());
+    assert_eq!(results[0].0, "churned");
+    assert_eq!(results[4].0, "e3", "{}", out.describe());
+    // One wait of 5 s; waiting again on each call would take 20 s more.
+    assert!(
+        took < Duration::from_secs(13),
+        "{took:?}: {}",
+        out.describe()
+    );
+}
