@@ -21,6 +21,8 @@ Whatever the mode, the tools misbehave on request:
   die {}           writes to stderr and exits in the middle of the call
   big {mib}        answers a text of MIB mebibytes
   flood {mib}      writes MIB mebibytes to stderr, then answers "flooded"
+  slow {steps, every}  sends a progress notification (for the request's progressToken)
+                   every EVERY seconds, STEPS times, then answers "slept"
   churn {}         says its tool list changed, answers "churned", and from then on never
                    answers tools/list
 Every line received is appended to LOG (when given), so a test can see what arrived
@@ -62,6 +64,8 @@ TOOLS = [
         "description": "Answers MIB mebibytes of text.",
         "inputSchema": {"type": "object", "properties": {"mib": {"type": "number"}}},
     },
+    {"name": "slow", "description": "Takes its time, saying so.",
+     "inputSchema": {"type": "object"}},
     {"name": "churn", "description": "Changes nothing, says otherwise.",
      "inputSchema": {"type": "object"}},
     {
@@ -116,6 +120,15 @@ def call(msg_id, params):
     if name == "big":
         size = int(float(args.get("mib", 20)) * 1024 * 1024)
         return text("B" * size)
+    if name == "slow":
+        token = (params.get("_meta") or {}).get("progressToken")
+        steps = int(args.get("steps", 3))
+        for i in range(steps):
+            time.sleep(float(args.get("every", 0.5)))
+            if token is not None:
+                send({"jsonrpc": "2.0", "method": "notifications/progress",
+                      "params": {"progressToken": token, "progress": i + 1, "total": steps}})
+        return text("slept")
     if name == "churn":
         DEAF_LISTS[0] = True
         send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})

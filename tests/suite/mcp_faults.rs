@@ -385,3 +385,29 @@ fn a_re_list_never_answered_delays_one_call_not_every_call() {
         out.describe()
     );
 }
+
+/// Progress notifications reset a call's timeout: a call of 2.4 s that reports every 0.6 s
+/// passes a timeout of 1 s; one that stops reporting ends at it.
+#[test]
+fn progress_resets_the_timeout_and_silence_ends_the_call_at_it() {
+    let dir = TestDir::new();
+    let servers = json!({"srv": stdio_entry(&dir, "normal", 1)});
+    let turns = [
+        call("slow", json!({"steps": 4, "every": 0.6})),
+        call("slow", json!({"steps": 1, "every": 3})),
+    ];
+    let (out, _) = print_run(&dir, servers, &turns);
+    out.ok();
+    let results = tool_results(&out.stdout);
+    assert_eq!(
+        results[0],
+        ("slept".to_string(), false),
+        "{}",
+        out.describe()
+    );
+    assert!(
+        results[1].1 && results[1].0.contains("1 s"),
+        "{}",
+        out.describe()
+    );
+}
