@@ -1,8 +1,10 @@
 //! One live connection to a server ([`Conn`]): starting it (a child process or Streamable
 //! HTTP on mypi's own HTTP client), the handshake of either protocol generation, the lists
 //! (tools, resources, templates, prompts, as protocol JSON), and requests with a timeout that
-//! progress resets and that send `notifications/cancelled` when given up. Nothing of the SDK
-//! leaves this file and `handler.rs` / `stdio.rs`.
+//! progress resets and that send `notifications/cancelled` when given up. A call that changed
+//! the server's tools answers once their re-list is in place ([`Conn::tools_settled`]).
+//! Nothing of the SDK leaves this file and `connect.rs`, `handler.rs`, `noticing.rs` and
+//! `stdio.rs`.
 
 use std::path::Path;
 use std::sync::atomic::Ordering;
