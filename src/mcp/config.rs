@@ -94,6 +94,16 @@ pub fn key(name: &str) -> String {
     name.to_ascii_lowercase().replace('-', "_")
 }
 
+/// Whether `a` and `b` name the same server ([`key`] of both equal), without making either
+/// key (this runs on every call).
+pub fn same_server(a: &str, b: &str) -> bool {
+    let fold = |c: u8| match c {
+        b'-' => b'_',
+        c => c.to_ascii_lowercase(),
+    };
+    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| fold(x) == fold(y))
+}
+
 fn problem(file: &Path, entry: Option<&str>, message: impl Into<String>) -> ConfigProblem {
     ConfigProblem {
         file: file.to_path_buf(),
@@ -317,6 +327,18 @@ mod tests {
 
     fn one(text: &str) -> Servers {
         parse(Path::new("/p/.mcp.json"), text, &env)
+    }
+
+    #[test]
+    fn same_server_agrees_with_key() {
+        let names = [
+            "fs", "my-fs", "my_fs", "My-FS", "my-fsx", "myfs", "ü-x", "Ü_x", "ü_x", "",
+        ];
+        for a in names {
+            for b in names {
+                assert_eq!(same_server(a, b), key(a) == key(b), "{a} / {b}");
+            }
+        }
     }
 
     #[test]

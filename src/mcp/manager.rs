@@ -219,10 +219,9 @@ impl Manager {
 
     /// The entry named `server` (`-` and `_` the same).
     pub fn entry(&self, server: &str) -> Result<Arc<Entry>, McpError> {
-        let key = super::config::key(server);
         self.entries
             .iter()
-            .find(|e| super::config::key(&e.config.name) == key)
+            .find(|e| super::config::same_server(&e.config.name, server))
             .cloned()
             .ok_or_else(|| {
                 let names: Vec<&str> = self
@@ -249,6 +248,12 @@ impl Manager {
 
     /// [`Manager::conn`] for an entry looked up already.
     pub(super) async fn conn_of(&self, entry: &Arc<Entry>) -> Result<Arc<Conn>, McpError> {
+        // The common case first, without a subscription.
+        if let State::Connected(c) = &*entry.state.lock().unwrap_or_else(|p| p.into_inner()) {
+            if c.alive() {
+                return Ok(c.clone());
+            }
+        }
         let mut rx = entry.changed.subscribe();
         loop {
             match entry.state() {

@@ -353,7 +353,7 @@ impl Tool for ResourceTool {
 fn listing(m: &Manager, server: Option<&str>, templates: bool) -> ToolOutput {
     let mut out = Vec::new();
     for e in m.entries() {
-        if server.is_some_and(|s| super::config::key(s) != super::config::key(&e.config.name)) {
+        if server.is_some_and(|s| !super::config::same_server(s, &e.config.name)) {
             continue;
         }
         if let State::Connected(c) = e.state() {
