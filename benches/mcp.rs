@@ -2,7 +2,9 @@
 //! `@modelcontextprotocol/server-everything` over stdio through mypi's [`Manager`] (its own
 //! stdio transport, timeouts reset by progress, the agent's registry), and the same with rmcp
 //! used directly on the child's (stdout, stdin), four sets of the three (each client on a
-//! server of its own) up at once and called in turns; then `api.mcp.call` from a Lua loop
+//! server of its own) up at once and called in turns; the manager against rmcp's bare call
+//! on one connection (the same server process: no difference between node processes); then
+//! `api.mcp.call` from a Lua loop
 //! against the manager, each as the slope between batches of 5 and 10 calls (what starting
 //! and ending a batch costs cancels out), in alternating rounds.
 //! Prints the medians per call. The server comes from `MYPI_TEST_EVERYTHING` (its
@@ -39,6 +41,7 @@ fn main() {
     }
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let (managed, direct, ours) = rt.block_on(side_by_side(&index));
+    let (same_manager, same_bare) = rt.block_on(same_connection(&index));
     let lua = rt.block_on(through_lua(&index));
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     println!(
@@ -60,6 +63,13 @@ fn main() {
     println!(
         "  (rmcp on mypi's own stdio transport, no manager: median {:.3} ms/call)",
         ms(ours)
+    );
+    println!(
+        "  (on one connection, {CALLS} calls each in alternating batches of {SIDE_BATCH}: the \
+         manager {:.3} ms/call, rmcp's bare call {:.3} ms/call: {:+.1} %)",
+        ms(same_manager),
+        ms(same_bare),
+        (ms(same_manager) / ms(same_bare) - 1.0) * 100.0
     );
     println!(
         "mcp echo over stdio, {CALLS} sequential calls each over {SETS} servers each, in \
@@ -136,6 +146,44 @@ async fn side_by_side(index: &Path) -> (Duration, Duration, Duration) {
         set.stop().await;
     }
     (util::median(m), util::median(d), util::median(o))
+}
+
+/// The manager's calls and rmcp's bare calls on the same connection (one server process, so
+/// that its pace, which differs from one node process to the next, does not count): the
+/// medians per call, after a warm-up round.
+async fn same_connection(index: &Path) -> (Duration, Duration) {
+    let m = manager(index).await;
+    let conn = m.conn("everything").await.expect("connected");
+    let cancel = CancellationToken::new();
+    let (mut managed, mut bare) = (Vec::new(), Vec::new());
+    for round in 0..1 + CALLS / SIDE_BATCH {
+        let warm = round == 0;
+        for turn in 0..2 {
+            let times = if (round + turn) % 2 == 0 {
+                manager_echoes(&m, SIDE_BATCH, &cancel).await
+            } else {
+                let mut times = Vec::with_capacity(SIDE_BATCH);
+                for _ in 0..SIDE_BATCH {
+                    let start = Instant::now();
+                    let r = conn
+                        .call_tool_bare("echo", json!({"message": "hi"}))
+                        .await
+                        .expect("echo, bare");
+                    times.push(start.elapsed());
+                    assert!(r.to_string().contains("Echo: hi"), "{r}");
+                }
+                times
+            };
+            let into = if (round + turn) % 2 == 0 {
+                &mut managed
+            } else {
+                &mut bare
+            };
+            into.extend(times.into_iter().filter(|_| !warm));
+        }
+    }
+    m.shutdown().await;
+    (util::median(managed), util::median(bare))
 }
 
 /// The server's entry.

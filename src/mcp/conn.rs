@@ -343,6 +343,18 @@ impl Conn {
         Ok(serde_json::to_value(result).unwrap_or_default())
     }
 
+    /// rmcp's `tools/call` and nothing of mypi's around it (no timeout, progress, settle or
+    /// conversion beyond JSON): the same-connection baseline of `cargo bench --bench mcp`.
+    /// The agent never calls it.
+    #[doc(hidden)]
+    pub async fn call_tool_bare(&self, tool: &str, args: Value) -> Result<Value, McpError> {
+        let mut params = CallToolRequestParams::new(tool.to_string());
+        params.arguments = args.as_object().cloned();
+        let result = self.service.call_tool(params).await;
+        let result = result.map_err(|e| self.service_error(e))?;
+        Ok(serde_json::to_value(result).unwrap_or_default())
+    }
+
     /// The re-list for the tool-list changes counted up to `announced` is in place.
     pub fn tools_relisted(&self, announced: u64) {
         self.tools_relisted.send_if_modified(|done| {
