@@ -91,17 +91,21 @@ impl Servers {
 
 /// Server names that differ only in `-` / `_` (or case) are the same server.
 pub fn key(name: &str) -> String {
-    name.to_ascii_lowercase().replace('-', "_")
+    name.chars().map(fold).collect()
 }
 
 /// Whether `a` and `b` name the same server ([`key`] of both equal), without making either
 /// key (this runs on every call).
 pub fn same_server(a: &str, b: &str) -> bool {
-    let fold = |c: u8| match c {
-        b'-' => b'_',
+    a.chars().map(fold).eq(b.chars().map(fold))
+}
+
+/// One character of a server's [`key`].
+fn fold(c: char) -> char {
+    match c {
+        '-' => '_',
         c => c.to_ascii_lowercase(),
-    };
-    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| fold(x) == fold(y))
+    }
 }
 
 fn problem(file: &Path, entry: Option<&str>, message: impl Into<String>) -> ConfigProblem {

@@ -366,6 +366,15 @@ impl Conn {
         });
     }
 
+    /// Lists the tools again as if the server had said they changed (the server's refresh
+    /// task does it, as for a real change), and waits for that re-list at most `max`: a
+    /// script named a tool the last list lacks, which the server may have added without
+    /// saying so (yet).
+    pub async fn relist_tools(&self, max: Duration) {
+        self.changes.announce_tools();
+        self.tools_settled(max).await;
+    }
+
     /// Waits, at most `max` and only while the connection lives, until every tool-list change
     /// announced so far is re-listed (at once when none is pending). A re-list not done by
     /// then is waited for by nobody else: a server that never answers it delays one call.

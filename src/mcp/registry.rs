@@ -158,15 +158,6 @@ impl Registry {
         }
     }
 
-    /// Lists a server's tools again as if it had said they changed, and waits for that
-    /// re-list (or one already under way): a script named a tool the last list lacks, which
-    /// the server may have added without saying so (yet).
-    pub async fn relist_tools(&self, m: &Manager, config: &ServerConfig, conn: &Conn) {
-        conn.changes.announce_tools();
-        self.refresh(m, config, conn).await;
-        conn.tools_settled(config.timeout).await;
-    }
-
     fn install_resource_tools(&self, weak: &Weak<Manager>) {
         let mut installed = self
             .resource_tools

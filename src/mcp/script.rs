@@ -120,8 +120,7 @@ async fn call(
         Ok(found) => Ok(found),
         // Maybe added since the last list, without a word yet: ask once more.
         Err(_) => {
-            let registry = manager.registry();
-            registry.relist_tools(manager, &entry.config, &conn).await;
+            conn.relist_tools(entry.config.timeout).await;
             conn.tool(tool)
         }
     };
