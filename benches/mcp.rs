@@ -1,12 +1,12 @@
 //! MCP tool-call latency (`cargo bench --bench mcp`): 1,000 sequential `echo` calls to
 //! `@modelcontextprotocol/server-everything` over stdio through mypi's [`Manager`] (its own
-//! stdio transport, timeouts reset by progress, the agent's registry), and the same with rmcp
-//! used directly on the child's (stdout, stdin), four sets of the three (each client on a
-//! server of its own) up at once and called in turns; the manager against rmcp's bare call
-//! on one connection (the same server process: no difference between node processes); then
-//! `api.mcp.call` from a Lua loop
-//! against the manager, each as the slope between batches of 5 and 10 calls (what starting
-//! and ending a batch costs cancels out), in alternating rounds.
+//! stdio transport, timeouts reset by progress, the agent's registry), through rmcp on
+//! mypi's stdio transport, and through rmcp used directly on the child's (stdout, stdin),
+//! back to back, each client on a fresh server of its own in each of several rounds; the
+//! manager against rmcp's bare call on one connection (the same server process: no
+//! difference between node processes); then `api.mcp.call` from a Lua loop against the
+//! manager, each as the slope between batches of 5 and 10 calls (what starting and ending a
+//! batch costs cancels out), in alternating rounds.
 //! Prints the medians per call. The server comes from `MYPI_TEST_EVERYTHING` (its
 //! `dist/index.js`); without it the bench says so and does nothing.
 
@@ -40,7 +40,7 @@ fn main() {
         return;
     }
     let rt = tokio::runtime::Runtime::new().expect("runtime");
-    let (managed, direct, ours) = rt.block_on(side_by_side(&index));
+    let side = rt.block_on(side_by_side(&index));
     let (same_manager, same_bare) = rt.block_on(same_connection(&index));
     let lua = rt.block_on(through_lua(&index));
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
@@ -62,7 +62,7 @@ fn main() {
     );
     println!(
         "  (rmcp on mypi's own stdio transport, no manager: median {:.3} ms/call)",
-        ms(ours)
+        ms(side.ours)
     );
     println!(
         "  (on one connection, {CALLS} calls each in alternating batches of {SIDE_BATCH}: the \
@@ -72,22 +72,24 @@ fn main() {
         (ms(same_manager) / ms(same_bare) - 1.0) * 100.0
     );
     println!(
-        "mcp echo over stdio, {CALLS} sequential calls each over {SETS} servers each, in \
-         alternating batches of {SIDE_BATCH}: manager median {:.3} ms/call, rmcp direct median {:.3} ms/call ({:+.1} %)",
-        ms(managed),
-        ms(direct),
-        (ms(managed) / ms(direct) - 1.0) * 100.0
+        "mcp echo over stdio, {CALLS} sequential calls each on fresh servers in {ROUNDS} rounds: \
+         manager median {:.3} ms/call, rmcp direct median {:.3} ms/call ({:+.1} %; the median \
+         round: {:+.1} %)",
+        ms(side.managed),
+        ms(side.direct),
+        (ms(side.managed) / ms(side.direct) - 1.0) * 100.0,
+        (side.ratio - 1.0) * 100.0,
     );
 }
 
-/// Calls per batch when the three clients take turns.
+/// Calls per batch when two clients take turns on one connection.
 const SIDE_BATCH: usize = 10;
-/// How many sets of the three clients (each with servers of its own) share the calls: one
-/// node process can be steadily faster or slower than another for the whole run, by as much
-/// as the difference measured, so each client's calls are spread over several.
-const SETS: usize = 4;
+/// Rounds of the side-by-side comparison, each on three fresh server processes: one node
+/// process can be steadily faster or slower than another for its whole life, by as much as
+/// the difference measured, so each client's calls are spread over many processes.
+const ROUNDS: usize = 12;
 
-/// The three clients of one set, each on a server of its own.
+/// The three clients of one round, each on a server of its own.
 struct Set {
     direct: (Client, tokio::process::Child),
     ours: (Client, Leftover),
@@ -96,10 +98,15 @@ struct Set {
 
 impl Set {
     async fn start(index: &Path) -> Set {
+        let (direct, ours, manager) = tokio::join!(
+            rmcp_on_pipes(index),
+            rmcp_on_our_transport(index),
+            manager(index)
+        );
         Set {
-            direct: rmcp_on_pipes(index).await,
-            ours: rmcp_on_our_transport(index).await,
-            manager: manager(index).await,
+            direct,
+            ours,
+            manager,
         }
     }
 
@@ -114,38 +121,56 @@ impl Set {
     }
 }
 
+/// What the side-by-side comparison measured: each client's median per call over all its
+/// calls, and the median over the rounds of the manager's median against rmcp direct's.
+struct SideBySide {
+    managed: Duration,
+    direct: Duration,
+    ours: Duration,
+    ratio: f64,
+}
+
 /// The median time per call through the manager, through rmcp on the child's pipes, and
-/// through rmcp on mypi's own stdio transport, after a round of warm-up. [`SETS`] sets of
-/// the three are up at once and called in turns of [`SIDE_BATCH`] calls (each client first
-/// in every third turn), so that drift in the machine's pace, and one server's being faster
-/// than another, hit all three alike.
-async fn side_by_side(index: &Path) -> (Duration, Duration, Duration) {
-    let sets = futures_util::future::join_all((0..SETS).map(|_| Set::start(index))).await;
+/// through rmcp on mypi's own stdio transport. Each of [`ROUNDS`] rounds starts the three
+/// on fresh servers; each then makes [`WARMUP`] calls, not counted, and [`CALLS`]
+/// sequential calls, one client after the other (each client first in every third round:
+/// drift in the machine's pace hits all three alike).
+async fn side_by_side(index: &Path) -> SideBySide {
     let cancel = CancellationToken::new();
     let (mut m, mut d, mut o) = (Vec::new(), Vec::new(), Vec::new());
-    // The first round warms up; then each client makes CALLS calls over the sets.
-    for round in 0..1 + CALLS.div_ceil(SIDE_BATCH * SETS) {
-        let warm = round == 0;
-        for set in &sets {
-            // Each client takes each place in the turn in turn (the one after a pause may
-            // pay for it).
-            for turn in 0..3 {
-                let (times, into) = match (round + turn) % 3 {
-                    0 => (echo_calls(&set.direct.0, SIDE_BATCH).await, &mut d),
-                    1 => (echo_calls(&set.ours.0, SIDE_BATCH).await, &mut o),
-                    _ => (
-                        manager_echoes(&set.manager, SIDE_BATCH, &cancel).await,
-                        &mut m,
-                    ),
-                };
-                into.extend(times.into_iter().filter(|_| !warm));
-            }
+    let mut ratios = Vec::new();
+    for round in 0..ROUNDS {
+        let set = Set::start(index).await;
+        let mut medians = [Duration::ZERO; 3];
+        for turn in 0..3 {
+            let kind = (round + turn) % 3;
+            let times = match kind {
+                0 => {
+                    echo_calls(&set.direct.0, WARMUP).await;
+                    echo_calls(&set.direct.0, CALLS).await
+                }
+                1 => {
+                    echo_calls(&set.ours.0, WARMUP).await;
+                    echo_calls(&set.ours.0, CALLS).await
+                }
+                _ => {
+                    manager_echoes(&set.manager, WARMUP, &cancel).await;
+                    manager_echoes(&set.manager, CALLS, &cancel).await
+                }
+            };
+            medians[kind] = util::median(times.clone());
+            [&mut d, &mut o, &mut m][kind].extend(times);
         }
-    }
-    for set in sets {
+        ratios.push(medians[2].as_secs_f64() / medians[0].as_secs_f64());
         set.stop().await;
     }
-    (util::median(m), util::median(d), util::median(o))
+    ratios.sort_by(f64::total_cmp);
+    SideBySide {
+        managed: util::median(m),
+        direct: util::median(d),
+        ours: util::median(o),
+        ratio: ratios[ratios.len() / 2],
+    }
 }
 
 /// The manager's calls and rmcp's bare calls on the same connection (one server process, so

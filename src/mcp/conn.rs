@@ -20,14 +20,11 @@ use tokio_util::sync::CancellationToken;
 use super::config::ServerConfig;
 pub use super::connect::StartError;
 use super::connect::{self, readable};
+use super::deadline::Deadlines;
 use super::handler::{Changes, Handler, Hooks, LEGACY_VERSION};
 use super::stdio::StderrTail;
 use super::McpError;
 use crate::process::Group;
-
-/// Counts a connection's progress notifications; each running call resets its timeout when
-/// it changes (the SDK picks the progress tokens itself, so a call cannot tell its own).
-pub type ProgressRoutes = Arc<watch::Sender<u64>>;
 
 /// The child process of a stdio server (a task owns the `Child` and waits for its exit).
 pub struct Process {
@@ -82,7 +79,8 @@ pub struct Conn {
     pub changes: Arc<Changes>,
     /// Cancelled once the connection is known dead (transport closed, child exited).
     pub dead: CancellationToken,
-    routes: ProgressRoutes,
+    /// The running requests' deadlines (reset by the server's progress notifications).
+    deadlines: Arc<Deadlines>,
     watchers: super::handler::Watchers,
     /// The count of tool-list changes ([`Changes::tools_announced`]) whose re-list is in
     /// place, in these lists and in the agent's registry ([`Conn::tools_relisted`]).
@@ -98,7 +96,7 @@ impl Conn {
         cwd: &Path,
         hooks: Hooks,
     ) -> Result<Conn, StartError> {
-        let routes: ProgressRoutes = Arc::new(watch::channel(0).0);
+        let deadlines = Deadlines::start();
         let changes = Arc::new(Changes::default());
         let watchers = super::handler::Watchers::default();
         let handler = Handler {
@@ -106,7 +104,7 @@ impl Conn {
             cwd: cwd.to_path_buf(),
             hooks: hooks.clone(),
             changes: changes.clone(),
-            routes: routes.clone(),
+            deadlines: deadlines.clone(),
             watchers: watchers.clone(),
         };
         let (service, process, stderr) = connect::handshake(config, cwd, &hooks, handler).await?;
@@ -133,7 +131,7 @@ impl Conn {
             stderr,
             changes,
             dead: CancellationToken::new(),
-            routes,
+            deadlines,
             watchers,
             tools_relisted: watch::channel(0).0,
             abandoned: Default::default(),
@@ -428,25 +426,18 @@ impl Conn {
         timeout: Duration,
         cancel: &CancellationToken,
     ) -> Result<T, McpError> {
-        let mut progress = self.routes.subscribe();
-        tokio::pin!(fut);
-        let sleep = tokio::time::sleep(timeout);
-        tokio::pin!(sleep);
+        // No timer of its own: see `deadline`.
+        let deadline = self.deadlines.begin(timeout);
         let gave_up = |e: McpError| {
             self.abandoned
                 .store(true, std::sync::atomic::Ordering::Release);
             Err(e)
         };
-        loop {
-            tokio::select! {
-                r = &mut fut => return r.map_err(|e| self.service_error(e)),
-                _ = &mut sleep => return gave_up(McpError::Timeout(timeout)),
-                _ = cancel.cancelled() => return gave_up(McpError::Cancelled),
-                _ = self.dead.cancelled() => return Err(self.closed()),
-                Ok(()) = progress.changed() => {
-                    sleep.as_mut().reset(tokio::time::Instant::now() + timeout);
-                }
-            }
+        tokio::select! {
+            r = fut => r.map_err(|e| self.service_error(e)),
+            _ = deadline.expired() => gave_up(McpError::Timeout(timeout)),
+            _ = cancel.cancelled() => gave_up(McpError::Cancelled),
+            _ = self.dead.cancelled() => Err(self.closed()),
         }
     }
 

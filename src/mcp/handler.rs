@@ -127,8 +127,8 @@ pub struct Handler {
     pub cwd: PathBuf,
     pub hooks: Hooks,
     pub changes: Arc<Changes>,
-    /// Counts progress notifications (they reset the running calls' timeouts).
-    pub routes: super::conn::ProgressRoutes,
+    /// The running requests' deadlines (progress notifications reset them).
+    pub(super) deadlines: Arc<super::deadline::Deadlines>,
     pub watchers: Watchers,
 }
 
@@ -259,7 +259,7 @@ impl ClientHandler for Handler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        self.routes.send_modify(|n| *n += 1);
+        self.deadlines.progressed();
         let of = params.total.map(|t| format!("/{t}")).unwrap_or_default();
         let msg = params.message.map(|m| format!(": {m}")).unwrap_or_default();
         let text = format!("progress {}{of}{msg}", params.progress);

@@ -5,9 +5,10 @@
 //! - [`config`]: the `mcpServers` files;
 //! - [`manager`]: every server's state and connection task, requests routed by server name;
 //! - [`conn`]: one connection (handshake of either protocol generation, lists, requests with
-//!   timeouts reset by progress); [`handler`]: mypi's answers to the server's requests;
-//!   [`stdio`]: the child-process transport with mypi's own limits; `noticing`: counts
-//!   tool-list changes as they arrive, so a call's answer can wait for the re-list;
+//!   timeouts reset by progress); `deadline`: those timeouts, kept by one watcher task per
+//!   connection instead of a timer per request; [`handler`]: mypi's answers to the server's
+//!   requests; [`stdio`]: the child-process transport with mypi's own limits; `noticing`:
+//!   counts tool-list changes as they arrive, so a call's answer can wait for the re-list;
 //! - [`registry`]: the tools and commands a server adds, with handles; [`cache`]: the lists
 //!   of the last connection, offered while a server starts;
 //! - [`script`]: `api.mcp.*` on the host side (script calls pass the tool hooks too);
@@ -18,6 +19,7 @@ pub mod config;
 pub mod conn;
 mod connect;
 pub mod content;
+mod deadline;
 pub mod handler;
 pub mod manager;
 pub mod naming;
