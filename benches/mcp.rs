@@ -144,20 +144,14 @@ async fn side_by_side(index: &Path) -> SideBySide {
         let mut medians = [Duration::ZERO; 3];
         for turn in 0..3 {
             let kind = (round + turn) % 3;
-            let times = match kind {
-                0 => {
-                    echo_calls(&set.direct.0, WARMUP).await;
-                    echo_calls(&set.direct.0, CALLS).await
-                }
-                1 => {
-                    echo_calls(&set.ours.0, WARMUP).await;
-                    echo_calls(&set.ours.0, CALLS).await
-                }
-                _ => {
-                    manager_echoes(&set.manager, WARMUP, &cancel).await;
-                    manager_echoes(&set.manager, CALLS, &cancel).await
-                }
+            let n = WARMUP + CALLS;
+            let mut times = match kind {
+                0 => echo_calls(&set.direct.0, n).await,
+                1 => echo_calls(&set.ours.0, n).await,
+                _ => manager_echoes(&set.manager, n, &cancel).await,
             };
+            // The warm-up calls do not count.
+            let times = times.split_off(WARMUP);
             medians[kind] = util::median(times.clone());
             [&mut d, &mut o, &mut m][kind].extend(times);
         }
