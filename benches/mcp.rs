@@ -6,10 +6,15 @@
 //! manager against rmcp's bare call on one connection (the same server process: no
 //! difference between node processes); then `api.mcp.call` from a Lua loop against the
 //! manager, each as the slope between batches of 5 and 10 calls (what starting and ending a
-//! batch costs cancels out), in alternating rounds.
+//! batch costs cancels out), in alternating rounds. The three clients are also compared on
+//! the bench's own Rust echo server ([`mcp_echo`]), which answers in microseconds: there a
+//! call's time is the client's own, without node's pace, which differs from one process to
+//! the next by as much as the clients differ.
 //! Prints the medians per call. The server comes from `MYPI_TEST_EVERYTHING` (its
 //! `dist/index.js`); without it the bench says so and does nothing.
 
+#[path = "mcp_echo.rs"]
+mod mcp_echo;
 #[path = "util/mod.rs"]
 mod util;
 
@@ -29,20 +34,39 @@ const FALLBACK: &str =
     "/tmp/conf/everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js";
 
 fn main() {
+    if std::env::args().any(|a| a == mcp_echo::FLAG) {
+        return mcp_echo::serve();
+    }
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let echo = rt.block_on(side_by_side(&Server::echo()));
+    println!(
+        "  (the client's own cost, against the bench's Rust echo server that answers in \
+         microseconds: manager median {:.1} µs/call, rmcp on mypi's transport {:.1} µs/call, \
+         rmcp direct {:.1} µs/call: {:+.1} %, the median round {:+.1} %)",
+        echo.managed.as_secs_f64() * 1e6,
+        echo.ours.as_secs_f64() * 1e6,
+        echo.direct.as_secs_f64() * 1e6,
+        (echo.managed.as_secs_f64() / echo.direct.as_secs_f64() - 1.0) * 100.0,
+        (echo.ratio - 1.0) * 100.0,
+    );
     let index = std::env::var_os("MYPI_TEST_EVERYTHING")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(FALLBACK));
     if !index.is_file() {
         println!(
-            "mcp bench skipped: server-everything is not installed (set MYPI_TEST_EVERYTHING \
-             to its dist/index.js)"
+            "mcp bench against server-everything skipped: it is not installed (set \
+             MYPI_TEST_EVERYTHING to its dist/index.js)"
         );
         return;
     }
-    let rt = tokio::runtime::Runtime::new().expect("runtime");
-    let side = rt.block_on(side_by_side(&index));
-    let (same_manager, same_bare) = rt.block_on(same_connection(&index));
-    let lua = rt.block_on(through_lua(&index));
+    against_everything(&rt, &Server::everything(&index));
+}
+
+/// The comparisons on server-everything, the issue's numbers last.
+fn against_everything(rt: &tokio::runtime::Runtime, everything: &Server) {
+    let side = rt.block_on(side_by_side(everything));
+    let (same_manager, same_bare) = rt.block_on(same_connection(everything));
+    let lua = rt.block_on(through_lua(everything));
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     println!(
         "  api.mcp.call from Lua: {:.3} ms/call; the manager in the same set-up: {:.3} ms/call \
@@ -87,7 +111,7 @@ const SIDE_BATCH: usize = 10;
 /// Rounds of the side-by-side comparison, each on three fresh server processes: one node
 /// process can be steadily faster or slower than another for its whole life, by as much as
 /// the difference measured, so each client's calls are spread over many processes.
-const ROUNDS: usize = 12;
+const ROUNDS: usize = 16;
 
 /// The three clients of one round, each on a server of its own.
 struct Set {
@@ -97,11 +121,11 @@ struct Set {
 }
 
 impl Set {
-    async fn start(index: &Path) -> Set {
+    async fn start(server: &Server) -> Set {
         let (direct, ours, manager) = tokio::join!(
-            rmcp_on_pipes(index),
-            rmcp_on_our_transport(index),
-            manager(index)
+            rmcp_on_pipes(server),
+            rmcp_on_our_transport(server),
+            manager(server)
         );
         Set {
             direct,
@@ -135,12 +159,12 @@ struct SideBySide {
 /// on fresh servers; each then makes [`WARMUP`] calls, not counted, and [`CALLS`]
 /// sequential calls, one client after the other (each client first in every third round:
 /// drift in the machine's pace hits all three alike).
-async fn side_by_side(index: &Path) -> SideBySide {
+async fn side_by_side(server: &Server) -> SideBySide {
     let cancel = CancellationToken::new();
     let (mut m, mut d, mut o) = (Vec::new(), Vec::new(), Vec::new());
     let mut ratios = Vec::new();
     for round in 0..ROUNDS {
-        let set = Set::start(index).await;
+        let set = Set::start(server).await;
         let mut medians = [Duration::ZERO; 3];
         for turn in 0..3 {
             let kind = (round + turn) % 3;
@@ -170,8 +194,8 @@ async fn side_by_side(index: &Path) -> SideBySide {
 /// The manager's calls and rmcp's bare calls on the same connection (one server process, so
 /// that its pace, which differs from one node process to the next, does not count): the
 /// medians per call, after a warm-up round.
-async fn same_connection(index: &Path) -> (Duration, Duration) {
-    let m = manager(index).await;
+async fn same_connection(server: &Server) -> (Duration, Duration) {
+    let m = manager(server).await;
     let conn = m.conn("everything").await.expect("connected");
     let cancel = CancellationToken::new();
     let (mut managed, mut bare) = (Vec::new(), Vec::new());
@@ -205,13 +229,38 @@ async fn same_connection(index: &Path) -> (Duration, Duration) {
     (util::median(managed), util::median(bare))
 }
 
+/// How to start a server: server-everything under node, or the bench's own echo server.
+#[derive(Clone)]
+struct Server {
+    command: String,
+    args: Vec<String>,
+}
+
+impl Server {
+    fn everything(index: &Path) -> Server {
+        Server {
+            command: "node".into(),
+            args: vec![index.display().to_string(), "stdio".into()],
+        }
+    }
+
+    /// This bench binary as [`mcp_echo`]'s server.
+    fn echo() -> Server {
+        let exe = std::env::current_exe().expect("the bench's own path");
+        Server {
+            command: exe.display().to_string(),
+            args: vec![mcp_echo::FLAG.into()],
+        }
+    }
+}
+
 /// The server's entry.
-fn entry(index: &Path) -> ServerConfig {
+fn entry(server: &Server) -> ServerConfig {
     ServerConfig {
         name: "everything".into(),
         transport: Transport::Stdio {
-            command: "node".into(),
-            args: vec![index.display().to_string(), "stdio".into()],
+            command: server.command.clone(),
+            args: server.args.clone(),
             env: Default::default(),
             cwd: None,
         },
@@ -224,14 +273,14 @@ fn entry(index: &Path) -> ServerConfig {
 
 /// mypi's manager with the server connected (its own stdio transport, timeouts reset by
 /// progress, the agent's registry).
-async fn manager(index: &Path) -> Arc<Manager> {
+async fn manager(server: &Server) -> Arc<Manager> {
     let registry = Registry::new(
         mypi::tools::ToolRegistry::new(),
         mypi::commands::CommandTable::with_builtins(),
         Arc::new(|_| {}),
     );
     let cwd = std::env::current_dir().expect("cwd");
-    let m = Manager::new(vec![entry(index)], cwd, Hooks::quiet(), registry);
+    let m = Manager::new(vec![entry(server)], cwd, Hooks::quiet(), registry);
     m.start();
     m.wait_connecting(Duration::from_secs(30)).await;
     m
@@ -240,10 +289,9 @@ async fn manager(index: &Path) -> Arc<Manager> {
 type Client = rmcp::service::RunningService<rmcp::RoleClient, ClientConfig>;
 
 /// rmcp on the child's pipes, nothing around it.
-async fn rmcp_on_pipes(index: &Path) -> (Client, tokio::process::Child) {
-    let mut child = tokio::process::Command::new("node")
-        .arg(index)
-        .arg("stdio")
+async fn rmcp_on_pipes(server: &Server) -> (Client, tokio::process::Child) {
+    let mut child = tokio::process::Command::new(&server.command)
+        .args(&server.args)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
@@ -270,10 +318,10 @@ fn info() -> ClientConfig {
 
 /// rmcp on mypi's stdio transport, without the manager; the rest of the spawn (its process
 /// group guard) lives as long as the client.
-async fn rmcp_on_our_transport(index: &Path) -> (Client, Leftover) {
+async fn rmcp_on_our_transport(server: &Server) -> (Client, Leftover) {
     let cwd = std::env::current_dir().expect("cwd");
     let spawned =
-        mypi::mcp::stdio::spawn(&entry(index).transport, &cwd, Arc::new(|_| {})).expect("spawn");
+        mypi::mcp::stdio::spawn(&entry(server).transport, &cwd, Arc::new(|_| {})).expect("spawn");
     let client = rmcp::serve_client(info(), spawned.transport)
         .await
         .expect("initialize");
@@ -329,7 +377,7 @@ struct LuaCalls {
 }
 
 /// `api.mcp.call` from a Lua loop, and calls through the manager, in the same set-up.
-async fn through_lua(index: &Path) -> LuaCalls {
+async fn through_lua(server: &Server) -> LuaCalls {
     use mypi::extensions::{discovery, host::ExtensionHost, services::HostContext};
     let dir = std::env::temp_dir().join(format!("mypi-bench-mcp-{}", std::process::id()));
     let root = dir.join("ext");
@@ -337,7 +385,7 @@ async fn through_lua(index: &Path) -> LuaCalls {
     std::fs::write(root.join("bench.lua"), LUA_LOOP).expect("write");
     let ctx = Arc::new(HostContext::standalone(dir.clone(), Arc::new(|_| {})));
     let registry = Registry::new(ctx.tools.clone(), ctx.commands.clone(), Arc::new(|_| {}));
-    let m = Manager::new(vec![entry(index)], dir.clone(), Hooks::quiet(), registry);
+    let m = Manager::new(vec![entry(server)], dir.clone(), Hooks::quiet(), registry);
     m.start();
     m.wait_connecting(Duration::from_secs(30)).await;
     ctx.set_mcp(m.clone());

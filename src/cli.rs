@@ -81,11 +81,11 @@ pub struct Cli {
 
     /// Read MCP servers from FILE too (the `mcpServers` shape; repeatable; later files win
     /// by server name over ~/.agents/mcp.json and the project's .mcp.json).
-    #[arg(long = "mcp-config", value_name = "FILE")]
+    #[arg(long = "mcp-config", value_name = "FILE", global = true)]
     pub mcp_config: Vec<PathBuf>,
 
     /// Start no MCP servers.
-    #[arg(long, conflicts_with = "mcp_config")]
+    #[arg(long, conflicts_with = "mcp_config", global = true)]
     pub no_mcp: bool,
 
     /// Stop a run after N model turns (default: MYPI_MAX_TURNS, else 50).
@@ -133,6 +133,20 @@ mod tests {
         assert_eq!(o.print.as_deref(), Some(""));
         assert!(o.json);
         assert_eq!(o.provider.as_deref(), Some("anthropic"));
+    }
+
+    #[test]
+    fn mcp_flags_are_taken_after_a_subcommand_too() {
+        let cli = Cli::try_parse_from(["mypi", "mcp", "list", "--mcp-config", "a.json"]).unwrap();
+        assert_eq!(cli.mcp_config, [PathBuf::from("a.json")]);
+        assert!(matches!(
+            cli.command,
+            Some(Command::Mcp {
+                action: McpAction::List
+            })
+        ));
+        let cli = Cli::try_parse_from(["mypi", "config", "--no-mcp"]).unwrap();
+        assert!(cli.no_mcp);
     }
 }
 

@@ -11,6 +11,12 @@
 //! when a request's deadline comes before the one it sleeps to (the first request after a
 //! quiet spell, or a shorter timeout).
 //!
+//! With nothing running, the watcher stays armed one timeout ahead (the shortest one seen)
+//! rather than not at all: a request that starts later ends later than that, so back-to-back
+//! requests never wake it (disarmed, each request after an idle sweep woke it: a thread
+//! hop per call when the server answers fast). An idle connection's watcher therefore
+//! wakes once per timeout, to find nothing.
+//!
 //! A progress notification from the server resets the timeout of every running request of
 //! the connection (the SDK picks the progress tokens itself, so a request cannot tell its
 //! own): a request's deadline is its timeout after its start or after the last progress,
@@ -42,8 +48,13 @@ struct State {
     next_id: u64,
     /// The running requests (a handful: a linear scan is the fastest lookup).
     running: Vec<Running>,
-    /// What the watcher sleeps until; `None` while it waits for a request.
+    /// What the watcher sleeps until; `None` while it waits for the first request.
     armed: Option<Instant>,
+    /// The shortest timeout of any request so far: how far ahead the watcher is armed when
+    /// nothing runs.
+    horizon: Option<Duration>,
+    /// How many times a request woke the watcher.
+    rearms: u64,
 }
 
 struct Running {
@@ -100,10 +111,12 @@ impl Deadlines {
             timeout,
             expired: false,
         });
+        state.horizon = Some(state.horizon.map_or(timeout, |h| h.min(timeout)));
         // A timeout too long for the clock never ends.
         if let Some(deadline) = started.checked_add(timeout) {
             if state.armed.is_none_or(|armed| deadline < armed) {
                 state.armed = Some(deadline);
+                state.rearms += 1;
                 s.rearm.notify_one();
             }
         }
@@ -186,6 +199,8 @@ fn sweep(s: &Shared) -> Option<Instant> {
             next = Some(deadline);
         }
     }
+    // Nothing running: armed one timeout ahead (see the module doc).
+    let next = next.or_else(|| state.horizon.and_then(|h| now.checked_add(h)));
     state.armed = next;
     drop(state);
     if any {
@@ -242,6 +257,22 @@ mod tests {
         let took = start.elapsed();
         assert!(took >= Duration::from_millis(400), "{took:?}");
         assert!(took < Duration::from_secs(5), "{took:?}");
+    }
+
+    #[tokio::test]
+    async fn back_to_back_requests_wake_the_watcher_once() {
+        let d = Deadlines::start();
+        for _ in 0..50 {
+            drop(d.begin(Duration::from_secs(60)));
+            // Time for the watcher to sweep an empty list.
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        assert_eq!(d.shared.state.lock().unwrap().rearms, 1);
+        // A shorter timeout still wakes it, and still ends on time.
+        let start = Instant::now();
+        d.begin(Duration::from_millis(100)).expired().await;
+        assert!(start.elapsed() < Duration::from_secs(5));
+        assert_eq!(d.shared.state.lock().unwrap().rearms, 2);
     }
 
     #[tokio::test]

@@ -7,7 +7,8 @@
 //! - [`conn`]: one connection (handshake of either protocol generation, lists, requests with
 //!   timeouts reset by progress); `deadline`: those timeouts, kept by one watcher task per
 //!   connection instead of a timer per request; [`handler`]: mypi's answers to the server's
-//!   requests; [`stdio`]: the child-process transport with mypi's own limits; `noticing`:
+//!   requests; [`stdio`]: the child-process transport with mypi's own limits (`decode`: its
+//!   messages, with a short way for tool-call answers); `noticing`:
 //!   counts tool-list changes as they arrive, so a call's answer can wait for the re-list;
 //! - [`registry`]: the tools and commands a server adds, with handles; [`cache`]: the lists
 //!   of the last connection, offered while a server starts;
@@ -20,6 +21,7 @@ pub mod conn;
 mod connect;
 pub mod content;
 mod deadline;
+mod decode;
 pub mod handler;
 pub mod manager;
 pub mod naming;

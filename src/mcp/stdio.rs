@@ -136,9 +136,10 @@ async fn read_stderr(mut err: impl AsyncRead + Unpin, tail: StderrTail) {
 /// Where the transport reports lines it skipped.
 pub type LineLog = Arc<dyn Fn(&str) + Send + Sync>;
 
-/// One line from the server, or what is left of one that was too long.
-enum Line {
-    Whole(Vec<u8>),
+/// One line from the server (borrowed from the reader until its next line), or what is left
+/// of one that was too long.
+enum Line<'a> {
+    Whole(&'a [u8]),
     TooLong {
         head: Vec<u8>,
         tail: VecDeque<u8>,
@@ -152,7 +153,10 @@ enum Line {
 struct Lines<R> {
     reader: BufReader<R>,
     max: usize,
+    /// The line being read; its buffer is kept from line to line.
     line: Vec<u8>,
+    /// `line` holds a whole line already handed out: cleared when the next read starts.
+    handed: bool,
     tail: Option<VecDeque<u8>>,
     len: usize,
 }
@@ -163,13 +167,17 @@ impl<R: AsyncRead + Unpin> Lines<R> {
             reader,
             max,
             line: Vec::new(),
+            handed: false,
             tail: None,
             len: 0,
         }
     }
 
     /// The next line; cancel-safe (a dropped call loses nothing of the line so far).
-    async fn next(&mut self) -> Option<Line> {
+    async fn next(&mut self) -> Option<Line<'_>> {
+        if std::mem::take(&mut self.handed) {
+            self.line.clear();
+        }
         loop {
             let chunk = match self.reader.fill_buf().await {
                 Ok([]) => return None,
@@ -195,12 +203,14 @@ impl<R: AsyncRead + Unpin> Lines<R> {
             }
             self.reader.consume(done);
             if ends {
-                let line = std::mem::take(&mut self.line);
                 let len = std::mem::take(&mut self.len);
                 return Some(match self.tail.take() {
-                    None => Line::Whole(line),
+                    None => {
+                        self.handed = true;
+                        Line::Whole(&self.line)
+                    }
                     Some(tail) => Line::TooLong {
-                        head: line,
+                        head: std::mem::take(&mut self.line),
                         tail,
                         len,
                     },
@@ -237,74 +247,98 @@ fn find_id(head: &[u8], tail: &[u8]) -> Option<String> {
 
 /// The server's stdin, written by each send in turn (no writer task: a hop between tasks
 /// costs as much as the rest of a call); `None` once closed.
-type Stdin = Arc<tokio::sync::Mutex<Option<ChildStdin>>>;
+type Stdin = Arc<tokio::sync::Mutex<Option<Writer>>>;
+
+/// The server's stdin and the buffer each message is written into (kept from message to
+/// message).
+struct Writer {
+    pipe: ChildStdin,
+    buf: Vec<u8>,
+}
 
 /// The SDK's view of a stdio server.
 pub struct StdioTransport {
     lines: Lines<ChildStdout>,
     stdin: Stdin,
     log: LineLog,
+    decoder: super::decode::Decoder,
 }
 
 impl StdioTransport {
     fn new(stdout: ChildStdout, stdin: ChildStdin, log: LineLog) -> Self {
         StdioTransport {
-            lines: Lines::new(BufReader::with_capacity(64 * 1024, stdout), MAX_LINE),
-            stdin: Arc::new(tokio::sync::Mutex::new(Some(stdin))),
+            lines: Lines::new(BufReader::new(stdout), MAX_LINE),
+            stdin: Arc::new(tokio::sync::Mutex::new(Some(Writer {
+                pipe: stdin,
+                buf: Vec::new(),
+            }))),
             log,
+            decoder: Default::default(),
         }
     }
+}
 
-    /// Turns one line into a message; `None` to skip it.
-    fn message(&self, line: Line) -> Option<RxJsonRpcMessage<RoleClient>> {
-        match line {
-            Line::Whole(bytes) => {
-                if bytes.iter().all(u8::is_ascii_whitespace) {
-                    return None;
-                }
-                match serde_json::from_slice(&bytes) {
-                    Ok(m) => Some(m),
-                    Err(e) => {
-                        let shown =
-                            String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).into_owned();
-                        (self.log)(&format!(
-                            "skipped a line that is not JSON-RPC ({e}): {shown}"
-                        ));
-                        None
-                    }
+/// Turns one line into a message; `None` to skip it (said in `log`).
+fn message(
+    line: Line,
+    log: &LineLog,
+    decoder: &mut super::decode::Decoder,
+) -> Option<RxJsonRpcMessage<RoleClient>> {
+    match line {
+        Line::Whole(bytes) => {
+            if bytes.iter().all(u8::is_ascii_whitespace) {
+                return None;
+            }
+            match decoder.decode(bytes) {
+                Ok(m) => Some(m),
+                Err(e) => {
+                    let shown =
+                        String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).into_owned();
+                    log(&format!(
+                        "skipped a line that is not JSON-RPC ({e}): {shown}"
+                    ));
+                    None
                 }
             }
-            Line::TooLong { head, tail, len } => {
-                let size = crate::extensions::crossing::mib(len);
-                let limit = crate::extensions::crossing::mib(MAX_LINE);
-                let tail: Vec<u8> = tail.into_iter().collect();
-                let Some(id) = find_id(&head, &tail) else {
-                    (self.log)(&format!("skipped a message of {size} (over {limit})"));
-                    return None;
-                };
-                let msg = format!(
-                    "the server's answer was {size}, more than mypi reads ({limit}); \
-                     ask for less (a smaller page or range)"
-                );
-                let text = serde_json::json!({
-                    "jsonrpc": "2.0", "id": serde_json::from_str::<serde_json::Value>(&id).ok(),
-                    "error": {"code": -32603, "message": msg}
-                });
-                serde_json::from_value(text).ok()
-            }
+        }
+        Line::TooLong { head, tail, len } => {
+            let size = crate::extensions::crossing::mib(len);
+            let limit = crate::extensions::crossing::mib(MAX_LINE);
+            let tail: Vec<u8> = tail.into_iter().collect();
+            let Some(id) = find_id(&head, &tail) else {
+                log(&format!("skipped a message of {size} (over {limit})"));
+                return None;
+            };
+            let msg = format!(
+                "the server's answer was {size}, more than mypi reads ({limit}); \
+                 ask for less (a smaller page or range)"
+            );
+            let text = serde_json::json!({
+                "jsonrpc": "2.0", "id": serde_json::from_str::<serde_json::Value>(&id).ok(),
+                "error": {"code": -32603, "message": msg}
+            });
+            // Through the decoder, which lets the id go.
+            decoder.decode(text.to_string().as_bytes()).ok()
         }
     }
 }
 
 /// Writes one message; a failed write closes stdin (the server is gone or not reading).
-async fn write_stdin(stdin: Stdin, bytes: Vec<u8>) -> std::io::Result<()> {
+async fn write_stdin(stdin: Stdin, item: TxJsonRpcMessage<RoleClient>) -> std::io::Result<()> {
     let mut guard = stdin.lock().await;
     let Some(w) = guard.as_mut() else {
         return Err(std::io::Error::other("the transport is closed"));
     };
-    if w.write_all(&bytes).await.is_err() || w.flush().await.is_err() {
+    w.buf.clear();
+    serde_json::to_writer(&mut w.buf, &item).map_err(std::io::Error::other)?;
+    w.buf.push(b'\n');
+    if w.pipe.write_all(&w.buf).await.is_err() {
         *guard = None;
         return Err(std::io::Error::other("the server's stdin is closed"));
+    }
+    // A big message does not keep its buffer.
+    if w.buf.capacity() > 64 * 1024 {
+        w.buf = Vec::new();
     }
     Ok(())
 }
@@ -320,18 +354,14 @@ impl Transport<RoleClient> for StdioTransport {
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let stdin = self.stdin.clone();
-        let bytes = serde_json::to_vec(&item).map(|mut b| {
-            b.push(b'\n');
-            b
-        });
-        async move { write_stdin(stdin, bytes.map_err(std::io::Error::other)?).await }
+        self.decoder.sent(&item);
+        write_stdin(self.stdin.clone(), item)
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         loop {
             let line = self.lines.next().await?;
-            if let Some(m) = self.message(line) {
+            if let Some(m) = message(line, &self.log, &mut self.decoder) {
                 return Some(m);
             }
         }
@@ -359,7 +389,7 @@ mod tests {
         let mut out = Vec::new();
         while let Some(line) = l.next().await {
             out.push(match line {
-                Line::Whole(b) => String::from_utf8(b).unwrap(),
+                Line::Whole(b) => String::from_utf8(b.to_vec()).unwrap(),
                 Line::TooLong { head, tail, len } => format!(
                     "long {len} {} {}",
                     String::from_utf8_lossy(&head),
