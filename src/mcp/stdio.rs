@@ -28,6 +28,18 @@ pub const MAX_LINE: usize = 32 * 1024 * 1024;
 pub const STDERR_KEEP: usize = 16 * 1024;
 /// What is kept of each end of an over-long line to find its id.
 const EDGE: usize = 4096;
+/// The largest line or message buffer kept for the next one (a bigger one, left by a big
+/// message, is let go).
+const KEEP: usize = 64 * 1024;
+
+/// Empties `buf` for the next message, letting a big one's memory go.
+fn reuse(buf: &mut Vec<u8>) {
+    if buf.capacity() > KEEP {
+        *buf = Vec::new();
+    } else {
+        buf.clear();
+    }
+}
 
 /// The tail of a server's stderr, shared with `/mcp`.
 #[derive(Clone, Default)]
@@ -153,7 +165,7 @@ enum Line<'a> {
 struct Lines<R> {
     reader: BufReader<R>,
     max: usize,
-    /// The line being read; its buffer is kept from line to line.
+    /// The line being read; its buffer is kept from line to line (up to [`KEEP`]).
     line: Vec<u8>,
     /// `line` holds a whole line already handed out: cleared when the next read starts.
     handed: bool,
@@ -176,7 +188,7 @@ impl<R: AsyncRead + Unpin> Lines<R> {
     /// The next line; cancel-safe (a dropped call loses nothing of the line so far).
     async fn next(&mut self) -> Option<Line<'_>> {
         if std::mem::take(&mut self.handed) {
-            self.line.clear();
+            reuse(&mut self.line);
         }
         loop {
             let chunk = match self.reader.fill_buf().await {
@@ -250,7 +262,7 @@ fn find_id(head: &[u8], tail: &[u8]) -> Option<String> {
 type Stdin = Arc<tokio::sync::Mutex<Option<Writer>>>;
 
 /// The server's stdin and the buffer each message is written into (kept from message to
-/// message).
+/// message, up to [`KEEP`]).
 struct Writer {
     pipe: ChildStdin,
     buf: Vec<u8>,
@@ -329,16 +341,12 @@ async fn write_stdin(stdin: Stdin, item: TxJsonRpcMessage<RoleClient>) -> std::i
     let Some(w) = guard.as_mut() else {
         return Err(std::io::Error::other("the transport is closed"));
     };
-    w.buf.clear();
+    reuse(&mut w.buf);
     serde_json::to_writer(&mut w.buf, &item).map_err(std::io::Error::other)?;
     w.buf.push(b'\n');
     if w.pipe.write_all(&w.buf).await.is_err() {
         *guard = None;
         return Err(std::io::Error::other("the server's stdin is closed"));
-    }
-    // A big message does not keep its buffer.
-    if w.buf.capacity() > 64 * 1024 {
-        w.buf = Vec::new();
     }
     Ok(())
 }
@@ -422,6 +430,18 @@ mod tests {
             Some(Line::Whole(b)) => assert_eq!(b, br#"{"id":1,"result":{}}"#),
             _ => panic!("the line was cut"),
         }
+    }
+
+    #[tokio::test]
+    async fn a_big_lines_buffer_is_let_go_and_a_small_ones_kept() {
+        let big = format!("{}\nsmall\nnext\n", "x".repeat(KEEP * 2));
+        let mut l = Lines::new(BufReader::new(big.as_bytes()), MAX_LINE);
+        assert!(matches!(l.next().await, Some(Line::Whole(b)) if b.len() == KEEP * 2));
+        assert!(matches!(l.next().await, Some(Line::Whole(b"small"))));
+        assert!(l.line.capacity() <= KEEP, "{}", l.line.capacity());
+        let kept = l.line.as_ptr();
+        assert!(matches!(l.next().await, Some(Line::Whole(b"next"))));
+        assert_eq!(l.line.as_ptr(), kept, "a small line's buffer is reused");
     }
 
     #[test]

@@ -41,9 +41,9 @@ fn mcp_list(dir: &TestDir, servers: Value) -> (Output, Duration) {
     let started = Instant::now();
     let out = Mypi::new(dir)
         .timeout(Duration::from_secs(60))
-        .arg("--mcp-config")
+        // After the subcommand, as users type it (mcp_exit passes it before).
+        .args(["mcp", "list", "--mcp-config"])
         .arg(cfg)
-        .args(["mcp", "list"])
         .run();
     (out, started.elapsed())
 }
