@@ -24,6 +24,10 @@ pub struct Cli {
     #[arg(long, requires = "print")]
     pub json: bool,
 
+    /// The prompt of -p given after other options (`mypi -p --json "hello"`).
+    #[arg(value_name = "PROMPT", requires = "print")]
+    pub prompt: Option<String>,
+
     /// Model API: openai (any Chat Completions server), anthropic, faux (offline), or a
     /// provider named in a config file's [providers.NAME]. Default: `provider` in the config
     /// (MYPI_PROVIDER), else openai when OPENAI_API_KEY or OPENAI_BASE_URL is set, else
@@ -100,7 +104,10 @@ impl Cli {
     /// What the flags ask of the configuration.
     pub fn overrides(&self) -> Overrides {
         Overrides {
-            print: self.print.clone(),
+            print: match (&self.print, &self.prompt) {
+                (Some(p), Some(later)) if p.is_empty() => Some(later.clone()),
+                (print, _) => print.clone(),
+            },
             json: self.json,
             provider: self.provider.clone(),
             model: self.model.clone(),
@@ -124,6 +131,19 @@ impl Cli {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_prompt_may_come_after_other_options() {
+        let cli = Cli::try_parse_from(["mypi", "-p", "--json", "hello there"]).unwrap();
+        let o = cli.overrides();
+        assert_eq!(o.print.as_deref(), Some("hello there"));
+        assert!(o.json);
+        let cli = Cli::try_parse_from(["mypi", "-p", "first"]).unwrap();
+        assert_eq!(cli.overrides().print.as_deref(), Some("first"));
+        assert!(Cli::try_parse_from(["mypi", "hello"]).is_err());
+        let cli = Cli::try_parse_from(["mypi", "sessions"]).unwrap();
+        assert!(cli.command.is_some());
+    }
 
     #[test]
     fn json_needs_print_and_flags_become_overrides() {

@@ -134,6 +134,9 @@ pub enum ErrorKind {
     Unavailable,
 }
 
+/// What a callback's result may be, in both languages' messages.
+pub const PLAIN_DATA: &str = "return plain data (tables, strings, numbers, booleans)";
+
 impl ScriptError {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         ScriptError {
@@ -144,6 +147,30 @@ impl ScriptError {
 
     pub fn runtime(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Runtime, message)
+    }
+
+    /// A call stopped by its CPU budget at `at` (`path:line`, or the path) after `used`; the
+    /// same words in both languages.
+    pub fn over_budget(at: &str, used: Duration) -> Self {
+        Self::new(
+            ErrorKind::Budget,
+            format!(
+                "{at}: stopped after {:.1} s (the CPU budget); does it loop forever?",
+                used.as_secs_f64()
+            ),
+        )
+    }
+
+    /// A call stopped at `at` for using more than `cap` bytes of memory; the same words in
+    /// both languages.
+    pub fn out_of_memory(at: &str, cap: usize) -> Self {
+        Self::new(
+            ErrorKind::Memory,
+            format!(
+                "{at}: out of memory: the script used more than its {} (MYPI_EXT_MEMORY_MB)",
+                crate::extensions::crossing::mib(cap)
+            ),
+        )
     }
 }
 

@@ -360,7 +360,8 @@ impl ExtensionHost {
 
     /// Gives the new version what the old one's `api.state` holds now, when it changed after
     /// the snapshot the new version loaded with (its `session_shutdown` handler, or calls that
-    /// ran meanwhile, may have written to it).
+    /// ran meanwhile, may have written to it). Fields the new version's top level changed keep
+    /// the new version's values ([`merge_state`]).
     async fn hand_over_state(&self, old: &Loaded, new: &Worker, snapshot: &Value) {
         let Some(old_worker) = &old.worker else {
             return;
@@ -369,7 +370,8 @@ impl ExtensionHost {
         if &now == snapshot {
             return;
         }
-        if let Err(e) = new.set_state(now).await {
+        let (mine, _) = new.state().await;
+        if let Err(e) = new.set_state(merge_state(snapshot, mine, now)).await {
             (self.ctx.notice)(format!(
                 "{}: api.state was not carried over: {e}",
                 old.info.name
@@ -475,5 +477,63 @@ impl ExtensionHost {
 
     pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Loaded>> {
         self.loaded.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The state a reloaded extension goes on with: what the old version left (`now`: the state
+/// after its `session_shutdown` ran), except the top-level fields the new version's own top
+/// level changed from the `snapshot` it loaded with (`mine`), which keep the new values. So
+/// `api.state.n = (api.state.n or 0) + 1` at the top level counts reloads, and what the
+/// shutdown handler wrote still arrives.
+fn merge_state(snapshot: &Value, mine: Value, now: Value) -> Value {
+    let (mine, mut merged) = match (mine, now) {
+        (Value::Object(mine), Value::Object(now)) => (mine, now),
+        (mine, now) => return if &mine != snapshot { mine } else { now },
+    };
+    let before = snapshot.as_object();
+    let was = |k: &str| before.and_then(|b| b.get(k));
+    for (k, v) in &mine {
+        if was(k) != Some(v) {
+            merged.insert(k.clone(), v.clone());
+        }
+    }
+    if let Some(before) = before {
+        for k in before.keys().filter(|k| !mine.contains_key(*k)) {
+            merged.remove(k);
+        }
+    }
+    Value::Object(merged)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merge_state;
+    use serde_json::json;
+
+    #[test]
+    fn the_new_top_levels_changes_win_and_the_old_versions_last_writes_arrive() {
+        let snapshot = json!({"n": 1, "keep": [1], "gone": true, "same": "x"});
+        let mine = json!({"n": 2, "keep": [1], "same": "x", "added": 5});
+        let now = json!({"n": 1, "keep": [1, 2], "gone": true, "same": "x", "downs": 1});
+        assert_eq!(
+            merge_state(&snapshot, mine, now),
+            json!({"n": 2, "keep": [1, 2], "same": "x", "added": 5, "downs": 1})
+        );
+    }
+
+    #[test]
+    fn a_state_that_is_not_a_map_is_taken_whole() {
+        assert_eq!(
+            merge_state(&json!({}), json!([3]), json!({"a": 1})),
+            json!([3])
+        );
+        assert_eq!(
+            merge_state(&json!([3]), json!([3]), json!({"a": 1})),
+            json!({"a": 1})
+        );
+        assert_eq!(
+            merge_state(&json!(null), json!({"a": 1}), json!({"b": 2})),
+            json!({"a": 1, "b": 2})
+        );
     }
 }

@@ -473,6 +473,10 @@ function api.watch(path, handler) end
 ---@overload fun(event: "extension_loaded", handler: fun(e: mypi.ExtensionLoadedEvent, ctx: mypi.Ctx)): mypi.Handle
 ---@overload fun(event: "session_before_compact", handler: fun(e: mypi.SessionBeforeCompactEvent, ctx: mypi.Ctx): mypi.SessionBeforeCompactResult|nil): mypi.Handle
 ---@overload fun(event: "user_shell", handler: fun(e: mypi.UserShellEvent, ctx: mypi.Ctx): mypi.UserShellResult|nil): mypi.Handle
+---@overload fun(event: "session_before_new", handler: fun(e: mypi.SessionBeforeNewEvent, ctx: mypi.Ctx): mypi.CancelResult|nil): mypi.Handle
+---@overload fun(event: "session_before_resume", handler: fun(e: mypi.SessionBeforeResumeEvent, ctx: mypi.Ctx): mypi.CancelResult|nil): mypi.Handle
+---@overload fun(event: "before_quit", handler: fun(e: mypi.BeforeQuitEvent, ctx: mypi.Ctx): mypi.CancelResult|nil): mypi.Handle
+---@overload fun(event: "model_select", handler: fun(e: mypi.ModelSelectEvent, ctx: mypi.Ctx)): mypi.Handle
 ---@param event mypi.EventName an unknown name raises an error listing the events
 ---@param handler fun(e: table, ctx: mypi.Ctx): table|nil
 ---@return mypi.Handle

@@ -33,6 +33,7 @@ mod mcp_faults;
 mod mcp_scripts;
 mod model_switch;
 mod parity;
+mod parity_more;
 mod print_etiquette;
 mod print_mode;
 mod readme_tour;

@@ -27,7 +27,7 @@ mod sandbox;
 #[cfg(test)]
 mod tests;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -38,7 +38,9 @@ use serde_json::Value as Json;
 
 use self::modules::Modules;
 use self::sandbox::{Budget, Spent};
-use super::api::{ApiLink, CallbackId, Engine, ErrorKind, EventView, Limits, ScriptError};
+use super::api::{
+    ApiLink, CallbackId, Engine, ErrorKind, EventView, Limits, ScriptError, PLAIN_DATA,
+};
 use crate::hooks::SharedText;
 use crate::run::RunContext;
 
@@ -80,6 +82,9 @@ pub struct LuaEngine {
     runner: mlua::Function,
     /// A coroutine whose call finished, for the next call.
     spare: RefCell<Option<mlua::Thread>>,
+    /// `path:line` where the last call that failed was (read from its coroutine's stack: a
+    /// memory error carries no place of its own).
+    failed_at: Cell<Option<String>>,
 
     /// mlua's array metatable (marks tables that are JSON arrays).
     mark: Table,
@@ -117,6 +122,7 @@ impl LuaEngine {
                 event: RefCell::new(None),
                 runner,
                 spare: RefCell::new(None),
+                failed_at: Cell::new(None),
                 mark: lua.array_metatable(),
                 lua,
             })
@@ -188,9 +194,16 @@ impl LuaEngine {
         };
         let mut argv = args.into_lua_multi(&self.lua)?;
         argv.push_front(Value::Thread(thread.clone()));
+        self.failed_at.set(None);
         let out = self.runner.call::<R>(argv);
-        if thread.status() == mlua::ThreadStatus::Finished {
-            *self.spare.borrow_mut() = Some(thread);
+        match thread.status() {
+            mlua::ThreadStatus::Finished => *self.spare.borrow_mut() = Some(thread),
+            // SAFETY: the coroutine belongs to this VM and stopped with its error.
+            mlua::ThreadStatus::Error => unsafe {
+                self.failed_at
+                    .set(raw::innermost_file_frame(thread.state()));
+            },
+            _ => {}
         }
         out
     }
@@ -204,14 +217,7 @@ impl LuaEngine {
     fn budget_error(&self, spent: &Spent) -> ScriptError {
         let at = spent.over.clone().flatten();
         let at = at.unwrap_or_else(|| self.link.info.path.display().to_string());
-        ScriptError::new(
-            ErrorKind::Budget,
-            format!(
-                "{}: stopped after {:.1} s (the CPU budget); does it loop forever?",
-                self.expand(&at),
-                spent.used.as_secs_f64()
-            ),
-        )
+        ScriptError::over_budget(&self.expand(&at), spent.used)
     }
 
     /// Classifies an mlua error; the message gets `path:line:` in front if Lua gave none.
@@ -219,10 +225,10 @@ impl LuaEngine {
         let (kind, msg) = classify(e);
         let path = self.link.info.path.display().to_string();
         let msg = match kind {
-            ErrorKind::Memory => format!(
-                "{path}: out of memory: the script used more than its {} MiB",
-                self.limits.memory_bytes / (1024 * 1024)
-            ),
+            ErrorKind::Memory => {
+                let at = self.failed_at.take().unwrap_or(path);
+                return ScriptError::out_of_memory(&self.expand(&at), self.limits.memory_bytes);
+            }
             _ => {
                 let msg = self.expand(&msg);
                 if has_location(&msg) {
@@ -316,7 +322,7 @@ impl LuaEngine {
         let out = self.guarded(budget, || self.resume::<Value>(&f, argv))?;
         convert::lua_to_json_marked(&self.lua, &out, &self.mark, false).map_err(|e| {
             ScriptError::runtime(format!(
-                "{}: {}; return plain data (tables, strings, numbers, booleans)",
+                "{}: {}; {PLAIN_DATA}",
                 self.link.info.path.display(),
                 e.describe("cannot return", "result")
             ))
@@ -324,9 +330,13 @@ impl LuaEngine {
     }
 }
 
-/// A metatable whose `__index` gives `text` on first read (then kept in the table).
+/// The `__name` of an event table whose `text` is read on demand.
+const LAZY_EVENT: &str = "mypi.event";
+
+/// A metatable whose `__index` gives `text` on first read (then kept in the table); `pairs`
+/// and `json.encode` read it too, so the event shows all its fields.
 fn lazy_text(lua: &Lua, text: SharedText) -> mlua::Result<Table> {
-    let mt = lua.create_table_with_capacity(0, 1)?;
+    let mt = lua.create_table_with_capacity(0, 3)?;
     let index = lua.create_function(move |lua, (t, key): (Table, Value)| {
         if !matches!(&key, Value::String(k) if k.as_bytes() == b"text") {
             return Ok(Value::Nil);
@@ -335,8 +345,28 @@ fn lazy_text(lua: &Lua, text: SharedText) -> mlua::Result<Table> {
         t.raw_set("text", &s)?;
         Ok(Value::String(s))
     })?;
+    let pairs = lua.create_function(|lua, t: Table| {
+        t.get::<Value>("text")?;
+        let next: mlua::Function = lua.globals().raw_get("next")?;
+        Ok((next, t, Value::Nil))
+    })?;
     mt.raw_set("__index", index)?;
+    mt.raw_set("__pairs", pairs)?;
+    mt.raw_set("__name", LAZY_EVENT)?;
     Ok(mt)
+}
+
+/// Reads the on-demand fields of `v` if it is an event table (before it is converted whole).
+pub(super) fn read_lazy_fields(v: &Value) -> mlua::Result<()> {
+    if let Value::Table(t) = v {
+        if let Some(mt) = t.metatable() {
+            let name = mt.raw_get::<Option<mlua::String>>("__name")?;
+            if name.is_some_and(|n| n.as_bytes() == LAZY_EVENT.as_bytes()) {
+                t.get::<Value>("text")?;
+            }
+        }
+    }
+    Ok(())
 }
 
 impl Engine for LuaEngine {

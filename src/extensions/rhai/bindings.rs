@@ -7,11 +7,11 @@
 //! `FnPtr`s in a [`Callbacks`] table keyed by [`CallbackId`].
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 use std::sync::Arc;
 
-use ::rhai::{Dynamic, Engine, FnPtr, INT};
+use ::rhai::{Dynamic, Engine, FnPtr, NativeCallContext, INT};
 
 use super::convert::{script_err, to_dynamic, to_json};
 use super::ctx::{Ctx, Session, Ui};
@@ -26,13 +26,29 @@ type RhaiResult<T> = Result<T, Box<::rhai::EvalAltResult>>;
 pub struct Callbacks {
     next: CallbackId,
     pub fns: HashMap<CallbackId, FnPtr>,
+    /// The script line each callback was handed over on (where a limit that stops it is
+    /// reported: Rhai gives such stops the position of the call into the script, which a
+    /// callback called from the host does not have).
+    lines: HashMap<CallbackId, usize>,
+    /// The line of the `api` call being converted.
+    line: Option<usize>,
+    /// The names of the script's own functions (a callback given by name must be one).
+    pub script_fns: HashSet<String>,
 }
 
 impl Callbacks {
     fn add(&mut self, f: FnPtr) -> CallbackId {
         self.next += 1;
         self.fns.insert(self.next, f);
+        if let Some(line) = self.line {
+            self.lines.insert(self.next, line);
+        }
         self.next
+    }
+
+    /// The line `cb` was handed over on.
+    pub fn line(&self, cb: CallbackId) -> Option<usize> {
+        self.lines.get(&cb).copied()
     }
 }
 
@@ -69,7 +85,14 @@ impl Api {
     }
 
     fn forget(&self, cb: CallbackId) {
-        self.0.callbacks.borrow_mut().fns.remove(&cb);
+        let mut callbacks = self.0.callbacks.borrow_mut();
+        callbacks.fns.remove(&cb);
+        callbacks.lines.remove(&cb);
+    }
+
+    /// Whether `name` is one of the script's own functions.
+    fn has_fn(&self, name: &str) -> bool {
+        self.0.callbacks.borrow().script_fns.contains(name)
     }
 }
 
@@ -118,6 +141,12 @@ fn to_arg(api: &Api, ty: Ty, v: &Dynamic) -> Arg {
         };
     }
     if let (Ty::Func, Ok(name)) = (ty, v.as_immutable_string_ref()) {
+        if !api.has_fn(name.as_str()) {
+            return Arg::Other(format!(
+                "string naming no function of the script ('{}')",
+                name.as_str()
+            ));
+        }
         if let Ok(f) = FnPtr::new(name.as_str()) {
             return Arg::Func(api.keep(f));
         }
@@ -191,7 +220,9 @@ fn invoke(
     member: &'static Member,
     args: &[Dynamic],
     ctx: Option<&Ctx>,
+    line: Option<usize>,
 ) -> RhaiResult<Dynamic> {
+    api.0.callbacks.borrow_mut().line = line;
     let params = member.params();
     let values: Vec<Arg> = args
         .iter()
@@ -220,20 +251,25 @@ fn register_member<T: Clone + 'static>(
     api_of: fn(&T) -> (Api, Option<Ctx>),
 ) {
     let params = member.params();
-    let run = move |this: &T, args: &[Dynamic]| {
+    let run = move |cx: Cx, this: &T, args: &[Dynamic]| {
         let (api, ctx) = api_of(this);
-        invoke(&api, member, args, ctx.as_ref())
+        invoke(&api, member, args, ctx.as_ref(), cx.call_position().line())
     };
     type D = Dynamic;
+    type Cx<'a> = NativeCallContext<'a>;
     for n in 0..=(params.len() + 1).min(4) {
         let name = member.name;
         match n {
-            0 => engine.register_fn(name, move |t: &mut T| run(t, &[])),
-            1 => engine.register_fn(name, move |t: &mut T, a: D| run(t, &[a])),
-            2 => engine.register_fn(name, move |t: &mut T, a: D, b: D| run(t, &[a, b])),
-            3 => engine.register_fn(name, move |t: &mut T, a: D, b: D, c: D| run(t, &[a, b, c])),
-            _ => engine.register_fn(name, move |t: &mut T, a: D, b: D, c: D, d: D| {
-                run(t, &[a, b, c, d])
+            0 => engine.register_fn(name, move |cx: Cx, t: &mut T| run(cx, t, &[])),
+            1 => engine.register_fn(name, move |cx: Cx, t: &mut T, a: D| run(cx, t, &[a])),
+            2 => engine.register_fn(name, move |cx: Cx, t: &mut T, a: D, b: D| {
+                run(cx, t, &[a, b])
+            }),
+            3 => engine.register_fn(name, move |cx: Cx, t: &mut T, a: D, b: D, c: D| {
+                run(cx, t, &[a, b, c])
+            }),
+            _ => engine.register_fn(name, move |cx: Cx, t: &mut T, a: D, b: D, c: D, d: D| {
+                run(cx, t, &[a, b, c, d])
             }),
         };
     }
@@ -261,7 +297,7 @@ impl BuiltinTool {
             return Ok(Dynamic::UNIT);
         };
         let name = Dynamic::from(self.name.clone());
-        invoke(&self.api, member, &[name, args], None)
+        invoke(&self.api, member, &[name, args], None, None)
     }
 }
 
@@ -311,6 +347,9 @@ pub fn register(engine: &mut Engine) {
     engine.register_fn("remove", ApiHandle::remove);
     engine.register_get("id", |h: &mut ApiHandle| h.id as INT);
     engine.register_get("state", |api: &mut Api| api.0.state.clone());
+    engine.register_set("state", |api: &mut Api, map: ::rhai::Map| {
+        api.0.state.clone().assign(map)
+    });
     engine.register_get("extension", |api: &mut Api| api.0.extension.clone());
     engine.register_type_with_name::<Mcp>("Mcp");
     engine.register_get("mcp", |api: &mut Api| Mcp(api.clone()));
@@ -318,6 +357,11 @@ pub fn register(engine: &mut Engine) {
     engine.register_type_with_name::<Flags>("Flags");
     engine.register_get("flags", |api: &mut Api| Flags(api.clone()));
     engine.register_indexer_get(|f: &mut Flags, key: &str| f.get(key));
+    engine.register_indexer_set(|_: &mut Flags, _: &str, _: Dynamic| -> RhaiResult<()> {
+        Err(script_err(
+            "api.flags is read-only: declare options with api.flag{...}".to_string(),
+        ))
+    });
     engine.register_type_with_name::<Events>("Events");
     engine.register_get("events", |api: &mut Api| Events(api.clone()));
     for m in surface::MEMBERS {

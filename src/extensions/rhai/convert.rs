@@ -121,6 +121,9 @@ fn value_to_json(value: &Dynamic, budget: &mut Crossing, depth: usize) -> Result
     if let Some(state) = value.read_lock::<super::state::State>() {
         return state.to_json();
     }
+    if let Some(event) = value.read_lock::<super::ctx::LazyEvent>() {
+        return fields_to_json(&event.whole(), budget, depth);
+    }
     if value.is_blob() {
         let blob = value.as_blob_ref()?;
         budget.charge(blob.len() * 4)?;
@@ -163,6 +166,12 @@ impl ErrorContext<'_> {
     /// A runtime error: follows function-call and module wrappers down to the error that
     /// happened, keeping the innermost known source file and line.
     pub fn runtime(&self, err: Box<EvalAltResult>) -> ScriptError {
+        self.runtime_in(err, None)
+    }
+
+    /// [`Self::runtime`] of a callback handed over on `fallback` (the line given when the
+    /// error carries none: a limit stopping a callback the host called).
+    pub fn runtime_in(&self, err: Box<EvalAltResult>, fallback: Option<usize>) -> ScriptError {
         let mut source = self.path.to_string();
         let mut err = err;
         let mut line = None;
@@ -188,6 +197,10 @@ impl ErrorContext<'_> {
         }
         let pos = err.take_position();
         let line = pos.line().or(line);
+        let line = match line {
+            None if source == self.path => fallback,
+            line => line,
+        };
         self.leaf(&source, line, *err)
     }
 
@@ -210,22 +223,10 @@ impl ErrorContext<'_> {
                     .read_lock::<::rhai::ImmutableString>()
                     .is_some_and(|s| s.as_str() == super::OUT_OF_MEMORY) =>
             {
-                (
-                    ErrorKind::Memory,
-                    format!(
-                        "out of memory: the script used more than its {} (MYPI_EXT_MEMORY_MB)",
-                        crate::extensions::crossing::mib(self.memory_cap)
-                    ),
-                )
+                return ScriptError::out_of_memory(&at, self.memory_cap)
             }
             EvalAltResult::ErrorTerminated(..) => {
-                return ScriptError::new(
-                    ErrorKind::Budget,
-                    format!(
-                        "{at}: stopped after {} s (the CPU budget)",
-                        self.budget.as_secs_f64()
-                    ),
-                )
+                return ScriptError::over_budget(&at, self.budget)
             }
             EvalAltResult::ErrorTooManyOperations(_) => (
                 ErrorKind::Memory,

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use ::rhai::{Dynamic, Engine, Map};
 
 use super::bindings::Api;
-use super::convert::to_dynamic;
+use super::convert::{script_err, to_dynamic};
 use crate::extensions::surface::{self, Object, Shape};
 use crate::hooks::SharedText;
 use crate::run::RunContext;
@@ -75,6 +75,14 @@ impl LazyEvent {
         LazyEvent { fields, text }
     }
 
+    /// The whole event as a map, `text` included (for `json_encode` and `keys()`).
+    pub fn whole(&self) -> Map {
+        let mut map = self.fields.clone();
+        let text = self.text.with(|t| Dynamic::from(t.to_string()));
+        map.insert("text".into(), text);
+        map
+    }
+
     fn get(&mut self, key: &str) -> Dynamic {
         if key == "text" {
             return self.text.with(|t| Dynamic::from(t.to_string()));
@@ -91,6 +99,14 @@ pub fn register(engine: &mut Engine) {
         if let (Object::Ctx, Shape::Data) = (m.object, m.shape) {
             let name = m.name;
             engine.register_get(name, move |c: &mut Ctx| c.field(name));
+            // Only the data fields: Rhai writes `ctx.ui` back after a method call on it
+            // (`ctx.ui.notify(..)`), which must stay quiet.
+            engine.register_set(
+                name,
+                |_: &mut Ctx, _: Dynamic| -> Result<(), Box<::rhai::EvalAltResult>> {
+                    Err(script_err("ctx is read-only".to_string()))
+                },
+            );
         }
     }
     engine.register_get("ui", |c: &mut Ctx| Ui(c.1.clone()));
@@ -98,6 +114,11 @@ pub fn register(engine: &mut Engine) {
     engine.register_get("session", |c: &mut Ctx| Session(c.1.clone()));
     engine.register_type_with_name::<LazyEvent>("Event");
     engine.register_indexer_get(|e: &mut LazyEvent, key: &str| e.get(key));
+    engine.register_fn("keys", |e: &mut LazyEvent| {
+        let mut keys: ::rhai::Array = e.fields.keys().map(|k| Dynamic::from(k.clone())).collect();
+        keys.push(Dynamic::from("text"));
+        keys
+    });
     for field in ["type", "delta", "text"] {
         engine.register_get(field, move |e: &mut LazyEvent| e.get(field));
     }

@@ -46,7 +46,7 @@ use serde_json::Value;
 use self::bindings::{Api, Callbacks};
 use self::convert::{to_dynamic, to_json, ErrorContext};
 use self::resolver::{Imports, Resolver};
-use super::api::{ApiLink, CallbackId, Engine, EventView, Limits, ScriptError};
+use super::api::{ApiLink, CallbackId, Engine, EventView, Limits, ScriptError, PLAIN_DATA};
 use super::meter::CallClock;
 use crate::alloc;
 use crate::run::RunContext;
@@ -237,7 +237,14 @@ impl RhaiEngine {
         };
         argv.truncate(n);
         let result = self.timed(budget, |me| f.call::<Dynamic>(&me.engine, &me.ast, argv));
-        let value = result.map_err(|e| self.errors(budget).runtime(e))?;
+        let line = self.callbacks.borrow().line(cb);
+        let value = result.map_err(|e| self.errors(budget).runtime_in(e, line))?;
+        if value.is_fnptr() {
+            return Err(ScriptError::runtime(format!(
+                "{}: cannot return a function; {PLAIN_DATA}",
+                self.path
+            )));
+        }
         to_json(&value)
             .map_err(|e| ScriptError::runtime(format!("{}: the callback's result: {e}", self.path)))
     }
@@ -316,6 +323,8 @@ impl Engine for RhaiEngine {
             .compile(&text)
             .map_err(|e| self.errors(budget).syntax(&e))?;
         ast.set_source(self.path.as_str());
+        self.callbacks.borrow_mut().script_fns =
+            ast.iter_functions().map(|f| f.name.to_string()).collect();
         let tail = self
             .engine
             .compile(format!("{CAPTURE_IMPORTS}();"))

@@ -49,6 +49,18 @@ impl State {
         (serde_json::Value::Object(out), dropped)
     }
 
+    /// `api.state = #{...}`: the state takes the map's fields (aliases of the state see them).
+    pub fn assign(&mut self, map: Map) -> RhaiResult<()> {
+        if map.len() > self.1 {
+            return Err(script_err(format!(
+                "api.state: more than {} fields (the map size limit)",
+                self.1
+            )));
+        }
+        self.replace(map);
+        Ok(())
+    }
+
     fn get(&mut self, key: &str) -> Dynamic {
         self.0.borrow().get(key).cloned().unwrap_or(Dynamic::UNIT)
     }

@@ -365,7 +365,7 @@ fn results_that_are_not_data_are_errors() {
     on_worker(|| {
         let mut f = loaded(r#"api.command("f", |args| || 1);"#);
         let e = f.call("command", 0, vec![json!("")]).unwrap_err();
-        assert!(e.message.contains("cannot be converted to JSON"), "{e:?}");
+        assert!(e.message.contains("cannot return a function"), "{e:?}");
     });
 }
 
@@ -408,7 +408,8 @@ fn assert_budget(r: Result<Value, ScriptError>, start: Instant) {
     let e = r.unwrap_err();
     assert_eq!(e.kind, ErrorKind::Budget, "{e:?}");
     assert!(
-        e.message.ends_with("stopped after 0.2 s (the CPU budget)"),
+        e.message
+            .ends_with("stopped after 0.2 s (the CPU budget); does it loop forever?"),
         "{e:?}"
     );
     assert!(
