@@ -85,6 +85,8 @@ pub struct LuaEngine {
     /// `path:line` where the last call that failed was (read from its coroutine's stack: a
     /// memory error carries no place of its own).
     failed_at: Cell<Option<String>>,
+    /// The `__pairs` of an event whose `text` is read on demand (one for all events).
+    lazy_pairs: mlua::Function,
 
     /// mlua's array metatable (marks tables that are JSON arrays).
     mark: Table,
@@ -123,6 +125,7 @@ impl LuaEngine {
                 runner,
                 spare: RefCell::new(None),
                 failed_at: Cell::new(None),
+                lazy_pairs: lazy_pairs(&lua)?,
                 mark: lua.array_metatable(),
                 lua,
             })
@@ -293,7 +296,7 @@ impl LuaEngine {
         );
         let value = value?;
         if let (Some(text), Value::Table(table)) = (text, &value) {
-            table.set_metatable(Some(lazy_text(&self.lua, text)?))?;
+            table.set_metatable(Some(lazy_text(&self.lua, text, &self.lazy_pairs)?))?;
         }
         *self.event.borrow_mut() = Some((view.id, value.clone()));
         Ok(value)
@@ -335,7 +338,7 @@ const LAZY_EVENT: &str = "mypi.event";
 
 /// A metatable whose `__index` gives `text` on first read (then kept in the table); `pairs`
 /// and `json.encode` read it too, so the event shows all its fields.
-fn lazy_text(lua: &Lua, text: SharedText) -> mlua::Result<Table> {
+fn lazy_text(lua: &Lua, text: SharedText, pairs: &mlua::Function) -> mlua::Result<Table> {
     let mt = lua.create_table_with_capacity(0, 3)?;
     let index = lua.create_function(move |lua, (t, key): (Table, Value)| {
         if !matches!(&key, Value::String(k) if k.as_bytes() == b"text") {
@@ -345,15 +348,19 @@ fn lazy_text(lua: &Lua, text: SharedText) -> mlua::Result<Table> {
         t.raw_set("text", &s)?;
         Ok(Value::String(s))
     })?;
-    let pairs = lua.create_function(|lua, t: Table| {
-        t.get::<Value>("text")?;
-        let next: mlua::Function = lua.globals().raw_get("next")?;
-        Ok((next, t, Value::Nil))
-    })?;
     mt.raw_set("__index", index)?;
     mt.raw_set("__pairs", pairs)?;
     mt.raw_set("__name", LAZY_EVENT)?;
     Ok(mt)
+}
+
+/// `pairs` of an event table: reads `text`, then walks the table.
+fn lazy_pairs(lua: &Lua) -> mlua::Result<mlua::Function> {
+    let next: mlua::Function = lua.globals().raw_get("next")?;
+    lua.create_function(move |_, t: Table| {
+        t.get::<Value>("text")?;
+        Ok((next.clone(), t, Value::Nil))
+    })
 }
 
 /// Reads the on-demand fields of `v` if it is an event table (before it is converted whole).
