@@ -97,6 +97,12 @@ impl Deadlines {
         s.progress.store(at, Ordering::Release);
     }
 
+    /// Whether any request is running.
+    pub fn any_running(&self) -> bool {
+        let state = self.shared.state.lock().unwrap_or_else(|p| p.into_inner());
+        !state.running.is_empty()
+    }
+
     /// Registers a request of `timeout`; the guard ends it, its [`Guard::expired`] resolves
     /// once its deadline has passed.
     pub fn begin(&self, timeout: Duration) -> Guard<'_> {

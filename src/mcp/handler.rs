@@ -8,7 +8,8 @@
 //! - sampling: declined with a message saying mypi does not offer it;
 //! - list changes: flagged in [`Changes`] for the server's refresh task (tools by the
 //!   transport wrapper in `noticing.rs`, as they arrive);
-//! - progress: shown through [`Hooks::progress`]; log messages: appended to the log file.
+//! - progress: handled as it is read off the wire (`progress.rs`); log messages: appended to
+//!   the log file.
 
 // Roots, sampling and logging are deprecated in the 2026 generation; 2025 servers use them.
 #![allow(deprecated)]
@@ -22,7 +23,6 @@ use futures_util::future::BoxFuture;
 use rmcp::model::{
     ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
     ElicitResult, ErrorData, ListRootsResult, LoggingMessageNotificationParam,
-    ProgressNotificationParam,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use rmcp::ClientHandler;
@@ -90,46 +90,14 @@ impl Changes {
     }
 }
 
-/// The calls of one connection that want its progress notifications, by a number of their
-/// own: a notification goes to each (the SDK picks the progress tokens, so a notification
-/// cannot be told apart by call); with none, it goes to [`Hooks::progress`].
-pub type Watchers = Arc<std::sync::Mutex<Vec<(u64, crate::run::Reporter)>>>;
-
-/// A call's place among a connection's progress watchers, taken back when dropped.
-pub(super) struct Watching {
-    watchers: Watchers,
-    id: u64,
-}
-
-impl Watching {
-    pub(super) fn new(watchers: &Watchers, report: crate::run::Reporter) -> Watching {
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let mut list = watchers.lock().unwrap_or_else(|p| p.into_inner());
-        list.push((id, report));
-        Watching {
-            watchers: watchers.clone(),
-            id,
-        }
-    }
-}
-
-impl Drop for Watching {
-    fn drop(&mut self) {
-        let mut list = self.watchers.lock().unwrap_or_else(|p| p.into_inner());
-        list.retain(|(id, _)| *id != self.id);
-    }
-}
-
 /// One connection's client handler.
 pub struct Handler {
     pub server: String,
     pub cwd: PathBuf,
     pub hooks: Hooks,
     pub changes: Arc<Changes>,
-    /// The running requests' deadlines (progress notifications reset them).
-    pub(super) deadlines: Arc<super::deadline::Deadlines>,
-    pub watchers: Watchers,
+    /// Where progress notifications go (read by the transport wrapper, `noticing.rs`).
+    pub(super) progress: Arc<super::progress::Progress>,
 }
 
 /// What mypi says about itself in `initialize` (and in each request of the stateless
@@ -254,29 +222,7 @@ impl ClientHandler for Handler {
         serde_json::from_value(v).map_err(|e| ErrorData::internal_error(e.to_string(), None))
     }
 
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        self.deadlines.progressed();
-        let of = params.total.map(|t| format!("/{t}")).unwrap_or_default();
-        let msg = params.message.map(|m| format!(": {m}")).unwrap_or_default();
-        let text = format!("progress {}{of}{msg}", params.progress);
-        let watchers: Vec<crate::run::Reporter> = self
-            .watchers
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .map(|(_, r)| r.clone())
-            .collect();
-        if watchers.is_empty() {
-            (self.hooks.progress)(&format!("[mcp {}] {text}", self.server));
-        }
-        for report in watchers {
-            report(crate::run::UpdateKind::Progress, &text);
-        }
-    }
+    // Progress is handled by the transport as it arrives (`progress.rs`).
 
     async fn on_logging_message(
         &self,
