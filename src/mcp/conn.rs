@@ -110,6 +110,7 @@ impl Conn {
             cwd: cwd.to_path_buf(),
             hooks: hooks.clone(),
             changes: changes.clone(),
+            deadlines: deadlines.clone(),
             progress,
         };
         let (service, process, stderr) = connect::handshake(config, cwd, &hooks, handler).await?;

@@ -4,7 +4,8 @@
 //!
 //! - `roots/list`: the working folder (which leaves the machine for a remote server);
 //! - elicitation: asked through [`Elicit`] (the REPL asks field by field; print mode declines),
-//!   with the schema's defaults filled in for the fields left out;
+//!   with the schema's defaults filled in for the fields left out; while it is open, the
+//!   connection's request deadlines are held (`deadline.rs`);
 //! - sampling: declined with a message saying mypi does not offer it;
 //! - list changes: flagged in [`Changes`] for the server's refresh task (tools by the
 //!   transport wrapper in `noticing.rs`, as they arrive);
@@ -96,6 +97,8 @@ pub struct Handler {
     pub cwd: PathBuf,
     pub hooks: Hooks,
     pub changes: Arc<Changes>,
+    /// The running requests' deadlines, held while an elicitation is open.
+    pub(super) deadlines: Arc<super::deadline::Deadlines>,
     /// Where progress notifications go (read by the transport wrapper, `noticing.rs`).
     pub(super) progress: Arc<super::progress::Progress>,
 }
@@ -207,6 +210,8 @@ impl ClientHandler for Handler {
             .unwrap_or("")
             .to_string();
         let schema = params.get("requestedSchema").cloned().unwrap_or(json!({}));
+        // The user's time is not the server's: no request expires while they answer.
+        let _held = self.deadlines.hold();
         let answer = tokio::select! {
             a = (self.hooks.elicit)(&self.server, &message, &schema) => a,
             _ = context.ct.cancelled() => Elicited::Cancel,

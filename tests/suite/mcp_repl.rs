@@ -60,3 +60,46 @@ fn progress_just_before_the_answer_is_not_a_notice_after_it() {
         .count();
     assert_eq!(calls, 8, "{}", out.describe());
 }
+
+/// A one-field elicitation schema.
+fn city_schema() -> Value {
+    json!({"type": "object", "properties": {"city": {"type": "string"}}})
+}
+
+/// The user's time answering an elicitation does not count against the call's timeout:
+/// answered after 3 s with a timeout of 2 s, the call still gets its answer.
+#[test]
+fn time_answering_an_elicitation_is_not_the_calls_timeout() {
+    let dir = TestDir::new();
+    let ask = call(
+        "elicit",
+        json!({"message": "Where to?", "schema": city_schema()}),
+    );
+    let mut m = repl(&dir, 2, &[ask, json!({"text": "asked"})]);
+    m.send_line("go");
+    m.wait_for_line("Where to? — answer it?", WAIT);
+    std::thread::sleep(Duration::from_secs(3));
+    m.send_line("y");
+    m.wait_for_line("  city", WAIT);
+    m.send_line("Paris");
+    m.wait_for_line("asked", WAIT);
+    m.send_line("/quit");
+    let out = m.wait();
+    let answer = received(&dir)
+        .into_iter()
+        .find(|r| r["id"] == "ask-1")
+        .unwrap_or_else(|| panic!("no answer: {}", out.describe()));
+    assert_eq!(
+        answer["result"],
+        json!({"action": "accept", "content": {"city": "Paris"}}),
+        "{}",
+        out.describe()
+    );
+    assert!(
+        out.stdout
+            .contains(r#"✓ {"action": "accept", "content": {"city": "Paris"}}"#)
+            && !out.stdout.contains("no answer within"),
+        "{}",
+        out.describe()
+    );
+}
