@@ -42,8 +42,18 @@ pub enum Elicited {
     Cancel,
 }
 
-/// Asks the user for what a server requests: `(server, message, requested JSON Schema)`.
-pub type Elicit = Arc<dyn Fn(&str, &str, &Value) -> BoxFuture<'static, Elicited> + Send + Sync>;
+/// What a server asks the user for (a form elicitation).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Elicitation {
+    pub message: String,
+    /// The requested JSON Schema (its properties sorted by name, as JSON objects are here).
+    pub schema: Value,
+    /// The schema's property names in the server's order.
+    pub order: Vec<String>,
+}
+
+/// Asks the user for what a server requests: `(server, request)`.
+pub type Elicit = Arc<dyn Fn(&str, &Elicitation) -> BoxFuture<'static, Elicited> + Send + Sync>;
 
 /// What a connection reports to the rest of mypi.
 #[derive(Clone)]
@@ -60,7 +70,7 @@ impl Hooks {
     pub fn quiet() -> Hooks {
         Hooks {
             progress: Arc::new(|_| {}),
-            elicit: Arc::new(|_, _, _| Box::pin(async { Elicited::Decline })),
+            elicit: Arc::new(|_, _| Box::pin(async { Elicited::Decline })),
             log_file: None,
         }
     }
@@ -203,22 +213,32 @@ impl ClientHandler for Handler {
         request: ElicitRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
+        let order = match &request {
+            ElicitRequestParams::FormElicitationParams {
+                requested_schema, ..
+            } => requested_schema.property_order.clone(),
+            _ => None,
+        };
         let params = serde_json::to_value(&request).unwrap_or_default();
-        let message = params
-            .get("message")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        let schema = params.get("requestedSchema").cloned().unwrap_or(json!({}));
+        let asked = Elicitation {
+            message: params
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            schema: params.get("requestedSchema").cloned().unwrap_or(json!({})),
+            order: order.unwrap_or_default(),
+        };
+        let schema = &asked.schema;
         // The user's time is not the server's: no request expires while they answer.
         let _held = self.deadlines.hold();
         let answer = tokio::select! {
-            a = (self.hooks.elicit)(&self.server, &message, &schema) => a,
+            a = (self.hooks.elicit)(&self.server, &asked) => a,
             _ = context.ct.cancelled() => Elicited::Cancel,
         };
         let v = match answer {
             Elicited::Accept(mut content) => {
-                fill_defaults(&schema, &mut content);
+                fill_defaults(schema, &mut content);
                 json!({"action": "accept", "content": content})
             }
             Elicited::Decline => json!({"action": "decline"}),

@@ -34,7 +34,7 @@ pub mod stdio;
 
 use std::time::Duration;
 
-pub use handler::{Elicit, Elicited, Hooks};
+pub use handler::{Elicit, Elicitation, Elicited, Hooks};
 pub use manager::{Manager, State};
 pub use registry::Registry;
 

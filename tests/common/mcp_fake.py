@@ -25,8 +25,9 @@ Whatever the mode, the tools misbehave on request:
                    every EVERY seconds, STEPS times, then answers "slept"
   rush {steps}     sends STEPS progress notifications and its answer "rushed" in one write
                    (the last progress comes just before the answer)
-  elicit {message, schema}  asks the client (elicitation/create with MESSAGE and SCHEMA),
-                   waits for the answer and answers it as JSON text
+  elicit {message, schema}  asks the client (elicitation/create with MESSAGE and SCHEMA,
+                   an object or JSON text: its properties keep their order), waits for the
+                   answer and answers it as JSON text
   churn {}         says its tool list changed, answers "churned", and from then on never
                    answers tools/list
 Every line received is appended to LOG (when given), so a test can see what arrived
@@ -147,10 +148,12 @@ def call(msg_id, params):
         sys.stdout.flush()
         return None
     if name == "elicit":
+        schema = args.get("schema", {"type": "object", "properties": {}})
+        if isinstance(schema, str):
+            schema = json.loads(schema)
         ask = {"jsonrpc": "2.0", "id": "ask-1", "method": "elicitation/create",
                "params": {"message": args.get("message", "Tell me."),
-                          "requestedSchema": args.get("schema", {"type": "object",
-                                                                 "properties": {}})}}
+                          "requestedSchema": schema}}
         send(ask)
         for line in iter(sys.stdin.readline, ""):
             log(line)

@@ -103,3 +103,84 @@ fn time_answering_an_elicitation_is_not_the_calls_timeout() {
         out.describe()
     );
 }
+
+/// A form in an order that is not alphabetical (JSON text, so the faux model's arguments keep
+/// it): a required text, a bounded integer, a multi-select, a titled single select, a boolean.
+const FORM: &str = r#"{"type": "object", "properties": {
+    "city": {"type": "string", "title": "City"},
+    "age": {"type": "integer", "minimum": 1, "maximum": 120},
+    "colors": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}},
+    "hero": {"type": "string", "oneOf": [{"const": "hero-1", "title": "Superman"},
+                                         {"const": "hero-2", "title": "Wonder Woman"}]},
+    "agree": {"type": "boolean"}
+}, "required": ["city"]}"#;
+
+/// The form is asked in the server's order, shows the choices, asks again (saying why) for a
+/// required field left empty and for values that do not fit, and sends what the schema asks
+/// for: an array for the multi-select, a choice's value for its number.
+#[test]
+fn a_form_is_asked_in_the_servers_order_and_answered_as_its_schema_says() {
+    let dir = TestDir::new();
+    let ask = call("elicit", json!({"message": "Your trip", "schema": FORM}));
+    let mut m = repl(&dir, 30, &[ask, json!({"text": "asked"})]);
+    m.send_line("go");
+    m.wait_for_line("Your trip — answer it?", WAIT);
+    m.send_line("y");
+    let steps = [
+        ("  city (required) — City:", ""),
+        ("city is required; again:", "Paris"),
+        ("  age [a whole number from 1 to 120]:", "abc"),
+        ("\"abc\" is not a whole number; again:", "200"),
+        ("200 is more than 120; again:", "30"),
+        (
+            "  colors [pick any number, separated by commas: 1 a, 2 b]:",
+            "a,b",
+        ),
+        ("  hero [pick one: 1 Superman, 2 Wonder Woman]:", "2"),
+        ("  agree [y or n]:", "y"),
+    ];
+    for (question, typed) in steps {
+        m.wait_for_line(question, WAIT);
+        m.send_line(typed);
+    }
+    m.wait_for_line("asked", WAIT);
+    m.send_line("/quit");
+    let out = m.wait();
+    let answer = received(&dir)
+        .into_iter()
+        .find(|r| r["id"] == "ask-1")
+        .unwrap_or_else(|| panic!("no answer: {}", out.describe()));
+    let content = json!({"city": "Paris", "age": 30, "colors": ["a", "b"], "hero": "hero-2",
+                         "agree": true});
+    assert_eq!(
+        answer["result"],
+        json!({"action": "accept", "content": content}),
+        "{}",
+        out.describe()
+    );
+    // Each field asked once it is its turn, in the schema's order.
+    let firsts: Vec<usize> = ["  city", "  age", "  colors", "  hero", "  agree"]
+        .iter()
+        .map(|f| out.stdout.find(f).unwrap_or(usize::MAX))
+        .collect();
+    assert!(firsts.windows(2).all(|w| w[0] < w[1]), "{}", out.describe());
+}
+
+/// `n` declines the form and `c` cancels it, without asking its fields.
+#[test]
+fn a_form_can_be_declined_or_cancelled() {
+    let dir = TestDir::new();
+    let ask = || call("elicit", json!({"message": "Your trip", "schema": FORM}));
+    let mut m = repl(&dir, 30, &[ask(), ask(), json!({"text": "asked"})]);
+    m.send_line("go");
+    m.wait_for_line("Your trip — answer it?", WAIT);
+    m.send_line("n");
+    m.wait_for_line(r#"✓ {"action": "decline"}"#, WAIT);
+    m.wait_for_line("Your trip — answer it?", WAIT);
+    m.send_line("c");
+    m.wait_for_line(r#"✓ {"action": "cancel"}"#, WAIT);
+    m.wait_for_line("asked", WAIT);
+    m.send_line("/quit");
+    let out = m.wait();
+    assert!(!out.stdout.contains("  city"), "{}", out.describe());
+}
