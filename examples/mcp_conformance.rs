@@ -74,8 +74,8 @@ async fn connect(url: &str, protocol: Option<String>) -> Result<Arc<Manager>, St
         source: "conformance".into(),
     };
     let mut hooks = Hooks::quiet();
-    hooks.elicit = Arc::new(|_, message, _| {
-        eprintln!("elicitation: {message}");
+    hooks.elicit = Arc::new(|_, request| {
+        eprintln!("elicitation: {}", request.message);
         Box::pin(async { Elicited::Accept(json!({})) })
     });
     let registry = Registry::new(

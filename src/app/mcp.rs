@@ -1,17 +1,16 @@
 //! The app's side of MCP: reading the configured files once the trust gate has decided,
 //! starting the manager in the background (start-up never waits for a server), `/mcp` and
 //! `mypi mcp list`, the short wait of a prompt for servers still connecting, and elicitation
-//! asked on the REPL field by field.
+//! asked on the REPL (`elicit.rs`).
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::App;
 use crate::mcp::config::Servers;
-use crate::mcp::{Elicited, Hooks, Manager, Registry};
-use crate::ui::Ui;
+use crate::mcp::{Elicitation, Hooks, Manager, Registry};
 
 /// The longest a prompt waits for servers that are still connecting.
 pub const PROMPT_WAIT: Duration = Duration::from_secs(10);
@@ -51,14 +50,9 @@ impl App {
             let notice = self.extensions.context().notice.clone();
             hooks.progress = Arc::new(move |line: &str| notice(line.to_string()));
             let ui = self.ui.clone();
-            hooks.elicit = Arc::new(move |server: &str, message: &str, schema: &Value| {
-                let (ui, server, message, schema) = (
-                    ui.clone(),
-                    server.to_string(),
-                    message.to_string(),
-                    schema.clone(),
-                );
-                Box::pin(async move { elicit(ui.as_ref(), &server, &message, &schema).await })
+            hooks.elicit = Arc::new(move |server: &str, request: &Elicitation| {
+                let (ui, server, request) = (ui.clone(), server.to_string(), request.clone());
+                Box::pin(async move { super::elicit::ask(ui.as_ref(), &server, &request).await })
             });
         }
         hooks
@@ -193,63 +187,4 @@ pub async fn list(files: &[std::path::PathBuf], cwd: std::path::PathBuf) -> (Str
     out.push(status_text(&status));
     m.shutdown().await;
     (out.join("\n"), i32::from(failed))
-}
-
-/// Asks for an elicitation on the REPL: accept or not, then each field of the schema in turn
-/// (Enter keeps a default; the answer is typed as the schema says).
-async fn elicit(ui: &dyn Ui, server: &str, message: &str, schema: &Value) -> Elicited {
-    let question = format!("[mcp {server}] {message} — answer it? (y = fill in, n = decline)");
-    match ui.ask(&question).await {
-        None => return Elicited::Cancel,
-        Some(a) if !a.trim().to_lowercase().starts_with('y') => return Elicited::Decline,
-        Some(_) => {}
-    }
-    let mut content = serde_json::Map::new();
-    let props = schema["properties"]
-        .as_object()
-        .cloned()
-        .unwrap_or_default();
-    for (name, prop) in props {
-        let ty = prop["type"].as_str().unwrap_or("string");
-        let mut q = format!("  {name}");
-        if let Some(t) = prop["title"].as_str().or(prop["description"].as_str()) {
-            q.push_str(&format!(" ({t})"));
-        }
-        if let Some(opts) = prop["enum"].as_array() {
-            let o: Vec<String> = opts.iter().map(|v| v.to_string()).collect();
-            q.push_str(&format!(" [{}]", o.join(", ")));
-        }
-        if let Some(d) = prop.get("default") {
-            q.push_str(&format!(" default {d}"));
-        }
-        q.push(':');
-        let Some(answer) = ui.ask(&q).await else {
-            return Elicited::Cancel;
-        };
-        let answer = answer.trim();
-        if answer.is_empty() {
-            continue;
-        }
-        content.insert(name, typed(ty, answer));
-    }
-    Elicited::Accept(Value::Object(content))
-}
-
-/// A typed-in answer as the JSON type a schema property asks for.
-fn typed(ty: &str, answer: &str) -> Value {
-    match ty {
-        "integer" => answer
-            .parse::<i64>()
-            .map(Value::from)
-            .unwrap_or(json!(answer)),
-        "number" => answer
-            .parse::<f64>()
-            .map(Value::from)
-            .unwrap_or(json!(answer)),
-        "boolean" => json!(matches!(
-            answer.to_lowercase().as_str(),
-            "y" | "yes" | "true" | "1"
-        )),
-        _ => json!(answer),
-    }
 }

@@ -6,6 +6,7 @@
 mod builtins;
 pub mod check;
 pub mod children;
+mod elicit;
 mod gate;
 pub use gate::{untrusted_project_root, Gate};
 pub mod mcp;

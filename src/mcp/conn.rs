@@ -81,7 +81,7 @@ pub struct Conn {
     pub dead: CancellationToken,
     /// The running requests' deadlines (reset by the server's progress notifications).
     deadlines: Arc<Deadlines>,
-    watchers: super::handler::Watchers,
+    watchers: super::progress::Watchers,
     /// The count of tool-list changes ([`Changes::tools_announced`]) whose re-list is in
     /// place, in these lists and in the agent's registry ([`Conn::tools_relisted`]).
     tools_relisted: watch::Sender<u64>,
@@ -98,14 +98,20 @@ impl Conn {
     ) -> Result<Conn, StartError> {
         let deadlines = Deadlines::start();
         let changes = Arc::new(Changes::default());
-        let watchers = super::handler::Watchers::default();
+        let watchers = super::progress::Watchers::default();
+        let progress = Arc::new(super::progress::Progress {
+            server: config.name.clone(),
+            hooks: hooks.clone(),
+            deadlines: deadlines.clone(),
+            watchers: watchers.clone(),
+        });
         let handler = Handler {
             server: config.name.clone(),
             cwd: cwd.to_path_buf(),
             hooks: hooks.clone(),
             changes: changes.clone(),
             deadlines: deadlines.clone(),
-            watchers: watchers.clone(),
+            progress,
         };
         let (service, process, stderr) = connect::handshake(config, cwd, &hooks, handler).await?;
         // A cached list would hide a dead server behind stale data.
@@ -319,7 +325,7 @@ impl Conn {
         cancel: &CancellationToken,
         report: Option<crate::run::Reporter>,
     ) -> Result<Value, McpError> {
-        let _watching = report.map(|r| super::handler::Watching::new(&self.watchers, r));
+        let _watching = report.map(|r| super::progress::Watching::new(&self.watchers, r));
         let arguments = match args {
             Value::Object(map) => Some(map),
             Value::Null => None,

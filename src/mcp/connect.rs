@@ -61,6 +61,7 @@ pub(super) async fn handshake(
             let transport = Noticing {
                 inner: transport,
                 changes: handler.changes.clone(),
+                progress: handler.progress.clone(),
             };
             let served = tokio::time::timeout(
                 config.timeout,
@@ -74,6 +75,7 @@ pub(super) async fn handshake(
             let transport = Noticing {
                 inner: http_transport(url, headers)?,
                 changes: handler.changes.clone(),
+                progress: handler.progress.clone(),
             };
             let served = tokio::time::timeout(
                 config.timeout,

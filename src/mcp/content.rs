@@ -1,6 +1,7 @@
 //! What an MCP result becomes for the model: the content blocks of a tool result or a
-//! resource read as text (images and other binary data as a note and a temp file; a tool's
-//! images also go along as images, for providers that take them in tool results),
+//! resource read as text (images and other binary data as a note and a temp file; images,
+//! a tool's or a resource's, also go along as images, for providers that take them in tool
+//! results),
 //! `structuredContent` as JSON when there is no text, `isError`
 //! as an error result, and text over [`MAX_TEXT`] cut in the middle with a note naming the
 //! size and a temp file that holds all of it.
@@ -160,29 +161,60 @@ pub fn tool_output(what: &str, result: &Value) -> ToolOutput {
 /// The image blocks (at most [`MAX_IMAGES`], each at most [`MAX_IMAGE_BYTES`] of base64), for
 /// providers that take images in tool results; the text names every one either way.
 fn images(blocks: &[Value]) -> Vec<Image> {
-    blocks
-        .iter()
-        .filter(|b| b.get("type").and_then(Value::as_str) == Some("image"))
-        .filter_map(|b| {
-            let data = b.get("data").and_then(Value::as_str)?;
-            let mime = b.get("mimeType").and_then(Value::as_str)?;
-            (data.len() <= MAX_IMAGE_BYTES && decode_base64(data).is_some()).then(|| Image {
-                mime_type: mime.to_string(),
-                data: data.to_string(),
-            })
-        })
+    let s = |b: &Value, k: &str| b.get(k).and_then(Value::as_str).map(str::to_string);
+    take_images(
+        blocks
+            .iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("image"))
+            .filter_map(|b| Some((s(b, "mimeType")?, s(b, "data")?))),
+    )
+}
+
+/// The image entries (`blob` with an `image/*` MIME type) of a resource's contents, as
+/// [`images`] takes them.
+fn resource_images(contents: &[Value]) -> Vec<Image> {
+    let s = |b: &Value, k: &str| b.get(k).and_then(Value::as_str).map(str::to_string);
+    take_images(
+        contents
+            .iter()
+            .filter_map(|r| Some((s(r, "mimeType")?, s(r, "blob")?)))
+            .filter(|(mime, _)| mime.starts_with("image/")),
+    )
+}
+
+/// `(MIME type, base64)` pairs as images: valid, not too big, not too many.
+fn take_images(found: impl Iterator<Item = (String, String)>) -> Vec<Image> {
+    found
+        .filter(|(_, data)| data.len() <= MAX_IMAGE_BYTES && decode_base64(data).is_some())
+        .map(|(mime_type, data)| Image { mime_type, data })
         .take(MAX_IMAGES)
         .collect()
 }
 
 /// A `resources/read` result as text for the model.
 pub fn read_output(what: &str, result: &Value) -> String {
-    let parts: Vec<String> = result
+    let parts: Vec<String> = contents(result)
+        .iter()
+        .map(|r| resource_contents(what, r))
+        .collect();
+    limit(what, parts.join("\n"))
+}
+
+/// A `resources/read` result as the model's tool output: [`read_output`]'s text, and its
+/// images as images (see [`images`]).
+pub fn read_tool_output(what: &str, result: &Value) -> ToolOutput {
+    let mut out = ToolOutput::ok(read_output(what, result));
+    out.images = resource_images(contents(result));
+    out
+}
+
+/// The `contents` of a `resources/read` result.
+fn contents(result: &Value) -> &[Value] {
+    result
         .get("contents")
         .and_then(Value::as_array)
-        .map(|items| items.iter().map(|r| resource_contents(what, r)).collect())
-        .unwrap_or_default();
-    limit(what, parts.join("\n"))
+        .map(Vec::as_slice)
+        .unwrap_or_default()
 }
 
 /// Standard base64 (with or without padding, whitespace ignored); `None` when invalid.
@@ -251,6 +283,31 @@ mod tests {
         assert_eq!(std::fs::read(path).unwrap(), b"hello");
         assert!(out.content.contains("[resource link: file:///x; name: x]"));
         assert!(out.content.contains("[resource mem://a]\ninside"));
+    }
+
+    #[test]
+    fn an_image_resource_goes_along_as_an_image_and_other_binary_only_as_a_file() {
+        let out = read_tool_output(
+            "r",
+            &json!({"contents": [
+                {"uri":"mem://img","mimeType":"image/png","blob":"aGVsbG8="},
+                {"uri":"mem://bin","mimeType":"application/octet-stream","blob":"aGk="},
+                {"uri":"mem://t","text":"words"}
+            ]}),
+        );
+        assert!(out
+            .content
+            .contains("[resource mem://img] [data image/png, 5 bytes, saved to "));
+        assert!(out
+            .content
+            .contains("[resource mem://bin] [data application/octet-stream, 2 bytes, saved to "));
+        assert_eq!(
+            out.images,
+            [Image {
+                mime_type: "image/png".into(),
+                data: "aGVsbG8=".into()
+            }]
+        );
     }
 
     #[test]

@@ -21,6 +21,11 @@
 //! the connection (the SDK picks the progress tokens itself, so a request cannot tell its
 //! own): a request's deadline is its timeout after its start or after the last progress,
 //! whichever came later.
+//!
+//! While the server waits for the user (an elicitation is open, [`Deadlines::hold`]), no
+//! request of the connection expires; once the last one is answered, every running request's
+//! timeout starts again, as after progress. The user's reading and typing time is not the
+//! server's.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -55,6 +60,8 @@ struct State {
     horizon: Option<Duration>,
     /// How many times a request woke the watcher.
     rearms: u64,
+    /// How many holds are open (see [`Deadlines::hold`]): while any is, nothing expires.
+    held: usize,
 }
 
 struct Running {
@@ -92,9 +99,23 @@ impl Deadlines {
 
     /// A progress notification came: every running request's timeout starts again.
     pub fn progressed(&self) {
-        let s = &self.shared;
-        let at = s.epoch.elapsed().as_nanos().clamp(1, u64::MAX as u128) as u64;
-        s.progress.store(at, Ordering::Release);
+        mark_progress(&self.shared);
+    }
+
+    /// Holds every deadline until the returned guard is dropped (the user is answering the
+    /// server); then every running request's timeout starts again.
+    pub fn hold(&self) -> Hold<'_> {
+        let mut state = self.shared.state.lock().unwrap_or_else(|p| p.into_inner());
+        state.held += 1;
+        Hold {
+            shared: &self.shared,
+        }
+    }
+
+    /// Whether any request is running.
+    pub fn any_running(&self) -> bool {
+        let state = self.shared.state.lock().unwrap_or_else(|p| p.into_inner());
+        !state.running.is_empty()
     }
 
     /// Registers a request of `timeout`; the guard ends it, its [`Guard::expired`] resolves
@@ -160,6 +181,32 @@ impl Drop for Guard<'_> {
     }
 }
 
+/// An open hold on a connection's deadlines ([`Deadlines::hold`]).
+pub(super) struct Hold<'a> {
+    shared: &'a Shared,
+}
+
+impl Drop for Hold<'_> {
+    fn drop(&mut self) {
+        let s = self.shared;
+        let mut state = s.state.lock().unwrap_or_else(|p| p.into_inner());
+        state.held = state.held.saturating_sub(1);
+        if state.held == 0 {
+            // As after progress: the timeouts start again now, and the watcher sweeps anew.
+            mark_progress(s);
+            state.armed = None;
+            s.rearm.notify_one();
+        }
+    }
+}
+
+/// Records a progress (or the end of a hold) now: every running request's timeout starts
+/// again.
+fn mark_progress(s: &Shared) {
+    let at = s.epoch.elapsed().as_nanos().clamp(1, u64::MAX as u128) as u64;
+    s.progress.store(at, Ordering::Release);
+}
+
 /// The watcher: marks the requests whose deadline passed, then sleeps until the earliest
 /// deadline left (or, with none, until a request comes).
 async fn watch(s: Arc<Shared>) {
@@ -185,6 +232,11 @@ fn sweep(s: &Shared) -> Option<Instant> {
         ns => Some(s.epoch + Duration::from_nanos(ns)),
     };
     let mut state = s.state.lock().unwrap_or_else(|p| p.into_inner());
+    if state.held > 0 {
+        // Nothing expires; the end of the hold wakes the watcher.
+        state.armed = None;
+        return None;
+    }
     let mut next: Option<Instant> = None;
     let mut any = false;
     for r in state.running.iter_mut().filter(|r| !r.expired) {
@@ -273,6 +325,24 @@ mod tests {
         d.begin(Duration::from_millis(100)).expired().await;
         assert!(start.elapsed() < Duration::from_secs(5));
         assert_eq!(d.shared.state.lock().unwrap().rearms, 2);
+    }
+
+    #[tokio::test]
+    async fn a_hold_keeps_requests_from_expiring_and_its_end_starts_them_again() {
+        let d = Deadlines::start();
+        let start = Instant::now();
+        let guard = d.begin(Duration::from_millis(200));
+        let hold = d.hold();
+        // A second request begun during the hold does not expire either.
+        let second = d.begin(Duration::from_millis(50));
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(!guard.is_expired() && !second.is_expired());
+        drop(hold);
+        let released = Instant::now();
+        tokio::join!(guard.expired(), second.expired());
+        let after = released.elapsed();
+        assert!(after >= Duration::from_millis(200), "{after:?}");
+        assert!(start.elapsed() < Duration::from_secs(5));
     }
 
     #[tokio::test]

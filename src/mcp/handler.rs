@@ -4,11 +4,13 @@
 //!
 //! - `roots/list`: the working folder (which leaves the machine for a remote server);
 //! - elicitation: asked through [`Elicit`] (the REPL asks field by field; print mode declines),
-//!   with the schema's defaults filled in for the fields left out;
+//!   with the schema's defaults filled in for the fields left out; while it is open, the
+//!   connection's request deadlines are held (`deadline.rs`);
 //! - sampling: declined with a message saying mypi does not offer it;
 //! - list changes: flagged in [`Changes`] for the server's refresh task (tools by the
 //!   transport wrapper in `noticing.rs`, as they arrive);
-//! - progress: shown through [`Hooks::progress`]; log messages: appended to the log file.
+//! - progress: handled as it is read off the wire (`progress.rs`); log messages: appended to
+//!   the log file.
 
 // Roots, sampling and logging are deprecated in the 2026 generation; 2025 servers use them.
 #![allow(deprecated)]
@@ -22,7 +24,6 @@ use futures_util::future::BoxFuture;
 use rmcp::model::{
     ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
     ElicitResult, ErrorData, ListRootsResult, LoggingMessageNotificationParam,
-    ProgressNotificationParam,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use rmcp::ClientHandler;
@@ -41,8 +42,18 @@ pub enum Elicited {
     Cancel,
 }
 
-/// Asks the user for what a server requests: `(server, message, requested JSON Schema)`.
-pub type Elicit = Arc<dyn Fn(&str, &str, &Value) -> BoxFuture<'static, Elicited> + Send + Sync>;
+/// What a server asks the user for (a form elicitation).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Elicitation {
+    pub message: String,
+    /// The requested JSON Schema (its properties sorted by name, as JSON objects are here).
+    pub schema: Value,
+    /// The schema's property names in the server's order.
+    pub order: Vec<String>,
+}
+
+/// Asks the user for what a server requests: `(server, request)`.
+pub type Elicit = Arc<dyn Fn(&str, &Elicitation) -> BoxFuture<'static, Elicited> + Send + Sync>;
 
 /// What a connection reports to the rest of mypi.
 #[derive(Clone)]
@@ -59,7 +70,7 @@ impl Hooks {
     pub fn quiet() -> Hooks {
         Hooks {
             progress: Arc::new(|_| {}),
-            elicit: Arc::new(|_, _, _| Box::pin(async { Elicited::Decline })),
+            elicit: Arc::new(|_, _| Box::pin(async { Elicited::Decline })),
             log_file: None,
         }
     }
@@ -90,46 +101,16 @@ impl Changes {
     }
 }
 
-/// The calls of one connection that want its progress notifications, by a number of their
-/// own: a notification goes to each (the SDK picks the progress tokens, so a notification
-/// cannot be told apart by call); with none, it goes to [`Hooks::progress`].
-pub type Watchers = Arc<std::sync::Mutex<Vec<(u64, crate::run::Reporter)>>>;
-
-/// A call's place among a connection's progress watchers, taken back when dropped.
-pub(super) struct Watching {
-    watchers: Watchers,
-    id: u64,
-}
-
-impl Watching {
-    pub(super) fn new(watchers: &Watchers, report: crate::run::Reporter) -> Watching {
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let mut list = watchers.lock().unwrap_or_else(|p| p.into_inner());
-        list.push((id, report));
-        Watching {
-            watchers: watchers.clone(),
-            id,
-        }
-    }
-}
-
-impl Drop for Watching {
-    fn drop(&mut self) {
-        let mut list = self.watchers.lock().unwrap_or_else(|p| p.into_inner());
-        list.retain(|(id, _)| *id != self.id);
-    }
-}
-
 /// One connection's client handler.
 pub struct Handler {
     pub server: String,
     pub cwd: PathBuf,
     pub hooks: Hooks,
     pub changes: Arc<Changes>,
-    /// The running requests' deadlines (progress notifications reset them).
+    /// The running requests' deadlines, held while an elicitation is open.
     pub(super) deadlines: Arc<super::deadline::Deadlines>,
-    pub watchers: Watchers,
+    /// Where progress notifications go (read by the transport wrapper, `noticing.rs`).
+    pub(super) progress: Arc<super::progress::Progress>,
 }
 
 /// What mypi says about itself in `initialize` (and in each request of the stateless
@@ -232,20 +213,32 @@ impl ClientHandler for Handler {
         request: ElicitRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
+        let order = match &request {
+            ElicitRequestParams::FormElicitationParams {
+                requested_schema, ..
+            } => requested_schema.property_order.clone(),
+            _ => None,
+        };
         let params = serde_json::to_value(&request).unwrap_or_default();
-        let message = params
-            .get("message")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        let schema = params.get("requestedSchema").cloned().unwrap_or(json!({}));
+        let asked = Elicitation {
+            message: params
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            schema: params.get("requestedSchema").cloned().unwrap_or(json!({})),
+            order: order.unwrap_or_default(),
+        };
+        let schema = &asked.schema;
+        // The user's time is not the server's: no request expires while they answer.
+        let _held = self.deadlines.hold();
         let answer = tokio::select! {
-            a = (self.hooks.elicit)(&self.server, &message, &schema) => a,
+            a = (self.hooks.elicit)(&self.server, &asked) => a,
             _ = context.ct.cancelled() => Elicited::Cancel,
         };
         let v = match answer {
             Elicited::Accept(mut content) => {
-                fill_defaults(&schema, &mut content);
+                fill_defaults(schema, &mut content);
                 json!({"action": "accept", "content": content})
             }
             Elicited::Decline => json!({"action": "decline"}),
@@ -254,29 +247,7 @@ impl ClientHandler for Handler {
         serde_json::from_value(v).map_err(|e| ErrorData::internal_error(e.to_string(), None))
     }
 
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        self.deadlines.progressed();
-        let of = params.total.map(|t| format!("/{t}")).unwrap_or_default();
-        let msg = params.message.map(|m| format!(": {m}")).unwrap_or_default();
-        let text = format!("progress {}{of}{msg}", params.progress);
-        let watchers: Vec<crate::run::Reporter> = self
-            .watchers
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .map(|(_, r)| r.clone())
-            .collect();
-        if watchers.is_empty() {
-            (self.hooks.progress)(&format!("[mcp {}] {text}", self.server));
-        }
-        for report in watchers {
-            report(crate::run::UpdateKind::Progress, &text);
-        }
-    }
+    // Progress is handled by the transport as it arrives (`progress.rs`).
 
     async fn on_logging_message(
         &self,

@@ -9,7 +9,8 @@
 //!   connection instead of a timer per request; [`handler`]: mypi's answers to the server's
 //!   requests; [`stdio`]: the child-process transport with mypi's own limits (`decode`: its
 //!   messages, with a short way for tool-call answers); `noticing`:
-//!   counts tool-list changes as they arrive, so a call's answer can wait for the re-list;
+//!   counts tool-list changes as they arrive, so a call's answer can wait for the re-list,
+//!   and hands progress notifications to `progress` in order with the answers;
 //! - [`registry`]: the tools and commands a server adds, with handles; [`cache`]: the lists
 //!   of the last connection, offered while a server starts;
 //! - [`script`]: `api.mcp.*` on the host side (script calls pass the tool hooks too);
@@ -26,13 +27,14 @@ pub mod handler;
 pub mod manager;
 pub mod naming;
 mod noticing;
+mod progress;
 pub mod registry;
 pub mod script;
 pub mod stdio;
 
 use std::time::Duration;
 
-pub use handler::{Elicit, Elicited, Hooks};
+pub use handler::{Elicit, Elicitation, Elicited, Hooks};
 pub use manager::{Manager, State};
 pub use registry::Registry;
 

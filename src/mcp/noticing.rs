@@ -3,7 +3,8 @@
 //! the client handler on a task of their own, so the answer to the call that changed the
 //! tools can reach its caller before the handler runs; counted here, the change is known
 //! before that answer is delivered, and the call can wait for the re-list
-//! ([`super::conn::Conn::tools_settled`]).
+//! ([`super::conn::Conn::tools_settled`]). Progress notifications are handled here too, for
+//! the same reason (`progress.rs`): one sent just before an answer is still its call's.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -13,11 +14,14 @@ use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 
 use super::handler::Changes;
+use super::progress::Progress;
 
-/// `inner`, with each tool-list change announced to `changes` as it is received.
-pub struct Noticing<T> {
+/// `inner`, with each tool-list change announced to `changes` and each progress notification
+/// handed to `progress` as it is received.
+pub(super) struct Noticing<T> {
     pub inner: T,
     pub changes: Arc<Changes>,
+    pub progress: Arc<Progress>,
 }
 
 impl<T: Transport<RoleClient>> Transport<RoleClient> for Noticing<T> {
@@ -37,11 +41,10 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Noticing<T> {
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         let message = self.inner.receive().await?;
         if let JsonRpcMessage::Notification(n) = &message {
-            if matches!(
-                n.notification,
-                ServerNotification::ToolListChangedNotification(_)
-            ) {
-                self.changes.announce_tools();
+            match &n.notification {
+                ServerNotification::ToolListChangedNotification(_) => self.changes.announce_tools(),
+                ServerNotification::ProgressNotification(p) => self.progress.arrived(&p.params),
+                _ => {}
             }
         }
         Some(message)

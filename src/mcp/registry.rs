@@ -331,7 +331,7 @@ impl Tool for ResourceTool {
                         args["uri"].as_str().unwrap_or(""),
                     );
                     match m.read_resource(&server, uri).await {
-                        Ok(r) => ToolOutput::ok(content::read_output(uri, &r)),
+                        Ok(r) => content::read_tool_output(uri, &r),
                         Err(e) => ToolOutput::error(format!("mcp server '{server}': {e}")),
                     }
                 }

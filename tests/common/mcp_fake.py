@@ -23,6 +23,11 @@ Whatever the mode, the tools misbehave on request:
   flood {mib}      writes MIB mebibytes to stderr, then answers "flooded"
   slow {steps, every}  sends a progress notification (for the request's progressToken)
                    every EVERY seconds, STEPS times, then answers "slept"
+  rush {steps}     sends STEPS progress notifications and its answer "rushed" in one write
+                   (the last progress comes just before the answer)
+  elicit {message, schema}  asks the client (elicitation/create with MESSAGE and SCHEMA,
+                   an object or JSON text: its properties keep their order), waits for the
+                   answer and answers it as JSON text
   churn {}         says its tool list changed, answers "churned", and from then on never
                    answers tools/list
 Every line received is appended to LOG (when given), so a test can see what arrived
@@ -68,6 +73,9 @@ TOOLS = [
      "inputSchema": {"type": "object"}},
     {"name": "churn", "description": "Changes nothing, says otherwise.",
      "inputSchema": {"type": "object"}},
+    {"name": "rush", "description": "Reports progress and answers at once.",
+     "inputSchema": {"type": "object"}},
+    {"name": "elicit", "description": "Asks the user.", "inputSchema": {"type": "object"}},
     {
         "name": "flood",
         "description": "Floods stderr, then answers.",
@@ -129,6 +137,30 @@ def call(msg_id, params):
                 send({"jsonrpc": "2.0", "method": "notifications/progress",
                       "params": {"progressToken": token, "progress": i + 1, "total": steps}})
         return text("slept")
+    if name == "rush":
+        token = (params.get("_meta") or {}).get("progressToken")
+        steps = int(args.get("steps", 5))
+        lines = [{"jsonrpc": "2.0", "method": "notifications/progress",
+                  "params": {"progressToken": token, "progress": i + 1, "total": steps}}
+                 for i in range(steps)]
+        lines.append({"jsonrpc": "2.0", "id": msg_id, "result": text("rushed")})
+        sys.stdout.write("".join(json.dumps(m) + "\n" for m in lines))
+        sys.stdout.flush()
+        return None
+    if name == "elicit":
+        schema = args.get("schema", {"type": "object", "properties": {}})
+        if isinstance(schema, str):
+            schema = json.loads(schema)
+        ask = {"jsonrpc": "2.0", "id": "ask-1", "method": "elicitation/create",
+               "params": {"message": args.get("message", "Tell me."),
+                          "requestedSchema": schema}}
+        send(ask)
+        for line in iter(sys.stdin.readline, ""):
+            log(line)
+            reply = json.loads(line)
+            if reply.get("id") == "ask-1" and "method" not in reply:
+                return text(json.dumps(reply.get("result", reply.get("error"))))
+        return None
     if name == "churn":
         DEAF_LISTS[0] = True
         send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})

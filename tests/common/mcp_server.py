@@ -7,7 +7,8 @@ with notifications/tools/list_changed, and answers the client's re-list 0.3 s af
 reply)
 and add_twins {quiet?} (adds `tw-in` and `tw_in`, whose agent names collide, the same way;
 with quiet set, without a word).
-Resources: mem://note (text); a template mem://item/{id}. Prompts: greet {name, style?}.
+Resources: mem://note (text); a template mem://item/{id}; unlisted, mem://img (a 1x1 PNG
+blob) and mem://bin (an application/octet-stream blob). Prompts: greet {name, style?}.
 Every request it receives is appended as one JSON line to $MCP_LOG when that is set; with
 $MCP_LISTS_AT_ONCE set, it answers the first lists only once all four kinds were asked for.
 """
@@ -121,6 +122,11 @@ def answer(req):
         if uri == "mem://note" or str(uri).startswith("mem://item/"):
             return {"contents": [{"uri": uri, "mimeType": "text/plain",
                                   "text": "the note of " + uri}]}
+        if uri == "mem://img":
+            return {"contents": [{"uri": uri, "mimeType": "image/png", "blob": PNG}]}
+        if uri == "mem://bin":
+            return {"contents": [{"uri": uri, "mimeType": "application/octet-stream",
+                                  "blob": "AAEC"}]}
         raise KeyError("no resource " + str(uri))
     if method == "prompts/list":
         return {"prompts": [{"name": "greet", "description": "Greet someone.",

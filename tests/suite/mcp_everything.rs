@@ -219,7 +219,8 @@ fn a_server_prompt_is_a_slash_command() {
 }
 
 /// On a REPL in a real terminal: progress of a long call shows above the status line, and the
-/// server's elicitation is asked field by field (Enter keeps a default) and answered.
+/// server's elicitation is asked field by field in its order (Enter keeps a default, choices
+/// by number or name) and answered.
 #[test]
 fn elicitation_and_progress_on_a_terminal() {
     let Some(index) = everything("elicitation_and_progress_on_a_terminal") else {
@@ -243,21 +244,21 @@ fn elicitation_and_progress_on_a_terminal() {
     pty.type_keys("ask me\r");
     let mut at = pty.wait_for("answer it?", at, wait);
     pty.type_keys("y\r");
-    // The schema's fields, in the order they are asked (sorted by name).
+    // The schema's fields, in the server's order; the choices are shown numbered.
     let fields = [
-        ("birthdate", ""),
+        ("name (required)", "Ann"),
         ("check", "y"),
-        ("email", ""),
         ("firstLine", ""),
+        ("email", ""),
         ("homepage", ""),
+        ("birthdate", ""),
         ("integer", "7"),
-        ("legacyTitledEnum", ""),
-        ("name", "Ann"),
         ("number", ""),
-        ("titledMultipleSelectEnum", ""),
-        ("titledSingleSelectEnum", ""),
-        ("untitledMultipleSelectEnum", ""),
-        ("untitledSingleSelectEnum", ""),
+        ("untitledSingleSelectEnum", "2"),
+        ("untitledMultipleSelectEnum", "piano, 3"),
+        ("titledSingleSelectEnum", "Wonder Woman"),
+        ("titledMultipleSelectEnum", "1,2"),
+        ("legacyTitledEnum", "Dogs"),
     ];
     for (field, answer) in fields {
         at = pty.wait_for(&format!("  {field}"), at, wait);
@@ -270,10 +271,16 @@ fn elicitation_and_progress_on_a_terminal() {
         panic!("the answer is in no session file:\n{}", pty.screen());
     });
     let text = std::fs::read_to_string(&session).unwrap_or_default();
+    // The raw result, as JSON text inside the session's JSON.
     for want in [
         "Agreed to terms: true",
         "Favorite Integer: 7",
         "Favorite Number: 3.14",
+        r#"\"untitledSingleSelectEnum\": \"Rachel\""#,
+        r#"\"titledSingleSelectEnum\": \"hero-3\""#,
+        r#"\"legacyTitledEnum\": \"pet-2\""#,
+        r#"\"Piano\",\n      \"Violin\""#,
+        r#"\"fish-1\",\n      \"fish-2\""#,
     ] {
         assert!(text.contains(want), "{want} in {}", session.display());
     }

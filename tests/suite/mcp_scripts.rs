@@ -605,3 +605,56 @@ fn a_tools_image_reaches_anthropic_as_an_image_and_chat_completions_as_a_note() 
         "{note}"
     );
 }
+
+/// `read_mcp_resource` of an image: the note and file as for any binary, and the image itself
+/// for a provider that takes images in tool results; other binary is only the note and file.
+#[test]
+fn an_image_resource_reaches_anthropic_as_an_image_and_other_binary_as_a_file() {
+    let dir = TestDir::new();
+    mcp_json(&dir, json!({}));
+    let read = |uri: &str| {
+        Reply::tool_calls(vec![(
+            "c1",
+            "read_mcp_resource",
+            json!({"server": "t", "uri": uri}),
+        )])
+    };
+    let anthropic = FakeAnthropic::with_replies(vec![
+        read("mem://img"),
+        read("mem://bin"),
+        Reply::text("seen"),
+    ]);
+    let out = Mypi::new(&dir)
+        .anthropic(&anthropic)
+        .args(["--no-session", "-p", "look"])
+        .run();
+    out.ok();
+    let requests = anthropic.requests();
+    let result = &requests[1].body["messages"][2]["content"][0];
+    assert_eq!(result["type"], "tool_result", "{result}");
+    let blocks = result["content"].as_array().expect("blocks with the image");
+    let note = blocks[0]["text"].as_str().unwrap();
+    assert!(
+        note.starts_with("[resource mem://img] [data image/png, ") && note.ends_with(".png]"),
+        "{note}"
+    );
+    assert_eq!(blocks[1]["type"], "image");
+    assert_eq!(blocks[1]["source"]["media_type"], "image/png");
+    assert!(blocks[1]["source"]["data"]
+        .as_str()
+        .unwrap()
+        .starts_with("iVBORw0KGgo"));
+
+    let result = &requests[2].body["messages"][4]["content"][0];
+    let text = result["content"].to_string();
+    assert!(!text.contains("\"image\""), "{text}");
+    let path = text
+        .split("saved to ")
+        .nth(1)
+        .and_then(|t| t.split(']').next())
+        .unwrap_or_else(|| panic!("no file named: {text}"));
+    assert_eq!(
+        std::fs::read(path).map_err(|e| format!("{path}: {e}")),
+        Ok(vec![0, 1, 2])
+    );
+}

@@ -30,6 +30,7 @@ mod json_events;
 mod mcp_everything;
 mod mcp_exit;
 mod mcp_faults;
+mod mcp_repl;
 mod mcp_scripts;
 mod model_switch;
 mod parity;

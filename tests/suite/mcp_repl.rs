@@ -1,0 +1,186 @@
+//! MCP on a REPL reading from a pipe, against the fake server (`tests/common/mcp_fake.py`):
+//! elicitation asked field by field as the server's schema says, the time spent answering
+//! not counted against the call's timeout, and progress that comes just before a call's
+//! answer not printed after it.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::common::mcp::{config, received, stdio_entry};
+use crate::common::{Running, TestDir};
+
+use super::ext_util::faux;
+
+const WAIT: Duration = Duration::from_secs(30);
+
+/// A call of tool `tool` of server `srv` as one faux-model turn.
+fn call(tool: &str, args: Value) -> Value {
+    json!({"tool_calls": [{"name": format!("mcp__srv__{tool}"), "arguments": args}]})
+}
+
+/// A REPL (piped stdin) on the faux model playing `replies`, with the fake server `srv`
+/// (`timeout` seconds), once the server is connected.
+fn repl(dir: &TestDir, timeout: u64, replies: &[Value]) -> Running {
+    let cfg = config(dir, json!({"srv": stdio_entry(dir, "normal", timeout)}));
+    let mut m = faux(dir, replies)
+        .timeout(Duration::from_secs(90))
+        .arg("--mcp-config")
+        .arg(cfg)
+        .args(["--no-watch", "--no-session"])
+        .spawn();
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        m.send_line("/mcp");
+        if m.wait_for_line("srv: ", WAIT).contains("srv: connected") {
+            return m;
+        }
+        assert!(std::time::Instant::now() < deadline, "never connected");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Progress sent just before a call's answer belongs to that call: it is never printed
+/// after the answer as a notice of its own.
+#[test]
+fn progress_just_before_the_answer_is_not_a_notice_after_it() {
+    let dir = TestDir::new();
+    let mut replies: Vec<Value> = (0..8).map(|_| call("rush", json!({"steps": 5}))).collect();
+    replies.push(json!({"text": "all done"}));
+    let mut m = repl(&dir, 30, &replies);
+    m.send_line("go");
+    m.wait_for_line("all done", WAIT);
+    m.send_line("/quit");
+    let out = m.wait();
+    let all = format!("{}\n{}", out.stdout, out.stderr);
+    assert!(!all.contains("[mcp srv] progress"), "{}", out.describe());
+    let calls = received(&dir)
+        .iter()
+        .filter(|r| r["method"] == "tools/call")
+        .count();
+    assert_eq!(calls, 8, "{}", out.describe());
+}
+
+/// A one-field elicitation schema.
+fn city_schema() -> Value {
+    json!({"type": "object", "properties": {"city": {"type": "string"}}})
+}
+
+/// The user's time answering an elicitation does not count against the call's timeout:
+/// answered after 3 s with a timeout of 2 s, the call still gets its answer.
+#[test]
+fn time_answering_an_elicitation_is_not_the_calls_timeout() {
+    let dir = TestDir::new();
+    let ask = call(
+        "elicit",
+        json!({"message": "Where to?", "schema": city_schema()}),
+    );
+    let mut m = repl(&dir, 2, &[ask, json!({"text": "asked"})]);
+    m.send_line("go");
+    m.wait_for_line("Where to? — answer it?", WAIT);
+    std::thread::sleep(Duration::from_secs(3));
+    m.send_line("y");
+    m.wait_for_line("  city", WAIT);
+    m.send_line("Paris");
+    m.wait_for_line("asked", WAIT);
+    m.send_line("/quit");
+    let out = m.wait();
+    let answer = received(&dir)
+        .into_iter()
+        .find(|r| r["id"] == "ask-1")
+        .unwrap_or_else(|| panic!("no answer: {}", out.describe()));
+    assert_eq!(
+        answer["result"],
+        json!({"action": "accept", "content": {"city": "Paris"}}),
+        "{}",
+        out.describe()
+    );
+    assert!(
+        out.stdout
+            .contains(r#"✓ {"action": "accept", "content": {"city": "Paris"}}"#)
+            && !out.stdout.contains("no answer within"),
+        "{}",
+        out.describe()
+    );
+}
+
+/// A form in an order that is not alphabetical (JSON text, so the faux model's arguments keep
+/// it): a required text, a bounded integer, a multi-select, a titled single select, a boolean.
+const FORM: &str = r#"{"type": "object", "properties": {
+    "city": {"type": "string", "title": "City"},
+    "age": {"type": "integer", "minimum": 1, "maximum": 120},
+    "colors": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}},
+    "hero": {"type": "string", "oneOf": [{"const": "hero-1", "title": "Superman"},
+                                         {"const": "hero-2", "title": "Wonder Woman"}]},
+    "agree": {"type": "boolean"}
+}, "required": ["city"]}"#;
+
+/// The form is asked in the server's order, shows the choices, asks again (saying why) for a
+/// required field left empty and for values that do not fit, and sends what the schema asks
+/// for: an array for the multi-select, a choice's value for its number.
+#[test]
+fn a_form_is_asked_in_the_servers_order_and_answered_as_its_schema_says() {
+    let dir = TestDir::new();
+    let ask = call("elicit", json!({"message": "Your trip", "schema": FORM}));
+    let mut m = repl(&dir, 30, &[ask, json!({"text": "asked"})]);
+    m.send_line("go");
+    m.wait_for_line("Your trip — answer it?", WAIT);
+    m.send_line("y");
+    let steps = [
+        ("  city (required) — City:", ""),
+        ("city is required; again:", "Paris"),
+        ("  age [a whole number from 1 to 120]:", "abc"),
+        ("\"abc\" is not a whole number; again:", "200"),
+        ("200 is more than 120; again:", "30"),
+        (
+            "  colors [pick any number, separated by commas: 1 a, 2 b]:",
+            "a,b",
+        ),
+        ("  hero [pick one: 1 Superman, 2 Wonder Woman]:", "2"),
+        ("  agree [y or n]:", "y"),
+    ];
+    for (question, typed) in steps {
+        m.wait_for_line(question, WAIT);
+        m.send_line(typed);
+    }
+    m.wait_for_line("asked", WAIT);
+    m.send_line("/quit");
+    let out = m.wait();
+    let answer = received(&dir)
+        .into_iter()
+        .find(|r| r["id"] == "ask-1")
+        .unwrap_or_else(|| panic!("no answer: {}", out.describe()));
+    let content = json!({"city": "Paris", "age": 30, "colors": ["a", "b"], "hero": "hero-2",
+                         "agree": true});
+    assert_eq!(
+        answer["result"],
+        json!({"action": "accept", "content": content}),
+        "{}",
+        out.describe()
+    );
+    // Each field asked once it is its turn, in the schema's order.
+    let firsts: Vec<usize> = ["  city", "  age", "  colors", "  hero", "  agree"]
+        .iter()
+        .map(|f| out.stdout.find(f).unwrap_or(usize::MAX))
+        .collect();
+    assert!(firsts.windows(2).all(|w| w[0] < w[1]), "{}", out.describe());
+}
+
+/// `n` declines the form and `c` cancels it, without asking its fields.
+#[test]
+fn a_form_can_be_declined_or_cancelled() {
+    let dir = TestDir::new();
+    let ask = || call("elicit", json!({"message": "Your trip", "schema": FORM}));
+    let mut m = repl(&dir, 30, &[ask(), ask(), json!({"text": "asked"})]);
+    m.send_line("go");
+    m.wait_for_line("Your trip — answer it?", WAIT);
+    m.send_line("n");
+    m.wait_for_line(r#"✓ {"action": "decline"}"#, WAIT);
+    m.wait_for_line("Your trip — answer it?", WAIT);
+    m.send_line("c");
+    m.wait_for_line(r#"✓ {"action": "cancel"}"#, WAIT);
+    m.wait_for_line("asked", WAIT);
+    m.send_line("/quit");
+    let out = m.wait();
+    assert!(!out.stdout.contains("  city"), "{}", out.describe());
+}
