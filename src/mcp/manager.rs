@@ -353,9 +353,20 @@ impl Manager {
             .await
     }
 
-    /// Starts `server` again (closing the old connection first).
+    /// Starts `server` again (closing the old connection first); a disabled entry stays
+    /// unstarted, and the error says where to enable it.
     pub async fn reconnect(&self, server: &str) -> Result<State, McpError> {
         let entry = self.entry(server)?;
+        if !entry.config.enabled {
+            return Err(McpError::Unavailable {
+                server: entry.config.name.clone(),
+                why: format!(
+                    "it is disabled in {} (\"enabled\": false); set \"enabled\": true in \
+                     its entry (or remove that line) and start mypi again",
+                    entry.config.source.display()
+                ),
+            });
+        }
         if let State::Connected(c) = entry.state() {
             self.registry.uninstall(&entry.config.name);
             c.close().await;

@@ -1,6 +1,6 @@
 //! What the user sees of MCP configuration mistakes and switches, through the real binary: a
 //! missing `--mcp-config` file, an entry whose `type` contradicts it, two entries of one
-//! file that are the same server, and `/mcp` and
+//! file that are the same server, `/mcp reconnect` of a disabled server, and `/mcp` and
 //! `mypi mcp list` with MCP turned off (and by what).
 
 use std::time::Duration;
@@ -102,6 +102,30 @@ fn two_entries_of_one_server_in_a_file_are_an_error_and_the_first_is_used() {
         out.describe()
     );
     assert!(s.contains("my_srv: connected"), "{}", out.describe());
+}
+
+#[test]
+fn reconnect_of_a_disabled_server_is_refused_saying_where_it_is_disabled() {
+    let dir = TestDir::new();
+    let mut off = stdio_entry(&dir, "normal", 20);
+    off["enabled"] = json!(false);
+    let cfg = config(&dir, json!({"off": off}));
+    let out = Mypi::new(&dir)
+        .args(["--provider", "faux", "--no-session", "--mcp-config"])
+        .arg(&cfg)
+        .args(["-p", "/mcp reconnect off"])
+        .run();
+    let all = format!("{}{}", out.stdout, out.stderr);
+    assert!(
+        all.contains(&format!(
+            "server 'off' is not available: it is disabled in {} (\"enabled\": false)",
+            cfg.display()
+        )),
+        "{}",
+        out.describe()
+    );
+    assert!(!all.contains("off: connected"), "{}", out.describe());
+    assert!(!dir.exists("log"), "the server was started");
 }
 
 #[test]
