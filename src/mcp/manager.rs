@@ -112,9 +112,13 @@ impl Manager {
             if !entry.config.enabled {
                 continue;
             }
-            if let Some(lists) = self.cache.get().and_then(|d| cache::load(d, &entry.config)) {
-                self.registry
-                    .install_lists(self, &entry.config, &lists, false);
+            if let Some(cached) = self.cache.get().and_then(|d| cache::load(d, &entry.config)) {
+                self.registry.install_lists(
+                    self,
+                    &entry.config,
+                    &cached.lists,
+                    cached.has_resources,
+                );
                 entry.cached.store(true, Ordering::Release);
             }
             self.spawn_connect(entry.clone());
@@ -163,7 +167,7 @@ impl Manager {
                 let conn = Arc::new(conn);
                 self.registry.install(self, &entry.config, &conn);
                 if let Some(dir) = self.cache.get() {
-                    cache::save(dir, &entry.config, &conn.lists());
+                    cache::save(dir, &entry.config, &conn.lists(), conn.has_resources);
                 }
                 self.watch(entry.clone(), conn.clone());
                 State::Connected(conn)

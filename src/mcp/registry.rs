@@ -320,11 +320,10 @@ impl Tool for ResourceTool {
             };
             let server = args["server"].as_str().map(str::to_string);
             match kind {
-                ResourceKind::List | ResourceKind::Templates => listing(
-                    &m,
-                    server.as_deref(),
-                    matches!(kind, ResourceKind::Templates),
-                ),
+                ResourceKind::List | ResourceKind::Templates => {
+                    let templates = matches!(kind, ResourceKind::Templates);
+                    listing(&m, server.as_deref(), templates).await
+                }
                 ResourceKind::Read => {
                     let (server, uri) = (
                         server.unwrap_or_default(),
@@ -340,29 +339,36 @@ impl Tool for ResourceTool {
     }
 }
 
-/// The resources (or templates) of one server or all, as JSON text.
-fn listing(m: &Manager, server: Option<&str>, templates: bool) -> ToolOutput {
+/// The resources (or templates) of one server or all, as JSON text. A server still
+/// connecting (its tools offered from the cache) is waited for, as a call of its tools would.
+async fn listing(m: &Manager, server: Option<&str>, templates: bool) -> ToolOutput {
+    if let Some(s) = server {
+        if let Err(e) = m.entry(s) {
+            return ToolOutput::error(e.to_string());
+        }
+    }
     let mut out = Vec::new();
     for e in m.entries() {
         if server.is_some_and(|s| !super::config::same_server(s, &e.config.name)) {
             continue;
         }
-        if let State::Connected(c) = e.state() {
-            let lists = c.lists();
-            let items = if templates {
-                lists.templates
-            } else {
-                lists.resources
-            };
-            for mut item in items {
-                item["server"] = json!(e.config.name);
-                out.push(item);
-            }
-        }
-    }
-    if let Some(s) = server {
-        if let Err(e) = m.entry(s) {
-            return ToolOutput::error(e.to_string());
+        let conn = match e.state() {
+            State::Connected(c) => c,
+            State::Connecting => match m.conn_of(e).await {
+                Ok(c) => c,
+                Err(_) => continue,
+            },
+            State::Disabled | State::Failed { .. } => continue,
+        };
+        let lists = conn.lists();
+        let items = if templates {
+            lists.templates
+        } else {
+            lists.resources
+        };
+        for mut item in items {
+            item["server"] = json!(e.config.name);
+            out.push(item);
         }
     }
     ToolOutput::ok(content::limit(

@@ -31,6 +31,7 @@ mod mcp_config;
 mod mcp_everything;
 mod mcp_exit;
 mod mcp_faults;
+mod mcp_registry;
 mod mcp_scripts;
 mod model_switch;
 mod parity;
