@@ -4,7 +4,7 @@
 //! `/mcp__<server>__<prompt>`, and, once any server has resources, the tools
 //! `list_mcp_resources`, `list_mcp_resource_templates` and `read_mcp_resource`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, Weak};
 
@@ -29,6 +29,9 @@ pub struct Registry {
     notice: NoticeFn,
     handles: Mutex<HashMap<String, Vec<Handle>>>,
     resource_tools: Mutex<Vec<Handle>>,
+    /// The tool schemas already said to be uncompilable (server key, tool, schema): one
+    /// notice each, not one per install (cache, connect, re-list).
+    bad_schemas: Mutex<HashSet<(String, String, String)>>,
 }
 
 fn owner(server: &str) -> Owner {
@@ -43,6 +46,7 @@ impl Registry {
             notice,
             handles: Mutex::default(),
             resource_tools: Mutex::default(),
+            bad_schemas: Mutex::default(),
         }
     }
 
@@ -76,11 +80,7 @@ impl Registry {
         for (tool, agent_name) in lists.tools.iter().zip(naming::names(&config.name, &names)) {
             let t = McpTool::new(&config.name, tool, agent_name, weak.clone());
             if !t.prevalidate {
-                (self.notice)(format!(
-                    "[mcp {}] the schema of tool '{}' cannot be compiled here: it is sent as \
-                     given and calls are not checked against it",
-                    config.name, t.tool
-                ));
+                self.bad_schema(&config.name, &t);
             }
             handles.push(self.tools.register(owner(&config.name), Arc::new(t)).handle);
         }
@@ -155,6 +155,27 @@ impl Registry {
         // Done, listed or not: nobody waits for a list that is not coming.
         if tools {
             conn.tools_relisted(announced);
+        }
+    }
+
+    /// Says that `t`'s schema cannot be compiled, once per server, tool and schema.
+    fn bad_schema(&self, server: &str, t: &McpTool) {
+        let seen = (
+            super::config::key(server),
+            t.tool.clone(),
+            t.spec.parameters.to_string(),
+        );
+        let new = self
+            .bad_schemas
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(seen);
+        if new {
+            (self.notice)(format!(
+                "[mcp {server}] the schema of tool '{}' cannot be compiled here: it is sent as \
+                 given and calls are not checked against it",
+                t.tool
+            ));
         }
     }
 

@@ -5,6 +5,7 @@
 use serde_json::{json, Value};
 
 use super::ext_util::faux;
+use crate::common::mcp::{config, stdio_entry};
 use crate::common::TestDir;
 
 /// The well-behaved test server's script (it has tools, resources and prompts).
@@ -60,4 +61,42 @@ fn resource_tools_come_with_the_cached_tools_of_a_server_still_starting() {
         "the listing waited for the server: {}",
         out.describe()
     );
+}
+
+#[test]
+fn a_schema_that_cannot_be_compiled_is_said_once() {
+    let dir = TestDir::new();
+    let bad = json!([{"name": "odd", "description": "A bad schema.",
+        "inputSchema": {"type": "object", "properties": {"x": {"pattern": "(unclosed"}}}}]);
+    let mut srv = stdio_entry(&dir, "normal", 20);
+    srv["env"] = json!({"FAKE_TOOLS": bad.to_string()});
+    let cfg = config(&dir, json!({"srv": srv}));
+    let echo = json!({"tool_calls": [{"name": "mcp__srv__echo", "arguments": {"text": "up"}}]});
+    let run = || {
+        let out = faux(&dir, &[echo.clone(), json!({"text": "done"})])
+            .arg("--mcp-config")
+            .arg(&cfg)
+            .args(["--no-session", "--json", "-p", "x"])
+            .run();
+        out.ok();
+        assert_eq!(
+            tool_results(&out.stdout)[0]["content"],
+            "up",
+            "{}",
+            out.describe()
+        );
+        out
+    };
+    let notice = "[mcp srv] the schema of tool 'odd' cannot be compiled here";
+    // The first run connects; the second offers the cached tools, then connects.
+    for out in [run(), run()] {
+        // With --json, notices are events on stdout.
+        let all = format!("{}{}", out.stdout, out.stderr);
+        assert_eq!(
+            all.matches(notice).count(),
+            1,
+            "one notice: {}",
+            out.describe()
+        );
+    }
 }
