@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 
 use super::ext_util::faux;
 use crate::common::mcp::{config, stdio_entry};
-use crate::common::TestDir;
+use crate::common::{Mypi, TestDir};
 
 /// The well-behaved test server's script (it has tools, resources and prompts).
 fn server_script() -> String {
@@ -98,5 +98,44 @@ fn a_schema_that_cannot_be_compiled_is_said_once() {
             "one notice: {}",
             out.describe()
         );
+    }
+}
+
+#[test]
+fn a_protocol_version_mypi_does_not_speak_fails_the_connection() {
+    let dir = TestDir::new();
+    let versions = [
+        "1999-01-01",
+        "2024-11-05",
+        "2025-03-26",
+        "2025-06-18",
+        "2025-11-25",
+        "2026-07-28",
+    ];
+    let mut servers = serde_json::Map::new();
+    for v in versions {
+        let mut srv = stdio_entry(&dir, "normal", 20);
+        srv["env"] = json!({"FAKE_VERSION": v});
+        servers.insert(format!("v{}", v.replace('-', "")), srv);
+    }
+    let cfg = config(&dir, Value::Object(servers));
+    let out = Mypi::new(&dir)
+        .args(["mcp", "list", "--mcp-config"])
+        .arg(&cfg)
+        .run();
+    out.expect_code(1);
+    let s = &out.stdout;
+    assert!(
+        s.contains(
+            "v19990101: failed: the server answered with MCP protocol version 1999-01-01, \
+             which mypi does not support (it supports 2024-11-05, 2025-03-26, 2025-06-18, \
+             2025-11-25, 2026-07-28)"
+        ),
+        "{}",
+        out.describe()
+    );
+    for v in &versions[1..] {
+        let line = format!("v{}: connected (stdio, protocol {v},", v.replace('-', ""));
+        assert!(s.contains(&line), "{line}: {}", out.describe());
     }
 }
