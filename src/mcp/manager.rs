@@ -61,6 +61,8 @@ pub struct Manager {
     cwd: std::path::PathBuf,
     hooks: Hooks,
     registry: Registry,
+    /// The agent names of every server's tools and prompts.
+    namer: Arc<super::naming::Namer>,
     /// Where the lists of the last connection are kept (see `cache.rs`).
     cache: std::sync::OnceLock<std::path::PathBuf>,
     weak: Weak<Manager>,
@@ -74,7 +76,11 @@ impl Manager {
         hooks: Hooks,
         registry: Registry,
     ) -> Arc<Manager> {
+        let namer = Arc::new(super::naming::Namer::new(
+            servers.iter().map(|s| s.name.as_str()),
+        ));
         Arc::new_cyclic(|weak| Manager {
+            namer,
             entries: servers
                 .into_iter()
                 .map(|config| {
@@ -138,6 +144,11 @@ impl Manager {
         &self.registry
     }
 
+    /// What names the servers' tools and prompts.
+    pub fn namer(&self) -> &super::naming::Namer {
+        &self.namer
+    }
+
     fn spawn_connect(&self, entry: Arc<Entry>) {
         let weak = self.weak.clone();
         tokio::spawn(async move {
@@ -153,7 +164,14 @@ impl Manager {
         let http = matches!(entry.config.transport, Transport::Http { .. });
         let mut delays = HTTP_RETRIES.iter();
         let result = loop {
-            match Conn::start(&entry.config, &self.cwd, self.hooks.clone()).await {
+            match Conn::start(
+                &entry.config,
+                &self.cwd,
+                self.hooks.clone(),
+                self.namer.clone(),
+            )
+            .await
+            {
                 Ok(conn) => break Ok(conn),
                 Err(e) if http && e.transient => match delays.next() {
                     Some(d) => tokio::time::sleep(*d).await,

@@ -13,8 +13,8 @@ use serde_json::{json, Map, Value};
 
 use super::config::ServerConfig;
 use super::conn::Conn;
+use super::content;
 use super::manager::{Manager, State};
-use super::{content, naming};
 use crate::commands::{Action, CommandError, CommandHandler, CommandTable};
 use crate::hooks::NoticeFn;
 use crate::owner::{next_id, Handle, Owner};
@@ -77,7 +77,8 @@ impl Registry {
             .iter()
             .map(|t| t["name"].as_str().unwrap_or(""))
             .collect();
-        for (tool, agent_name) in lists.tools.iter().zip(naming::names(&config.name, &names)) {
+        let agent_names = m.namer().names(&config.name, &names);
+        for (tool, agent_name) in lists.tools.iter().zip(agent_names) {
             let t = McpTool::new(&config.name, tool, agent_name, weak.clone());
             if !t.prevalidate {
                 self.bad_schema(&config.name, &t);
@@ -96,7 +97,7 @@ impl Registry {
         for (prompt, command) in lists
             .prompts
             .iter()
-            .zip(naming::names(&config.name, &prompt_names))
+            .zip(m.namer().names(&config.name, &prompt_names))
         {
             let p = PromptCommand {
                 server: config.name.clone(),

@@ -139,3 +139,100 @@ fn a_protocol_version_mypi_does_not_speak_fails_the_connection() {
         assert!(s.contains(&line), "{line}: {}", out.describe());
     }
 }
+
+/// The agent name a colliding tool gets: `mcp__<server>__<tool>` sanitised, `_`, and the
+/// FNV-1a (32 bits) of the server's and the tool's names, joined by 0xff.
+fn hashed(server: &str, tool: &str) -> String {
+    let mut h: u32 = 0x811c_9dc5;
+    let mut eat = |b: u8| {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    };
+    server.bytes().for_each(&mut eat);
+    eat(0xff);
+    tool.bytes().for_each(&mut eat);
+    let clean = |t: &str| t.replace(|c: char| !c.is_ascii_alphanumeric() && c != '_', "_");
+    format!("mcp__{}__{}_{h:08x}", clean(server), clean(tool))
+}
+
+/// The `tools/call` requests a fake server logged to `log`, as (tool, arguments), sorted
+/// (calls of one turn run together).
+fn calls(log: &std::path::Path) -> Vec<(String, Value)> {
+    let mut calls: Vec<(String, Value)> = std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["method"] == "tools/call")
+        .map(|m| {
+            let p = &m["params"];
+            (
+                p["name"].as_str().unwrap_or("").to_string(),
+                p["arguments"].clone(),
+            )
+        })
+        .collect();
+    calls.sort_by_key(|c| c.0.clone());
+    calls
+}
+
+#[test]
+fn names_that_two_servers_could_give_get_a_suffix_and_reach_their_own_server() {
+    let dir = TestDir::new();
+    let entry = |log: &str, tools: Value| {
+        let mut e = stdio_entry(&dir, "normal", 20);
+        e["args"][2] = json!(dir.join(log).display().to_string());
+        e["env"] = json!({"FAKE_TOOLS": tools.to_string()});
+        e
+    };
+    let extra = |name: &str| json!([{"name": name, "inputSchema": {"type": "object"}}]);
+    let cfg = config(
+        &dir,
+        json!({
+            "p.q": entry("dot.log", json!([])),
+            "p_q": entry("under.log", json!([])),
+            "a": entry("a.log", extra("b__c")),
+            "a__b": entry("ab.log", extra("c")),
+        }),
+    );
+    let call = |name: String, text: &str| json!({"name": name, "arguments": {"text": text}});
+    let turns = [
+        json!({"tool_calls": [
+            call(hashed("p.q", "echo"), "dot"),
+            call(hashed("p_q", "echo"), "under"),
+            call(hashed("a", "b__c"), "a"),
+            call(hashed("a__b", "c"), "ab"),
+            call("mcp__a__echo".into(), "plain"),
+        ]}),
+        json!({"tool_calls": [call("mcp__p_q__echo".into(), "either")]}),
+        json!({"text": "done"}),
+    ];
+    let out = faux(&dir, &turns)
+        .arg("--mcp-config")
+        .arg(&cfg)
+        .args(["--no-session", "--json", "-p", "x"])
+        .run();
+    out.ok();
+    let r = tool_results(&out.stdout);
+    assert_eq!(r.len(), 6, "{}", out.describe());
+    let unknown = r.iter().find(|r| r["name"] == "mcp__p_q__echo").unwrap();
+    assert!(
+        unknown["content"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("unknown tool 'mcp__p_q__echo'"),
+        "no server has the plain name: {}",
+        out.describe()
+    );
+    let text = |t: &str| json!({"text": t});
+    assert_eq!(calls(&dir.join("dot.log")), [("echo".into(), text("dot"))]);
+    assert_eq!(
+        calls(&dir.join("under.log")),
+        [("echo".into(), text("under"))]
+    );
+    assert_eq!(
+        calls(&dir.join("a.log")),
+        [("b__c".into(), text("a")), ("echo".into(), text("plain"))],
+        "a's other names stay plain"
+    );
+    assert_eq!(calls(&dir.join("ab.log")), [("c".into(), text("ab"))]);
+}
