@@ -213,7 +213,8 @@ pub struct TrustArgs {
 #[derive(Debug, Subcommand)]
 pub enum McpAction {
     /// Connect to every configured server (no extensions, no model) and show each one's
-    /// state; exit 1 if an enabled server failed.
+    /// state; exit 1 if an enabled server failed or a config file or entry is unusable, 2 if
+    /// that leaves no server.
     List,
 }
 

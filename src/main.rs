@@ -235,7 +235,11 @@ fn run_mcp_list(cli: &Cli, cwd: std::path::PathBuf) -> i32 {
     let Some(runtime) = runtime() else {
         return 1;
     };
-    let (text, code) = runtime.block_on(mypi::app::mcp::list(&config.mcp_files, config.cwd));
+    let (text, code) = runtime.block_on(mypi::app::mcp::list(
+        &config.mcp_files,
+        config.cwd,
+        config.mcp_off.as_deref(),
+    ));
     stdout_line(&text);
     code
 }

@@ -84,11 +84,10 @@ impl App {
     /// `/mcp` (the servers) and `/mcp reconnect NAME`.
     pub(super) async fn mcp_command(&self, args: &str) -> Result<String, String> {
         let Some(m) = &self.mcp else {
-            return Ok(
-                "no MCP servers are configured (.mcp.json, ~/.agents/mcp.json, \
-                       --mcp-config FILE)"
-                    .into(),
-            );
+            return Ok(match &self.config.mcp_off {
+                Some(by) => turned_off(by),
+                None => NONE_CONFIGURED.into(),
+            });
         };
         let mut words = args.split_whitespace();
         match (words.next(), words.next()) {
@@ -119,6 +118,15 @@ impl App {
             m.shutdown().await;
         }
     }
+}
+
+/// What `/mcp` and `mypi mcp list` say when no server is configured.
+const NONE_CONFIGURED: &str =
+    "no MCP servers are configured (.mcp.json, ~/.agents/mcp.json, --mcp-config FILE)";
+
+/// What `/mcp` and `mypi mcp list` say when MCP is switched off, and by what.
+fn turned_off(by: &str) -> String {
+    format!("MCP is turned off by {by}: no MCP server is started")
 }
 
 /// One line per server, as `/mcp` and `mypi mcp list` show them.
@@ -153,8 +161,16 @@ pub fn status_text(status: &[Value]) -> String {
 }
 
 /// `mypi mcp list`: connects to every server of `files` and prints their states; exit 1 if
-/// an enabled server failed, 2 if a file was unusable and no server was left.
-pub async fn list(files: &[std::path::PathBuf], cwd: std::path::PathBuf) -> (String, i32) {
+/// an enabled server failed or a file or entry was unusable, 2 if a file or entry was
+/// unusable and no server was left. With MCP turned off (`off` says by what) it says so.
+pub async fn list(
+    files: &[std::path::PathBuf],
+    cwd: std::path::PathBuf,
+    off: Option<&str>,
+) -> (String, i32) {
+    if let Some(by) = off {
+        return (turned_off(by), 0);
+    }
     let servers = Servers::load(files, &|k| std::env::var(k).ok());
     let mut out: Vec<String> = servers
         .problems
@@ -162,11 +178,9 @@ pub async fn list(files: &[std::path::PathBuf], cwd: std::path::PathBuf) -> (Str
         .map(|p| format!("config problem: {p}"))
         .collect();
     if servers.servers.is_empty() {
-        out.push(
-            "no MCP servers are configured (.mcp.json, ~/.agents/mcp.json, --mcp-config FILE)"
-                .into(),
-        );
-        return (out.join("\n"), i32::from(!servers.problems.is_empty()));
+        out.push(NONE_CONFIGURED.into());
+        let code = if servers.problems.is_empty() { 0 } else { 2 };
+        return (out.join("\n"), code);
     }
     let registry = Registry::new(
         crate::tools::ToolRegistry::new(),

@@ -192,6 +192,9 @@ pub struct Config {
     /// The project's `.mcp.json` when it is among [`Config::mcp_files`] (it starts processes,
     /// so it is read only in a trusted project).
     pub project_mcp: Option<PathBuf>,
+    /// What turned MCP off, as the user would name it (`--no-mcp`, `MYPI_MCP=0`, or the
+    /// config file line of `[mcp] enabled = false`); `None` while MCP is on.
+    pub mcp_off: Option<String>,
 }
 
 impl Config {
@@ -211,7 +214,8 @@ impl Config {
         cli.no_extensions |= !on("MYPI_EXTENSIONS");
         cli.no_builtin_extensions |= !on("MYPI_BUILTIN_EXTENSIONS");
         cli.no_watch |= !on("MYPI_WATCH");
-        cli.no_mcp |= !on("MYPI_MCP");
+        let mcp_off = mcp_off(&cli, &real, &files);
+        cli.no_mcp |= mcp_off.is_some();
         let cli = &cli;
         let picked = pick_provider(cli, &var, &files, !cli.no_extensions)?;
         let (provider, fell_back_to_faux, api_key, base_url) = (
@@ -240,6 +244,7 @@ impl Config {
             context_window: limits.context_window,
             mcp_files,
             project_mcp,
+            mcp_off,
             trust: cli.trust,
             project_extensions,
             ext_memory_bytes: limits.ext_memory_bytes,
@@ -358,6 +363,24 @@ fn project_root(
     let is_home = home.is_some_and(|h| same(h, cwd));
     (!cli.no_extensions && cli.extensions_dir.is_empty() && !is_home)
         .then(|| cwd.join(".agents").join("extensions"))
+}
+
+/// What turns MCP off, if anything: `--no-mcp`, then `MYPI_MCP`, then `[mcp] enabled` in a
+/// config file (see [`Config::mcp_off`]).
+fn mcp_off(
+    cli: &Overrides,
+    env: &dyn Fn(&str) -> Option<String>,
+    files: &crate::settings::Files,
+) -> Option<String> {
+    let off = |v: &str| matches!(v.trim(), "0" | "false");
+    if cli.no_mcp {
+        return Some("--no-mcp".into());
+    }
+    if let Some(v) = env("MYPI_MCP") {
+        return off(&v).then(|| format!("MYPI_MCP={}", v.trim()));
+    }
+    let e = files.entry("mcp.enabled")?;
+    off(&e.value).then(|| format!("`enabled = false` in [mcp] at {}", e.source))
 }
 
 /// The MCP files to read and which of them is the project's (see [`Config::mcp_files`]).

@@ -254,4 +254,40 @@ mod tests {
             );
         }
     }
+
+    /// The `{a, b?, ...}` shape that follows `marker` in `text`.
+    fn shape_after(text: &str, marker: &str) -> String {
+        let rest = &text[text.find(marker).expect(marker) + marker.len()..];
+        let open = rest.find('{').expect("a shape");
+        let close = rest[open..].find('}').expect("its end");
+        rest[open..open + close + 1].split_whitespace().collect()
+    }
+
+    #[test]
+    fn the_mcp_servers_stub_lists_the_fields_the_reference_lists() {
+        assert_eq!(
+            shape_after(STUBS, "---Every configured server:"),
+            shape_after(
+                REFERENCE,
+                "`api.mcp.servers() -> list` gives every configured MCP server as"
+            ),
+        );
+    }
+
+    /// Nothing the reference documents (a `### api.NAME` heading) is said to be coming later.
+    #[test]
+    fn no_documented_member_is_coming_later() {
+        for line in REFERENCE.lines().filter(|l| l.contains("coming later")) {
+            for m in MEMBERS {
+                let name = m.full_name();
+                let documented = REFERENCE.contains(&format!("### {name}\n"));
+                let mentioned = line.contains(&format!("`{name}"))
+                    || line.contains(&format!(
+                        "`{}.*`",
+                        name.rsplit_once('.').map_or("", |p| p.0)
+                    ));
+                assert!(!(documented && mentioned), "{name} is documented: {line}");
+            }
+        }
+    }
 }

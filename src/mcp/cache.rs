@@ -4,6 +4,9 @@
 //! not delay a prompt that needs none of its tools. A call of a cached tool waits for the
 //! connection; the fresh lists replace the cached ones as soon as the server is up.
 //!
+//! Whether the server had resources is kept too, so that the resource tools are offered with
+//! its cached tools (a listing waits for the connection).
+//!
 //! The file is keyed by a hash of the entry's name and transport, so a changed entry starts
 //! without a cache. A file that cannot be read or parsed is simply no cache.
 
@@ -48,24 +51,42 @@ fn file(dir: &Path, config: &ServerConfig) -> PathBuf {
     ))
 }
 
-/// The lists cached for `config`, if any.
-pub fn load(dir: &Path, config: &ServerConfig) -> Option<Lists> {
+/// What the last connection offered.
+pub struct Cached {
+    /// Its tools and prompts (resources are listed fresh: they are read through the server).
+    pub lists: Lists,
+    /// Whether it had resources, so the resource tools are offered while it starts (a file
+    /// written before this was kept says no).
+    pub has_resources: bool,
+}
+
+/// What is cached for `config`, if anything.
+pub fn load(dir: &Path, config: &ServerConfig) -> Option<Cached> {
     let path = file(dir, config);
     if std::fs::metadata(&path).ok()?.len() > MAX_BYTES {
         return None;
     }
     let v: Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
     let list = |k: &str| v.get(k).and_then(Value::as_array).cloned();
-    Some(Lists {
-        tools: list("tools")?,
-        prompts: list("prompts").unwrap_or_default(),
-        ..Lists::default()
+    Some(Cached {
+        lists: Lists {
+            tools: list("tools")?,
+            prompts: list("prompts").unwrap_or_default(),
+            ..Lists::default()
+        },
+        has_resources: v["has_resources"].as_bool().unwrap_or(false),
     })
 }
 
-/// Keeps `lists` for `config` (best effort: a cache that cannot be written is no cache).
-pub fn save(dir: &Path, config: &ServerConfig, lists: &Lists) {
-    let text = json!({"tools": lists.tools, "prompts": lists.prompts}).to_string();
+/// Keeps `lists` and whether the server has resources for `config` (best effort: a cache
+/// that cannot be written is no cache).
+pub fn save(dir: &Path, config: &ServerConfig, lists: &Lists, has_resources: bool) {
+    let text = json!({
+        "tools": lists.tools,
+        "prompts": lists.prompts,
+        "has_resources": has_resources,
+    })
+    .to_string();
     if text.len() as u64 > MAX_BYTES || std::fs::create_dir_all(dir).is_err() {
         return;
     }
@@ -105,13 +126,26 @@ mod tests {
             prompts: vec![json!({"name": "p"})],
             ..Lists::default()
         };
-        save(&dir.0, &entry("s", "a"), &lists);
+        save(&dir.0, &entry("s", "a"), &lists, true);
         let back = load(&dir.0, &entry("s", "a")).unwrap();
-        assert_eq!(back.tools, lists.tools);
-        assert_eq!(back.prompts, lists.prompts);
+        assert_eq!(back.lists.tools, lists.tools);
+        assert_eq!(back.lists.prompts, lists.prompts);
+        assert!(back.has_resources);
+        save(&dir.0, &entry("s", "a"), &lists, false);
+        assert!(!load(&dir.0, &entry("s", "a")).unwrap().has_resources);
         assert!(load(&dir.0, &entry("s", "b")).is_none(), "another command");
         assert!(load(&dir.0, &entry("t", "a")).is_none(), "another name");
         std::fs::write(file(&dir.0, &entry("s", "a")), "{not json").unwrap();
         assert!(load(&dir.0, &entry("s", "a")).is_none());
+    }
+
+    #[test]
+    fn a_file_from_before_resources_were_kept_still_loads() {
+        let dir = crate::testutil::TempDir::new("mcp-cache-old");
+        let old = json!({"tools": [{"name": "echo"}], "prompts": []}).to_string();
+        std::fs::write(file(&dir.0, &entry("s", "a")), old).unwrap();
+        let back = load(&dir.0, &entry("s", "a")).unwrap();
+        assert_eq!(back.lists.tools, vec![json!({"name": "echo"})]);
+        assert!(!back.has_resources);
     }
 }

@@ -63,14 +63,19 @@ pub struct Servers {
 
 impl Servers {
     /// Reads `files` in order, lowest priority first: a later file's entry replaces an
-    /// earlier one of the same name. A missing file is no problem.
+    /// earlier one of the same name. Every file given must exist (a missing one is a
+    /// problem): the caller names the implicit files (`~/.agents/mcp.json`, `.mcp.json`)
+    /// only when they are there, and a file the user named must not be skipped unsaid.
     pub fn load(files: &[PathBuf], env: &dyn Fn(&str) -> Option<String>) -> Servers {
         let mut by_name: BTreeMap<String, ServerConfig> = BTreeMap::new();
         let mut problems = Vec::new();
         for file in files {
             let text = match std::fs::read_to_string(file) {
                 Ok(t) => t,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    problems.push(problem(file, None, "there is no such file"));
+                    continue;
+                }
                 Err(e) => {
                     problems.push(problem(file, None, format!("cannot read it: {e}")));
                     continue;
@@ -142,13 +147,74 @@ pub fn parse(file: &Path, text: &str, env: &dyn Fn(&str) -> Option<String>) -> S
         ));
         return out;
     };
-    for (name, entry) in entries {
-        match server(file, name, entry, env) {
+    // Names that are one server ([`key`]): the first in the file is used, the others are
+    // errors naming it.
+    let mut seen: BTreeMap<String, String> = BTreeMap::new();
+    for name in entry_order(text, entries) {
+        let Some(entry) = entries.get(&name) else {
+            continue;
+        };
+        if let Some(first) = seen.get(&key(&name)) {
+            out.problems.push(problem(
+                file,
+                Some(&name),
+                format!(
+                    "names the same server as the entry {first:?} before it (names that \
+                     differ only in '-' and '_' or in case are one server); {first:?} is \
+                     used, this one is not: rename or remove one of them"
+                ),
+            ));
+            continue;
+        }
+        seen.insert(key(&name), name.clone());
+        match server(file, &name, entry, env) {
             Ok(s) => out.servers.push(s),
-            Err(message) => out.problems.push(problem(file, Some(name), message)),
+            Err(message) => out.problems.push(problem(file, Some(&name), message)),
         }
     }
     out
+}
+
+/// The names of the `mcpServers` entries in the order of the file (a JSON object read as a
+/// [`Value`] comes sorted by name), each once; the sorted names if the order cannot be read.
+fn entry_order(text: &str, entries: &Map<String, Value>) -> Vec<String> {
+    #[derive(serde::Deserialize)]
+    struct Root {
+        #[serde(rename = "mcpServers")]
+        servers: Names,
+    }
+    struct Names(Vec<String>);
+    impl<'de> serde::Deserialize<'de> for Names {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct Visit;
+            impl<'de> serde::de::Visitor<'de> for Visit {
+                type Value = Names;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(
+                    self,
+                    mut map: A,
+                ) -> Result<Names, A::Error> {
+                    let mut names = Vec::new();
+                    while let Some((k, serde::de::IgnoredAny)) = map.next_entry::<String, _>()? {
+                        names.push(k);
+                    }
+                    Ok(Names(names))
+                }
+            }
+            d.deserialize_map(Visit)
+        }
+    }
+    let mut names = serde_json::from_str::<Root>(text)
+        .map(|r| r.servers.0)
+        .unwrap_or_default();
+    let mut once = std::collections::HashSet::new();
+    names.retain(|n| once.insert(n.clone()));
+    if names.len() != entries.len() {
+        return entries.keys().cloned().collect();
+    }
+    names
 }
 
 fn server(
@@ -188,6 +254,17 @@ fn server(
             ))
         }
         (_, Some(_), Some(_)) => return Err("give either \"command\" or \"url\", not both".into()),
+        (Some(t @ ("http" | "streamable-http")), Some(_), None) => {
+            return Err(format!(
+                "\"type\": {t:?} needs \"url\", but the entry has \"command\" (a stdio \
+                 server: remove \"type\" or make it \"stdio\")"
+            ))
+        }
+        (Some("stdio"), None, Some(_)) => {
+            return Err("\"type\": \"stdio\" needs \"command\", but the entry has \"url\" \
+                        (an HTTP server: remove \"type\" or make it \"http\")"
+                .into())
+        }
         (_, Some(command), None) => stdio(fields, command, env)?,
         (_, None, Some(url)) => http(fields, url, env)?,
         (_, None, None) => return Err("needs \"command\" (stdio) or \"url\" (http)".into()),
@@ -387,7 +464,8 @@ mod tests {
         assert_eq!(s.servers.len(), 1);
         let text: Vec<String> = s.problems.iter().map(|p| p.to_string()).collect();
         assert!(
-            text[0].contains("/p/.mcp.json (server \"badargs\"): \"args\" must be a list"),
+            text.iter()
+                .any(|t| t.contains("/p/.mcp.json (server \"badargs\"): \"args\" must be a list")),
             "{text:?}"
         );
         assert!(
@@ -437,11 +515,63 @@ mod tests {
             r#"{"mcpServers": {"my_srv": {"command": "project"}}}"#,
         )
         .unwrap();
-        let s = Servers::load(&[user, project, dir.join("missing.json")], &env);
+        let s = Servers::load(&[user, project], &env);
         assert!(s.problems.is_empty(), "{:?}", s.problems);
         assert_eq!(s.servers.len(), 2);
         let srv = s.servers.iter().find(|s| s.name == "my_srv").unwrap();
         assert!(matches!(&srv.transport, Transport::Stdio { command, .. } if command == "project"));
+        let missing = Servers::load(&[dir.join("missing.json")], &env);
+        assert_eq!(
+            missing.problems[0].to_string(),
+            format!(
+                "{}: there is no such file",
+                dir.join("missing.json").display()
+            )
+        );
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_type_that_contradicts_the_entry_is_an_error() {
+        let s = one(r#"{"mcpServers": {
+              "h": {"type": "http", "command": "true"},
+              "s": {"type": "stdio", "url": "https://h/mcp"},
+              "fine": {"type": "streamable-http", "url": "https://h/mcp"},
+              "fine2": {"type": "stdio", "command": "true"}
+            }}"#);
+        let names: Vec<&str> = s.servers.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["fine", "fine2"]);
+        let text: Vec<String> = s.problems.iter().map(|p| p.to_string()).collect();
+        assert!(
+            text.iter()
+                .any(|t| t.contains("(server \"h\"): \"type\": \"http\" needs \"url\"")),
+            "{text:?}"
+        );
+        assert!(
+            text.iter()
+                .any(|t| t.contains("(server \"s\"): \"type\": \"stdio\" needs \"command\"")),
+            "{text:?}"
+        );
+    }
+
+    #[test]
+    fn two_entries_of_one_server_in_a_file_are_an_error_and_the_first_is_used() {
+        // "z-srv" comes first in the file though "Z_srv" sorts before it.
+        let s = one(r#"{"mcpServers": {
+              "z-srv": {"command": "first"},
+              "b": {"command": "b"},
+              "Z_srv": {"command": "second"}
+            }}"#);
+        assert_eq!(s.servers.len(), 2, "{:?}", s.servers);
+        let z = s.servers.iter().find(|s| s.name == "z-srv").unwrap();
+        assert!(matches!(&z.transport, Transport::Stdio { command, .. } if command == "first"));
+        assert_eq!(s.problems.len(), 1, "{:?}", s.problems);
+        let text = s.problems[0].to_string();
+        assert!(
+            text.starts_with(
+                "/p/.mcp.json (server \"Z_srv\"): names the same server as the entry \"z-srv\""
+            ),
+            "{text}"
+        );
     }
 }

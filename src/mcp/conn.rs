@@ -70,8 +70,9 @@ pub struct Conn {
     pub protocol: String,
     pub server_name: String,
     lists: std::sync::RwLock<Held>,
-    /// The server's name in the config (agent names are made from it).
+    /// The server's name in the config (agent names are made from it, by `namer`).
     config_name: String,
+    namer: Arc<super::naming::Namer>,
     pub has_resources: bool,
     pub has_prompts: bool,
     pub process: Mutex<Option<Process>>,
@@ -95,6 +96,7 @@ impl Conn {
         config: &ServerConfig,
         cwd: &Path,
         hooks: Hooks,
+        namer: Arc<super::naming::Namer>,
     ) -> Result<Conn, StartError> {
         let deadlines = Deadlines::start();
         let changes = Arc::new(Changes::default());
@@ -133,6 +135,7 @@ impl Conn {
             service,
             lists: Default::default(),
             config_name: config.name.clone(),
+            namer,
             process: Mutex::new(process),
             stderr,
             changes,
@@ -225,7 +228,7 @@ impl Conn {
             .iter()
             .map(|t| t["name"].as_str().unwrap_or(""))
             .collect();
-        held.agent_names = super::naming::names(&self.config_name, &names);
+        held.agent_names = self.namer.names(&self.config_name, &names);
         held.lists.tools = tools;
     }
 

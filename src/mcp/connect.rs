@@ -69,6 +69,8 @@ pub(super) async fn handshake(
             )
             .await;
             let service = finish_start(served, config, &stderr)?;
+            // A refused version drops `process`: its group is killed.
+            supported_version(&service, &stderr)?;
             Ok((service, Some(process), stderr))
         }
         Transport::Http { url, headers } => {
@@ -83,9 +85,39 @@ pub(super) async fn handshake(
             )
             .await;
             let stderr = StderrTail::default();
-            Ok((finish_start(served, config, &stderr)?, None, stderr))
+            let service = finish_start(served, config, &stderr)?;
+            supported_version(&service, &stderr)?;
+            Ok((service, None, stderr))
         }
     }
+}
+
+/// Keeps the connection only when mypi speaks the protocol version the server chose (the
+/// spec has a client disconnect otherwise): any version the SDK knows, 2024-11-05 to
+/// 2026-07-28.
+fn supported_version(service: &Service, stderr: &StderrTail) -> Result<(), StartError> {
+    let Some(info) = service.peer_info() else {
+        return Ok(());
+    };
+    let version = &info.protocol_version;
+    if ProtocolVersion::KNOWN_VERSIONS.contains(version) {
+        return Ok(());
+    }
+    service.cancellation_token().cancel();
+    let known: Vec<&str> = ProtocolVersion::KNOWN_VERSIONS
+        .iter()
+        .map(ProtocolVersion::as_str)
+        .collect();
+    Err(StartError {
+        message: format!(
+            "the server answered with MCP protocol version {}, which mypi does not support \
+             (it supports {}); disconnected",
+            version.as_str(),
+            known.join(", ")
+        ),
+        stderr: stderr.tail(5),
+        transient: false,
+    })
 }
 
 /// Starts a stdio server in its own process group, its stderr lines going to the MCP log;

@@ -48,13 +48,23 @@ pub fn limit(what: &str, text: String) -> String {
     if text.len() <= MAX_TEXT {
         return text;
     }
-    let size = crate::extensions::crossing::mib(text.len());
     let whole = match spill(what, "txt", text.as_bytes()) {
         Ok(p) => format!("the whole text is in {}", p.display()),
         Err(e) => format!("it could not be saved: {e}"),
     };
-    let note = format!("[the result was {size} ({} bytes); {whole}]", text.len());
+    let note = format!("[the result was {}; {whole}]", size_text(text.len()));
     format!("{}\n{note}", truncate_middle(&text, MAX_TEXT))
+}
+
+/// A size for the cut note: `20 MiB (20971520 bytes)`, or `60000 bytes` once (a size that is
+/// no whole number of KiB or MiB is said in bytes only).
+fn size_text(bytes: usize) -> String {
+    let size = crate::extensions::crossing::mib(bytes);
+    if size.ends_with(" bytes") {
+        size
+    } else {
+        format!("{size} ({bytes} bytes)")
+    }
 }
 
 /// The extension for a MIME type's file (`image/png` -> `png`).
@@ -316,6 +326,12 @@ mod tests {
         let out = tool_output("big", &json!({"content": [{"type":"text","text": text}]}));
         assert!(out.content.len() < MAX_TEXT + 400);
         assert!(out.content.starts_with("hhh") && out.content.contains("ttt\n[the result"));
+        assert!(
+            out.content
+                .contains("\n[the result was 60000 bytes; the whole text is in "),
+            "the size once: {}",
+            out.content.lines().last().unwrap_or("")
+        );
         let path = out
             .content
             .rsplit("is in ")
@@ -323,6 +339,13 @@ mod tests {
             .unwrap()
             .trim_end_matches(']');
         assert_eq!(std::fs::read_to_string(path).unwrap(), text);
+    }
+
+    #[test]
+    fn the_cut_note_says_the_size_once() {
+        assert_eq!(size_text(60_000), "60000 bytes");
+        assert_eq!(size_text(60 * 1024), "60 KiB (61440 bytes)");
+        assert_eq!(size_text(20 * 1024 * 1024), "20 MiB (20971520 bytes)");
     }
 
     #[test]

@@ -61,6 +61,8 @@ pub struct Manager {
     cwd: std::path::PathBuf,
     hooks: Hooks,
     registry: Registry,
+    /// The agent names of every server's tools and prompts.
+    namer: Arc<super::naming::Namer>,
     /// Where the lists of the last connection are kept (see `cache.rs`).
     cache: std::sync::OnceLock<std::path::PathBuf>,
     weak: Weak<Manager>,
@@ -74,7 +76,11 @@ impl Manager {
         hooks: Hooks,
         registry: Registry,
     ) -> Arc<Manager> {
+        let namer = Arc::new(super::naming::Namer::new(
+            servers.iter().map(|s| s.name.as_str()),
+        ));
         Arc::new_cyclic(|weak| Manager {
+            namer,
             entries: servers
                 .into_iter()
                 .map(|config| {
@@ -112,9 +118,13 @@ impl Manager {
             if !entry.config.enabled {
                 continue;
             }
-            if let Some(lists) = self.cache.get().and_then(|d| cache::load(d, &entry.config)) {
-                self.registry
-                    .install_lists(self, &entry.config, &lists, false);
+            if let Some(cached) = self.cache.get().and_then(|d| cache::load(d, &entry.config)) {
+                self.registry.install_lists(
+                    self,
+                    &entry.config,
+                    &cached.lists,
+                    cached.has_resources,
+                );
                 entry.cached.store(true, Ordering::Release);
             }
             self.spawn_connect(entry.clone());
@@ -134,6 +144,11 @@ impl Manager {
         &self.registry
     }
 
+    /// What names the servers' tools and prompts.
+    pub fn namer(&self) -> &super::naming::Namer {
+        &self.namer
+    }
+
     fn spawn_connect(&self, entry: Arc<Entry>) {
         let weak = self.weak.clone();
         tokio::spawn(async move {
@@ -149,7 +164,14 @@ impl Manager {
         let http = matches!(entry.config.transport, Transport::Http { .. });
         let mut delays = HTTP_RETRIES.iter();
         let result = loop {
-            match Conn::start(&entry.config, &self.cwd, self.hooks.clone()).await {
+            match Conn::start(
+                &entry.config,
+                &self.cwd,
+                self.hooks.clone(),
+                self.namer.clone(),
+            )
+            .await
+            {
                 Ok(conn) => break Ok(conn),
                 Err(e) if http && e.transient => match delays.next() {
                     Some(d) => tokio::time::sleep(*d).await,
@@ -163,7 +185,7 @@ impl Manager {
                 let conn = Arc::new(conn);
                 self.registry.install(self, &entry.config, &conn);
                 if let Some(dir) = self.cache.get() {
-                    cache::save(dir, &entry.config, &conn.lists());
+                    cache::save(dir, &entry.config, &conn.lists(), conn.has_resources);
                 }
                 self.watch(entry.clone(), conn.clone());
                 State::Connected(conn)
@@ -353,9 +375,20 @@ impl Manager {
             .await
     }
 
-    /// Starts `server` again (closing the old connection first).
+    /// Starts `server` again (closing the old connection first); a disabled entry stays
+    /// unstarted, and the error says where to enable it.
     pub async fn reconnect(&self, server: &str) -> Result<State, McpError> {
         let entry = self.entry(server)?;
+        if !entry.config.enabled {
+            return Err(McpError::Unavailable {
+                server: entry.config.name.clone(),
+                why: format!(
+                    "it is disabled in {} (\"enabled\": false); set \"enabled\": true in \
+                     its entry (or remove that line) and start mypi again",
+                    entry.config.source.display()
+                ),
+            });
+        }
         if let State::Connected(c) = entry.state() {
             self.registry.uninstall(&entry.config.name);
             c.close().await;

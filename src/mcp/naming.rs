@@ -1,8 +1,16 @@
 //! The names MCP things get inside mypi: a server's tool becomes the agent tool
 //! `mcp__<server>__<tool>` and a server's prompt the command `/mcp__<server>__<prompt>`.
 //! Characters outside `[A-Za-z0-9_]` become `_`; names longer than [`MAX_NAME`] or that
-//! collide after that all get a short hash suffix computed from the original names, so the
-//! same server and tool always get the same name (a resumed session still matches).
+//! collide get a short hash suffix computed from the original names, so the same server and
+//! tool always get the same name (a resumed session still matches).
+//!
+//! Collisions within a server are seen in its list. Across servers, a [`Namer`] decides from
+//! the configured servers alone, never from what other servers list, so that a name does not
+//! change when another server connects or changes its tools: a name that begins with the
+//! `mcp__<server>__` of another configured server could be that server's too, and gets the
+//! suffix. That covers servers whose names become the same (`p.q` and `p_q`: all their names)
+//! and a server whose name continues another's (`a` and `a__b`: every name of `a__b`, and the
+//! names of `a` that begin `mcp__a__b__`).
 
 use std::collections::HashMap;
 
@@ -52,30 +60,64 @@ fn suffixed(base: &str, server: &str, tool: &str) -> String {
     cut
 }
 
-/// The agent names of one server's tools (or prompts), in the order given. A name that is
-/// unique and short enough stays `mcp__<server>__<tool>`; the others all get the hash suffix.
-pub fn names(server: &str, tools: &[&str]) -> Vec<String> {
-    let plains: Vec<String> = tools.iter().map(|t| plain(server, t)).collect();
-    let mut counts: HashMap<&str, usize> = HashMap::new();
-    for p in &plains {
-        *counts.entry(p.as_str()).or_default() += 1;
+/// Names the tools and prompts of the configured servers (see the module's doc).
+#[derive(Debug, Default)]
+pub struct Namer {
+    /// Each configured server's key ([`super::config::key`]) and `mcp__<server>__`.
+    servers: Vec<(String, String)>,
+}
+
+impl Namer {
+    /// A namer for these configured servers (all of them, enabled or not, so that enabling
+    /// one changes no name).
+    pub fn new<'a>(servers: impl IntoIterator<Item = &'a str>) -> Namer {
+        Namer {
+            servers: servers
+                .into_iter()
+                .map(|s| (super::config::key(s), format!("mcp__{}__", sanitize(s))))
+                .collect(),
+        }
     }
-    plains
-        .iter()
-        .zip(tools)
-        .map(|(p, tool)| {
-            if p.len() > MAX_NAME || counts[p.as_str()] > 1 {
-                suffixed(p, server, tool)
-            } else {
-                p.clone()
-            }
-        })
-        .collect()
+
+    /// Whether `plain`, a name of `server`, could be a name of another configured server.
+    fn shared(&self, server: &str, plain: &str) -> bool {
+        let own = super::config::key(server);
+        self.servers
+            .iter()
+            .any(|(key, prefix)| *key != own && plain.starts_with(prefix.as_str()))
+    }
+
+    /// The agent names of one server's tools (or prompts), in the order given. A name that
+    /// is unique, short enough and no other server's stays `mcp__<server>__<tool>`; the
+    /// others all get the hash suffix.
+    pub fn names(&self, server: &str, tools: &[&str]) -> Vec<String> {
+        let plains: Vec<String> = tools.iter().map(|t| plain(server, t)).collect();
+        let mut counts: HashMap<&str, usize> = HashMap::new();
+        for p in &plains {
+            *counts.entry(p.as_str()).or_default() += 1;
+        }
+        plains
+            .iter()
+            .zip(tools)
+            .map(|(p, tool)| {
+                if p.len() > MAX_NAME || counts[p.as_str()] > 1 || self.shared(server, p) {
+                    suffixed(p, server, tool)
+                } else {
+                    p.clone()
+                }
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The names of one server's tools when it is the only server configured.
+    fn names(server: &str, tools: &[&str]) -> Vec<String> {
+        Namer::new([server]).names(server, tools)
+    }
 
     #[test]
     fn plain_names_keep_their_shape() {
@@ -104,6 +146,37 @@ mod tests {
         assert!(got[0].starts_with("mcp__server__ttt"));
         let other = names("server", &[&format!("{long}x")]);
         assert_ne!(got[0], other[0]);
+    }
+
+    #[test]
+    fn names_two_servers_could_both_give_get_a_suffix_from_the_configuration_alone() {
+        let namer = Namer::new(["p.q", "p_q", "a", "a__b", "fs"]);
+        // Servers whose names become the same: every name.
+        let (dot, under) = (namer.names("p.q", &["env"]), namer.names("p_q", &["env"]));
+        assert!(
+            dot[0].starts_with("mcp__p_q__env_") && dot[0].len() == 22,
+            "{dot:?}"
+        );
+        assert!(under[0].starts_with("mcp__p_q__env_"), "{under:?}");
+        assert_ne!(dot, under);
+        // One name continuing another's: `mcp__a__b__c` could be either's.
+        let a = namer.names("a", &["b__c", "x"]);
+        let ab = namer.names("a__b", &["c"]);
+        assert!(a[0].starts_with("mcp__a__b__c_"), "{a:?}");
+        assert_eq!(a[1], "mcp__a__x", "no other server begins that way");
+        assert!(ab[0].starts_with("mcp__a__b__c_"), "{ab:?}");
+        assert_ne!(a[0], ab[0]);
+        // An unrelated server keeps plain names; the same server under another spelling is
+        // itself.
+        assert_eq!(namer.names("fs", &["read"]), ["mcp__fs__read"]);
+        assert_eq!(
+            Namer::new(["my-srv"]).names("my_srv", &["t"]),
+            ["mcp__my_srv__t"]
+        );
+        // Names depend on the configuration, not on order or on what is connected.
+        let again = Namer::new(["fs", "a__b", "a", "p_q", "p.q"]);
+        assert_eq!(again.names("a", &["b__c", "x"]), a);
+        assert_eq!(again.names("p.q", &["env"]), dot);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! `/mcp__<server>__<prompt>`, and, once any server has resources, the tools
 //! `list_mcp_resources`, `list_mcp_resource_templates` and `read_mcp_resource`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, Weak};
 
@@ -13,8 +13,8 @@ use serde_json::{json, Map, Value};
 
 use super::config::ServerConfig;
 use super::conn::Conn;
+use super::content;
 use super::manager::{Manager, State};
-use super::{content, naming};
 use crate::commands::{Action, CommandError, CommandHandler, CommandTable};
 use crate::hooks::NoticeFn;
 use crate::owner::{next_id, Handle, Owner};
@@ -29,6 +29,9 @@ pub struct Registry {
     notice: NoticeFn,
     handles: Mutex<HashMap<String, Vec<Handle>>>,
     resource_tools: Mutex<Vec<Handle>>,
+    /// The tool schemas already said to be uncompilable (server key, tool, schema): one
+    /// notice each, not one per install (cache, connect, re-list).
+    bad_schemas: Mutex<HashSet<(String, String, String)>>,
 }
 
 fn owner(server: &str) -> Owner {
@@ -43,6 +46,7 @@ impl Registry {
             notice,
             handles: Mutex::default(),
             resource_tools: Mutex::default(),
+            bad_schemas: Mutex::default(),
         }
     }
 
@@ -73,14 +77,11 @@ impl Registry {
             .iter()
             .map(|t| t["name"].as_str().unwrap_or(""))
             .collect();
-        for (tool, agent_name) in lists.tools.iter().zip(naming::names(&config.name, &names)) {
+        let agent_names = m.namer().names(&config.name, &names);
+        for (tool, agent_name) in lists.tools.iter().zip(agent_names) {
             let t = McpTool::new(&config.name, tool, agent_name, weak.clone());
             if !t.prevalidate {
-                (self.notice)(format!(
-                    "[mcp {}] the schema of tool '{}' cannot be compiled here: it is sent as \
-                     given and calls are not checked against it",
-                    config.name, t.tool
-                ));
+                self.bad_schema(&config.name, &t);
             }
             handles.push(self.tools.register(owner(&config.name), Arc::new(t)).handle);
         }
@@ -96,7 +97,7 @@ impl Registry {
         for (prompt, command) in lists
             .prompts
             .iter()
-            .zip(naming::names(&config.name, &prompt_names))
+            .zip(m.namer().names(&config.name, &prompt_names))
         {
             let p = PromptCommand {
                 server: config.name.clone(),
@@ -155,6 +156,27 @@ impl Registry {
         // Done, listed or not: nobody waits for a list that is not coming.
         if tools {
             conn.tools_relisted(announced);
+        }
+    }
+
+    /// Says that `t`'s schema cannot be compiled, once per server, tool and schema.
+    fn bad_schema(&self, server: &str, t: &McpTool) {
+        let seen = (
+            super::config::key(server),
+            t.tool.clone(),
+            t.spec.parameters.to_string(),
+        );
+        let new = self
+            .bad_schemas
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(seen);
+        if new {
+            (self.notice)(format!(
+                "[mcp {server}] the schema of tool '{}' cannot be compiled here: it is sent as \
+                 given and calls are not checked against it",
+                t.tool
+            ));
         }
     }
 
@@ -320,11 +342,10 @@ impl Tool for ResourceTool {
             };
             let server = args["server"].as_str().map(str::to_string);
             match kind {
-                ResourceKind::List | ResourceKind::Templates => listing(
-                    &m,
-                    server.as_deref(),
-                    matches!(kind, ResourceKind::Templates),
-                ),
+                ResourceKind::List | ResourceKind::Templates => {
+                    let templates = matches!(kind, ResourceKind::Templates);
+                    listing(&m, server.as_deref(), templates).await
+                }
                 ResourceKind::Read => {
                     let (server, uri) = (
                         server.unwrap_or_default(),
@@ -340,29 +361,36 @@ impl Tool for ResourceTool {
     }
 }
 
-/// The resources (or templates) of one server or all, as JSON text.
-fn listing(m: &Manager, server: Option<&str>, templates: bool) -> ToolOutput {
+/// The resources (or templates) of one server or all, as JSON text. A server still
+/// connecting (its tools offered from the cache) is waited for, as a call of its tools would.
+async fn listing(m: &Manager, server: Option<&str>, templates: bool) -> ToolOutput {
+    if let Some(s) = server {
+        if let Err(e) = m.entry(s) {
+            return ToolOutput::error(e.to_string());
+        }
+    }
     let mut out = Vec::new();
     for e in m.entries() {
         if server.is_some_and(|s| !super::config::same_server(s, &e.config.name)) {
             continue;
         }
-        if let State::Connected(c) = e.state() {
-            let lists = c.lists();
-            let items = if templates {
-                lists.templates
-            } else {
-                lists.resources
-            };
-            for mut item in items {
-                item["server"] = json!(e.config.name);
-                out.push(item);
-            }
-        }
-    }
-    if let Some(s) = server {
-        if let Err(e) = m.entry(s) {
-            return ToolOutput::error(e.to_string());
+        let conn = match e.state() {
+            State::Connected(c) => c,
+            State::Connecting => match m.conn_of(e).await {
+                Ok(c) => c,
+                Err(_) => continue,
+            },
+            State::Disabled | State::Failed { .. } => continue,
+        };
+        let lists = conn.lists();
+        let items = if templates {
+            lists.templates
+        } else {
+            lists.resources
+        };
+        for mut item in items {
+            item["server"] = json!(e.config.name);
+            out.push(item);
         }
     }
     ToolOutput::ok(content::limit(

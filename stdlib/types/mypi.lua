@@ -580,7 +580,7 @@ function api.complete(request) end
 ---@class mypi.Mcp
 Mcp = {}
 
----Every configured server: `{name, transport, state, protocol?, tools?, resources?, prompts?, error?}`.
+---Every configured server: `{name, transport, state, protocol?, tools?, resources?, prompts?, error?, stderr?}`.
 ---@return table[]
 function Mcp.servers() end
 

@@ -30,6 +30,8 @@ Whatever the mode, the tools misbehave on request:
                    answer and answers it as JSON text
   churn {}         says its tool list changed, answers "churned", and from then on never
                    answers tools/list
+With $FAKE_VERSION set, initialize is answered with that protocol version (otherwise the
+client's); $FAKE_TOOLS (a JSON list) adds tools to the list (calling them answers "no tool").
 Every line received is appended to LOG (when given), so a test can see what arrived
 (a `notifications/cancelled`, how many `tools/call`), and `<stdin closed>` when
 stdin ends (then the server exits).
@@ -83,6 +85,8 @@ TOOLS = [
     },
 ]
 
+
+TOOLS.extend(json.loads(os.environ.get("FAKE_TOOLS", "[]")))
 
 DEAF_LISTS = [False]
 
@@ -177,7 +181,8 @@ def answer(msg):
     if msg_id is None:
         return None
     if method == "initialize":
-        version = msg.get("params", {}).get("protocolVersion", "2025-11-25")
+        version = os.environ.get("FAKE_VERSION") or msg.get("params", {}).get(
+            "protocolVersion", "2025-11-25")
         return {
             "protocolVersion": version,
             "capabilities": {"tools": {"listChanged": False}},

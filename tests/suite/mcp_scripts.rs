@@ -313,7 +313,8 @@ fn mcp_list_and_the_mcp_command_show_every_server() {
         .run();
     out.ok();
     assert!(
-        out.stdout.contains("no MCP servers are configured"),
+        out.stdout
+            .contains("MCP is turned off by --no-mcp: no MCP server is started"),
         "{}",
         out.describe()
     );
