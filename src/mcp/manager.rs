@@ -221,7 +221,7 @@ impl Manager {
             }
             // The tools stay registered: the next call starts the server again (once), or
             // says why it cannot, which tells the model more than a tool that vanished.
-            let error = "the server closed the connection (it exited or crashed)";
+            let error = CLOSED;
             if matches!(entry.state(), State::Connected(ref c) if Arc::ptr_eq(c, &conn)) {
                 entry.set(State::Failed {
                     error: error.into(),
@@ -471,6 +471,9 @@ impl Manager {
     }
 }
 
+/// Why a server that was connected is not any more.
+const CLOSED: &str = "the server closed the connection (it exited or crashed)";
+
 fn status_of(e: &Entry) -> Value {
     let mut v = json!({"name": e.config.name});
     let transport = match &e.config.transport {
@@ -481,9 +484,15 @@ fn status_of(e: &Entry) -> Value {
     match e.state() {
         State::Disabled => v["state"] = json!("disabled"),
         State::Connecting => v["state"] = json!("connecting"),
+        // Dead, and the watcher has not said so yet: what it is about to say.
+        State::Connected(c) if !c.alive() => {
+            v["state"] = json!("failed");
+            v["error"] = json!(CLOSED);
+            v["stderr"] = json!(c.stderr.tail(5));
+        }
         State::Connected(c) => {
             let (tools, resources, prompts) = c.counts();
-            v["state"] = json!(if c.alive() { "connected" } else { "closed" });
+            v["state"] = json!("connected");
             v["protocol"] = json!(c.protocol);
             v["tools"] = json!(tools);
             v["resources"] = json!(resources);
