@@ -101,6 +101,21 @@ pub struct Cli {
 }
 
 impl Cli {
+    /// What clap cannot check: a prompt given both to -p and after the options.
+    pub fn checked(self) -> Result<Self, clap::Error> {
+        match (&self.print, &self.prompt) {
+            (Some(p), Some(later)) if !p.is_empty() => {
+                Err(<Cli as clap::CommandFactory>::command().error(
+                    clap::error::ErrorKind::ArgumentConflict,
+                    format!(
+                        "two prompts: '{p}' (after -p) and '{later}'; quote the whole prompt as one argument"
+                    ),
+                ))
+            }
+            _ => Ok(self),
+        }
+    }
+
     /// What the flags ask of the configuration.
     pub fn overrides(&self) -> Overrides {
         Overrides {
@@ -140,6 +155,9 @@ mod tests {
         assert!(o.json);
         let cli = Cli::try_parse_from(["mypi", "-p", "first"]).unwrap();
         assert_eq!(cli.overrides().print.as_deref(), Some("first"));
+        let two = Cli::try_parse_from(["mypi", "-p", "first", "second"]).unwrap();
+        let e = two.checked().unwrap_err();
+        assert!(e.to_string().contains("two prompts"), "{e}");
         assert!(Cli::try_parse_from(["mypi", "hello"]).is_err());
         let cli = Cli::try_parse_from(["mypi", "sessions"]).unwrap();
         assert!(cli.command.is_some());

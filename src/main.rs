@@ -19,7 +19,8 @@ fn main() {
     let (args, ext_flags) = mypi::extflags::split_for(&command, std::env::args_os().collect());
     let parsed = command
         .try_get_matches_from(&args)
-        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m));
+        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m))
+        .and_then(Cli::checked);
     let cli = match parsed {
         Ok(cli) => cli,
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
