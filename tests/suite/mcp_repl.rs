@@ -62,6 +62,19 @@ fn progress_just_before_the_answer_is_not_a_notice_after_it() {
 }
 
 /// A one-field elicitation schema.
+/// Waits for the tool's end, quits, and gives what the fake server received as the
+/// answer to its elicitation `ask-1`, with the run's output.
+fn quit_with_answer(mut m: Running, dir: &TestDir) -> (Value, crate::common::Output) {
+    m.wait_for_line("asked", WAIT);
+    m.send_line("/quit");
+    let out = m.wait();
+    let answer = received(dir)
+        .into_iter()
+        .find(|r| r["id"] == "ask-1")
+        .unwrap_or_else(|| panic!("no answer: {}", out.describe()));
+    (answer, out)
+}
+
 fn city_schema() -> Value {
     json!({"type": "object", "properties": {"city": {"type": "string"}}})
 }
@@ -82,13 +95,7 @@ fn time_answering_an_elicitation_is_not_the_calls_timeout() {
     m.send_line("y");
     m.wait_for_line("  city", WAIT);
     m.send_line("Paris");
-    m.wait_for_line("asked", WAIT);
-    m.send_line("/quit");
-    let out = m.wait();
-    let answer = received(&dir)
-        .into_iter()
-        .find(|r| r["id"] == "ask-1")
-        .unwrap_or_else(|| panic!("no answer: {}", out.describe()));
+    let (answer, out) = quit_with_answer(m, &dir);
     assert_eq!(
         answer["result"],
         json!({"action": "accept", "content": {"city": "Paris"}}),
@@ -143,13 +150,7 @@ fn a_form_is_asked_in_the_servers_order_and_answered_as_its_schema_says() {
         m.wait_for_line(question, WAIT);
         m.send_line(typed);
     }
-    m.wait_for_line("asked", WAIT);
-    m.send_line("/quit");
-    let out = m.wait();
-    let answer = received(&dir)
-        .into_iter()
-        .find(|r| r["id"] == "ask-1")
-        .unwrap_or_else(|| panic!("no answer: {}", out.describe()));
+    let (answer, out) = quit_with_answer(m, &dir);
     let content = json!({"city": "Paris", "age": 30, "colors": ["a", "b"], "hero": "hero-2",
                          "agree": true});
     assert_eq!(

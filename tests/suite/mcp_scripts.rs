@@ -580,12 +580,7 @@ fn a_tools_image_reaches_anthropic_as_an_image_and_chat_completions_as_a_note() 
         .as_str()
         .unwrap()
         .starts_with("a dot\n[image image/png, "));
-    assert_eq!(blocks[1]["type"], "image");
-    assert_eq!(blocks[1]["source"]["media_type"], "image/png");
-    assert!(blocks[1]["source"]["data"]
-        .as_str()
-        .unwrap()
-        .starts_with("iVBORw0KGgo"));
+    assert_png_block(&blocks[1]);
 
     let openai = FakeOpenAi::with_replies(vec![call(), Reply::text("seen")]);
     let out = Mypi::new(&dir)
@@ -639,12 +634,7 @@ fn an_image_resource_reaches_anthropic_as_an_image_and_other_binary_as_a_file() 
         note.starts_with("[resource mem://img] [data image/png, ") && note.ends_with(".png]"),
         "{note}"
     );
-    assert_eq!(blocks[1]["type"], "image");
-    assert_eq!(blocks[1]["source"]["media_type"], "image/png");
-    assert!(blocks[1]["source"]["data"]
-        .as_str()
-        .unwrap()
-        .starts_with("iVBORw0KGgo"));
+    assert_png_block(&blocks[1]);
 
     let result = &requests[2].body["messages"][4]["content"][0];
     let text = result["content"].to_string();
@@ -658,4 +648,14 @@ fn an_image_resource_reaches_anthropic_as_an_image_and_other_binary_as_a_file() 
         std::fs::read(path).map_err(|e| format!("{path}: {e}")),
         Ok(vec![0, 1, 2])
     );
+}
+
+/// An Anthropic image block holding a PNG.
+fn assert_png_block(block: &Value) {
+    assert_eq!(block["type"], "image");
+    assert_eq!(block["source"]["media_type"], "image/png");
+    assert!(block["source"]["data"]
+        .as_str()
+        .unwrap()
+        .starts_with("iVBORw0KGgo"));
 }
