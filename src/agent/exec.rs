@@ -173,6 +173,18 @@ impl Agent {
         batch.results[index] = Some(result);
     }
 
+    /// What the model is told when it calls a tool there is none of: why it is not there
+    /// yet (its MCP server is still connecting), or the tools there are.
+    fn missing(&self, name: &str, why: Option<String>) -> String {
+        match why {
+            Some(why) => format!("tool '{name}' is not available yet: {why}"),
+            None => {
+                let names: Vec<String> = self.tools.specs().into_iter().map(|s| s.name).collect();
+                format!("unknown tool '{name}'; the tools are: {}", names.join(", "))
+            }
+        }
+    }
+
     /// Hooks and validation for one call; returns it with the arguments it will run with.
     async fn prepare(&self, call: &ToolCall, ctx: &Arc<RunContext>) -> (Prepared, Value) {
         if let Some(raw) = &call.invalid_arguments {
@@ -188,17 +200,12 @@ impl Agent {
             );
             return (Prepared::Answered(ToolOutput::error(msg)), Value::Null);
         }
-        let Some(entry) = self.tools.get(&call.name) else {
-            let names: Vec<String> = self.tools.specs().into_iter().map(|s| s.name).collect();
-            let msg = format!(
-                "unknown tool '{}'; the tools are: {}",
-                call.name,
-                names.join(", ")
-            );
-            return (
-                Prepared::Answered(ToolOutput::error(msg)),
-                call.arguments.clone(),
-            );
+        let entry = match self.tools.get_or_wait(&call.name).await {
+            Ok(entry) => entry,
+            Err(why) => {
+                let output = ToolOutput::error(self.missing(&call.name, why));
+                return (Prepared::Answered(output), call.arguments.clone());
+            }
         };
         let mut args = call.arguments.clone();
         if self.hooks.has(EventKind::ToolCall) {

@@ -1,6 +1,6 @@
 //! The app's side of MCP: reading the configured files once the trust gate has decided,
 //! starting the manager in the background (start-up never waits for a server), `/mcp` and
-//! `mypi mcp list`, the short wait of a prompt for servers still connecting, and elicitation
+//! `mypi mcp list`, the short wait of a prompt for servers still connecting (`mcp::waiting`), and elicitation
 //! asked on the REPL (`elicit.rs`).
 
 use std::sync::Arc;
@@ -10,10 +10,7 @@ use serde_json::Value;
 
 use super::App;
 use crate::mcp::config::Servers;
-use crate::mcp::{Elicitation, Hooks, Manager, Registry};
-
-/// The longest a prompt waits for servers that are still connecting.
-pub const PROMPT_WAIT: Duration = Duration::from_secs(10);
+use crate::mcp::{Elicitation, Hooks, Manager, Registry, CONNECT_WAIT};
 
 impl App {
     /// Reads the MCP files and starts connecting every enabled server; returns at once.
@@ -58,25 +55,18 @@ impl App {
         hooks
     }
 
-    /// Before a prompt: waits (at most [`PROMPT_WAIT`], saying so) for servers still
-    /// connecting whose tools are not known from the cache, so they are there for the model.
+    /// Before a prompt: waits briefly for servers still connecting whose tools are not known
+    /// from the cache (see `mcp::waiting`), and names once each one it goes on without.
     pub(super) async fn wait_for_mcp(&self) {
         let Some(m) = &self.mcp else { return };
-        let names = m.unknown_connecting();
-        if names.is_empty() {
-            return;
-        }
-        (self.extensions.context().notice)(format!(
-            "waiting for MCP server{} {} (at most {} s)",
-            if names.len() == 1 { "" } else { "s" },
-            names.join(", "),
-            PROMPT_WAIT.as_secs()
-        ));
-        let still = m.wait_unknown(PROMPT_WAIT).await;
-        if !still.is_empty() {
+        let passed = m.settle_for_prompt().await;
+        if !passed.is_empty() {
             (self.extensions.context().notice)(format!(
-                "going on without {} (still connecting; its tools appear when it is ready)",
-                still.join(", ")
+                "not waiting for MCP server{} {}: still connecting; its tools are offered once it \
+                 is ready, and a call of one waits for it (at most {} s)",
+                if passed.len() == 1 { "" } else { "s" },
+                passed.join(", "),
+                CONNECT_WAIT.as_secs()
             ));
         }
     }
@@ -94,7 +84,7 @@ impl App {
             (None, _) => {
                 // One look is all print mode gets: let the servers settle first.
                 if self.config.mode != crate::config::Mode::Repl {
-                    m.wait_connecting(PROMPT_WAIT).await;
+                    m.wait_connecting(CONNECT_WAIT).await;
                 }
                 Ok(status_text(&m.status()))
             }
@@ -194,7 +184,7 @@ pub async fn list(
         .iter()
         .map(|e| e.config.timeout)
         .max()
-        .unwrap_or(PROMPT_WAIT);
+        .unwrap_or(CONNECT_WAIT);
     m.wait_connecting(longest + Duration::from_secs(2)).await;
     let status = m.status();
     let failed = status.iter().any(|s| s["state"] == "failed") || !servers.problems.is_empty();

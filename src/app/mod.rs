@@ -472,10 +472,15 @@ impl App {
         };
         let mut resolved = self.commands.resolve(name);
         // A server's prompt command exists once its server has connected.
-        let connecting = self.mcp.as_ref().is_some_and(|m| m.any_connecting());
-        if resolved.is_err() && connecting && name.starts_with("mcp__") {
-            self.wait_for_mcp().await;
-            resolved = self.commands.resolve(name);
+        if let (Err(_), Some(m)) = (&resolved, &self.mcp) {
+            if !m.connecting_owners(name).is_empty() {
+                let why = m.wait_for_name(name).await;
+                resolved = self.commands.resolve(name);
+                if let (Err(_), Some(why)) = (&resolved, why) {
+                    let msg = format!("/{name} is not available yet: {why}");
+                    return Err(AppError::Command(msg));
+                }
+            }
         }
         let command = resolved.map_err(|unknown| AppError::Command(unknown.to_string()))?;
         let outcome = match &command.action {

@@ -1,8 +1,8 @@
 //! What each server offered the last time it connected (tools and prompts, as protocol JSON),
 //! kept under `~/.agents/cache/mcp/`, so that its tools can be offered while it is still
-//! starting: a prompt then waits only for servers never seen before, and a slow server does
-//! not delay a prompt that needs none of its tools. A call of a cached tool waits for the
-//! connection; the fresh lists replace the cached ones as soon as the server is up.
+//! starting: a prompt gives its short grace only to servers never seen before (see
+//! `waiting.rs`). A call of a cached tool waits for the connection; the fresh lists replace
+//! the cached ones as soon as the server is up.
 //!
 //! Whether the server had resources is kept too, so that the resource tools are offered with
 //! its cached tools (a listing waits for the connection).

@@ -18,6 +18,7 @@ use super::config::{ServerConfig, Transport};
 use super::conn::{Conn, StartError};
 use super::handler::Hooks;
 use super::registry::Registry;
+use super::waiting::CONNECT_WAIT;
 use super::McpError;
 
 /// Delays before the second and third attempt to reach an HTTP server that failed to start
@@ -37,11 +38,13 @@ pub struct Entry {
     pub config: ServerConfig,
     state: Mutex<State>,
     /// Bumped at every state change (waiters watch it).
-    changed: watch::Sender<u64>,
+    pub(super) changed: watch::Sender<u64>,
     /// Whether the one automatic restart after a crash was used.
     restarted: AtomicBool,
     /// Whether its tools are known from the cache while it starts (a prompt need not wait).
-    cached: AtomicBool,
+    pub(super) cached: AtomicBool,
+    /// Whether the user was told that a prompt went on without it (told once).
+    pub(super) passed_over: AtomicBool,
 }
 
 impl Entry {
@@ -65,6 +68,8 @@ pub struct Manager {
     namer: Arc<super::naming::Namer>,
     /// Where the lists of the last connection are kept (see `cache.rs`).
     cache: std::sync::OnceLock<std::path::PathBuf>,
+    /// When [`Manager::start`] ran (a prompt's wait is counted from it).
+    started: std::sync::OnceLock<tokio::time::Instant>,
     weak: Weak<Manager>,
 }
 
@@ -95,6 +100,7 @@ impl Manager {
                         changed: watch::channel(0).0,
                         restarted: AtomicBool::new(false),
                         cached: AtomicBool::new(false),
+                        passed_over: AtomicBool::new(false),
                     })
                 })
                 .collect(),
@@ -102,6 +108,7 @@ impl Manager {
             hooks,
             registry,
             cache: std::sync::OnceLock::new(),
+            started: std::sync::OnceLock::new(),
             weak: weak.clone(),
         })
     }
@@ -114,6 +121,9 @@ impl Manager {
     /// Starts connecting every enabled server, each on its own task; returns at once. A
     /// server with cached lists has its tools offered meanwhile.
     pub fn start(&self) {
+        let _ = self.started.set(tokio::time::Instant::now());
+        let late: Weak<dyn crate::tools::LateTools> = self.weak.clone();
+        self.registry.set_late(late);
         for entry in &self.entries {
             if !entry.config.enabled {
                 continue;
@@ -129,6 +139,11 @@ impl Manager {
             }
             self.spawn_connect(entry.clone());
         }
+    }
+
+    /// When [`Manager::start`] ran.
+    pub fn started(&self) -> Option<tokio::time::Instant> {
+        self.started.get().copied()
     }
 
     pub fn entries(&self) -> &[Arc<Entry>] {
@@ -277,6 +292,7 @@ impl Manager {
             }
         }
         let mut rx = entry.changed.subscribe();
+        let mut deadline = None;
         loop {
             match entry.state() {
                 State::Connected(c) if c.alive() => return Ok(c),
@@ -287,11 +303,24 @@ impl Manager {
                     })
                 }
                 State::Connecting => {
-                    let wait = entry.config.timeout + Duration::from_secs(2);
-                    if tokio::time::timeout(wait, rx.changed()).await.is_err() {
+                    let deadline = *deadline.get_or_insert_with(|| {
+                        self.registry.notice(format!(
+                            "waiting for MCP server {} (still connecting; at most {} s)",
+                            entry.config.name,
+                            CONNECT_WAIT.as_secs()
+                        ));
+                        tokio::time::Instant::now() + CONNECT_WAIT
+                    });
+                    if tokio::time::timeout_at(deadline, rx.changed())
+                        .await
+                        .is_err()
+                    {
                         return Err(McpError::Unavailable {
                             server: entry.config.name.clone(),
-                            why: "it is still connecting".into(),
+                            why: format!(
+                                "it is still connecting after {} s; try again later, or see /mcp",
+                                CONNECT_WAIT.as_secs()
+                            ),
                         });
                     }
                 }
@@ -395,61 +424,6 @@ impl Manager {
         }
         entry.restarted.store(false, Ordering::Release);
         Ok(self.connect(&entry).await)
-    }
-
-    /// Waits up to `max` for the servers still connecting; returns the names of those that
-    /// still are.
-    pub async fn wait_connecting(&self, max: Duration) -> Vec<String> {
-        self.wait_settled(max, false).await
-    }
-
-    /// Whether any enabled server is still connecting.
-    pub fn any_connecting(&self) -> bool {
-        self.entries
-            .iter()
-            .any(|e| matches!(e.state(), State::Connecting))
-    }
-
-    /// The servers still connecting whose tools are not known yet (no cache): a prompt waits
-    /// for these only.
-    pub fn unknown_connecting(&self) -> Vec<String> {
-        self.connecting(true)
-    }
-
-    /// Waits up to `max` for the servers of [`Manager::unknown_connecting`]; returns those
-    /// still connecting.
-    pub async fn wait_unknown(&self, max: Duration) -> Vec<String> {
-        self.wait_settled(max, true).await
-    }
-
-    /// The servers still connecting (`unknown`: only those without cached lists).
-    fn connecting(&self, unknown: bool) -> Vec<String> {
-        self.entries
-            .iter()
-            .filter(|e| !(unknown && e.cached.load(Ordering::Acquire)))
-            .filter(|e| matches!(e.state(), State::Connecting))
-            .map(|e| e.config.name.clone())
-            .collect()
-    }
-
-    /// Waits up to `max` until none of [`Manager::connecting`]`(unknown)` is connecting any more.
-    async fn wait_settled(&self, max: Duration, unknown: bool) -> Vec<String> {
-        let deadline = tokio::time::Instant::now() + max;
-        for entry in &self.entries {
-            if unknown && entry.cached.load(Ordering::Acquire) {
-                continue;
-            }
-            let mut rx = entry.changed.subscribe();
-            while matches!(entry.state(), State::Connecting) {
-                if tokio::time::timeout_at(deadline, rx.changed())
-                    .await
-                    .is_err()
-                {
-                    break;
-                }
-            }
-        }
-        self.connecting(unknown)
     }
 
     /// Closes every connection: stdin first, a short grace, SIGTERM, a short grace, then

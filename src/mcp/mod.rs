@@ -12,7 +12,8 @@
 //!   counts tool-list changes as they arrive, so a call's answer can wait for the re-list,
 //!   and hands progress notifications to `progress` in order with the answers;
 //! - [`registry`]: the tools and commands a server adds, with handles; [`cache`]: the lists
-//!   of the last connection, offered while a server starts;
+//!   of the last connection, offered while a server starts; `waiting`: how long a prompt or a
+//!   call waits for a server still connecting;
 //! - [`script`]: `api.mcp.*` on the host side (script calls pass the tool hooks too);
 //! - [`naming`], [`content`]: agent names, and results as text for the model.
 
@@ -31,12 +32,14 @@ mod progress;
 pub mod registry;
 pub mod script;
 pub mod stdio;
+mod waiting;
 
 use std::time::Duration;
 
 pub use handler::{Elicit, Elicitation, Elicited, Hooks};
 pub use manager::{Manager, State};
 pub use registry::Registry;
+pub use waiting::{CONNECT_WAIT, PROMPT_GRACE};
 
 /// Why an MCP request failed. The Display is what the user (or the model) reads.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

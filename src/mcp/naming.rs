@@ -87,6 +87,19 @@ impl Namer {
             .any(|(key, prefix)| *key != own && plain.starts_with(prefix.as_str()))
     }
 
+    /// Whether `name` could be the agent name of one of `server`'s tools or prompts (before
+    /// its lists are known): it begins with `mcp__<server>__`, or is that cut to make room for
+    /// the hash suffix.
+    pub fn could_name(server: &str, name: &str) -> bool {
+        let prefix = plain(server, "");
+        let tag = 9; // `_` and 8 hex digits
+        name.starts_with(&prefix)
+            || (name.len() == MAX_NAME
+                && name
+                    .get(..MAX_NAME - tag)
+                    .is_some_and(|cut| prefix.starts_with(cut)))
+    }
+
     /// The agent names of one server's tools (or prompts), in the order given. A name that
     /// is unique, short enough and no other server's stays `mcp__<server>__<tool>`; the
     /// others all get the hash suffix.
@@ -117,6 +130,19 @@ mod tests {
     /// The names of one server's tools when it is the only server configured.
     fn names(server: &str, tools: &[&str]) -> Vec<String> {
         Namer::new([server]).names(server, tools)
+    }
+
+    #[test]
+    fn a_name_is_known_to_be_a_servers_before_its_lists_are() {
+        assert!(Namer::could_name("my.server", "mcp__my_server__echo"));
+        assert!(!Namer::could_name("my.server", "mcp__other__echo"));
+        assert!(!Namer::could_name("fs", "mcp__fsx__read"));
+        let long = "s".repeat(70);
+        let name = &names(&long, &["t"])[0];
+        assert_eq!(name.len(), MAX_NAME);
+        assert!(Namer::could_name(&long, name));
+        assert!(!Namer::could_name("short", name));
+        assert!(!Namer::could_name(&long, "mcp__ä"));
     }
 
     #[test]

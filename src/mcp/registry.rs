@@ -50,6 +50,16 @@ impl Registry {
         }
     }
 
+    /// Tells the user `text`.
+    pub fn notice(&self, text: String) {
+        (self.notice)(text);
+    }
+
+    /// Sets what the tool registry waits for when a name is not there yet.
+    pub fn set_late(&self, late: std::sync::Weak<dyn crate::tools::LateTools>) {
+        self.tools.set_late(late);
+    }
+
     /// Registers a connected server's tools and prompts (replacing what it had).
     /// The new tools are registered before the old ones go (registrations of one name
     /// stack), so a call made during a refresh always finds its tool.
@@ -276,6 +286,13 @@ impl Tool for McpTool {
     }
 }
 
+/// The names of the resource tools (see [`ResourceTool`]).
+pub const RESOURCE_TOOLS: [&str; 3] = [
+    "list_mcp_resources",
+    "list_mcp_resource_templates",
+    "read_mcp_resource",
+];
+
 #[derive(Clone, Copy)]
 enum ResourceKind {
     List,
@@ -295,17 +312,17 @@ impl ResourceTool {
         let server = json!({"type": "string", "description": "the MCP server (default: all)"});
         let (name, description, parameters) = match kind {
             ResourceKind::List => (
-                "list_mcp_resources",
+                RESOURCE_TOOLS[0],
                 "List the resources MCP servers offer (uri, name, type).",
                 json!({"type": "object", "properties": {"server": server}}),
             ),
             ResourceKind::Templates => (
-                "list_mcp_resource_templates",
+                RESOURCE_TOOLS[1],
                 "List the resource templates (URI patterns) MCP servers offer.",
                 json!({"type": "object", "properties": {"server": server}}),
             ),
             ResourceKind::Read => (
-                "read_mcp_resource",
+                RESOURCE_TOOLS[2],
                 "Read one resource of an MCP server by its URI.",
                 json!({"type": "object", "properties": {
                     "server": {"type": "string", "description": "the MCP server"},

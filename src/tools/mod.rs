@@ -61,6 +61,14 @@ pub trait Tool: Send + Sync {
     fn call(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput>;
 }
 
+/// Where tools may come from in a moment: MCP servers still connecting, whose tools are not
+/// known yet. A call of a name no tool has waits for it before it is answered as unknown.
+pub trait LateTools: Send + Sync {
+    /// A wait for whatever could still add the tool `name`, or `None` when nothing could.
+    /// The wait ends with why the tool is still missing, if it may still come.
+    fn wait_for<'a>(&'a self, name: &'a str) -> Option<BoxFuture<'a, Option<String>>>;
+}
+
 /// A registered tool with its owner and compiled argument validator.
 pub struct ToolEntry {
     pub id: u64,
@@ -119,6 +127,8 @@ pub struct ToolRegistry {
     /// `api.set_active_tools(names)`: only these are offered (and callable); `None`: all.
     only: RwLock<Option<Vec<String>>>,
     weak_self: OnceLock<Weak<ToolRegistry>>,
+    /// What may still add tools (see [`LateTools`]).
+    late: RwLock<Option<Weak<dyn LateTools>>>,
 }
 
 impl ToolRegistry {
@@ -175,6 +185,31 @@ impl ToolRegistry {
             .rev()
             .find(|e| e.spec().name == name)
             .cloned()
+    }
+
+    /// [`ToolRegistry::get`], or, when no tool has that name yet but one may come (see
+    /// [`LateTools`]), the tool once what could add it is ready. Without a tool: why it is
+    /// still missing, when it may still come.
+    pub async fn get_or_wait(&self, name: &str) -> Result<Arc<ToolEntry>, Option<String>> {
+        if let Some(entry) = self.get(name) {
+            return Ok(entry);
+        }
+        let late = self
+            .late
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .and_then(Weak::upgrade);
+        let Some(wait) = late.as_ref().and_then(|l| l.wait_for(name)) else {
+            return Err(None);
+        };
+        let why = wait.await;
+        self.get(name).ok_or(why)
+    }
+
+    /// Sets what may still add tools (see [`LateTools`]).
+    pub fn set_late(&self, late: Weak<dyn LateTools>) {
+        *self.late.write().unwrap_or_else(|p| p.into_inner()) = Some(late);
     }
 
     /// The built-in tool `name` (the core's own registration, even when overridden).

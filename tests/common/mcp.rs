@@ -26,6 +26,17 @@ pub fn stdio_entry(dir: &TestDir, mode: &str, timeout: u64) -> Value {
     json!({"command": "python3", "args": [fake, mode, log], "timeout": timeout})
 }
 
+/// Writes `.mcp.json` with the well-behaved test server (`mcp_server.py`: tools, resources,
+/// prompts) as `t`, started 2 s late: slower than the grace a prompt gives a server never seen.
+pub fn slow_test_server(dir: &TestDir) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/common/mcp_server.py");
+    let slow = format!("sleep 2; exec python3 '{}'", script.display());
+    dir.write(
+        ".mcp.json",
+        &json!({"mcpServers": {"t": {"command": "sh", "args": ["-c", slow]}}}).to_string(),
+    );
+}
+
 /// A stdio entry that starts the fake through `sh -c`, after starting a grandchild
 /// (`sleep 1000` in the background): the shell writes its pid (the group id) to `dir/pgid`
 /// and the grandchild's to `dir/grandchild`. Every process of it carries `MCP_MARK=dir` in

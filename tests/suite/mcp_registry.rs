@@ -5,13 +5,8 @@
 use serde_json::{json, Value};
 
 use super::ext_util::faux;
-use crate::common::mcp::{config, stdio_entry};
+use crate::common::mcp::{config, slow_test_server, stdio_entry};
 use crate::common::{Mypi, TestDir};
-
-/// The well-behaved test server's script (it has tools, resources and prompts).
-fn server_script() -> String {
-    format!("{}/tests/common/mcp_server.py", env!("CARGO_MANIFEST_DIR"))
-}
 
 /// The tool results of a `--json` run, in order.
 fn tool_results(stdout: &str) -> Vec<Value> {
@@ -26,40 +21,49 @@ fn tool_results(stdout: &str) -> Vec<Value> {
 fn resource_tools_come_with_the_cached_tools_of_a_server_still_starting() {
     let dir = TestDir::new();
     // Slow to start: the second run's first turn comes while it still connects.
-    let slow = format!("sleep 2; exec python3 {}", server_script());
-    dir.write(
-        ".mcp.json",
-        &json!({"mcpServers": {"t": {"command": "sh", "args": ["-c", slow]}}}).to_string(),
-    );
-    // The first run waits for it and keeps its lists in ~/.agents/cache/mcp/.
-    faux(&dir, &[json!({"text": "hi"})])
-        .args(["--no-session", "-p", "x"])
-        .run()
-        .ok();
-    let out = faux(
-        &dir,
-        &[
-            json!({"tool_calls": [{"name": "list_mcp_resources", "arguments": {}}]}),
-            json!({"text": "done"}),
-        ],
-    )
-    .args(["--no-session", "--json", "-p", "x"])
-    .run();
-    out.ok();
+    slow_test_server(&dir);
+    let listing = || {
+        let out = faux(
+            &dir,
+            &[
+                json!({"tool_calls": [{"name": "list_mcp_resources", "arguments": {}}]}),
+                json!({"text": "done"}),
+            ],
+        )
+        .args(["--no-session", "--json", "-p", "x"])
+        .run();
+        out.ok();
+        let r = tool_results(&out.stdout);
+        assert_eq!(r[0]["is_error"], false, "{}", out.describe());
+        assert!(
+            r[0]["content"]
+                .as_str()
+                .unwrap_or("")
+                .contains("\"uri\": \"mem://note\""),
+            "the listing waited for the server: {}",
+            out.describe()
+        );
+        out
+    };
+    // Never seen: the prompt goes on without it, the resource tools are not offered yet,
+    // and a call of one waits for the server; its lists are kept in ~/.agents/cache/mcp/.
+    let first = listing();
     assert!(
-        !out.stdout.contains("waiting for MCP"),
+        first.stdout.contains("not waiting for MCP server t")
+            && first.stdout.contains("to call 'list_mcp_resources'"),
+        "{}",
+        first.describe()
+    );
+    // Seen before: the resource tools are offered from the cache; the listing waits for it.
+    let second = listing();
+    assert!(
+        !second.stdout.contains("not waiting for")
+            && !second.stdout.contains("to call 'list_mcp_resources'")
+            && second
+                .stdout
+                .contains("waiting for MCP server t (still connecting"),
         "from the cache: {}",
-        out.describe()
-    );
-    let r = tool_results(&out.stdout);
-    assert_eq!(r[0]["is_error"], false, "{}", out.describe());
-    assert!(
-        r[0]["content"]
-            .as_str()
-            .unwrap_or("")
-            .contains("\"uri\": \"mem://note\""),
-        "the listing waited for the server: {}",
-        out.describe()
+        second.describe()
     );
 }
 

@@ -6,11 +6,19 @@
 use serde_json::{json, Value};
 
 use super::ext_util::faux;
+use crate::common::mcp::slow_test_server;
 use crate::common::{FakeAnthropic, FakeOpenAi, Mypi, Reply, TestDir};
 
 /// The test server's script.
 fn server_script() -> String {
     format!("{}/tests/common/mcp_server.py", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `mypi -p LINE` with the faux model (which echoes the prompt it got).
+fn command(dir: &TestDir, line: &str) -> crate::common::Output {
+    Mypi::new(dir)
+        .args(["--provider", "faux", "--no-session", "-p", line])
+        .run()
 }
 
 /// Writes `.mcp.json` with the test server as `t` (and `extra` entries).
@@ -212,30 +220,39 @@ fn prompts_are_slash_commands_whose_text_goes_to_the_model() {
     let dir = TestDir::new();
     mcp_json(&dir, json!({}));
     // The faux model without a script echoes the prompt it got.
-    let out = Mypi::new(&dir)
-        .args([
-            "--provider",
-            "faux",
-            "--no-session",
-            "-p",
-            "/mcp__t__greet Cy style=loudly",
-        ])
-        .run();
+    let out = command(&dir, "/mcp__t__greet Cy style=loudly");
     out.ok();
     assert!(
         out.stdout.contains("Greet Cy loudly."),
         "{}",
         out.describe()
     );
-    let out = Mypi::new(&dir)
-        .args(["--provider", "faux", "--no-session", "-p", "/mcp__t__greet"])
-        .run();
+    let out = command(&dir, "/mcp__t__greet");
     out.expect_code(1);
     assert!(
         out.stderr.contains("missing argument 'name'"),
         "{}",
         out.describe()
     );
+}
+
+#[test]
+fn a_prompt_command_of_a_server_never_seen_waits_for_it() {
+    let dir = TestDir::new();
+    slow_test_server(&dir);
+    let out = command(&dir, "/mcp__t__greet Cy");
+    out.ok();
+    assert!(out.stdout.contains("Greet Cy"), "{}", out.describe());
+    assert!(
+        out.stderr
+            .contains("waiting for MCP server t (still connecting; at most 10 s) to call"),
+        "{}",
+        out.describe()
+    );
+    // A command no configured server could have is unknown at once.
+    let out = command(&dir, "/mcp__u__greet");
+    out.expect_code(1);
+    assert!(!out.stderr.contains("waiting for"), "{}", out.describe());
 }
 
 #[test]
@@ -407,22 +424,24 @@ fn compose(example: &str, file: &str) {
 #[test]
 fn a_slow_server_seen_before_does_not_hold_up_a_prompt() {
     let dir = TestDir::new();
-    let slow = format!("sleep 2; exec python3 {}", server_script());
-    dir.write(
-        ".mcp.json",
-        &json!({"mcpServers": {"t": {"command": "sh", "args": ["-c", slow]}}}).to_string(),
-    );
+    slow_test_server(&dir);
     let replies = [
         json!({"tool_calls": [{"name": "mcp__t__echo", "arguments": {"text": "late"}}]}),
         json!({"text": "done"}),
     ];
-    // Never seen: the prompt waits for it (saying so), then its tools are there.
+    // Never seen: the prompt goes on without it (saying so); the model's call of its tool
+    // waits for it (saying so too).
     let first = faux(&dir, &replies)
         .args(["--no-session", "--json", "-p", "go"])
         .run();
     first.ok();
     assert!(
-        first.stdout.contains("waiting for MCP server t"),
+        first
+            .stdout
+            .contains("not waiting for MCP server t: still connecting")
+            && first
+                .stdout
+                .contains("waiting for MCP server t (still connecting; at most 10 s) to call"),
         "{}",
         first.describe()
     );
@@ -433,7 +452,10 @@ fn a_slow_server_seen_before_does_not_hold_up_a_prompt() {
         .run();
     second.ok();
     assert!(
-        !second.stdout.contains("waiting for MCP"),
+        !second.stdout.contains("not waiting for")
+            && second
+                .stdout
+                .contains("waiting for MCP server t (still connecting; at most 10 s)"),
         "{}",
         second.describe()
     );
