@@ -31,7 +31,7 @@ impl App {
         let registry = Registry::new(self.tools.clone(), self.commands.clone(), notice);
         let manager = Manager::new(servers.servers, self.config.cwd.clone(), hooks, registry);
         if let Some(home) = &self.config.home {
-            manager.use_cache(home.join(".agents").join("cache").join("mcp"));
+            manager.use_cache(cache_dir(home));
         }
         manager.start();
         self.extensions.context().set_mcp(manager.clone());
@@ -110,6 +110,11 @@ impl App {
     }
 }
 
+/// Where each server's lists of its last connection are kept (see `mcp::cache`).
+fn cache_dir(home: &std::path::Path) -> std::path::PathBuf {
+    home.join(".agents").join("cache").join("mcp")
+}
+
 /// What `/mcp` and `mypi mcp list` say when no server is configured.
 const NONE_CONFIGURED: &str =
     "no MCP servers are configured (.mcp.json, ~/.agents/mcp.json, --mcp-config FILE)";
@@ -156,6 +161,7 @@ pub fn status_text(status: &[Value]) -> String {
 pub async fn list(
     files: &[std::path::PathBuf],
     cwd: std::path::PathBuf,
+    home: Option<&std::path::Path>,
     off: Option<&str>,
 ) -> (String, i32) {
     if let Some(by) = off {
@@ -178,6 +184,10 @@ pub async fn list(
         Arc::new(|_| {}),
     );
     let m = Manager::new(servers.servers, cwd, Hooks::quiet(), registry);
+    // What it lists is kept: the next prompt finds a slow server's tools in the cache.
+    if let Some(home) = home {
+        m.use_cache(cache_dir(home));
+    }
     m.start();
     let longest = m
         .entries()

@@ -67,6 +67,33 @@ fn resource_tools_come_with_the_cached_tools_of_a_server_still_starting() {
     );
 }
 
+/// `mypi mcp list` keeps what it listed: a prompt after it finds the slow server's tools in
+/// the cache and does not go on without them.
+#[test]
+fn mcp_list_keeps_the_lists_for_the_next_prompt() {
+    let dir = TestDir::new();
+    slow_test_server(&dir);
+    let list = Mypi::new(&dir).args(["--trust", "mcp", "list"]).run();
+    list.ok();
+    assert!(list.stdout.contains("t: connected"), "{}", list.describe());
+    let out = faux(
+        &dir,
+        &[
+            json!({"tool_calls": [{"name": "mcp__t__echo", "arguments": {"text": "hi"}}]}),
+            json!({"text": "done"}),
+        ],
+    )
+    .args(["--no-session", "--json", "-p", "x"])
+    .run();
+    out.ok();
+    assert!(
+        !out.stdout.contains("not waiting for"),
+        "{}",
+        out.describe()
+    );
+    assert_eq!(tool_results(&out.stdout)[0]["content"], "echo: hi");
+}
+
 #[test]
 fn a_schema_that_cannot_be_compiled_is_said_once() {
     let dir = TestDir::new();
