@@ -3,7 +3,8 @@
 server-everything's `echo` over stdio, next to two floors under it, interleaved so machine
 load hits all three: node starting server-everything and exiting on the end of its input, and
 this script as a bare client doing the same exchange as mypi (initialize, the lists, the call)
-and ending the server the way mypi does (stdin closed, SIGTERM 25 ms later).
+and ending the server the way mypi does once it knows server-everything does not exit on
+the end of its input (stdin closed, then SIGTERM at once; the first mypi run learns that).
 
     cargo build --release && MYPI_TEST_EVERYTHING=.../dist/index.js python3 benches/scripts/bench-mcp.py
 """
@@ -43,11 +44,8 @@ def bare_client(index):
     reply = ask(9, "tools/call", {"name": "echo", "arguments": {"message": "hi"}})
     assert "result" in reply, reply
     p.stdin.close()
-    try:
-        p.wait(0.025)
-    except subprocess.TimeoutExpired:
-        p.send_signal(signal.SIGTERM)
-        p.wait()
+    p.send_signal(signal.SIGTERM)
+    p.wait()
 
 
 def main():

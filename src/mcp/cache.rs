@@ -7,6 +7,12 @@
 //! Whether the server had resources is kept too, so that the resource tools are offered with
 //! its cached tools (a listing waits for the connection).
 //!
+//! How a stdio server ended the last time mypi closed it is kept beside the lists (a
+//! `.exit` file): a server seen not to exit on the end of its input is sent SIGTERM at once
+//! the next time instead of being given a grace it never uses (server-everything keeps
+//! running on a timer, and the grace cost every `mypi -p` 25 ms). That is learnt again
+//! after [`RELEARN`], in case the server changed.
+//!
 //! The file is keyed by a hash of the entry's name and transport, so a changed entry starts
 //! without a cache. A file that cannot be read or parsed is simply no cache.
 
@@ -19,6 +25,8 @@ use super::conn::Lists;
 
 /// The largest cache file read back.
 const MAX_BYTES: u64 = 4 * 1024 * 1024;
+/// How long a server seen not to exit on the end of its input is closed without the grace.
+pub const RELEARN: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
 
 fn fnv1a64(text: &str) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -97,6 +105,27 @@ pub fn save(dir: &Path, config: &ServerConfig, lists: &Lists, has_resources: boo
     }
 }
 
+/// Whether closing `config`'s server should give it the end-of-input grace: yes, unless it
+/// was seen not to exit on it less than [`RELEARN`] ago.
+pub fn eof_grace_worth(dir: &Path, config: &ServerConfig) -> bool {
+    let learnt = std::fs::metadata(file(dir, config).with_extension("exit"))
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok());
+    !matches!(learnt, Some(age) if age < RELEARN)
+}
+
+/// Keeps whether `config`'s server exited on the end of its input within the grace (best
+/// effort; the file exists only for a server that did not).
+pub fn remember_eof(dir: &Path, config: &ServerConfig, exited: bool) {
+    let path = file(dir, config).with_extension("exit");
+    if exited {
+        let _ = std::fs::remove_file(path);
+    } else if std::fs::create_dir_all(dir).is_ok() {
+        let _ = std::fs::write(path, "kept running after its stdin closed\n");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,5 +176,26 @@ mod tests {
         let back = load(&dir.0, &entry("s", "a")).unwrap();
         assert_eq!(back.lists.tools, vec![json!({"name": "echo"})]);
         assert!(!back.has_resources);
+    }
+
+    #[test]
+    fn a_server_seen_not_to_exit_on_eof_is_closed_without_the_grace_for_a_while() {
+        let dir = crate::testutil::TempDir::new("mcp-cache-eof");
+        let (a, b) = (entry("s", "a"), entry("s", "b"));
+        assert!(eof_grace_worth(&dir.0, &a), "nothing known: the grace");
+        remember_eof(&dir.0, &a, false);
+        assert!(!eof_grace_worth(&dir.0, &a));
+        assert!(eof_grace_worth(&dir.0, &b), "another entry");
+        let old = std::time::SystemTime::now() - RELEARN - std::time::Duration::from_secs(1);
+        let f = std::fs::File::options()
+            .write(true)
+            .open(file(&dir.0, &a).with_extension("exit"))
+            .unwrap();
+        f.set_modified(old).unwrap();
+        assert!(eof_grace_worth(&dir.0, &a), "learnt again after RELEARN");
+        remember_eof(&dir.0, &a, false);
+        assert!(!eof_grace_worth(&dir.0, &a), "and remembered afresh");
+        remember_eof(&dir.0, &a, true);
+        assert!(eof_grace_worth(&dir.0, &a));
     }
 }

@@ -489,9 +489,10 @@ impl Conn {
     }
 
     /// Closes the connection: stdin first (the server's signal to exit); a server still
-    /// running after [`EOF_GRACE`] gets SIGTERM, and after [`TERM_GRACE`] more the whole
-    /// process group is killed (always, so that nothing the server started is left).
-    pub async fn close(&self) {
+    /// running after [`EOF_GRACE`] (or at once, without `eof_grace`) gets SIGTERM, and after
+    /// [`TERM_GRACE`] more the whole process group is killed (always, so that nothing the
+    /// server started is left). Says, when it gave the grace, whether the server used it.
+    pub async fn close(&self, eof_grace: bool) -> Option<bool> {
         if self.abandoned.load(std::sync::atomic::Ordering::Acquire) {
             // The cancellation of a given-up request is queued when its future is dropped;
             // let the connection write it before the connection goes.
@@ -504,16 +505,17 @@ impl Conn {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take();
-        if let Some(mut p) = process {
-            if tokio::time::timeout(EOF_GRACE, p.exited.cancelled())
-                .await
-                .is_err()
-            {
-                p.group.terminate();
-                let _ = tokio::time::timeout(TERM_GRACE, p.exited.cancelled()).await;
-            }
-            p.group.kill();
+        let mut p = process?;
+        let grace = if eof_grace { EOF_GRACE } else { Duration::ZERO };
+        let exited = tokio::time::timeout(grace, p.exited.cancelled())
+            .await
+            .is_ok();
+        if !exited {
+            p.group.terminate();
+            let _ = tokio::time::timeout(TERM_GRACE, p.exited.cancelled()).await;
         }
+        p.group.kill();
+        eof_grace.then_some(exited)
     }
 
     /// The process group of a stdio server (for the exit paths that run no async code).

@@ -199,9 +199,6 @@ impl Manager {
             Ok(conn) => {
                 let conn = Arc::new(conn);
                 self.registry.install(self, &entry.config, &conn);
-                if let Some(dir) = self.cache.get() {
-                    cache::save(dir, &entry.config, &conn.lists(), conn.has_resources);
-                }
                 self.watch(entry.clone(), conn.clone());
                 State::Connected(conn)
             }
@@ -217,6 +214,10 @@ impl Manager {
             }
         };
         entry.set(state.clone());
+        // Kept once the server is usable (a call waiting for it need not wait for this too).
+        if let (State::Connected(conn), Some(dir)) = (&state, self.cache.get()) {
+            cache::save(dir, &entry.config, &conn.lists(), conn.has_resources);
+        }
         state
     }
 
@@ -420,7 +421,7 @@ impl Manager {
         }
         if let State::Connected(c) = entry.state() {
             self.registry.uninstall(&entry.config.name);
-            c.close().await;
+            self.close(&entry, &c).await;
         }
         entry.restarted.store(false, Ordering::Release);
         Ok(self.connect(&entry).await)
@@ -433,10 +434,20 @@ impl Manager {
         let mut closing = Vec::new();
         for entry in &self.entries {
             if let State::Connected(c) = entry.state() {
-                closing.push(async move { c.close().await });
+                closing.push(async move { self.close(entry, &c).await });
             }
         }
         futures_util::future::join_all(closing).await;
+    }
+
+    /// Closes one connection, with the end-of-input grace unless its server was seen not to
+    /// use it (and learns whether it does).
+    async fn close(&self, entry: &Entry, conn: &Conn) {
+        let dir = self.cache.get();
+        let grace = dir.is_none_or(|d| cache::eof_grace_worth(d, &entry.config));
+        if let (Some(dir), Some(exited)) = (dir, conn.close(grace).await) {
+            cache::remember_eof(dir, &entry.config, exited);
+        }
     }
 
     /// Every server's state, as `/mcp`, `mypi mcp list` and `api.mcp.servers()` show it.

@@ -12,7 +12,8 @@ MODE picks the misbehaviour of the whole server:
   garbage      writes a line that is not JSON to stdout before each answer
   slow_start   sleeps 30 s before reading anything
   stubborn     a normal server that does not exit when its stdin closes; on SIGTERM it
-               logs `<terminated>` and exits
+               logs `{"eof_to_term_ms": N}` (when its stdin had closed: how long before)
+               and `<terminated>`, and exits
   deaf         like stubborn, but it ignores SIGTERM too
 Whatever the mode, the tools misbehave on request:
   echo {text}      answers the text
@@ -89,6 +90,7 @@ TOOLS = [
 TOOLS.extend(json.loads(os.environ.get("FAKE_TOOLS", "[]")))
 
 DEAF_LISTS = [False]
+EOF_AT = [None]
 
 
 def log(line):
@@ -198,6 +200,8 @@ def answer(msg):
 
 
 def terminated(_signum, _frame):
+    if EOF_AT[0] is not None:
+        log(json.dumps({"eof_to_term_ms": (time.monotonic() - EOF_AT[0]) * 1000}))
     log("<terminated>")
     sys.exit(0)
 
@@ -226,6 +230,7 @@ def main():
             send({"jsonrpc": "2.0", "id": msg["id"], "error": result["error"]})
         else:
             send({"jsonrpc": "2.0", "id": msg["id"], "result": result})
+    EOF_AT[0] = time.monotonic()
     log("<stdin closed>")
     if MODE in ("stubborn", "deaf"):
         time.sleep(1000)

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::common::mcp::{
-    assert_none_survive, config, grandchild_entry, marked, received, wait_pid_file, wait_received,
+    assert_none_survive, config, grandchild_entry, marked, received, stdio_entry, wait_pid_file,
+    wait_received,
 };
 use crate::common::{Mypi, Running, TestDir};
 
@@ -92,6 +93,66 @@ fn a_server_ignoring_the_end_of_stdin_gets_sigterm_then_its_group_is_killed() {
             assert_eq!(term_at, None, "{mode}: {got:?}");
         }
         assert_none_survive(&dir, mode);
+    }
+}
+
+/// How long the server had between the end of its stdin and SIGTERM (`None`: SIGTERM came
+/// first, or it exited on the end of its stdin).
+fn eof_to_term_ms(got: &[Value]) -> Option<f64> {
+    got.iter().find_map(|m| m["eof_to_term_ms"].as_f64())
+}
+
+/// Runs `-p` in `dir` (a fresh server log) with the fake in `mode` as `srv`; the model calls
+/// its `echo`. Then waits for `done` to hold of what the server logged, and returns that.
+fn print_echo(dir: &TestDir, mode: &str, done: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+    let _ = std::fs::remove_file(dir.join("log"));
+    let cfg = config(dir, json!({"srv": stdio_entry(dir, mode, 30)}));
+    let echo = json!({"tool_calls": [{"name": "mcp__srv__echo", "arguments": {"text": "hi"}}]});
+    faux(dir, &[echo, json!({"text": "done"})])
+        .arg("--mcp-config")
+        .arg(&cfg)
+        .args(["-p", "go"])
+        .run()
+        .ok();
+    wait_received(dir, Duration::from_secs(5), done)
+}
+
+/// The files remembering how a server ended (`.exit`) in the test home's MCP cache.
+fn exit_files(dir: &TestDir) -> Vec<std::path::PathBuf> {
+    let Ok(files) = std::fs::read_dir(dir.join("home/.agents/cache/mcp")) else {
+        return Vec::new();
+    };
+    files
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension() == Some("exit".as_ref()))
+        .collect()
+}
+
+#[test]
+fn a_server_seen_to_ignore_the_end_of_stdin_gets_sigterm_at_once_next_time() {
+    let dir = TestDir::new();
+    let terminated = |got: &[Value]| got.iter().any(|m| m == "<terminated>");
+    // First time: the end of stdin, the grace (25 ms), SIGTERM; and that is remembered.
+    let first = print_echo(&dir, "stubborn", terminated);
+    assert!(terminated(&first), "no SIGTERM: {first:?}");
+    let gap = eof_to_term_ms(&first);
+    assert!(gap.is_some_and(|ms| ms >= 12.0), "{first:?}");
+    assert_eq!(exit_files(&dir).len(), 1, "nothing remembered");
+    // Next time: SIGTERM with the end of stdin, no grace.
+    let second = print_echo(&dir, "stubborn", terminated);
+    assert!(terminated(&second), "no SIGTERM: {second:?}");
+    let gap = eof_to_term_ms(&second);
+    assert!(gap.is_none_or(|ms| ms < 12.0), "{second:?}");
+}
+
+#[test]
+fn a_server_exiting_on_the_end_of_stdin_keeps_its_grace() {
+    let dir = TestDir::new();
+    for round in 0..2 {
+        let got = print_echo(&dir, "normal", stdin_closed);
+        assert!(stdin_closed(&got), "round {round}: {got:?}");
+        assert!(exit_files(&dir).is_empty(), "round {round}");
     }
 }
 
