@@ -60,15 +60,26 @@ impl App {
     pub(super) async fn wait_for_mcp(&self) {
         let Some(m) = &self.mcp else { return };
         let passed = m.settle_for_prompt().await;
-        if !passed.is_empty() {
-            (self.extensions.context().notice)(format!(
-                "not waiting for MCP server{} {}: still connecting; its tools are offered once it \
-                 is ready, and a call of one waits for it (at most {} s)",
-                if passed.len() == 1 { "" } else { "s" },
-                passed.join(", "),
-                CONNECT_WAIT.as_secs()
-            ));
+        if passed.is_empty() {
+            return;
         }
+        let then = if self.config.mode == crate::config::Mode::Repl {
+            format!(
+                "its tools are offered once it is ready, and a call of one waits for it (at \
+                 most {} s)",
+                CONNECT_WAIT.as_secs()
+            )
+        } else {
+            // A one-shot run is likely over before the server is ready, and so is the next.
+            "this run goes on without its tools; `mypi mcp list` waits for it and keeps its \
+             tools for the next runs"
+                .into()
+        };
+        (self.extensions.context().notice)(format!(
+            "not waiting for MCP server{} {}: still connecting; {then}",
+            if passed.len() == 1 { "" } else { "s" },
+            passed.join(", "),
+        ));
     }
 
     /// `/mcp` (the servers) and `/mcp reconnect NAME`.

@@ -342,6 +342,12 @@ fn a_server_taking_30_s_to_start_does_not_delay_a_prompt_nor_help() {
         out.describe()
     );
     assert_eq!(out.stdout.matches("not waiting for").count(), 1);
+    assert!(
+        out.stdout
+            .contains("this run goes on without its tools; `mypi mcp list` waits for it"),
+        "{}",
+        out.describe()
+    );
     // At most the short grace a server never seen gets (1.5 s), and the exit.
     assert!(took < Duration::from_secs(4), "{took:?}");
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::common::mcp::{config, received, stdio_entry};
+use crate::common::mcp::{config, received, slow_test_server, stdio_entry};
 use crate::common::{Running, TestDir};
 
 use super::ext_util::faux;
@@ -184,4 +184,48 @@ fn a_form_can_be_declined_or_cancelled() {
     m.send_line("/quit");
     let out = m.wait();
     assert!(!out.stdout.contains("  city"), "{}", out.describe());
+}
+
+/// On the REPL, a server never seen that is slower than a prompt's grace is passed over with
+/// a notice saying its tools come once it is ready; a later prompt has them offered.
+#[test]
+fn a_slow_server_never_seen_is_passed_over_then_offered_on_the_repl() {
+    let dir = TestDir::new();
+    slow_test_server(&dir);
+    let echo = json!({"tool_calls": [{"name": "mcp__t__echo", "arguments": {"text": "late"}}]});
+    let replies = [
+        json!({"text": "first answer"}),
+        echo,
+        json!({"text": "second answer"}),
+    ];
+    let mut m = faux(&dir, &replies)
+        .timeout(Duration::from_secs(90))
+        .args(["--trust", "--no-watch", "--no-session"])
+        .spawn();
+    m.send_line("one");
+    let notice = m.wait_for_line("not waiting for MCP server t", WAIT);
+    assert!(
+        notice.contains("still connecting; its tools are offered once it is ready"),
+        "{notice}"
+    );
+    m.wait_for_line("first answer", WAIT);
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        m.send_line("/mcp");
+        if m.wait_for_line("t: ", WAIT).contains("t: connected") {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never connected");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    m.send_line("two");
+    m.wait_for_line("second answer", WAIT);
+    m.send_line("/quit");
+    let out = m.wait();
+    assert!(out.stdout.contains("echo: late"), "{}", out.describe());
+    assert!(
+        !out.stdout.contains("to call 'mcp__t__echo'"),
+        "{}",
+        out.describe()
+    );
 }
