@@ -16,6 +16,9 @@ impl App {
     /// Reads the MCP files and starts connecting every enabled server; returns at once.
     /// Problems with the files are notices; the other servers still start.
     pub fn start_mcp(&mut self) {
+        if let Some(by) = &self.config.mcp_off {
+            let _ = self.extensions.context().mcp_off.set(turned_off(by));
+        }
         if self.config.mcp_files.is_empty() || self.mcp.is_some() {
             return;
         }

@@ -59,6 +59,7 @@ impl Wiring {
             },
             log: config.log,
             mcp: RwLock::new(None),
+            mcp_off: std::sync::OnceLock::new(),
             agents: RwLock::new(None),
             builtins: config.builtin_extensions,
             control: self.control.clone(),

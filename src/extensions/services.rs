@@ -36,6 +36,8 @@ pub struct HostContext {
     pub log: bool,
     /// The MCP servers, once the app started them (`api.mcp.*`).
     pub mcp: RwLock<Option<Arc<crate::mcp::Manager>>>,
+    /// Why there is no MCP manager, when MCP is turned off (`--no-mcp`, ...).
+    pub mcp_off: std::sync::OnceLock<String>,
     /// What runs child agents and model calls (`api.run_agent`, `api.complete`); none
     /// without an agent (`mypi ext check`).
     pub agents: RwLock<Option<Arc<dyn Spawner>>>,
@@ -67,6 +69,7 @@ impl HostContext {
             limits: Limits::default(),
             log: false,
             mcp: RwLock::new(None),
+            mcp_off: std::sync::OnceLock::new(),
             agents: RwLock::new(None),
             builtins: false,
             control: crate::control::Control::new(),
@@ -86,6 +89,15 @@ impl HostContext {
     /// The MCP manager, when servers are configured.
     pub fn mcp(&self) -> Option<Arc<crate::mcp::Manager>> {
         self.mcp.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// What `api.mcp.*` says without a manager: MCP turned off and by what, or no server
+    /// configured.
+    pub fn no_mcp(&self) -> String {
+        match self.mcp_off.get() {
+            Some(why) => why.clone(),
+            None => super::registrar::NO_MCP.to_string(),
+        }
     }
 
     /// Hands the MCP manager to the scripts.

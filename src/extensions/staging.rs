@@ -297,7 +297,7 @@ impl Registrar for HostRegistrar {
         request: crate::mcp::script::Request,
         ctx: Option<Arc<crate::run::RunContext>>,
     ) -> BoxFuture<'static, Result<serde_json::Value, String>> {
-        let manager = self.ctx.mcp();
+        let manager = self.ctx.mcp().ok_or_else(|| self.ctx.no_mcp());
         let hooks = self.ctx.hooks.clone();
         let worker = self.worker().ok().map(|w| w.id);
         let run = Arc::new(
@@ -306,9 +306,7 @@ impl Registrar for HostRegistrar {
         );
         let extension = extension.to_string();
         Box::pin(async move {
-            let Some(m) = manager else {
-                return Err(super::registrar::NO_MCP.to_string());
-            };
+            let m = manager?;
             crate::mcp::script::serve(&m, &hooks, request, &extension, &run).await
         })
     }

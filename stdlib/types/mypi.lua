@@ -576,7 +576,8 @@ function api.complete(request) end
 ---@field is_error boolean always false (a tool error is raised)
 
 ---The MCP servers (`.mcp.json`, `~/.agents/mcp.json`, `--mcp-config`). Every function waits
----without CPU or budget cost and raises an error with the server's message on failure.
+---without CPU or budget cost and raises an error with the server's message on failure (or
+---saying that no server is configured, or that MCP is turned off and by what).
 ---@class mypi.Mcp
 Mcp = {}
 

@@ -337,6 +337,40 @@ fn mcp_list_and_the_mcp_command_show_every_server() {
     );
 }
 
+/// A script's `api.mcp.*` says why there is no server: MCP turned off (and by what), or
+/// none configured.
+#[test]
+fn api_mcp_says_mcp_is_off_or_unconfigured() {
+    let dir = TestDir::new();
+    dir.write(
+        ".agents/extensions/ask.lua",
+        "api.command('servers', function()\n\
+           local ok, e = pcall(api.mcp.servers)\n\
+           return 'said: ' .. tostring(e)\n\
+         end)\n",
+    );
+    let run = |extra: &[&str]| {
+        let out = Mypi::new(&dir)
+            .args(extra)
+            .args(["--no-session", "-p", "/servers"])
+            .run();
+        out.ok();
+        out.stdout
+    };
+    let off = run(&["--no-mcp"]);
+    assert!(
+        off.contains(
+            "said: api.mcp.servers: MCP is turned off by --no-mcp: no MCP server is started"
+        ),
+        "{off}"
+    );
+    let none = run(&[]);
+    assert!(
+        none.contains("said: api.mcp.servers: no MCP servers are configured"),
+        "{none}"
+    );
+}
+
 /// A start asks for the four lists at once: one round trip, not three. The server holds its
 /// answers until it has seen all four kinds, so a client that waits for one list before it
 /// asks for the next never connects (and fails at the entry's 5 s timeout).
