@@ -26,11 +26,26 @@ pub fn stdio_entry(dir: &TestDir, mode: &str, timeout: u64) -> Value {
     json!({"command": "python3", "args": [fake, mode, log], "timeout": timeout})
 }
 
+/// The well-behaved test server's script (`mcp_server.py`: tools, resources, prompts).
+pub fn server_script() -> String {
+    format!("{}/tests/common/mcp_server.py", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Writes `.mcp.json` with the well-behaved test server as `t`, logging the requests it gets
+/// to `dir/requests.jsonl` (and `extra` entries).
+pub fn mcp_json(dir: &TestDir, extra: Value) {
+    let mut servers = json!({"t": {"command": "python3", "args": [server_script()],
+        "env": {"MCP_LOG": dir.join("requests.jsonl").display().to_string()}}});
+    if let (Some(s), Some(e)) = (servers.as_object_mut(), extra.as_object()) {
+        s.extend(e.clone());
+    }
+    dir.write(".mcp.json", &json!({"mcpServers": servers}).to_string());
+}
+
 /// Writes `.mcp.json` with the well-behaved test server (`mcp_server.py`: tools, resources,
 /// prompts) as `t`, started 2 s late: slower than the grace a prompt gives a server never seen.
 pub fn slow_test_server(dir: &TestDir) {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/common/mcp_server.py");
-    let slow = format!("sleep 2; exec python3 '{}'", script.display());
+    let slow = format!("sleep 2; exec python3 '{}'", server_script());
     dir.write(
         ".mcp.json",
         &json!({"mcpServers": {"t": {"command": "sh", "args": ["-c", slow]}}}).to_string(),

@@ -34,6 +34,7 @@ mod mcp_faults;
 mod mcp_registry;
 mod mcp_repl;
 mod mcp_scripts;
+mod mcp_status;
 mod model_switch;
 mod parity;
 mod parity_more;
