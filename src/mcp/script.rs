@@ -103,22 +103,25 @@ pub async fn serve(
     }
 }
 
-/// A script's tool call through the hooks.
-async fn call(
-    manager: &Manager,
-    hooks: &HookBus,
-    server: &str,
-    tool: &str,
-    mut args: Value,
-    extension: &str,
-    ctx: &Arc<RunContext>,
-) -> Result<Value, String> {
-    let fail = |e: super::McpError| format!("mcp server '{server}': {e}");
+/// A server's tool as a script's call finds it.
+struct Found {
+    entry: Arc<super::manager::Entry>,
+    conn: Arc<super::conn::Conn>,
+    /// Its agent name (what the hooks see).
+    name: String,
+    hints: Option<Value>,
+}
+
+/// Finds `tool` of `server` (waiting for the server; listing its tools again when the last
+/// list lacks it, since a server may add one without a word).
+async fn find(manager: &Manager, server: &str, tool: &str) -> Result<Found, String> {
     let entry = manager.entry(server).map_err(|e| e.to_string())?;
-    let conn = manager.conn_of(&entry).await.map_err(fail)?;
+    let conn = manager
+        .conn_of(&entry)
+        .await
+        .map_err(|e| format!("mcp server '{server}': {e}"))?;
     let found = match conn.tool(tool) {
         Ok(found) => Ok(found),
-        // Maybe added since the last list, without a word yet: ask once more.
         Err(_) => {
             conn.relist_tools(entry.config.timeout).await;
             conn.tool(tool)
@@ -131,6 +134,31 @@ async fn call(
             names.join(", ")
         )
     })?;
+    Ok(Found {
+        entry,
+        conn,
+        name,
+        hints,
+    })
+}
+
+/// A script's tool call through the hooks.
+async fn call(
+    manager: &Manager,
+    hooks: &HookBus,
+    server: &str,
+    tool: &str,
+    mut args: Value,
+    extension: &str,
+    ctx: &Arc<RunContext>,
+) -> Result<Value, String> {
+    let fail = |e: super::McpError| format!("mcp server '{server}': {e}");
+    let Found {
+        entry,
+        conn,
+        name,
+        hints,
+    } = find(manager, server, tool).await?;
     let about = CallAbout {
         hints,
         origin: Some(Origin {
