@@ -5,8 +5,11 @@
 use serde_json::{json, Value};
 
 use super::ext_util::faux;
+use super::wire::tool_names;
 use crate::common::mcp::{config, slow_test_server, stdio_entry};
-use crate::common::{Mypi, TestDir};
+use crate::common::{FakeOpenAi, Mypi, Reply, TestDir};
+
+const WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The tool results of a `--json` run, in order.
 fn tool_results(stdout: &str) -> Vec<Value> {
@@ -92,6 +95,72 @@ fn mcp_list_keeps_the_lists_for_the_next_prompt() {
         out.describe()
     );
     assert_eq!(tool_results(&out.stdout)[0]["content"], "echo: hi");
+}
+
+/// A server seen before that fails at start (its program is gone from `PATH`) has its
+/// cached tools withdrawn: the model is not offered tools of a server that is not there.
+#[test]
+fn the_cached_tools_of_a_server_that_fails_at_start_are_withdrawn() {
+    let dir = TestDir::new();
+    let fake = crate::common::mcp::fake_py().display().to_string();
+    let program = dir.write(
+        "bin/myserver",
+        &format!("#!/bin/sh\nexec python3 '{fake}' normal\n"),
+    );
+    std::fs::set_permissions(
+        &program,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let cfg = config(&dir, json!({"srv": {"command": "myserver"}}));
+    let path = std::env::var("PATH").unwrap_or_default();
+    let list = Mypi::new(&dir)
+        .env("PATH", format!("{}:{path}", dir.join("bin").display()))
+        .arg("--mcp-config")
+        .arg(&cfg)
+        .args(["mcp", "list"])
+        .run();
+    list.ok();
+    assert!(
+        list.stdout.contains("srv: connected"),
+        "{}",
+        list.describe()
+    );
+    for round in 0..3 {
+        let openai = FakeOpenAi::with_replies(vec![Reply::text("hello")]);
+        let mut m = Mypi::new(&dir)
+            .openai(&openai)
+            .arg("--mcp-config")
+            .arg(&cfg)
+            .args(["--no-session", "--no-watch"])
+            .spawn();
+        let deadline = std::time::Instant::now() + WAIT;
+        loop {
+            m.send_line("/mcp");
+            let line = m.wait_for_line("srv: ", WAIT);
+            if !line.contains("srv: connecting") {
+                assert!(
+                    line.contains("srv: failed: cannot start"),
+                    "round {round}: {line}"
+                );
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "round {round}: {line}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        m.send_line("hi");
+        m.wait_for_line("hello", WAIT);
+        m.send_line("/quit");
+        m.wait();
+        let offered: Vec<String> = tool_names(&openai.requests()[0])
+            .into_iter()
+            .filter(|t| t.starts_with("mcp__srv__"))
+            .collect();
+        assert!(offered.is_empty(), "round {round}: {offered:?}");
+    }
 }
 
 #[test]
