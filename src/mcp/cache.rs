@@ -105,10 +105,15 @@ pub fn save(dir: &Path, config: &ServerConfig, lists: &Lists, has_resources: boo
     }
 }
 
+/// The file saying `config`'s server kept running after its stdin closed.
+fn exit_file(dir: &Path, config: &ServerConfig) -> PathBuf {
+    file(dir, config).with_extension("exit")
+}
+
 /// Whether closing `config`'s server should give it the end-of-input grace: yes, unless it
 /// was seen not to exit on it less than [`RELEARN`] ago.
 pub fn eof_grace_worth(dir: &Path, config: &ServerConfig) -> bool {
-    let learnt = std::fs::metadata(file(dir, config).with_extension("exit"))
+    let learnt = std::fs::metadata(exit_file(dir, config))
         .and_then(|m| m.modified())
         .ok()
         .and_then(|t| t.elapsed().ok());
@@ -118,7 +123,7 @@ pub fn eof_grace_worth(dir: &Path, config: &ServerConfig) -> bool {
 /// Keeps whether `config`'s server exited on the end of its input within the grace (best
 /// effort; the file exists only for a server that did not).
 pub fn remember_eof(dir: &Path, config: &ServerConfig, exited: bool) {
-    let path = file(dir, config).with_extension("exit");
+    let path = exit_file(dir, config);
     if exited {
         let _ = std::fs::remove_file(path);
     } else if std::fs::create_dir_all(dir).is_ok() {
@@ -189,7 +194,7 @@ mod tests {
         let old = std::time::SystemTime::now() - RELEARN - std::time::Duration::from_secs(1);
         let f = std::fs::File::options()
             .write(true)
-            .open(file(&dir.0, &a).with_extension("exit"))
+            .open(exit_file(&dir.0, &a))
             .unwrap();
         f.set_modified(old).unwrap();
         assert!(eof_grace_worth(&dir.0, &a), "learnt again after RELEARN");

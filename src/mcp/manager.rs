@@ -70,9 +70,6 @@ pub struct Manager {
     cache: std::sync::OnceLock<std::path::PathBuf>,
     /// When [`Manager::start`] ran (a prompt's wait is counted from it).
     started: std::sync::OnceLock<tokio::time::Instant>,
-    /// False while [`Manager::start`] installs the cached lists: a connection that ends
-    /// meanwhile waits before it installs its fresh lists (or withdraws the cached ones).
-    cached_in: watch::Sender<bool>,
     weak: Weak<Manager>,
 }
 
@@ -112,7 +109,6 @@ impl Manager {
             registry,
             cache: std::sync::OnceLock::new(),
             started: std::sync::OnceLock::new(),
-            cached_in: watch::channel(true).0,
             weak: weak.clone(),
         })
     }
@@ -123,20 +119,13 @@ impl Manager {
     }
 
     /// Starts connecting every enabled server, each on its own task; returns at once. A
-    /// server with cached lists has its tools offered meanwhile. The servers are started
-    /// first (a process takes longest), so a start does not wait for the cache.
+    /// server with cached lists has its tools offered meanwhile (they are in place before its
+    /// connection starts, so the fresh lists, or their withdrawal, always come after them).
     pub fn start(&self) {
         let _ = self.started.set(tokio::time::Instant::now());
         let late: Weak<dyn crate::tools::LateTools> = self.weak.clone();
         self.registry.set_late(late);
-        self.cached_in.send_replace(false);
-        // Set back on every way out of here, so that no connection waits forever.
-        let _in = CachedIn(&self.cached_in);
-        let enabled = || self.entries.iter().filter(|e| e.config.enabled);
-        for entry in enabled() {
-            self.spawn_connect(entry.clone());
-        }
-        for entry in enabled() {
+        for entry in self.entries.iter().filter(|e| e.config.enabled) {
             if let Some(cached) = self.cache.get().and_then(|d| cache::load(d, &entry.config)) {
                 self.registry.install_lists(
                     self,
@@ -146,6 +135,7 @@ impl Manager {
                 );
                 entry.cached.store(true, Ordering::Release);
             }
+            self.spawn_connect(entry.clone());
         }
     }
 
@@ -203,8 +193,6 @@ impl Manager {
                 Err(e) => break Err(e),
             }
         };
-        // What the connection brings replaces the cached lists: they must be in first.
-        let _ = self.cached_in.subscribe().wait_for(|done| *done).await;
         let state = match result {
             Ok(conn) => {
                 let conn = Arc::new(conn);
@@ -463,15 +451,6 @@ impl Manager {
     /// Every server's state, as `/mcp`, `mypi mcp list` and `api.mcp.servers()` show it.
     pub fn status(&self) -> Vec<Value> {
         self.entries.iter().map(|e| status_of(e)).collect()
-    }
-}
-
-/// Says the cached lists are in place when dropped (see [`Manager::start`]).
-struct CachedIn<'a>(&'a watch::Sender<bool>);
-
-impl Drop for CachedIn<'_> {
-    fn drop(&mut self) {
-        self.0.send_replace(true);
     }
 }
 

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::TestDir;
+use super::{Running, TestDir};
 
 /// The stdio fake server (`mcp_fake.py MODE [LOG]`).
 pub fn fake_py() -> PathBuf {
@@ -251,5 +251,24 @@ impl Drop for HttpFake {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// Asks `/mcp` on the REPL `m` until `server`'s line no longer says it is connecting (at most
+/// `max`); that line.
+pub fn settled_line(m: &mut Running, server: &str, max: Duration) -> String {
+    let deadline = Instant::now() + max;
+    let prefix = format!("{server}: ");
+    loop {
+        m.send_line("/mcp");
+        let line = m.wait_for_line(&prefix, max);
+        if !line.contains(&format!("{server}: connecting")) {
+            return line;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{server} still connecting: {line}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
     }
 }

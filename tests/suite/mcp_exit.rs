@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::common::mcp::{
-    assert_none_survive, config, grandchild_entry, marked, received, stdio_entry, wait_pid_file,
-    wait_received,
+    assert_none_survive, config, grandchild_entry, marked, received, settled_line, stdio_entry,
+    wait_pid_file, wait_received,
 };
 use crate::common::{Mypi, Running, TestDir};
 
@@ -33,15 +33,9 @@ fn repl_connected(dir: &TestDir, mode: &str) -> Running {
         .arg("--no-watch")
         .spawn();
     wait_pid_file(dir, "grandchild", WAIT);
-    let deadline = Instant::now() + WAIT;
-    loop {
-        m.send_line("/mcp");
-        if m.wait_for_line("srv: ", WAIT).contains("srv: connected") {
-            return m;
-        }
-        assert!(Instant::now() < deadline, "never connected");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let line = settled_line(&mut m, "srv", WAIT);
+    assert!(line.contains("srv: connected"), "never connected: {line}");
+    m
 }
 
 #[test]

@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 
 use super::ext_util::faux;
 use super::wire::tool_names;
-use crate::common::mcp::{config, slow_test_server, stdio_entry};
+use crate::common::mcp::{config, settled_line, slow_test_server, stdio_entry};
 use crate::common::{FakeOpenAi, Mypi, Reply, TestDir};
 
 const WAIT: std::time::Duration = std::time::Duration::from_secs(30);
@@ -134,23 +134,11 @@ fn the_cached_tools_of_a_server_that_fails_at_start_are_withdrawn() {
             .arg(&cfg)
             .args(["--no-session", "--no-watch"])
             .spawn();
-        let deadline = std::time::Instant::now() + WAIT;
-        loop {
-            m.send_line("/mcp");
-            let line = m.wait_for_line("srv: ", WAIT);
-            if !line.contains("srv: connecting") {
-                assert!(
-                    line.contains("srv: failed: cannot start"),
-                    "round {round}: {line}"
-                );
-                break;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "round {round}: {line}"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
+        let line = settled_line(&mut m, "srv", WAIT);
+        assert!(
+            line.contains("srv: failed: cannot start"),
+            "round {round}: {line}"
+        );
         m.send_line("hi");
         m.wait_for_line("hello", WAIT);
         m.send_line("/quit");

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::common::mcp::{config, received, slow_test_server, stdio_entry};
+use crate::common::mcp::{config, received, settled_line, slow_test_server, stdio_entry};
 use crate::common::{Running, TestDir};
 
 use super::ext_util::faux;
@@ -29,15 +29,9 @@ fn repl(dir: &TestDir, timeout: u64, replies: &[Value]) -> Running {
         .arg(cfg)
         .args(["--no-watch", "--no-session"])
         .spawn();
-    let deadline = std::time::Instant::now() + WAIT;
-    loop {
-        m.send_line("/mcp");
-        if m.wait_for_line("srv: ", WAIT).contains("srv: connected") {
-            return m;
-        }
-        assert!(std::time::Instant::now() < deadline, "never connected");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let line = settled_line(&mut m, "srv", WAIT);
+    assert!(line.contains("srv: connected"), "never connected: {line}");
+    m
 }
 
 /// Progress sent just before a call's answer belongs to that call: it is never printed
@@ -209,15 +203,8 @@ fn a_slow_server_never_seen_is_passed_over_then_offered_on_the_repl() {
         "{notice}"
     );
     m.wait_for_line("first answer", WAIT);
-    let deadline = std::time::Instant::now() + WAIT;
-    loop {
-        m.send_line("/mcp");
-        if m.wait_for_line("t: ", WAIT).contains("t: connected") {
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "never connected");
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    let line = settled_line(&mut m, "t", WAIT);
+    assert!(line.contains("t: connected"), "never connected: {line}");
     m.send_line("two");
     m.wait_for_line("second answer", WAIT);
     m.send_line("/quit");
