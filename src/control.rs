@@ -401,14 +401,15 @@ pub fn status_key(extension: &str, key: &str) -> String {
     format!("{extension}\u{0}{key}")
 }
 
-/// A script's text made safe for one line of the terminal: control characters (escape
-/// sequences included) dropped, cut to [`MAX_STATUS_BYTES`].
+/// A script's text made safe for one line of the terminal: newlines and tabs as spaces,
+/// other control characters (escape sequences included) shown visibly
+/// ([`crate::text::inert`]), cut to [`MAX_STATUS_BYTES`].
 pub fn one_line(text: &str) -> String {
-    let clean: String = text
+    let flat: String = text
         .chars()
         .map(|c| if c == '\n' || c == '\t' { ' ' } else { c })
-        .filter(|c| !c.is_control())
         .collect();
+    let clean = crate::text::inert(&flat);
     let clean = clean.trim();
     if clean.len() <= MAX_STATUS_BYTES {
         return clean.to_string();
@@ -462,9 +463,9 @@ mod tests {
             *lock(&seen.0),
             vec![
                 "second",
-                "[31mfirst line · second",
-                "[31mfirst line",
-                "title t",
+                "^[[31mfirst line · second",
+                "^[[31mfirst line",
+                "title t^G",
                 "-"
             ]
         );

@@ -146,7 +146,7 @@ fn notice_for(mode: &Mode, printer: &Arc<Printer>) -> NoticeFn {
         Mode::Print { json: true, .. } => Arc::new(|message| {
             if let Ok(line) = serde_json::to_string(&AgentEvent::Notice { message }) {
                 // Like the other JSON events: a closed stdout is not worth a panic.
-                mypi::stdio::out_line(&line);
+                mypi::repl::render::json_line(&line);
             }
         }),
         Mode::Print { .. } => Arc::new(|message| stderr_line(&format!("mypi: {message}"))),

@@ -326,7 +326,7 @@ mod tests {
         let out = reg.call_line("t", &json!(1), &ctx).await;
         assert_eq!(out.text.as_deref(), Some("<< 1 >>"));
         let out = reg.result_lines("t", "abc", None, false, &ctx).await;
-        assert_eq!(out.text.as_deref(), Some("3 bytes"), "cleaned");
+        assert_eq!(out.text.as_deref(), Some("3 bytes^[[2J"), "cleaned");
         let out = reg.result_lines("t", "abc", None, true, &ctx).await;
         assert_eq!(out, Rendered::default(), "errors keep the default");
         let print = Arc::new(RunContext::detached(std::env::temp_dir()));

@@ -8,7 +8,7 @@
 //! rustyline needs the terminal on 0 and 1, and scripts' `print`/`io.write` go to the log.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::sync::{Mutex, OnceLock};
 
@@ -85,6 +85,21 @@ pub fn write_out(bytes: &[u8]) {
             let _ = out.write_all(bytes).and_then(|_| out.flush());
         }
     }
+}
+
+/// Whether mypi's stdout (the private descriptor after [`isolate`]) is a terminal; read once.
+pub fn out_is_terminal() -> bool {
+    static TERMINAL: OnceLock<bool> = OnceLock::new();
+    *TERMINAL.get_or_init(|| match PRIVATE.get() {
+        Some(file) => file.lock().map(|f| f.is_terminal()).unwrap_or(false),
+        None => io::stdout().is_terminal(),
+    })
+}
+
+/// Whether stderr is a terminal; read once.
+pub fn err_is_terminal() -> bool {
+    static TERMINAL: OnceLock<bool> = OnceLock::new();
+    *TERMINAL.get_or_init(|| io::stderr().is_terminal())
 }
 
 /// Writes one line to mypi's stdout.

@@ -265,6 +265,12 @@ impl Registrar for HostRegistrar {
         if self.ctx.log {
             use std::io::Write;
             let line = truncate_middle(line, MAX_LINE_BYTES);
+            // A script's words: inert on a terminal, exact in a log file.
+            let line = if crate::stdio::err_is_terminal() {
+                crate::text::inert(&line)
+            } else {
+                std::borrow::Cow::Borrowed(line.as_str())
+            };
             let _ = writeln!(std::io::stderr().lock(), "{line}");
         }
     }

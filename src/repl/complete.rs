@@ -55,8 +55,10 @@ impl SlashHelper {
             .flatten()
             .filter_map(|e| {
                 let name = e.file_name().to_string_lossy().into_owned();
-                let shown = name.starts_with('.') && !file.starts_with('.');
-                if shown || !name.starts_with(file) {
+                let hidden = name.starts_with('.') && !file.starts_with('.');
+                // A name with control characters would put them in the edited line.
+                let unsafe_name = crate::text::inert(&name) != name.as_str();
+                if hidden || unsafe_name || !name.starts_with(file) {
                     return None;
                 }
                 let slash = if e.path().is_dir() { "/" } else { "" };

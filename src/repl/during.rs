@@ -50,7 +50,7 @@ impl Front<'_> {
             Delivery::Steer => "steering",
             Delivery::FollowUp => "follow-up",
         };
-        let shown = line.replace('\n', " ⏎ ");
+        let shown = crate::text::inert(&line.replace('\n', " ⏎ ")).into_owned();
         let said = match self.queues.push(line, delivery) {
             Ok(()) => self
                 .style
@@ -60,7 +60,7 @@ impl Front<'_> {
                 &format!("not queued: the {} queue is full ({})", e.queue, e.what),
             ),
         };
-        self.printer.line(&said);
+        self.printer.styled(&said);
     }
 }
 

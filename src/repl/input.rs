@@ -3,7 +3,7 @@
 //! while the user types.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc as std_mpsc;
 use std::sync::Arc;
@@ -420,14 +420,16 @@ fn read_loop(
     continued: Arc<AtomicUsize>,
 ) {
     let terminal = std::io::stdin().is_terminal();
+    // Bytes the key reader read past the end of a line: the next read takes them first.
+    let mut pending: Vec<u8> = Vec::new();
     while let Ok(request) = requests.recv() {
-        let (prompt, initial) = match request {
+        let (prompt, mut initial) = match request {
             Request::Line(prompt, initial) => (prompt, initial),
             Request::Keys(stop, initial) => {
                 if !initial.is_empty() {
                     printer.set_draft(Some(initial.clone()));
                 }
-                let result = super::keys::read_keys(&stop, &initial, &printer);
+                let result = super::keys::read_keys(&stop, &initial, &printer, &mut pending);
                 let eof = result == ReadResult::Eof;
                 if results.send(result).is_err() || eof {
                     return;
@@ -438,9 +440,15 @@ fn read_loop(
                 if answer.is_closed() {
                     continue;
                 }
-                printer.set_reading(true);
-                let line = editor.readline(&prompt);
-                printer.set_reading(false);
+                let line = match typed_ahead(&mut pending, &prompt, &printer) {
+                    Some(line) => Ok(line),
+                    None => {
+                        printer.set_reading(true);
+                        let line = editor.readline(&*crate::text::inert(&prompt));
+                        printer.set_reading(false);
+                        line
+                    }
+                };
                 if answer.send(line.ok()).is_err() {
                     printer.line("(that question had timed out: the answer was not used)");
                 }
@@ -451,25 +459,25 @@ fn read_loop(
                 continue;
             }
         };
-        printer.set_reading(true);
-        let line = editor
-            .readline_with_initial(&prompt, (&initial, ""))
-            .map(|l| joined(l, &continued));
-        printer.set_reading(false);
+        let line = match typed_ahead(&mut pending, &prompt, &printer) {
+            Some(line) => Ok(line),
+            None => {
+                initial.push_str(&super::keys::typed_draft(&mut pending));
+                printer.set_reading(true);
+                let prompt = crate::text::inert_sgr(&prompt, true);
+                let line = editor
+                    .readline_with_initial(&*prompt, (&initial, ""))
+                    .map(|l| joined(l, &continued));
+                printer.set_reading(false);
+                line
+            }
+        };
         let result = match line {
             Ok(line) => {
                 if terminal {
                     super::keys::quiet();
                 }
-                if !line.trim().is_empty() {
-                    let _ = editor.add_history_entry(line.as_str());
-                    if let Some(path) = &history {
-                        if let Some(dir) = path.parent() {
-                            let _ = std::fs::create_dir_all(dir);
-                        }
-                        let _ = editor.append_history(path);
-                    }
-                }
+                remember(&mut editor, history.as_deref(), &line);
                 ReadResult::Line(line)
             }
             Err(ReadlineError::Interrupted) => ReadResult::Interrupted,
@@ -479,5 +487,28 @@ fn read_loop(
         if results.send(result).is_err() || eof {
             return;
         }
+    }
+}
+
+/// A whole line the key reader read ahead, if there is one: it is the next line, shown after
+/// `prompt` as if typed there.
+fn typed_ahead(pending: &mut Vec<u8>, prompt: &str, printer: &Printer) -> Option<String> {
+    let line = super::keys::typed_line(pending)?;
+    let shown = crate::text::inert(&line).replace('\n', " ⏎ ");
+    printer.styled(&format!("{}{shown}", crate::text::inert_sgr(prompt, true)));
+    Some(line)
+}
+
+/// Adds a line to the history (and its file).
+fn remember(editor: &mut Editor<SlashHelper, DefaultHistory>, file: Option<&Path>, line: &str) {
+    if line.trim().is_empty() {
+        return;
+    }
+    let _ = editor.add_history_entry(line);
+    if let Some(path) = file {
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let _ = editor.append_history(path);
     }
 }

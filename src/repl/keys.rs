@@ -274,8 +274,15 @@ fn wait(stop: &Stop, timeout_ms: i32) -> Option<bool> {
 }
 
 /// Reads keys until one ends the read (see the module doc). `Nothing`: the run ended with
-/// nothing typed; `Draft`: it ended with a line begun.
-pub fn read_keys(stop: &Stop, initial: &str, printer: &Printer) -> ReadResult {
+/// nothing typed; `Draft`: it ended with a line begun. `pending` holds bytes typed ahead:
+/// they are taken first, and what comes after the key that ends the read (the next lines of
+/// a paste the terminal did not mark, keys typed fast) is left there for the next read.
+pub fn read_keys(
+    stop: &Stop,
+    initial: &str,
+    printer: &Printer,
+    pending: &mut Vec<u8>,
+) -> ReadResult {
     let Some(_raw) = RawMode::enter() else {
         return match initial {
             "" => ReadResult::Nothing,
@@ -286,10 +293,13 @@ pub fn read_keys(stop: &Stop, initial: &str, printer: &Printer) -> ReadResult {
         bytes: initial.as_bytes().to_vec(),
         ..Draft::default()
     };
+    if let Some(done) = take_keys(&mut draft, pending, printer) {
+        return done;
+    }
     let mut buf = [0u8; 1024];
     loop {
         let timeout = if draft.after_esc() { ESC_WAIT_MS } else { -1 };
-        let keys = match wait(stop, timeout) {
+        match wait(stop, timeout) {
             None => {
                 printer.set_draft(None);
                 let text = draft.text();
@@ -299,8 +309,13 @@ pub fn read_keys(stop: &Stop, initial: &str, printer: &Printer) -> ReadResult {
                     ReadResult::Draft(text)
                 };
             }
-            Some(false) if draft.after_esc() => vec![draft.lone_esc()],
-            Some(false) => continue,
+            Some(false) if draft.after_esc() => {
+                if let Some(done) = finished(draft.lone_esc()) {
+                    printer.set_draft(None);
+                    return done;
+                }
+            }
+            Some(false) => {}
             Some(true) => {
                 // SAFETY: reads into a buffer we own, at most its length.
                 let n =
@@ -309,31 +324,67 @@ pub fn read_keys(stop: &Stop, initial: &str, printer: &Printer) -> ReadResult {
                     printer.set_draft(None);
                     return ReadResult::Eof;
                 }
-                draft.feed(&buf[..n as usize])
-            }
-        };
-        let mut edited = false;
-        for key in keys {
-            let done = match key {
-                Key::Edited => {
-                    edited = true;
-                    None
+                pending.extend_from_slice(&buf[..n as usize]);
+                if let Some(done) = take_keys(&mut draft, pending, printer) {
+                    return done;
                 }
-                Key::Submit(text) => Some(ReadResult::Line(text)),
-                Key::FollowUp(text) => Some(ReadResult::FollowUp(text)),
-                Key::Cancel => Some(ReadResult::Cancel),
-                Key::Eof => Some(ReadResult::Eof),
-            };
-            if let Some(done) = done {
-                // Bytes typed after it in the same read are dropped (keys, not lines).
-                printer.set_draft(None);
-                return done;
             }
-        }
-        if edited {
-            printer.set_draft(Some(draft.text()));
         }
     }
+}
+
+/// What a key means for the read: `None` while the line is still being typed.
+fn finished(key: Key) -> Option<ReadResult> {
+    match key {
+        Key::Edited => None,
+        Key::Submit(text) => Some(ReadResult::Line(text)),
+        Key::FollowUp(text) => Some(ReadResult::FollowUp(text)),
+        Key::Cancel => Some(ReadResult::Cancel),
+        Key::Eof => Some(ReadResult::Eof),
+    }
+}
+
+/// Feeds `pending` to the draft up to a key that ends the read, which it returns; the bytes
+/// after that key stay in `pending`. Shows the line as typed so far.
+fn take_keys(draft: &mut Draft, pending: &mut Vec<u8>, printer: &Printer) -> Option<ReadResult> {
+    let mut edited = false;
+    for (i, &b) in pending.iter().enumerate() {
+        match draft.byte(b).map(finished) {
+            Some(Some(done)) => {
+                pending.drain(..=i);
+                printer.set_draft(None);
+                return Some(done);
+            }
+            Some(None) => edited = true,
+            None => {}
+        }
+    }
+    pending.clear();
+    if edited {
+        printer.set_draft(Some(draft.text()));
+    }
+    None
+}
+
+/// The first whole line of `pending` (bytes typed ahead while keys were read), taken out of
+/// it; `None` when it holds no whole line (then its text, if any, is the line begun).
+pub fn typed_line(pending: &mut Vec<u8>) -> Option<String> {
+    let mut draft = Draft::default();
+    for (i, &b) in pending.iter().enumerate() {
+        if let Some(Key::Submit(text) | Key::FollowUp(text)) = draft.byte(b) {
+            pending.drain(..=i);
+            return Some(text);
+        }
+    }
+    None
+}
+
+/// The text of a line begun in `pending` (no whole line in it), which is emptied.
+pub fn typed_draft(pending: &mut Vec<u8>) -> String {
+    let mut draft = Draft::default();
+    draft.feed(pending);
+    pending.clear();
+    draft.text()
 }
 
 #[cfg(test)]

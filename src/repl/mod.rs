@@ -240,7 +240,7 @@ impl Repl {
                 let style = self.shared.style;
                 self.shared
                     .printer
-                    .line(&style.paint(style::Role::Dim, hint));
+                    .styled(&style.paint(style::Role::Dim, hint));
                 self.interrupted_once = true;
                 Next::Again
             }
@@ -287,7 +287,7 @@ impl Repl {
                 let style = self.shared.style;
                 self.shared
                     .printer
-                    .line(&style.paint(style::Role::Dim, &summary));
+                    .styled(&style.paint(style::Role::Dim, &summary));
             }
         }
         show(&self.shared.printer, result);
@@ -304,7 +304,7 @@ impl Repl {
             let style = self.shared.style;
             self.shared
                 .printer
-                .line(&style.paint(style::Role::Dim, &saved));
+                .styled(&style.paint(style::Role::Dim, &saved));
         }
     }
 }

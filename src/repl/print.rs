@@ -132,7 +132,7 @@ async fn start(app: &mut App) -> Result<(), i32> {
 /// error worth a panic: the write error is ignored.
 fn answer(json: bool, text: &str) -> i32 {
     if !json && !text.is_empty() {
-        crate::stdio::out_line(text);
+        super::render::stdout_line(text);
     }
     0
 }

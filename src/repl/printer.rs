@@ -9,6 +9,11 @@
 //! above the block in one write (erase the block, the line, the block again), so nothing is
 //! garbled and nothing flickers; each row of the block is cut to the width so its height is
 //! known when it is erased.
+//!
+//! Every text that reaches it goes through [`crate::text::inert_sgr`] first (the one rule for
+//! text mypi did not write itself: colours kept as plain SGR, every other control character
+//! shown visibly), so the only other escape codes on the screen are the printer's own (the
+//! block's erase codes), added after.
 
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,6 +23,12 @@ use rustyline::ExternalPrinter;
 
 use super::style::term_width;
 use super::tool_lines::fit;
+use crate::text::inert_sgr;
+
+/// `text` as the printer may show it ([`crate::text::inert_sgr`], colours kept).
+fn shown(text: &str) -> String {
+    inert_sgr(text, true).into_owned()
+}
 
 /// Writes to the terminal, through the external printer while a line is being edited.
 pub struct Printer {
@@ -119,6 +130,7 @@ impl Printer {
     /// The extensions' status line changed: it is redrawn in the block, printed above the
     /// prompt while a line is edited, or (off a terminal) printed as a line.
     pub fn set_ext_status(&self, status: Option<String>) {
+        let status = status.as_deref().map(shown);
         if !self.terminal {
             self.block().ext_status = status.clone();
             self.line(&match status {
@@ -168,8 +180,8 @@ impl Printer {
     /// tool's last output) above it.
     pub fn status(&self, text: &str, tail: &[String]) {
         self.redraw(|b| {
-            b.spinner = Some(text.to_string());
-            b.tail = tail.to_vec();
+            b.spinner = Some(shown(text));
+            b.tail = tail.iter().map(|t| shown(t)).collect();
         });
     }
 
@@ -183,13 +195,24 @@ impl Printer {
 
     /// Shows what the user is typing during a run (`None`: nothing).
     pub fn set_draft(&self, draft: Option<String>) {
-        self.redraw(|b| b.draft = draft.filter(|d| !d.is_empty()));
+        self.redraw(|b| b.draft = draft.filter(|d| !d.is_empty()).map(|d| shown(&d)));
     }
 
-    /// Prints whole lines.
+    /// Prints whole lines of text mypi did not colour: every control character in it, escape
+    /// sequences included, is shown visibly ([`crate::text::inert`]).
     pub fn line(&self, text: &str) {
+        self.write_line(crate::text::inert(text).into_owned());
+    }
+
+    /// Prints whole lines that mypi coloured itself, their foreign parts already made inert:
+    /// plain SGR colours are kept, anything else is shown visibly.
+    pub fn styled(&self, text: &str) {
+        self.write_line(shown(text));
+    }
+
+    fn write_line(&self, text: String) {
         let mut block = self.block();
-        let Err(text) = self.emit_external(text.to_string()) else {
+        let Err(text) = self.emit_external(text) else {
             return;
         };
         let mut out = block.erase();

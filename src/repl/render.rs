@@ -15,16 +15,55 @@ use super::style::{term_width, terminal_width, Role, Style};
 use super::tool_lines;
 use crate::agent::EventSink;
 use crate::protocol::AgentEvent;
+use crate::text::{inert, inert_sgr};
 
-/// Writes a line to stderr; a closed stderr is ignored (no panic, unlike `eprintln!`).
+/// A tool call's arguments with every string in them made inert ([`crate::text::inert`]),
+/// for the lines that show the call.
+fn inert_value(value: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => Value::String(inert(s).into_owned()),
+        Value::Array(items) => Value::Array(items.iter().map(inert_value).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (inert(k).into_owned(), inert_value(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// Writes a line to stderr; a closed stderr is ignored (no panic, unlike `eprintln!`). On a
+/// terminal the text is made inert ([`crate::text::inert`]): what is written here may hold
+/// a server's or a script's words.
 pub fn stderr_line(text: &str) {
+    let text = if crate::stdio::err_is_terminal() {
+        inert(text)
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    };
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "{text}");
 }
 
-/// Writes a line to stdout; a closed stdout (`mypi -p ... | head`) is ignored.
+/// Writes a line to stdout; a closed stdout (`mypi -p ... | head`) is ignored. On a terminal
+/// the text is made inert ([`crate::text::inert`]); to a pipe or a file it is written exactly.
 pub fn stdout_line(text: &str) {
-    crate::stdio::out_line(text);
+    if crate::stdio::out_is_terminal() {
+        crate::stdio::out_line(&inert(text));
+    } else {
+        crate::stdio::out_line(text);
+    }
+}
+
+/// Writes one serialized JSON event as a line of stdout; on a terminal the characters JSON
+/// leaves as they are but a terminal would act on are escaped ([`crate::text::inert_json`]).
+pub fn json_line(line: &str) {
+    if crate::stdio::out_is_terminal() {
+        crate::stdio::out_line(&crate::text::inert_json(line));
+    } else {
+        crate::stdio::out_line(line);
+    }
 }
 
 /// `--json`: every event as one line on stdout.
@@ -33,7 +72,7 @@ pub struct JsonSink;
 impl EventSink for JsonSink {
     fn emit(&self, event: AgentEvent) {
         if let Ok(line) = serde_json::to_string(&event) {
-            crate::stdio::out_line(&line);
+            json_line(&line);
         }
     }
 }
@@ -144,11 +183,14 @@ impl HumanSink {
                 let start = lines.len().saturating_sub(tool_lines::BASH_TAIL_LINES);
                 lines[start..]
                     .iter()
-                    .map(|l| tool_lines::fit(&format!("  │ {}", l.replace('\t', "    ")), width))
+                    .map(|l| {
+                        let l = inert_sgr(l, false).replace('\t', "    ");
+                        tool_lines::fit(&format!("  │ {l}"), width)
+                    })
                     .collect()
             }
             crate::run::UpdateKind::Progress => {
-                let message = text.lines().last().unwrap_or_default();
+                let message = inert(text.lines().last().unwrap_or_default());
                 vec![tool_lines::fit(&format!("  ⋯ {message}"), width)]
             }
         };
@@ -163,7 +205,7 @@ impl HumanSink {
     fn text(&self, delta: &str, end: bool) {
         let rows = {
             let mut md = self.markdown.lock().unwrap_or_else(|p| p.into_inner());
-            let mut rows = md.push(delta);
+            let mut rows = md.push(&inert(delta));
             if end {
                 rows.extend(md.finish());
             }
@@ -173,7 +215,7 @@ impl HumanSink {
             self.spinner.stop(&self.printer);
         }
         for row in rows {
-            self.printer.line(&row);
+            self.printer.styled(&row);
         }
     }
 
@@ -188,7 +230,7 @@ impl HumanSink {
             &plain
         };
         for line in text.lines() {
-            self.printer.line(line);
+            self.printer.styled(line);
         }
     }
 
@@ -198,13 +240,13 @@ impl HumanSink {
         match &call.3 {
             Some(text) => self.rendered(text),
             None => {
-                let summary = tool_lines::call_line(&call.1, &call.2);
+                let summary = tool_lines::call_line(&inert(&call.1), &inert_value(&call.2));
                 let line = tool_lines::fit(&format!("→ {summary}"), term_width());
-                self.printer.line(&self.style.paint(Role::Tool, &line));
+                self.printer.styled(&self.style.paint(Role::Tool, &line));
             }
         }
         *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(call.0.clone());
-        self.spinner.start(&format!("running {}", call.1));
+        self.spinner.start(&format!("running {}", inert(&call.1)));
         self.calls
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -228,7 +270,9 @@ impl HumanSink {
                 .map(|i| calls.remove(i));
             (call, calls.first().map(|c| c.1.clone()))
         };
-        let args = call.as_ref().map(|c| c.2.clone()).unwrap_or_default();
+        let args = call.as_ref().map(|c| inert_value(&c.2)).unwrap_or_default();
+        let name = inert(name);
+        let content = inert_sgr(content, false);
         let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
         if last.as_deref() != Some(id) {
             let summary = match call.as_ref().and_then(|c| c.3.as_deref()) {
@@ -236,23 +280,24 @@ impl HumanSink {
                     let first = text.lines().next().unwrap_or_default();
                     crate::renderers::clean::without_colours(first)
                 }
-                None => tool_lines::call_line(name, &args),
+                None => tool_lines::call_line(&name, &args),
             };
             let line = tool_lines::fit(&format!("  ↳ {summary}"), term_width());
-            self.printer.line(&self.style.paint(Role::Dim, &line));
+            self.printer.styled(&self.style.paint(Role::Dim, &line));
         }
         *last = Some(id.to_string());
         drop(last);
         match rendered {
             Some(text) => self.rendered(&text),
             None => {
-                for line in tool_lines::result_lines(name, &args, content, is_error, &self.style) {
-                    self.printer.line(&line);
+                for line in tool_lines::result_lines(&name, &args, &content, is_error, &self.style)
+                {
+                    self.printer.styled(&line);
                 }
             }
         }
         if let Some(next) = still_running {
-            self.spinner.start(&format!("running {next}"));
+            self.spinner.start(&format!("running {}", inert(&next)));
         }
     }
 }
@@ -291,21 +336,24 @@ impl EventSink for HumanSink {
                 ..
             } => self.tool_result(&id, &name, (&content, is_error), rendered),
             AgentEvent::ToolUpdate { id, kind, text, .. } => self.tool_update(id, kind, &text),
-            AgentEvent::Notice { message } => p.line(&paint(Role::Notice, &format!("! {message}"))),
+            AgentEvent::Notice { message } => {
+                p.styled(&paint(Role::Notice, &format!("! {}", inert(&message))))
+            }
             AgentEvent::Retry { .. } => {
                 if let Some(text) = event.retry_text() {
-                    p.line(&paint(Role::Notice, &format!("! {text}")));
+                    p.styled(&paint(Role::Notice, &format!("! {}", inert(&text))));
                 }
             }
             AgentEvent::Error { message } if message == "cancelled" => {
-                p.line(&paint(Role::Dim, "(cancelled)"))
+                p.styled(&paint(Role::Dim, "(cancelled)"))
             }
             AgentEvent::Error { message } => {
-                p.line(&paint(Role::Error, &format!("error: {message}")))
+                p.styled(&paint(Role::Error, &format!("error: {}", inert(&message))))
             }
             // A command that answers nothing prints no line.
             AgentEvent::Command { output, .. } if output.is_empty() => {}
-            AgentEvent::Command { output, .. } => p.line(&output),
+            // A command's output is not mypi's: colours dropped, other controls shown.
+            AgentEvent::Command { output, .. } => p.styled(&inert_sgr(&output, false)),
             AgentEvent::AgentStart { .. }
             | AgentEvent::TurnStart { .. }
             | AgentEvent::TurnEnd { .. }

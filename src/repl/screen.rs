@@ -31,6 +31,8 @@ impl Screen for ReplScreen {
 
     fn title(&self, text: &str) {
         if self.terminal {
+            // The title is mypi's own escape code; its text is inert (no BEL or ESC ends it).
+            let text = crate::text::inert(text);
             super::printer::write_raw(&format!("\x1b]0;{text}\x07"));
         }
     }

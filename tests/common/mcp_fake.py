@@ -29,6 +29,7 @@ Whatever the mode, the tools misbehave on request:
   elicit {message, schema}  asks the client (elicitation/create with MESSAGE and SCHEMA,
                    an object or JSON text: its properties keep their order), waits for the
                    answer and answers it as JSON text
+  fail {message}   answers a JSON-RPC error with MESSAGE
   churn {}         says its tool list changed, answers "churned", and from then on never
                    answers tools/list
 With $FAKE_VERSION set, initialize is answered with that protocol version (otherwise the
@@ -79,6 +80,7 @@ TOOLS = [
     {"name": "rush", "description": "Reports progress and answers at once.",
      "inputSchema": {"type": "object"}},
     {"name": "elicit", "description": "Asks the user.", "inputSchema": {"type": "object"}},
+    {"name": "fail", "description": "Answers an error.", "inputSchema": {"type": "object"}},
     {
         "name": "flood",
         "description": "Floods stderr, then answers.",
@@ -167,6 +169,8 @@ def call(msg_id, params):
             if reply.get("id") == "ask-1" and "method" not in reply:
                 return text(json.dumps(reply.get("result", reply.get("error"))))
         return None
+    if name == "fail":
+        return {"error": {"code": -32000, "message": str(args.get("message", "failed"))}}
     if name == "churn":
         DEAF_LISTS[0] = True
         send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})

@@ -59,6 +59,7 @@ mod shell_escape;
 mod streaming;
 mod subagent_tool;
 mod subagents;
+mod terminal_safety;
 mod tool_progress;
 mod tools;
 mod tools_safety;

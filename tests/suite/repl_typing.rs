@@ -203,3 +203,50 @@ fn keys_typed_right_after_enter_are_not_echoed_before_the_run_reads_them() {
     assert_eq!(typed, ["» queued as steering: early words"], "{lines:#?}");
     assert_eq!(transcript(&dir)[3], "user: early words");
 }
+
+/// Issue 32, point 5: lines typed (or pasted without bracketed paste) in one go behind a
+/// slash command are not lost: each runs after the one before.
+#[test]
+fn lines_typed_behind_a_slash_command_all_run() {
+    let dir = TestDir::new();
+    let replies = [
+        json!({"text": "answer two"}),
+        json!({"text": "answer three"}),
+    ];
+    let (mut pty, at) = start(&dir, &replies);
+    pty.type_keys("/tools\rline two\rline three\r");
+    let at = pty.wait_for("Tools:", at, T);
+    let at = pty.wait_for("answer two", at, T);
+    let at = pty.wait_for("answer three", at, T);
+    pty.wait_for(" s\r\n", at, T);
+    quit(pty);
+    assert_eq!(
+        transcript(&dir),
+        [
+            "user: line two",
+            "assistant: answer two",
+            "user: line three",
+            "assistant: answer three"
+        ]
+    );
+}
+
+/// Several lines arriving in one read during a run (a paste the terminal did not mark) are
+/// each queued; none is dropped.
+#[test]
+fn lines_pasted_in_one_go_during_a_run_are_each_queued() {
+    let dir = TestDir::new();
+    let (mut pty, at) = start(&dir, &[sleep_call("1.5"), json!({"text": "ok"})]);
+    pty.type_keys("go\r");
+    let at = pty.wait_for("→ bash sleep 1.5", at, T);
+    pty.type_keys("steer one\rsteer two\rsteer three\r");
+    let at = pty.wait_for("» queued as steering: steer one", at, T);
+    let at = pty.wait_for("» queued as steering: steer two", at, T);
+    let at = pty.wait_for("» queued as steering: steer three", at, T);
+    pty.wait_for("ok", at, T);
+    quit(pty);
+    let t = transcript(&dir);
+    for line in ["user: steer one", "user: steer two", "user: steer three"] {
+        assert!(t.iter().any(|l| l == line), "{line} missing: {t:?}");
+    }
+}

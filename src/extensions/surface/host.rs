@@ -61,7 +61,11 @@ fn control_member(
             control.session_name().map_or(Json::Null, Json::String),
         )),
         (Object::Session, "set_name") => {
-            let name = crate::control::one_line(&args.take("name").text());
+            // A name is kept in the session file: its control characters are dropped (they
+            // would only be shown as `^[` wherever the name is printed).
+            let text = args.take("name").text();
+            let kept = text.replace(|c: char| c.is_control() && !matches!(c, '\n' | '\t'), "");
+            let name = crate::control::one_line(&kept);
             if name.is_empty() || name.len() > MAX_NAME_BYTES {
                 return Err(format!(
                     "the name must be 1 to {MAX_NAME_BYTES} bytes of text on one line"

@@ -1,5 +1,10 @@
 //! Small text helpers shared by tools, providers and renderers: cutting long text in the
-//! middle with a note, or to its end, on character boundaries.
+//! middle with a note, or to its end, on character boundaries; and [`inert`], the one rule
+//! that makes text mypi did not write itself safe for a terminal.
+
+pub mod inert;
+
+pub use inert::{inert, inert_json, inert_sgr};
 
 /// Keeps the first and last part of `text` so that the result has at most about `max` bytes,
 /// with a note in the middle saying how much was left out. Text within the limit is returned
