@@ -94,7 +94,7 @@ fn main() {
         String::new(),
         "faux".into(),
         tokio_util::sync::CancellationToken::new(),
-        Arc::new(mypi::agent::queue::Queues::new()),
+        Arc::new(mypi::run::queue::Queues::new()),
     ));
     let (mut first, mut whole) = (Vec::with_capacity(RUNS), Vec::with_capacity(RUNS));
     for i in 0..RUNS + 100 {

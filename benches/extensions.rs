@@ -18,7 +18,6 @@ use std::time::{Duration, Instant};
 use util::*;
 
 use futures_util::future::BoxFuture;
-use mypi::agent::queue::Queues;
 use mypi::extensions::api::{ApiLink, CallbackId, ExtensionInfo, Language, Limits, ToolDef};
 use mypi::extensions::discovery;
 use mypi::extensions::host::ExtensionHost;
@@ -26,6 +25,7 @@ use mypi::extensions::registrar::Registrar;
 use mypi::extensions::services::HostContext;
 use mypi::hooks::HookEvent;
 use mypi::owner::{next_id, Handle, Owner};
+use mypi::run::queue::Queues;
 use mypi::run::RunContext;
 use mypi::tools::ToolRegistry;
 use serde_json::json;

@@ -4,9 +4,10 @@
 //!
 //! - [`protocol`]: the vocabulary (messages, tool calls, agent events); no I/O.
 //! - [`run`]: the context of one agent run (session, model, mode, cancellation, queues,
-//!   depth) that every hook, tool and command call receives.
-//! - [`agent`]: the loop (turns, tool batches, steer/follow-up queues, session files), and
-//!   what child agents are asked for ([`agent::child`]).
+//!   depth) that every hook, tool and command call receives; the steer and follow-up queues
+//!   themselves ([`run::queue`]).
+//! - [`agent`]: the loop (turns, tool batches, session files), and what child agents are
+//!   asked for ([`agent::child`]).
 //! - [`hooks`]: typed events, results, the chaining rules and the bus that applies them.
 //! - [`tools`]: the tool trait, the registry and the built-in tools.
 //! - [`commands`]: the slash-command table; [`renderers`]: how the REPL shows a tool's lines
@@ -24,7 +25,17 @@
 //! - [`ui`]: what the core may ask of the user (a yes/no question).
 //! - [`cli`], [`config`]: the command line and the resolved configuration.
 //! - [`app`]: wiring; [`repl`]: the REPL and print-mode front ends.
-//! - [`owner`], [`text`]: registration handles, text helpers.
+//! - [`owner`], [`text`]: registration handles, text helpers, and [`text::inert`], the one
+//!   rule that makes text mypi did not write itself safe for a terminal (every front end's
+//!   writer goes through it).
+//!
+//! The modules form one-way layers, lowest first: platform (`alloc`, `process`, `signals`,
+//! `stdio`, `http`) -> vocabulary (`text`, `owner`, `protocol`, `run`, `ui`) -> configuration
+//! (`trust`, `settings`, `extflags`, `config`, `control`) -> capabilities (`hooks`, `tools`,
+//! `commands`, `renderers`, `providers`) -> `agent` -> hosts (`extensions`, `mcp`) -> wiring
+//! (`app`) -> front ends (`repl`, `cli`). A module imports only from its layer or below and no
+//! two modules import each other; `tests/suite/layers.rs` holds that, with the few upward
+//! imports still to be untied listed there.
 //!
 //! # Data flow
 //!

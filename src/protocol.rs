@@ -7,6 +7,14 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// What a progress report is: output of the call so far (`bash`), or a message about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UpdateKind {
+    Output,
+    Progress,
+}
+
 /// Who said a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -299,7 +307,7 @@ pub enum AgentEvent {
     ToolUpdate {
         id: String,
         name: String,
-        kind: crate::run::UpdateKind,
+        kind: UpdateKind,
         text: String,
     },
     /// A tool finished (after `tool_result` hooks).
@@ -427,7 +435,7 @@ mod tests {
                 AgentEvent::ToolUpdate {
                     id: "a".into(),
                     name: "bash".into(),
-                    kind: crate::run::UpdateKind::Output,
+                    kind: UpdateKind::Output,
                     text: "line\n".into(),
                 },
                 json!({"type":"tool_update","id":"a","name":"bash","kind":"output","text":"line\n"}),

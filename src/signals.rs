@@ -6,6 +6,7 @@
 //! [`install`] registers the handlers at once, before the REPL's line editor starts, so no
 //! library that saves and restores signal dispositions can put the default handler back.
 
+use std::io::Write;
 use tokio::signal::unix::{signal, SignalKind};
 
 use crate::process;
@@ -36,6 +37,7 @@ pub fn exit_now(sig: i32) -> ! {
         libc::SIGINT => "SIGINT",
         _ => "a signal",
     };
-    crate::repl::render::stderr_line(&format!("mypi: stopped by {name}"));
+    // mypi's own words; a closed stderr is ignored.
+    let _ = writeln!(std::io::stderr().lock(), "mypi: stopped by {name}");
     std::process::exit(128 + sig)
 }

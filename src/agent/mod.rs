@@ -11,7 +11,8 @@ pub mod compact;
 mod exec;
 pub mod fit;
 pub mod prompt;
-pub mod queue;
+/// The queues live with the run context ([`crate::run::queue`]); this path stays for readers.
+pub use crate::run::queue;
 pub mod session;
 mod shared;
 mod turn;

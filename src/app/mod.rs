@@ -23,7 +23,6 @@ use wiring::Wiring;
 
 use std::sync::Arc;
 
-use crate::agent::queue::Queues;
 use crate::agent::session::{SessionError, SessionSlot, SessionWriter};
 use crate::agent::{prompt, Agent, AgentError, AgentParts, EventSink, RunOutcome};
 use crate::commands::{self, Action, CommandTable};
@@ -35,6 +34,7 @@ use crate::providers::anthropic::AnthropicProvider;
 use crate::providers::faux::FauxProvider;
 use crate::providers::openai::OpenAiProvider;
 use crate::providers::Provider;
+use crate::run::queue::Queues;
 use crate::run::{RunContext, RunMode};
 use crate::tools::ToolRegistry;
 use tokio_util::sync::CancellationToken;

@@ -4,12 +4,12 @@
 use std::sync::{Arc, RwLock};
 
 use super::ui;
-use crate::agent::queue::Queues;
 use crate::commands::CommandTable;
 use crate::config::Config;
 use crate::extensions::api::Limits;
 use crate::extensions::services::HostContext;
 use crate::hooks::{HookBus, NoticeFn};
+use crate::run::queue::Queues;
 use crate::run::RunContext;
 use crate::tools::{self, ToolRegistry};
 

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use super::{ConfigError, Overrides};
-use crate::agent::queue::QueueLimits;
 use crate::providers::RetryPolicy;
+use crate::run::queue::QueueLimits;
 
 /// The limits and counts, resolved.
 pub(super) struct Limits {

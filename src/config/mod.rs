@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::agent::queue::QueueLimits;
+use crate::run::queue::QueueLimits;
 
 use crate::providers::RetryPolicy;
 

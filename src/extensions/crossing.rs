@@ -91,16 +91,7 @@ impl Crossing {
     }
 }
 
-/// `16 MiB`, `512 KiB`, `100 bytes`.
-pub fn mib(bytes: usize) -> String {
-    if bytes >= 1024 * 1024 && bytes.is_multiple_of(1024 * 1024) {
-        format!("{} MiB", bytes / (1024 * 1024))
-    } else if bytes >= 1024 && bytes.is_multiple_of(1024) {
-        format!("{} KiB", bytes / 1024)
-    } else {
-        format!("{bytes} bytes")
-    }
-}
+pub use crate::text::mib;
 
 #[cfg(test)]
 mod tests {

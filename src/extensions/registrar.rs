@@ -10,8 +10,8 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use super::api::CallbackId;
-use crate::agent::queue::Queues;
 use crate::owner::{Handle, Owner};
+use crate::run::queue::Queues;
 
 /// `api.tool{...}` as the engine read it.
 #[derive(Debug, Clone, PartialEq)]
@@ -241,7 +241,7 @@ mod recording {
             deliver_as: &str,
             _queues: Option<Arc<Queues>>,
         ) -> Result<(), String> {
-            crate::agent::queue::Delivery::parse(deliver_as).ok_or_else(|| {
+            crate::run::queue::Delivery::parse(deliver_as).ok_or_else(|| {
                 format!("deliver_as must be \"steer\" or \"follow_up\", not {deliver_as:?}")
             })?;
             self.record("send_message", &format!("{deliver_as}:{text}"), 0);

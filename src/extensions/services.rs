@@ -8,10 +8,10 @@ use std::sync::{Arc, RwLock};
 
 use super::api::Limits;
 use crate::agent::child::Spawner;
-use crate::agent::queue::Queues;
 use crate::commands::CommandTable;
 use crate::hooks::{HookBus, NoticeFn};
 use crate::renderers::RendererRegistry;
+use crate::run::queue::Queues;
 use crate::run::RunContext;
 use crate::tools::ToolRegistry;
 use crate::ui::{NoUi, Ui};

@@ -21,12 +21,12 @@ use super::proxies::{CommandProxy, HookProxy, RendererProxy, ToolProxy};
 use super::registrar::{Background, Registrar};
 use super::services::HostContext;
 use super::worker::Worker;
-use crate::agent::queue::{Delivery, Queues};
 use crate::commands::CommandHandler;
 use crate::hooks::{EventKind, HookHandler};
 use crate::owner::{next_id, Handle, Owner, Unregister};
 use crate::protocol::ToolSpec;
 use crate::renderers::Renderer;
+use crate::run::queue::{Delivery, Queues};
 use crate::tools::Tool;
 
 /// A registration made while the script's top level runs, committed when it succeeds.

@@ -59,7 +59,7 @@ pub fn limit(what: &str, text: String) -> String {
 /// A size for the cut note: `20 MiB (20971520 bytes)`, or `60000 bytes` once (a size that is
 /// no whole number of KiB or MiB is said in bytes only).
 fn size_text(bytes: usize) -> String {
-    let size = crate::extensions::crossing::mib(bytes);
+    let size = crate::text::mib(bytes);
     if size.ends_with(" bytes") {
         size
     } else {

@@ -314,8 +314,8 @@ fn message(
             }
         }
         Line::TooLong { head, tail, len } => {
-            let size = crate::extensions::crossing::mib(len);
-            let limit = crate::extensions::crossing::mib(MAX_LINE);
+            let size = crate::text::mib(len);
+            let limit = crate::text::mib(MAX_LINE);
             let tail: Vec<u8> = tail.into_iter().collect();
             let Some(id) = find_id(&head, &tail) else {
                 log(&format!("skipped a message of {size} (over {limit})"));

@@ -14,8 +14,8 @@ use std::future::Future;
 use super::input::{Input, ReadResult};
 use super::render::Printer;
 use super::style::{Role, Style};
-use crate::agent::queue::{Delivery, Queues};
 use crate::app::ui::AppUi;
+use crate::run::queue::{Delivery, Queues};
 
 /// What the user typed while prompts ran (the lines themselves wait in the [`Input`], for
 /// [`Input::take_held`]).

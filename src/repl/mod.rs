@@ -20,9 +20,9 @@ pub mod tool_lines;
 
 use std::sync::Arc;
 
-use crate::agent::queue::Queues;
 use crate::app::ui::AppUi;
 use crate::app::{App, AppError, LineOutcome, QuitSource};
+use crate::run::queue::Queues;
 use during::{drive, During, Front};
 use input::{Input, ReadResult};
 pub use print::run_print;

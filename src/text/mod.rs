@@ -52,6 +52,17 @@ pub fn tail_bytes(text: &str, max: usize) -> &str {
     &text[ceil_char_boundary(text, text.len() - max)..]
 }
 
+/// `16 MiB`, `512 KiB`, `100 bytes`.
+pub fn mib(bytes: usize) -> String {
+    if bytes >= 1024 * 1024 && bytes.is_multiple_of(1024 * 1024) {
+        format!("{} MiB", bytes / (1024 * 1024))
+    } else if bytes >= 1024 && bytes.is_multiple_of(1024) {
+        format!("{} KiB", bytes / 1024)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
 /// Levenshtein distance over characters.
 pub fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();

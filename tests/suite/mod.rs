@@ -27,6 +27,7 @@ mod front_end_purity;
 mod hooks;
 mod hostile_values;
 mod json_events;
+mod layers;
 mod mcp_config;
 mod mcp_everything;
 mod mcp_exit;

@@ -202,6 +202,9 @@ api.on("session_start", function(e, ctx)
   ctx.ui.set_status("k", (h:gsub("x>", "status>")))
   ctx.ui.set_title((h:gsub("x>", "title>")))
 end)
+api.tool{{name = "hostile_tool", description = "d", execute = function(args, ctx)
+  return (h:gsub("x>", "tool>"))
+end}}
 api.command("hostile", function(args, ctx)
   ctx.ui.confirm((h:gsub("x>", "confirm>")), {{timeout_ms = 60000}})
   return (h:gsub("x>", "output>"))
@@ -210,13 +213,22 @@ end)
     );
     // Lua's %q-like quoting: Rust's {:?} escapes are valid Lua escapes for these characters.
     dir.write(".agents/extensions/hostile.lua", &lua);
-    let m = faux(&dir, &[]).args(["--no-session", "--no-watch", "--no-builtin-extensions"]);
-    let (mut pty, at) = repl(m);
+    let replies = [
+        json!({"tool_calls": [{"name": "hostile_tool", "arguments": {}}]}),
+        json!({"text": "done"}),
+    ];
+    let m = || faux(&dir, &replies).args(["--no-session", "--no-watch", "--no-builtin-extensions"]);
+    let (mut pty, at) = repl(m());
     pty.type_keys("/hostile\r");
     let at = pty.wait_for("</confirm>", at, T);
     pty.type_keys("y\r");
-    pty.wait_for("</output>", at, T);
+    let at = pty.wait_for("</output>", at, T);
+    pty.type_keys("go\r");
+    pty.wait_for("done", at, T);
     let screen = quit(pty);
+    // A script tool's result is tool output: its colour dropped, the rest shown.
+    let tool = shown("tool").replace("red^[[31mbell", "redbell");
+    assert!(screen.contains(&tool), "{screen:?}");
     assert_inert(&screen);
     for tag in ["notice", "status", "confirm"] {
         assert!(screen.contains(&shown(tag)), "{tag}: {screen:?}");
@@ -226,6 +238,12 @@ end)
     assert!(screen.contains(&output), "{screen:?}");
     // mypi sets the title itself; its text is inert.
     assert!(screen.contains("\x1b]0;<title>clip^[]52;"), "{screen:?}");
+    // In print mode the notice goes to stderr, a terminal here: inert too.
+    let mut pty = Pty::spawn(m().args(["-p", "/hostile"]).command());
+    pty.wait(T);
+    let screen = pty.screen();
+    assert_inert(&screen);
+    assert!(screen.contains(&shown("notice")), "{screen:?}");
 }
 
 #[test]

@@ -7,6 +7,8 @@
 //! tool that started the child and blocks until it ends). Those workers are not re-entered:
 //! their handlers are skipped for the child and their tools refuse, instead of deadlocking.
 
+pub mod queue;
+
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -14,8 +16,8 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::queue::Queues;
 use crate::protocol::ChildRecord;
+use queue::Queues;
 
 /// How the front end talks to the user (`ctx.mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -48,13 +50,7 @@ pub const PROGRESS_QUEUE: usize = 256;
 /// The longest progress text passed on (longer is cut to its end).
 pub const MAX_PROGRESS_BYTES: usize = 4096;
 
-/// What a progress report is: output of the call so far (`bash`), or a message about it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum UpdateKind {
-    Output,
-    Progress,
-}
+pub use crate::protocol::UpdateKind;
 
 /// A function a tool reports progress through (for layers that know no [`RunContext`]).
 pub type Reporter = Arc<dyn Fn(UpdateKind, &str) + Send + Sync>;

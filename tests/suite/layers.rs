@@ -1,0 +1,254 @@
+//! The layers of `src/` (issue 33): every top-level module belongs to one layer, a module
+//! imports (`crate::X`) only from its own layer or a lower one, and no two modules import
+//! each other, directly or round a circle. Read from the source, test code left out (a file
+//! named `tests.rs`, a `tests/` folder, everything after a file's `#[cfg(test)]`). The
+//! upward imports and cycles of today are listed in [`ALLOWED`]: the list may only shrink
+//! (an entry that no longer occurs fails too, so a fixed one is taken off).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The layers, lowest first, and the top-level modules of each.
+const LAYERS: &[(&str, &[&str])] = &[
+    (
+        "platform",
+        &["alloc", "process", "signals", "stdio", "http"],
+    ),
+    ("vocabulary", &["text", "owner", "protocol", "run", "ui"]),
+    (
+        "configuration",
+        &["trust", "settings", "extflags", "config", "control"],
+    ),
+    (
+        "capabilities",
+        &["hooks", "tools", "commands", "renderers", "providers"],
+    ),
+    ("agent", &["agent"]),
+    ("hosts", &["extensions", "mcp"]),
+    ("wiring", &["app"]),
+    ("front ends", &["repl", "cli"]),
+];
+
+/// Imports that break the rule today, `(from, to)`: each is to be taken away, none added.
+const ALLOWED: &[(&str, &str)] = &[
+    ("config", "extensions"),
+    ("config", "providers"),
+    ("extflags", "cli"),
+    ("settings", "config"),
+];
+
+/// `(from module, to module)` -> the first `file:line` that imports it.
+type Edges = BTreeMap<(String, String), String>;
+
+fn source_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if path.is_dir() {
+            if name != "tests" {
+                source_files(&path, out);
+            }
+        } else if name.ends_with(".rs") && name != "tests.rs" && name != "testutil.rs" {
+            out.push(path);
+        }
+    }
+}
+
+/// The names after `crate::` on a line: `crate::x::y` gives `x`, `crate::{x, y::z}` gives
+/// both.
+fn imported(line: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut rest = line;
+    while let Some(at) = rest.find("crate::") {
+        let before = rest[..at].chars().last();
+        rest = &rest[at + "crate::".len()..];
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let ident = |s: &str| -> String {
+            s.trim_start()
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect()
+        };
+        if let Some(group) = rest.strip_prefix('{') {
+            let end = group.find('}').unwrap_or(group.len());
+            let mut depth = 0;
+            let mut start = 0;
+            for (i, c) in group[..end].char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        found.push(ident(&group[start..i]));
+                        start = i + 1;
+                    }
+                    _ => {}
+                }
+            }
+            found.push(ident(&group[start..end]));
+        } else {
+            found.push(ident(rest));
+        }
+    }
+    found.retain(|n| !n.is_empty());
+    found
+}
+
+fn edges(src: &Path) -> (Edges, BTreeSet<String>) {
+    let mut files = Vec::new();
+    source_files(src, &mut files);
+    let mut edges = Edges::new();
+    let mut modules = BTreeSet::new();
+    for file in &files {
+        let rel = file.strip_prefix(src).unwrap();
+        let top = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
+        let top = top.trim_end_matches(".rs").to_string();
+        if top == "main" || top == "lib" {
+            continue;
+        }
+        modules.insert(top.clone());
+        let text = std::fs::read_to_string(file).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for (n, line) in code.lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            for to in imported(line) {
+                if to != top {
+                    let at = format!("src/{}:{}", rel.display(), n + 1);
+                    edges.entry((top.clone(), to)).or_insert(at);
+                }
+            }
+        }
+    }
+    // Only edges to modules of ours (`crate::VERSION` and the like are not modules).
+    edges.retain(|(_, to), _| modules.contains(to));
+    (edges, modules)
+}
+
+fn layer_of(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|(_, mods)| mods.contains(&module))
+}
+
+/// A cycle of `graph`, if it has one (the modules round it, the first repeated at the end).
+fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        node: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        state: &mut BTreeMap<String, u8>,
+        path: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        state.insert(node.to_string(), 1);
+        path.push(node.to_string());
+        for next in graph.get(node).into_iter().flatten() {
+            match state.get(next.as_str()) {
+                Some(1) => {
+                    let from = path.iter().position(|p| p == next).unwrap();
+                    let mut cycle = path[from..].to_vec();
+                    cycle.push(next.clone());
+                    return Some(cycle);
+                }
+                Some(_) => {}
+                None => {
+                    if let Some(c) = visit(next, graph, state, path) {
+                        return Some(c);
+                    }
+                }
+            }
+        }
+        path.pop();
+        state.insert(node.to_string(), 2);
+        None
+    }
+    let mut state = BTreeMap::new();
+    for node in graph.keys() {
+        if !state.contains_key(node) {
+            if let Some(c) = visit(node, graph, &mut state, &mut Vec::new()) {
+                return Some(c);
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn modules_import_only_from_their_layer_or_below_and_form_no_cycle() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let (edges, modules) = edges(&src);
+    let mut problems = Vec::new();
+    for m in &modules {
+        if layer_of(m).is_none() {
+            problems.push(format!(
+                "src/{m}: a top-level module in no layer; add it to LAYERS in this test and \
+                 to the Layout in src/lib.rs"
+            ));
+        }
+    }
+    let allowed = |from: &str, to: &str| ALLOWED.contains(&(from, to));
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for ((from, to), at) in &edges {
+        if allowed(from, to) {
+            continue;
+        }
+        if let (Some(a), Some(b)) = (layer_of(from), layer_of(to)) {
+            if a < b {
+                problems.push(format!(
+                    "{at}: {from} ({}) imports {to} ({}), a higher layer",
+                    LAYERS[a].0, LAYERS[b].0
+                ));
+            }
+        }
+        graph.entry(from.clone()).or_default().insert(to.clone());
+    }
+    if let Some(cycle) = find_cycle(&graph) {
+        let at: Vec<String> = cycle
+            .windows(2)
+            .map(|w| edges[&(w[0].clone(), w[1].clone())].clone())
+            .collect();
+        problems.push(format!(
+            "a cycle: {} (at {})",
+            cycle.join(" -> "),
+            at.join(", ")
+        ));
+    }
+    for (from, to) in ALLOWED {
+        if !edges.contains_key(&(from.to_string(), to.to_string())) {
+            problems.push(format!(
+                "{from} no longer imports {to}: take ({from:?}, {to:?}) off ALLOWED"
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn imports_are_read_from_paths_and_groups() {
+    assert_eq!(imported("use crate::text::inert;"), ["text"]);
+    assert_eq!(
+        imported("use crate::{agent::Agent, hooks, run::{A, B}};"),
+        ["agent", "hooks", "run"]
+    );
+    assert_eq!(
+        imported("x = my_crate::foo; y = crate::tools::X"),
+        ["tools"]
+    );
+    let mut g = BTreeMap::new();
+    g.insert("a".to_string(), BTreeSet::from(["b".to_string()]));
+    g.insert("b".to_string(), BTreeSet::from(["a".to_string()]));
+    assert_eq!(
+        find_cycle(&g),
+        Some(vec!["a".into(), "b".into(), "a".into()])
+    );
+    g.remove("b");
+    assert_eq!(find_cycle(&g), None);
+}
