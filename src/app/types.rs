@@ -48,7 +48,7 @@ mod tests {
         let lines = write_types(&dir.0).unwrap();
         assert_eq!(lines.len(), 2, "{lines:?}");
         let stubs = std::fs::read_to_string(dir.0.join("_types/mypi.lua")).unwrap();
-        assert!(stubs.contains("function api.run_agent(spec) end"));
+        assert!(stubs.contains("function api.run_agent(agent) end"));
         let luarc: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(dir.0.join(".luarc.json")).unwrap())
                 .unwrap();

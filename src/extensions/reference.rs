@@ -21,7 +21,7 @@ mod tests {
     use crate::extensions::lua::LuaEngine;
     use crate::extensions::registrar::Recording;
     use crate::extensions::rhai::RhaiEngine;
-    use crate::extensions::surface::MEMBERS;
+    use crate::extensions::surface::{Object, MEMBERS};
     use crate::hooks::EventKind;
     use crate::owner::Owner;
     use crate::testutil::TempDir;
@@ -253,6 +253,88 @@ mod tests {
                 kind.name()
             );
         }
+    }
+
+    /// A stub function: its object, its name, and its parameters (name, optional).
+    type StubSignature = (Object, String, Vec<(String, bool)>);
+
+    /// Each stub function of the API's objects: `(object, name, [(param, optional)])`, its
+    /// parameters read from the `function` line and their optionality from the `---@param`
+    /// lines above it.
+    fn stub_signatures() -> Vec<StubSignature> {
+        let objects = [
+            ("api", Object::Api),
+            ("Ctx", Object::Ctx),
+            ("Ui", Object::Ui),
+            ("Mcp", Object::Mcp),
+            ("Session", Object::Session),
+            ("Events", Object::Events),
+            ("BuiltinTool", Object::Builtin),
+        ];
+        let mut out = Vec::new();
+        let mut optional = BTreeSet::new();
+        for line in STUBS.lines() {
+            if let Some(p) = line.strip_prefix("---@param ") {
+                let name = p.split_whitespace().next().unwrap_or("");
+                if let Some(n) = name.strip_suffix('?') {
+                    optional.insert(n.to_string());
+                }
+                continue;
+            }
+            let Some(rest) = line.strip_prefix("function ") else {
+                if !line.starts_with("---") {
+                    optional.clear();
+                }
+                continue;
+            };
+            let (var, rest) = rest.split_at(rest.find(['.', ':']).unwrap_or(0));
+            let Some((_, object)) = objects.iter().find(|(v, _)| *v == var) else {
+                continue;
+            };
+            let name = rest[1..].split('(').next().unwrap_or("").to_string();
+            let inside = rest.split('(').nth(1).and_then(|r| r.split(')').next());
+            let params = inside
+                .unwrap_or("")
+                .split(',')
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(|p| (p.to_string(), optional.contains(p)))
+                .collect();
+            out.push((*object, name, params));
+            optional.clear();
+        }
+        out
+    }
+
+    #[test]
+    fn the_luals_stubs_take_the_parameters_of_the_table() {
+        let mut wrong = Vec::new();
+        for (object, name, params) in stub_signatures() {
+            // `api.builtin_tool(name).execute`'s first parameter is bound by mypi (the
+            // tool's name) and `ctx` is the caller's: its reference section says so.
+            let found = MEMBERS
+                .iter()
+                .find(|m| m.object == object && m.name == name && object != Object::Builtin);
+            let Some(member) = found else {
+                continue;
+            };
+            let defined: Vec<(String, bool)> = member
+                .params()
+                .iter()
+                .map(|f| (f.name.to_string(), !f.required))
+                .collect();
+            if defined != params {
+                wrong.push(format!(
+                    "{}: the stub takes {params:?}, the table {defined:?}",
+                    member.full_name()
+                ));
+            }
+        }
+        assert!(
+            wrong.is_empty(),
+            "stdlib/types/mypi.lua:\n{}",
+            wrong.join("\n")
+        );
     }
 
     /// The `{a, b?, ...}` shape that follows `marker` in `text`.

@@ -160,7 +160,10 @@ pub fn member(object: Object, name: &str) -> Option<&'static Member> {
         .find(|m| m.object == object && m.name == name)
 }
 
-/// `api.extension`.
+/// `api.version`: mypi's version, for scripts that depend on a feature of a later one.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// `api.extension`: who the script is.
 pub fn extension_value(info: &ExtensionInfo) -> Json {
     json!({
         "name": info.name,

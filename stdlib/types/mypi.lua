@@ -99,9 +99,9 @@ function Ui.select(title, options, opts) end
 ---Asks for a line: an empty answer gives the default. Print and json mode: the default (or
 ---nil) at once; a timeout: nil.
 ---@param prompt string
----@param opts? {default?: string, timeout_ms?: integer}
+---@param options? {default?: string, timeout_ms?: integer}
 ---@return string|nil
-function Ui.input(prompt, opts) end
+function Ui.input(prompt, options) end
 
 ---Opens `$VISUAL` / `$EDITOR` on a temp file holding `initial`; the text saved, or nil
 ---when the editor failed (and in print and json mode).
@@ -120,8 +120,8 @@ function Ui.set_status(key, text) end
 function Ui.set_title(text) end
 
 ---Shows a line to the user (prefixed with the extension's name), like `api.notify`.
----@param msg any
-function Ui.notify(msg) end
+---@param message any
+function Ui.notify(message) end
 
 ---The last argument of every callback (handlers, tools' `execute`, commands): the context of
 ---the agent run that made the call.
@@ -407,6 +407,7 @@ function Ctx.progress(message) end
 ---@class mypi.Api
 ---@field state table<string, any> kept per extension across hot reloads (plain data only: no functions)
 ---@field extension mypi.ExtensionInfo who this script is
+---@field version string mypi's version, e.g. "0.1.0"
 ---@field mcp mypi.Mcp the MCP servers
 ---@field events mypi.Events events between extensions
 ---@field flags table<string, boolean|string|nil> the declared options' values (`api.flags.NAME`; read-only)
@@ -419,8 +420,8 @@ api = {}
 ---@field description? string shown by `mypi --help`
 
 ---Declares the command-line option `--NAME` for this extension (see `api.flags`).
----@param def mypi.FlagDef
-function api.flag(def) end
+---@param definition mypi.FlagDef
+function api.flag(definition) end
 
 ---`api.events`: events between extensions. An event is queued and delivered, in order, to
 ---every extension that handles its name (the emitter's own handlers included), each on its
@@ -444,9 +445,9 @@ function Events.emit(name, data) end
 ---on reload, or by the handle.
 ---@param ms integer 0 to 86400000
 ---@param handler fun(ctx: mypi.Ctx)
----@param opts? {repeat?: boolean}
+---@param options? {repeat?: boolean}
 ---@return mypi.Handle
-function api.timer(ms, handler, opts) end
+function api.timer(ms, handler, options) end
 
 ---Calls `handler({paths = {...}}, ctx)` when the file or folder (with what is in it) at
 ---`path` changes, once per burst of changes (150 ms quiet). Removed with the extension on
@@ -484,9 +485,9 @@ function api.on(event, handler) end
 
 ---Registers a tool the model can call. A tool of the same name (built-in or registered
 ---earlier) is overridden, with a notice naming both; removing this one brings it back.
----@param def mypi.ToolDef
+---@param definition mypi.ToolDef
 ---@return mypi.Handle
-function api.tool(def) end
+function api.tool(definition) end
 
 ---Registers the slash command `/name`. `handler` gets the text after the name (trimmed) and
 ---returns the command's output. A name already taken is registered as `name:2` (`:3`, ...).
@@ -498,8 +499,8 @@ function api.command(name, handler, description) end
 
 ---Prints tool `tool`'s call line and result lines your way in the REPL (never in print mode or
 ---`--json`). Each function returns the text to print (SGR colours kept, other control
----sequences dropped, at most 8 KiB) or nil for the default line; an error result is always
----shown the default way. A renderer that fails gets the default lines and one notice per run.
+---characters shown as text such as `^[`, at most 8 KiB) or nil for the default line; an
+---error result is always shown the default way. A renderer that fails gets the default lines and one notice per run.
 ---The newest renderer of a tool wins; removing it brings back the one before.
 ---@param tool string the tool's name
 ---@param renderer mypi.Renderer `call`, `result` or both
@@ -511,17 +512,17 @@ function api.renderer(tool, renderer) end
 ---prompt once the agent is idle. Either way it goes through the `input` event with
 ---`source = "extension"` when it starts a run. A queued text is never a slash command.
 ---@param text string
----@param opts? mypi.SendOptions
-function api.send_message(text, opts) end
+---@param options? mypi.SendOptions
+function api.send_message(text, options) end
 
 ---Runs a program without a shell (stdin empty), in its own process group, and waits for it.
 ---The wait does not count against the call's time budget. The group is killed at the timeout
 ---and when the run is cancelled. Raises when the program cannot be started.
----@param cmd string program name (looked up in PATH) or path
----@param args? string[]
----@param opts? mypi.ExecOptions
+---@param command string program name (looked up in PATH) or path
+---@param arguments? string[]
+---@param options? mypi.ExecOptions
 ---@return mypi.ExecResult
-function api.exec(cmd, args, opts) end
+function api.exec(command, arguments, options) end
 
 ---The names in a folder, sorted, folders ending in `/`; `{}` when it does not exist. `~/` is
 ---the home folder; relative paths are against the working folder.
@@ -546,15 +547,15 @@ function api.read_dir(path) end
 
 ---Runs a child agent in-process (fresh conversation, the same hooks, `ctx.depth` + 1, at most
 ---3 deep) and waits for it. A failed child is an outcome with `error`, not a script error.
----@param spec mypi.AgentSpec
+---@param agent mypi.AgentSpec
 ---@return mypi.AgentOutcome
-function api.run_agent(spec) end
+function api.run_agent(agent) end
 
 ---Runs several children at once (default 4 at a time) and returns their outcomes in order.
 ---@param agents (mypi.AgentSpec[])|table list of specs, optionally with `concurrency = N`
----@param opts? {concurrency?: integer}
+---@param options? {concurrency?: integer}
 ---@return mypi.AgentOutcome[]
-function api.run_agents(agents, opts) end
+function api.run_agents(agents, options) end
 
 ---@class mypi.CompleteRequest
 ---@field prompt? string one user message
@@ -594,16 +595,16 @@ function Mcp.tools(server) end
 ---calls (the event carries `origin = {extension = NAME}`).
 ---@param server string
 ---@param tool string
----@param args? table
+---@param arguments? table
 ---@return mypi.McpResult
-function Mcp.call(server, tool, args) end
+function Mcp.call(server, tool, arguments) end
 
 ---`api.mcp.call` under the name Rhai can use (Rhai reserves `.call`).
 ---@param server string
 ---@param tool string
----@param args? table
+---@param arguments? table
 ---@return mypi.McpResult
-function Mcp.call_tool(server, tool, args) end
+function Mcp.call_tool(server, tool, arguments) end
 
 ---Reads a resource: `{text, contents}`.
 ---@param server string
@@ -614,9 +615,9 @@ function Mcp.read_resource(server, uri) end
 ---Gets a prompt with its arguments: `{text, messages}`.
 ---@param server string
 ---@param name string
----@param args? table<string, string>
+---@param arguments? table<string, string>
 ---@return {text: string, messages: table[]}
-function Mcp.prompt(server, name, args) end
+function Mcp.prompt(server, name, arguments) end
 
 ---What `api.builtin_tool(name)` returns.
 ---@class mypi.BuiltinTool
@@ -640,8 +641,8 @@ function api.builtin_tool(name) end
 ---Switches the model (in `opts.provider`, or the current provider) once the call has ended
 ---and the agent is idle; `model_select` follows. A failure is a notice.
 ---@param model string
----@param opts? {provider?: string}
-function api.set_model(model, opts) end
+---@param options? {provider?: string}
+function api.set_model(model, options) end
 
 ---@class mypi.ProviderModel
 ---@field name string
@@ -658,8 +659,8 @@ function api.set_model(model, opts) end
 
 ---Registers a provider for `/model`, `api.set_model` and `--provider`, like a
 ---`[providers.NAME]` table of the configuration.
----@param def mypi.ProviderDef
-function api.provider(def) end
+---@param definition mypi.ProviderDef
+function api.provider(definition) end
 
 ---Keeps `data` in the session file as a `custom` entry (never sent to the model); it is
 ---written with the next message, or once the line ends, and read back by `ctx.session.entries()`.
@@ -683,12 +684,12 @@ function api.set_active_tools(names) end
 function api.commands() end
 
 ---A debug line on stderr, prefixed `[extension name]`; shown only with `MYPI_LOG=1`.
----@param msg any
-function api.log(msg) end
+---@param message any
+function api.log(message) end
 
 ---A line shown to the user, prefixed `[extension name]`.
----@param msg any
-function api.notify(msg) end
+---@param message any
+function api.notify(message) end
 
 -------------------------------------------------------------------------------------------
 -- Standard modules: require("json"), require("fs"), require("path"), require("schema")

@@ -280,3 +280,33 @@ api.on("session_start", function(e) if e.reason == "reload" then api.notify("rel
     m.wait_for_line(&format!("Resumed session {id}."), WAIT);
     quit(m);
 }
+
+/// `api.version` is the version `mypi --version` prints, in Lua and in Rhai (issue 33).
+#[test]
+fn scripts_read_mypis_version() {
+    let dir = TestDir::new();
+    install(
+        &dir,
+        "version_lua.lua",
+        r#"api.command("lua_version", function() return "lua " .. api.version end)"#,
+    );
+    install(
+        &dir,
+        "version_rhai.rhai",
+        r#"api.command("rhai_version", |args, ctx| `rhai ${api.version}`);"#,
+    );
+    let version = Mypi::new(&dir).arg("--version").run();
+    let version = version
+        .ok()
+        .stdout
+        .split_whitespace()
+        .last()
+        .unwrap()
+        .to_string();
+    for (cmd, lang) in [("/lua_version", "lua"), ("/rhai_version", "rhai")] {
+        let out = Mypi::new(&dir)
+            .args(["--provider", "faux", "-p", cmd])
+            .run();
+        assert_eq!(out.ok().stdout.trim(), format!("{lang} {version}"));
+    }
+}

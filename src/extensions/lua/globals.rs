@@ -257,6 +257,7 @@ pub(super) fn api_table(lua: &Lua, shared: &Rc<Shared>) -> mlua::Result<Table> {
         "extension",
         json_to_lua(lua, &surface::extension_value(&link.info))?,
     )?;
+    api.set("version", surface::VERSION)?;
     Ok(api)
 }
 

@@ -351,6 +351,9 @@ pub fn register(engine: &mut Engine) {
         api.0.state.clone().assign(map)
     });
     engine.register_get("extension", |api: &mut Api| api.0.extension.clone());
+    engine.register_get("version", |_: &mut Api| {
+        crate::extensions::surface::VERSION.to_string()
+    });
     engine.register_type_with_name::<Mcp>("Mcp");
     engine.register_get("mcp", |api: &mut Api| Mcp(api.clone()));
     register_builtin(engine);
