@@ -111,8 +111,13 @@ impl Input {
         history: Option<PathBuf>,
         printer: Arc<Printer>,
     ) -> Result<Input, String> {
+        // A lone Esc is the Esc key (not a Meta prefix for the next key) when nothing follows
+        // it within the time a terminal takes to send the rest of a key's sequence.
+        let config = rustyline::Config::builder()
+            .keyseq_timeout(Some(super::keys::ESC_WAIT_MS as u16))
+            .build();
         let mut editor: Editor<SlashHelper, DefaultHistory> =
-            Editor::new().map_err(|e| format!("cannot start line editing: {e}"))?;
+            Editor::with_config(config).map_err(|e| format!("cannot start line editing: {e}"))?;
         editor.set_helper(Some(completer));
         let continued = bind_newlines(&mut editor);
         if let Some(path) = &history {
@@ -175,11 +180,19 @@ impl Input {
         match self.take_result(true).await {
             ReadResult::Draft(text) => {
                 // Begun during the last run: the next read goes on with it.
-                self.draft = Some(text);
+                self.keep_draft(text);
                 ReadResult::Nothing
             }
             r => r,
         }
+    }
+
+    /// Puts `text` in the line the next prompt starts with, after what is there already.
+    pub fn keep_draft(&mut self, text: String) {
+        self.draft = Some(match self.draft.take() {
+            Some(before) if !before.is_empty() => format!("{before}\n{text}"),
+            _ => text,
+        });
     }
 
     /// The run ended: a terminal read started for it gives up (what was typed without Enter
@@ -254,7 +267,7 @@ impl Input {
                 // A read of the last run gave up: now read with the editor.
                 ReadResult::Nothing => continue,
                 ReadResult::Draft(text) => {
-                    self.draft = Some(text);
+                    self.keep_draft(text);
                     continue;
                 }
                 r => return r,
@@ -370,6 +383,8 @@ fn bind_newlines(editor: &mut Editor<SlashHelper, DefaultHistory>) -> Arc<Atomic
     for mods in [Modifiers::ALT, Modifiers::SHIFT] {
         editor.bind_sequence(KeyEvent(KeyCode::Enter, mods), Cmd::Newline);
     }
+    // Esc at the prompt does nothing (it cancels a running prompt, read elsewhere).
+    editor.bind_sequence(KeyEvent(KeyCode::Esc, Modifiers::NONE), Cmd::Noop);
     let continued = Arc::new(AtomicUsize::new(0));
     editor.bind_sequence(
         KeyEvent(KeyCode::Enter, Modifiers::NONE),

@@ -15,7 +15,7 @@ use super::input::ReadResult;
 use super::printer::Printer;
 
 /// How long after a lone Esc byte the rest of a key's sequence may still come.
-const ESC_WAIT_MS: i32 = 30;
+pub const ESC_WAIT_MS: i32 = 30;
 
 /// What the keys typed so far mean.
 #[derive(Debug, Clone, PartialEq, Eq)]

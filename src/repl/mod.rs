@@ -212,6 +212,9 @@ impl Repl {
         if let Some(result) = drive(work, &mut self.input, &mut self.typed, &front).await {
             show(&self.shared.printer, result.map(LineOutcome::Ran));
         }
+        if cancel.is_cancelled() {
+            self.put_back_queued();
+        }
         !(self.typed.quit || self.app.quitting)
     }
 
@@ -276,6 +279,9 @@ impl Repl {
         if matches!(result, Ok(LineOutcome::Quit)) || self.typed.quit || self.app.quitting {
             return false;
         }
+        if cancel.is_cancelled() {
+            self.put_back_queued();
+        }
         if let Ok(LineOutcome::Ran(outcome)) = &result {
             if outcome.turns > 0 {
                 let summary = render::run_summary(
@@ -292,6 +298,23 @@ impl Repl {
         }
         show(&self.shared.printer, result);
         true
+    }
+
+    /// A cancelled run stops what was queued behind it too: the queued messages go back to
+    /// the prompt as its text, to send again, change or drop (as pi does).
+    fn put_back_queued(&mut self) {
+        let queued = self.shared.queues.take_all();
+        if queued.is_empty() {
+            return;
+        }
+        let n = queued.len();
+        let what = if n == 1 { "message" } else { "messages" };
+        let line = format!("» {n} queued {what} put back at the prompt");
+        let style = self.shared.style;
+        self.shared
+            .printer
+            .styled(&style.paint(style::Role::Dim, &line));
+        self.input.keep_draft(queued.join("\n"));
     }
 
     /// Says where the session was saved.

@@ -156,6 +156,19 @@ impl Queues {
         n
     }
 
+    /// Takes every queued message, the steering ones first, each queue oldest first (a
+    /// cancelled run gives them back to the user).
+    pub fn take_all(&self) -> Vec<String> {
+        let mut all = self.take_steer();
+        all.extend(
+            self.follow_up
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .drain(..),
+        );
+        all
+    }
+
     /// Takes every queued steer message, oldest first.
     pub fn take_steer(&self) -> Vec<String> {
         self.steer

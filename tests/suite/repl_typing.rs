@@ -250,3 +250,63 @@ fn lines_pasted_in_one_go_during_a_run_are_each_queued() {
         assert!(t.iter().any(|l| l == line), "{line} missing: {t:?}");
     }
 }
+
+/// Issue 34, point 1: Esc at an idle prompt does nothing (it is not a Meta prefix for the
+/// next key), while Alt+Enter (Esc and Enter sent together) still makes a new line.
+#[test]
+fn esc_at_an_idle_prompt_does_nothing() {
+    let dir = TestDir::new();
+    let replies = [json!({"text": "first"}), json!({"text": "second"})];
+    let (mut pty, at) = start(&dir, &replies);
+    pty.type_keys("\x1b");
+    std::thread::sleep(Duration::from_millis(200));
+    pty.type_keys("def\r");
+    let at = pty.wait_for("first", at, T);
+    let at = pty.wait_for("> ", at, T);
+    pty.type_keys("\x1b");
+    std::thread::sleep(Duration::from_millis(200));
+    pty.type_keys("\r");
+    std::thread::sleep(Duration::from_millis(200));
+    pty.type_keys("x\x1b\ry\r");
+    pty.wait_for("second", at, T);
+    quit(pty);
+    assert_eq!(
+        transcript(&dir),
+        [
+            "user: def",
+            "assistant: first",
+            "user: x\ny",
+            "assistant: second"
+        ]
+    );
+}
+
+/// Issue 34, point 1: cancelling a run stops the messages queued behind it too, and puts
+/// their text back at the prompt (steering first, then follow-ups) instead of running them.
+#[test]
+fn a_cancel_puts_the_queued_messages_back_at_the_prompt() {
+    let dir = TestDir::new();
+    let (mut pty, at) = start(&dir, &[sleep_call("5"), json!({"text": "resent"})]);
+    pty.type_keys("go\r");
+    let at = pty.wait_for("→ bash sleep 5", at, T);
+    pty.type_keys("later\x1b\r");
+    let at = pty.wait_for("» queued as follow-up: later", at, T);
+    pty.type_keys("steer one\r");
+    let at = pty.wait_for("» queued as steering: steer one", at, T);
+    pty.type_keys("\x1b");
+    let at = pty.wait_for("» 2 queued messages put back at the prompt", at, T);
+    let at = pty.wait_for("> ", at, T);
+    // Nothing ran by itself: the text waits at the prompt, and Enter sends it as one prompt.
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!pty.screen()[at..].contains("resent"), "{}", pty.screen());
+    pty.type_keys("\r");
+    pty.wait_for("resent", at, T);
+    quit(pty);
+    let t = transcript(&dir);
+    assert_eq!(
+        t.last().map(String::as_str),
+        Some("assistant: resent"),
+        "{t:?}"
+    );
+    assert_eq!(t[t.len() - 2], "user: steer one\nlater", "{t:?}");
+}
