@@ -435,8 +435,9 @@ fn read_loop(
     continued: Arc<AtomicUsize>,
 ) {
     let terminal = std::io::stdin().is_terminal();
-    // Bytes the key reader read past the end of a line: the next read takes them first.
-    let mut pending: Vec<u8> = Vec::new();
+    // What the next read takes first: a line typed as the answer to a question that had
+    // timed out meanwhile, then the bytes the key reader read past the end of a line.
+    let mut ahead = Ahead::default();
     while let Ok(request) = requests.recv() {
         let (prompt, mut initial) = match request {
             Request::Line(prompt, initial) => (prompt, initial),
@@ -444,7 +445,7 @@ fn read_loop(
                 if !initial.is_empty() {
                     printer.set_draft(Some(initial.clone()));
                 }
-                let result = super::keys::read_keys(&stop, &initial, &printer, &mut pending);
+                let result = super::keys::read_keys(&stop, &initial, &printer, &mut ahead.bytes);
                 let eof = result == ReadResult::Eof;
                 if results.send(result).is_err() || eof {
                     return;
@@ -455,7 +456,7 @@ fn read_loop(
                 if answer.is_closed() {
                     continue;
                 }
-                let line = match typed_ahead(&mut pending, &prompt, &printer) {
+                let line = match ahead.line(&prompt, &printer) {
                     Some(line) => Ok(line),
                     None => {
                         printer.set_reading(true);
@@ -464,8 +465,11 @@ fn read_loop(
                         line
                     }
                 };
-                if answer.send(line.ok()).is_err() {
-                    printer.line("(that question had timed out: the answer was not used)");
+                if let Err(Some(line)) = answer.send(line.ok()) {
+                    // The question timed out while it was answered: the line is the user's
+                    // next prompt, not lost.
+                    printer.line("(that question had timed out: the line goes to the prompt)");
+                    ahead.lines.push_back(line);
                 }
                 continue;
             }
@@ -474,10 +478,10 @@ fn read_loop(
                 continue;
             }
         };
-        let line = match typed_ahead(&mut pending, &prompt, &printer) {
+        let line = match ahead.line(&prompt, &printer) {
             Some(line) => Ok(line),
             None => {
-                initial.push_str(&super::keys::typed_draft(&mut pending));
+                initial.push_str(&super::keys::typed_draft(&mut ahead.bytes));
                 printer.set_reading(true);
                 let prompt = crate::text::inert_sgr(&prompt, true);
                 let line = editor
@@ -505,13 +509,27 @@ fn read_loop(
     }
 }
 
-/// A whole line the key reader read ahead, if there is one: it is the next line, shown after
-/// `prompt` as if typed there.
-fn typed_ahead(pending: &mut Vec<u8>, prompt: &str, printer: &Printer) -> Option<String> {
-    let line = super::keys::typed_line(pending)?;
-    let shown = crate::text::inert(&line).replace('\n', " ⏎ ");
-    printer.styled(&format!("{}{shown}", crate::text::inert_sgr(prompt, true)));
-    Some(line)
+/// What was typed ahead of the next read.
+#[derive(Default)]
+struct Ahead {
+    /// Whole lines (an answer to a question that had timed out).
+    lines: std::collections::VecDeque<String>,
+    /// Bytes the key reader read past the end of a line.
+    bytes: Vec<u8>,
+}
+
+impl Ahead {
+    /// A whole line typed ahead, if there is one: it is the next line, shown after `prompt`
+    /// as if typed there.
+    fn line(&mut self, prompt: &str, printer: &Printer) -> Option<String> {
+        let line = self
+            .lines
+            .pop_front()
+            .or_else(|| super::keys::typed_line(&mut self.bytes))?;
+        let shown = crate::text::inert(&line).replace('\n', " ⏎ ");
+        printer.styled(&format!("{}{shown}", crate::text::inert_sgr(prompt, true)));
+        Some(line)
+    }
 }
 
 /// Adds a line to the history (and its file).

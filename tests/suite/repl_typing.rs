@@ -310,3 +310,28 @@ fn a_cancel_puts_the_queued_messages_back_at_the_prompt() {
     );
     assert_eq!(t[t.len() - 2], "user: steer one\nlater", "{t:?}");
 }
+
+/// Issue 34, point 1: a line typed after a script's question timed out is the user's next
+/// prompt; it is not dropped as a late answer.
+#[test]
+fn a_line_typed_after_a_question_timed_out_is_the_next_prompt() {
+    let dir = TestDir::new();
+    dir.write(
+        ".agents/extensions/ask.lua",
+        r#"api.command("ask", function(_, ctx)
+  local yes = ctx.ui.confirm("Proceed?", { timeout_ms = 300 })
+  return "answered " .. tostring(yes)
+end)"#,
+    );
+    let (mut pty, at) = start(&dir, &[json!({"text": "the prompt ran"})]);
+    pty.type_keys("/ask\r");
+    let at = pty.wait_for("answered false", at, T);
+    std::thread::sleep(Duration::from_millis(200));
+    pty.type_keys("hello there\r");
+    pty.wait_for("the prompt ran", at, T);
+    quit(pty);
+    assert_eq!(
+        transcript(&dir),
+        ["user: hello there", "assistant: the prompt ran"]
+    );
+}
