@@ -279,6 +279,25 @@ pub struct ChildRecord {
     pub children: Vec<ChildRecord>,
 }
 
+/// How a queued message is delivered (`deliver_as` in `api.send_message`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Delivery {
+    Steer,
+    FollowUp,
+}
+
+impl Delivery {
+    /// Parses `"steer"` / `"follow_up"` (also `"followup"` and `"follow-up"`).
+    pub fn parse(s: &str) -> Option<Delivery> {
+        match s {
+            "steer" => Some(Delivery::Steer),
+            "follow_up" | "followup" | "follow-up" => Some(Delivery::FollowUp),
+            _ => None,
+        }
+    }
+}
+
 /// Everything the agent reports while it works. `--json` prints each as one line; the human
 /// renderer prints text deltas as they arrive and a line per tool call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -286,6 +305,10 @@ pub struct ChildRecord {
 pub enum AgentEvent {
     /// A run started for this prompt.
     AgentStart { prompt: String },
+    /// A queued message (the user's, typed during a run, or a script's `api.send_message`)
+    /// enters the conversation: a steering one after the tool calls under way, a follow-up
+    /// (or a steering one while idle) as the prompt of a new run.
+    QueuedMessage { text: String, delivery: Delivery },
     /// A model request is about to be made.
     TurnStart { turn: u32 },
     /// A piece of assistant text.
@@ -502,6 +525,13 @@ mod tests {
                 json!({"type":"agent_start","prompt":"hi"}),
             ),
             (
+                AgentEvent::QueuedMessage {
+                    text: "and this".into(),
+                    delivery: Delivery::Steer,
+                },
+                json!({"type":"queued_message","text":"and this","delivery":"steer"}),
+            ),
+            (
                 AgentEvent::MessageEnd {
                     message: Message::assistant("a", vec![]),
                 },
@@ -535,6 +565,7 @@ mod tests {
         // Every variant: a new one fails to compile here until it is pinned above.
         let name = |e: &AgentEvent| match e {
             AgentEvent::AgentStart { .. } => "agent_start",
+            AgentEvent::QueuedMessage { .. } => "queued_message",
             AgentEvent::TurnStart { .. } => "turn_start",
             AgentEvent::TextDelta { .. } => "text_delta",
             AgentEvent::MessageEnd { .. } => "message_end",
@@ -550,6 +581,6 @@ mod tests {
             AgentEvent::Command { .. } => "command",
         };
         assert_eq!(name(&AgentEvent::TurnStart { turn: 0 }), "turn_start");
-        assert_eq!(covered.len(), 14, "{covered:?}");
+        assert_eq!(covered.len(), 15, "{covered:?}");
     }
 }

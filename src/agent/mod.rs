@@ -219,10 +219,14 @@ impl Agent {
         ctx: &Arc<RunContext>,
     ) -> Result<RunOutcome, AgentError> {
         let mut outcome = self.prompt_once(text, source, sink, ctx).await?;
-        while let Some(next) = next_queued(&ctx.queues, sink) {
+        loop {
+            // A cancel leaves the queued messages where they are (the REPL gives them back).
             if ctx.cancel.is_cancelled() {
                 return Err(AgentError::Cancelled);
             }
+            let Some(next) = next_queued(&ctx.queues, sink) else {
+                break;
+            };
             outcome = self
                 .prompt_once(&next, InputSource::Extension, sink, ctx)
                 .await?;
@@ -311,10 +315,18 @@ impl Agent {
 #[cfg(test)]
 mod tests;
 
-/// The next queued prompt that may run now; when the chain limit ends it, a notice says so.
+/// The next queued prompt that may run now, reported as it enters the conversation; when
+/// the chain limit ends it, a notice says so.
 pub(crate) fn next_queued(queues: &queue::Queues, sink: &dyn EventSink) -> Option<String> {
     match queues.next_chained() {
-        Ok(next) => next,
+        Ok(Some((text, delivery))) => {
+            sink.emit(AgentEvent::QueuedMessage {
+                text: text.clone(),
+                delivery,
+            });
+            Some(text)
+        }
+        Ok(None) => None,
         Err(ended) => {
             sink.emit(AgentEvent::Notice {
                 message: ended.to_string(),

@@ -217,6 +217,10 @@ impl Agent {
                 return Err(AgentError::Cancelled);
             }
             for steer in ctx.queues.take_steer() {
+                sink.emit(AgentEvent::QueuedMessage {
+                    text: steer.clone(),
+                    delivery: crate::protocol::Delivery::Steer,
+                });
                 self.record(Message::user(steer))?;
             }
         }

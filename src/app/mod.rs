@@ -524,10 +524,10 @@ impl App {
         cancel: &CancellationToken,
     ) -> Option<Result<RunOutcome, AppError>> {
         let mut last = None;
-        while let Some(text) = crate::agent::next_queued(&self.queues, sink) {
-            if cancel.is_cancelled() {
+        while !cancel.is_cancelled() {
+            let Some(text) = crate::agent::next_queued(&self.queues, sink) else {
                 break;
-            }
+            };
             self.refresh_session();
             let ctx = self.run_context(cancel.clone());
             let outcome = self

@@ -124,14 +124,8 @@ impl Highlighter for SlashHelper {
         if !self.colour || !default || prompt != "> " {
             return std::borrow::Cow::Borrowed(prompt);
         }
-        let style = anstyle::Style::new()
-            .fg_color(Some(anstyle::AnsiColor::Green.into()))
-            .effects(anstyle::Effects::BOLD);
-        std::borrow::Cow::Owned(format!(
-            "{}{prompt}{}",
-            style.render(),
-            style.render_reset()
-        ))
+        let style = super::style::Style::detect();
+        std::borrow::Cow::Owned(style.paint(super::style::Role::Prompt, prompt))
     }
 }
 impl Validator for SlashHelper {}

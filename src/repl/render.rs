@@ -354,6 +354,12 @@ impl EventSink for HumanSink {
             AgentEvent::Command { output, .. } if output.is_empty() => {}
             // A command's output is not mypi's: colours dropped, other controls shown.
             AgentEvent::Command { output, .. } => p.styled(&inert_sgr(&output, false)),
+            // A queued message shows as a line the user typed, when it reaches the model.
+            AgentEvent::QueuedMessage { text, .. } => p.styled(&format!(
+                "{}{}",
+                paint(Role::Prompt, "> "),
+                inert(&text).replace('\n', "\n  ")
+            )),
             AgentEvent::AgentStart { .. }
             | AgentEvent::TurnStart { .. }
             | AgentEvent::TurnEnd { .. }

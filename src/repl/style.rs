@@ -18,6 +18,8 @@ pub enum Role {
     Added,
     Removed,
     Notice,
+    /// The REPL's `> ` prompt.
+    Prompt,
 }
 
 /// Whether and how to colour.
@@ -58,6 +60,9 @@ impl Style {
             Role::Added => anstyle::Style::new().fg_color(Some(AnsiColor::Green.into())),
             Role::Removed => anstyle::Style::new().fg_color(Some(AnsiColor::Red.into())),
             Role::Notice => anstyle::Style::new().fg_color(Some(AnsiColor::Yellow.into())),
+            Role::Prompt => anstyle::Style::new()
+                .fg_color(Some(AnsiColor::Green.into()))
+                .effects(Effects::BOLD),
         };
         format!("{}{text}{}", style.render(), style.render_reset())
     }

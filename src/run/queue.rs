@@ -11,27 +11,9 @@
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
-use serde::{Deserialize, Serialize};
 use tokio::sync::Notify;
 
-/// How a queued message is delivered (`deliver_as` in `api.send_message`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Delivery {
-    Steer,
-    FollowUp,
-}
-
-impl Delivery {
-    /// Parses `"steer"` / `"follow_up"` (also `"followup"` and `"follow-up"`).
-    pub fn parse(s: &str) -> Option<Delivery> {
-        match s {
-            "steer" => Some(Delivery::Steer),
-            "follow_up" | "followup" | "follow-up" => Some(Delivery::FollowUp),
-            _ => None,
-        }
-    }
-}
+pub use crate::protocol::Delivery;
 
 /// How much the queues hold and how many queued prompts run in a row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,7 +108,7 @@ impl Queues {
 
     /// The next queued prompt to run while idle, counted against the chain limit. Past the
     /// limit both queues are emptied and `Err` says how many were dropped.
-    pub fn next_chained(&self) -> Result<Option<String>, ChainEnded> {
+    pub fn next_chained(&self) -> Result<Option<(String, Delivery)>, ChainEnded> {
         let mut chained = self.chained.lock().unwrap_or_else(|p| p.into_inner());
         if *chained >= self.limits.max_chain {
             let dropped = self.clear();
@@ -179,17 +161,19 @@ impl Queues {
     }
 
     /// The next prompt to run while idle: a pending steer first, then a follow-up.
-    pub fn next_idle_prompt(&self) -> Option<String> {
+    pub fn next_idle_prompt(&self) -> Option<(String, Delivery)> {
         let steer = self
             .steer
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .pop_front();
+        let steer = steer.map(|t| (t, Delivery::Steer));
         steer.or_else(|| {
             self.follow_up
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .pop_front()
+                .map(|t| (t, Delivery::FollowUp))
         })
     }
 
@@ -208,8 +192,11 @@ mod tests {
         let q = Queues::new();
         q.push("later", Delivery::FollowUp).unwrap();
         q.push("now", Delivery::Steer).unwrap();
-        assert_eq!(q.next_idle_prompt().as_deref(), Some("now"));
-        assert_eq!(q.next_idle_prompt().as_deref(), Some("later"));
+        assert_eq!(q.next_idle_prompt(), Some(("now".into(), Delivery::Steer)));
+        assert_eq!(
+            q.next_idle_prompt(),
+            Some(("later".into(), Delivery::FollowUp))
+        );
         assert_eq!(q.next_idle_prompt(), None);
     }
 
@@ -251,6 +238,6 @@ mod tests {
         assert_eq!(q.next_chained(), Ok(None));
         q.user_prompted();
         q.push("5", Delivery::FollowUp).unwrap();
-        assert_eq!(q.next_chained(), Ok(Some("5".into())));
+        assert_eq!(q.next_chained(), Ok(Some(("5".into(), Delivery::FollowUp))));
     }
 }

@@ -74,10 +74,18 @@ fn enter_during_a_tool_call_steers_the_model_and_is_never_echoed_into_the_reply(
             "assistant: switching to python"
         ]
     );
-    // What is on the terminal: the queued line, and no echo of the typing anywhere else.
+    // What is on the terminal: the queued line, the user's line when the model gets it
+    // (after the tool's result), and no echo of the typing anywhere else.
     let lines = visible_lines(&screen);
     let typed: Vec<&String> = lines.iter().filter(|l| l.contains("use python")).collect();
-    assert_eq!(typed, ["» queued as steering: use python"], "{lines:#?}");
+    assert_eq!(
+        typed,
+        ["» queued as steering: use python", "> use python"],
+        "{lines:#?}"
+    );
+    let result = lines.iter().position(|l| l == "  ✓ exit 0");
+    let delivered = lines.iter().position(|l| l == "> use python");
+    assert!(result < delivered, "{lines:#?}");
 }
 
 #[test]
@@ -200,7 +208,12 @@ fn keys_typed_right_after_enter_are_not_echoed_before_the_run_reads_them() {
     let screen = quit(pty);
     let lines = visible_lines(&screen);
     let typed: Vec<&String> = lines.iter().filter(|l| l.contains("early words")).collect();
-    assert_eq!(typed, ["» queued as steering: early words"], "{lines:#?}");
+    // Queued, then shown as the user's line when it reaches the model (issue 34).
+    assert_eq!(
+        typed,
+        ["» queued as steering: early words", "> early words"],
+        "{lines:#?}"
+    );
     assert_eq!(transcript(&dir)[3], "user: early words");
 }
 
