@@ -49,8 +49,10 @@ impl Compacted {
             "trimmed the older turns' tool outputs"
         };
         let mut text = format!(
-            "compacted the conversation: {how}, kept the last {} messages whole (about {} → {} tokens)",
-            c.keep_last, c.tokens_before, c.tokens_after
+            "compacted the conversation: {how}, kept the last {} whole (about {} → {} tokens)",
+            crate::text::plural(c.keep_last as u64, "message"),
+            c.tokens_before,
+            c.tokens_after
         );
         if let Some(w) = &self.warning {
             text.push_str(&format!("; {w}"));

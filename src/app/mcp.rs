@@ -144,14 +144,18 @@ pub fn status_text(status: &[Value]) -> String {
     for s in status {
         let name = s["name"].as_str().unwrap_or("");
         let line = match s["state"].as_str().unwrap_or("") {
-            "connected" => format!(
-                "{name}: connected ({}, protocol {}, {} tools, {} resources, {} prompts)",
-                s["transport"].as_str().unwrap_or(""),
-                s["protocol"].as_str().unwrap_or(""),
-                s["tools"],
-                s["resources"],
-                s["prompts"]
-            ),
+            "connected" => {
+                let count =
+                    |key: &str, noun: &str| crate::text::plural(s[key].as_u64().unwrap_or(0), noun);
+                format!(
+                    "{name}: connected ({}, protocol {}, {}, {}, {})",
+                    s["transport"].as_str().unwrap_or(""),
+                    s["protocol"].as_str().unwrap_or(""),
+                    count("tools", "tool"),
+                    count("resources", "resource"),
+                    count("prompts", "prompt")
+                )
+            }
             "failed" => {
                 let mut l = format!("{name}: failed: {}", s["error"].as_str().unwrap_or(""));
                 let stderr = s["stderr"].as_str().unwrap_or("");

@@ -39,6 +39,9 @@ pub struct Summary {
     pub options: Vec<String>,
     /// Set when the extension failed to load (or is busy / disabled).
     pub error: Option<String>,
+    /// Why its last reload failed, when the previous version was kept running.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reload_error: Option<String>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -48,7 +51,7 @@ fn is_zero(n: &usize) -> bool {
 impl Summary {
     /// `2 tools, 1 command, 3 handlers`.
     pub fn counts(&self) -> String {
-        let plural = |n: usize, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
+        let plural = |n: usize, one: &str| crate::text::plural(n as u64, one);
         format!(
             "{}, {}, {}",
             plural(self.tools.len(), "tool"),
@@ -89,6 +92,11 @@ impl Summary {
                 let o: Vec<String> = self.options.iter().map(|o| format!("--{o}")).collect();
                 line.push_str(&format!(" — options {}", o.join(", ")));
             }
+            if let Some(e) = &self.reload_error {
+                line.push_str(&format!(
+                    " — its last reload failed, the previous version runs: {e}"
+                ));
+            }
             return line;
         };
         format!("✗ {} ({}): {e}", self.name, self.language.name())
@@ -102,6 +110,8 @@ pub(super) struct Loaded {
     pub owner: Owner,
     pub worker: Option<Arc<Worker>>,
     pub error: Option<String>,
+    /// Why the last reload failed, when the previous version was kept running.
+    pub reload_error: Option<String>,
     /// Hash of the script's source when it was (last tried to be) loaded.
     pub fingerprint: u64,
     /// Module files it `require`d / `import`ed.
@@ -281,6 +291,7 @@ impl ExtensionHost {
                     owner: attempt.owner,
                     worker: Some(attempt.worker),
                     error: None,
+                    reload_error: None,
                     fingerprint: fp,
                     required,
                 }
@@ -290,6 +301,7 @@ impl ExtensionHost {
                 match previous {
                     Some(prev) if prev.error.is_none() => Loaded {
                         fingerprint: fp,
+                        reload_error: Some(e.message),
                         ..prev.clone()
                     },
                     _ => Loaded {
@@ -297,6 +309,7 @@ impl ExtensionHost {
                         owner: attempt.owner,
                         worker: None,
                         error: Some(e.message),
+                        reload_error: None,
                         fingerprint: fp,
                         required: previous.map(|p| p.required.clone()).unwrap_or_default(),
                     },
@@ -458,6 +471,7 @@ impl ExtensionHost {
                 .map(|d| d.name)
                 .collect(),
             error,
+            reload_error: l.reload_error.clone(),
         }
     }
 

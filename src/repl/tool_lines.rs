@@ -122,7 +122,7 @@ pub fn result_lines(
         _ => {
             let n = content.lines().count();
             let more = if n > 1 {
-                format!(" (+{} lines)", n - 1)
+                format!(" (+{})", crate::text::plural(n as u64 - 1, "line"))
             } else {
                 String::new()
             };
@@ -141,16 +141,21 @@ fn first_line(text: &str) -> &str {
 /// `bash`: the last lines of its output, then its exit status.
 fn bash_lines(content: &str, is_error: bool, style: &Style) -> Vec<String> {
     let mut lines: Vec<&str> = content.lines().collect();
+    // How it ended: an exit code, a kill, a cancel, or a handler's block (the whole result).
+    let blocked = is_error && lines.len() == 1 && lines[0].starts_with("blocked: ");
     let status = match lines.last() {
         Some(l) if l.starts_with("exit code: ") || l.starts_with("killed") => {
             lines.pop().map(str::to_string)
         }
+        Some(&"cancelled") if is_error => lines.pop().map(str::to_string),
+        Some(_) if blocked => lines.pop().map(str::to_string),
         _ => None,
     };
     let mut out = Vec::new();
     let skipped = lines.len().saturating_sub(BASH_TAIL_LINES);
     if skipped > 0 {
-        out.push(style.paint(Role::Dim, &format!("  │ … {skipped} lines above")));
+        let above = crate::text::plural(skipped as u64, "line");
+        out.push(style.paint(Role::Dim, &format!("  │ … {above} above")));
     }
     for l in &lines[skipped..] {
         out.push(style.paint(Role::Dim, &format!("  │ {l}")));
@@ -190,7 +195,10 @@ pub fn diff_lines(old: &str, new: &str, style: &Style) -> Vec<String> {
     if total > out.len() {
         out.push(style.paint(
             Role::Dim,
-            &format!("  … {} more diff lines", total - out.len()),
+            &format!(
+                "  … {} more",
+                crate::text::plural((total - out.len()) as u64, "diff line")
+            ),
         ));
     }
     out
@@ -253,6 +261,12 @@ mod tests {
                 "  ✗ exit code: 3"
             ]
         );
+        // A block and a cancel say so, not "failed".
+        let bash = |content: &str| result_lines("bash", &json!({}), content, true, &plain);
+        assert_eq!(bash("blocked: no shell"), ["  ✗ blocked: no shell"]);
+        assert_eq!(bash("half\ncancelled"), ["  │ half", "  ✗ cancelled"]);
+        assert_eq!(bash("cancelled"), ["  ✗ cancelled"]);
+        assert_eq!(bash("odd"), ["  │ odd", "  ✗ failed"]);
         let err = result_lines(
             "read",
             &json!({}),

@@ -52,6 +52,16 @@ pub fn tail_bytes(text: &str, max: usize) -> &str {
     &text[ceil_char_boundary(text, text.len() - max)..]
 }
 
+/// `1 line`, `2 lines`: a count and its noun, singular or plural (nouns with a plain `s`).
+pub fn plural(n: impl Into<u64>, noun: &str) -> String {
+    let n = n.into();
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// `16 MiB`, `512 KiB`, `100 bytes`.
 pub fn mib(bytes: usize) -> String {
     if bytes >= 1024 * 1024 && bytes.is_multiple_of(1024 * 1024) {
@@ -101,6 +111,13 @@ mod tests {
         assert_eq!(tail_bytes("abc", 5), "abc");
         assert_eq!(tail_bytes("aé", 1), "");
         assert_eq!(tail_bytes("aéz", 3), "éz");
+    }
+
+    #[test]
+    fn counts_read_well() {
+        assert_eq!(plural(1u64, "line"), "1 line");
+        assert_eq!(plural(0u64, "line"), "0 lines");
+        assert_eq!(plural(3u32, "diff line"), "3 diff lines");
     }
 
     #[test]

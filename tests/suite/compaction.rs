@@ -42,7 +42,13 @@ fn a_conversation_over_the_window_is_summarised_and_continue_sends_the_same_cont
     run(&dir, &fake, "3000", &["--continue", "-p", &b]);
     let out = run(&dir, &fake, "3000", &["--continue", "-p", &c]);
     assert_eq!(out.stdout.trim(), "r3");
-    assert!(out.stderr.contains("compacted the conversation: summarised the older turns, kept the last 1 messages whole"), "{}", out.describe());
+    assert!(
+        out.stderr.contains(
+            "compacted the conversation: summarised the older turns, kept the last 1 message whole"
+        ),
+        "{}",
+        out.describe()
+    );
     let reqs = fake.requests();
     assert_eq!(reqs.len(), 4);
     // The summary request: the older turns, the summary instructions, no tools.

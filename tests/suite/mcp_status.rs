@@ -20,7 +20,7 @@ fn mcp_list_and_the_mcp_command_show_every_server() {
     out.expect_code(1);
     let s = &out.stdout;
     assert!(
-        s.contains("t: connected (stdio, protocol 2025-11-25, 8 tools, 1 resources, 1 prompts)"),
+        s.contains("t: connected (stdio, protocol 2025-11-25, 8 tools, 1 resource, 1 prompt)"),
         "{}",
         out.describe()
     );
@@ -98,7 +98,7 @@ fn a_start_asks_for_all_four_lists_at_once() {
     out.ok();
     assert!(
         out.stdout
-            .contains("t: connected (stdio, protocol 2025-11-25, 8 tools, 1 resources, 1 prompts)"),
+            .contains("t: connected (stdio, protocol 2025-11-25, 8 tools, 1 resource, 1 prompt)"),
         "{}",
         out.describe()
     );

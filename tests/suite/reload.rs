@@ -248,10 +248,20 @@ fn a_broken_save_keeps_the_previous_version_until_it_is_fixed() {
         listed.contains("2 tools, 1 command, 3 handlers"),
         "the half-run top level registered nothing: {listed}"
     );
+    // It says the reload failed and the previous version runs, with the file and line
+    // (issue 34).
+    assert!(
+        listed.contains("— its last reload failed, the previous version runs: ")
+            && listed.contains("x.lua:10:"),
+        "{listed}"
+    );
 
     // Fixed: it reloads.
     save_in_place(&x, &lua_x("v4"));
     m.wait_for_line(X_COUNTS, WAIT);
+    m.send_line("/extensions");
+    let listed = m.wait_for_line("x (lua", WAIT);
+    assert!(!listed.contains("reload failed"), "{listed}");
     ask(&mut m, "/ver", "ver=v4");
     ask(&mut m, "and now?", "input seen by v4");
     assert_eq!(count(&m, "reloaded x.lua"), 1);

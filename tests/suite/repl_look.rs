@@ -152,3 +152,40 @@ fn a_status_line_shows_while_the_model_thinks_and_a_tool_runs_on_a_terminal_only
     let out = m.wait();
     assert!(!out.stdout.contains("Ctrl-C to cancel"), "{}", out.stdout);
 }
+
+/// Issue 34, point 3: a blocked call ends `✗ blocked: REASON` and a cancelled one
+/// `✗ cancelled`, not `✗ failed`.
+#[test]
+fn a_blocked_or_cancelled_call_says_so() {
+    let dir = TestDir::new();
+    dir.write(
+        ".agents/extensions/guard.lua",
+        r#"api.on("tool_call", function(e)
+  if e.args.command == "rm -rf /" then return { block = true, reason = "not that" } end
+end)"#,
+    );
+    let replies = [
+        json!({"tool_calls": [{"name": "bash", "arguments": {"command": "rm -rf /"}}]}),
+        json!({"text": "blocked then"}),
+        json!({"tool_calls": [{"name": "bash", "arguments": {"command": "echo started; sleep 30"}}]}),
+    ];
+    let mut m = faux(&dir, &replies)
+        .args(["--no-session", "--no-watch", "--no-builtin-extensions"])
+        .spawn();
+    m.send_line("go");
+    m.wait_for_line("blocked then", WAIT);
+    m.send_line("again");
+    m.wait_for_line("→ bash echo started; sleep 30", WAIT);
+    std::thread::sleep(Duration::from_millis(300));
+    m.interrupt();
+    m.wait_for_line("✗ cancelled", WAIT);
+    m.send_line("/quit");
+    let out = m.wait();
+    out.ok();
+    assert!(
+        out.stdout.contains("  ✗ blocked: not that\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("✗ failed"), "{}", out.stdout);
+}
