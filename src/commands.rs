@@ -26,6 +26,7 @@ pub enum Builtin {
     Extensions,
     Reload,
     Mcp,
+    Last,
     Quit,
 }
 
@@ -120,7 +121,7 @@ impl CommandTable {
     pub fn with_builtins() -> Arc<Self> {
         let table = Arc::new(CommandTable::default());
         let _ = table.weak_self.set(Arc::downgrade(&table));
-        let builtins: [(&str, &[&str], &str, Builtin); 12] = [
+        let builtins: [(&str, &[&str], &str, Builtin); 13] = [
             ("help", &["?"], "list the commands", Builtin::Help),
             (
                 "tools",
@@ -176,6 +177,12 @@ impl CommandTable {
                 &[],
                 "show the MCP servers; /mcp reconnect NAME starts one again",
                 Builtin::Mcp,
+            ),
+            (
+                "last",
+                &[],
+                "show the last tool result whole, as the model got it",
+                Builtin::Last,
             ),
             ("quit", &["exit", "q"], "leave mypi", Builtin::Quit),
         ];

@@ -28,12 +28,31 @@ impl App {
             Builtin::Extensions => self.extensions_text(),
             Builtin::Reload => self.reload(args).await,
             Builtin::Mcp => self.mcp_command(args).await.map_err(AppError::Command)?,
+            Builtin::Last => self.last_result_text(),
             Builtin::Quit => match self.may_quit(super::QuitSource::Command, true).await {
                 Ok(()) => return Ok(LineOutcome::Quit),
                 Err(stay) => stay,
             },
         };
         Ok(LineOutcome::Output(text))
+    }
+
+    /// `/last`: the newest tool result of the conversation, whole, as the model got it.
+    fn last_result_text(&self) -> String {
+        let last = self
+            .agent
+            .messages()
+            .iter()
+            .rev()
+            .find(|m| m.role == crate::protocol::Role::Tool);
+        match last {
+            Some(m) => {
+                let name = m.name.as_deref().unwrap_or("a tool");
+                let how = if m.is_error { "failed" } else { "answered" };
+                format!("{name} {how}:\n{}", m.content)
+            }
+            None => "no tool has answered in this session yet".to_string(),
+        }
     }
 
     fn tools_text(&self) -> String {

@@ -352,8 +352,21 @@ impl EventSink for HumanSink {
             }
             // A command that answers nothing prints no line.
             AgentEvent::Command { output, .. } if output.is_empty() => {}
-            // A command's output is not mypi's: colours dropped, other controls shown.
-            AgentEvent::Command { output, .. } => p.styled(&inert_sgr(&output, false)),
+            // A command's output is not mypi's: colours dropped, other controls shown; on a
+            // terminal long lines wrap between words.
+            AgentEvent::Command { output, .. } => {
+                let output = inert_sgr(&output, false);
+                match reply_width() {
+                    Some(width) => {
+                        for line in output.lines() {
+                            for row in crate::text::wrap_line(line, width.saturating_sub(1)) {
+                                p.styled(&row);
+                            }
+                        }
+                    }
+                    None => p.styled(&output),
+                }
+            }
             // A queued message shows as a line the user typed, when it reaches the model.
             AgentEvent::QueuedMessage { text, .. } => p.styled(&format!(
                 "{}{}",

@@ -79,11 +79,8 @@ pub fn result_lines(
         return bash_lines(content, is_error, style);
     }
     if is_error {
-        let mut lines = content.lines();
-        let first = lines.next().unwrap_or("failed");
-        let mut out = vec![style.paint(Role::Error, &format!("  ✗ {first}"))];
-        out.extend(lines.map(|l| style.paint(Role::Error, &format!("    {l}"))));
-        return out;
+        let line = error_line(content, super::style::term_width().saturating_sub(1));
+        return vec![style.paint(Role::Error, &line)];
     }
     match name {
         "edit" => {
@@ -132,6 +129,35 @@ pub fn result_lines(
             )]
         }
     }
+}
+
+/// What the user sees of a failed call: one line, `  ✗ ` and the error, cut on a word
+/// boundary to `width` columns; when anything is left out (the tool list after an unknown
+/// tool, a schema after bad arguments, more lines) it says how to see it whole.
+pub fn error_line(content: &str, width: usize) -> String {
+    const MORE: &str = " … (/last shows it whole)";
+    let mut lines = content.lines().filter(|l| !l.trim().is_empty());
+    let first = lines.next().unwrap_or("failed").trim_end();
+    let whole = format!("  ✗ {first}");
+    let rest = lines.next().is_some();
+    if !rest && whole.width() <= width {
+        return whole;
+    }
+    let room = width.saturating_sub(MORE.width()).max(20);
+    let mut cut = String::new();
+    let mut used = 0;
+    for word in whole.split_inclusive(' ') {
+        let w = word.width();
+        if used + w > room {
+            break;
+        }
+        cut.push_str(word);
+        used += w;
+    }
+    if cut.trim().len() <= "  ✗".len() {
+        cut = fit(&whole, room);
+    }
+    format!("{}{MORE}", cut.trim_end())
 }
 
 fn first_line(text: &str) -> &str {
@@ -196,8 +222,8 @@ pub fn diff_lines(old: &str, new: &str, style: &Style) -> Vec<String> {
         out.push(style.paint(
             Role::Dim,
             &format!(
-                "  … {} more",
-                crate::text::plural((total - out.len()) as u64, "diff line")
+                "  … {}",
+                crate::text::plural((total - out.len()) as u64, "more diff line")
             ),
         ));
     }
@@ -274,7 +300,20 @@ mod tests {
             true,
             &plain,
         );
-        assert_eq!(err, ["  ✗ no such file", "    second line"]);
+        assert_eq!(err, ["  ✗ no such file … (/last shows it whole)"]);
+        // A long error for the model is one line, cut on a word boundary.
+        let tools = (0..40)
+            .map(|i| format!("tool_{i}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let long = format!("unknown tool 'x'; the tools are: {tools}");
+        let line = error_line(&long, 80);
+        assert!(line.width() <= 80, "{line}");
+        assert_eq!(
+            line,
+            "  ✗ unknown tool 'x'; the tools are: tool_0, tool_1, … (/last shows it whole)"
+        );
+        assert_eq!(error_line("short", 60), "  ✗ short");
         let big: String = (0..100).map(|i| format!("{i}\n")).collect();
         let write = result_lines(
             "write",

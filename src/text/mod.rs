@@ -52,6 +52,42 @@ pub fn tail_bytes(text: &str, max: usize) -> &str {
     &text[ceil_char_boundary(text, text.len() - max)..]
 }
 
+/// `line` in rows of at most `width` columns, broken between words (a word wider than a row
+/// is cut); rows after the first keep the line's indent.
+pub fn wrap_line(line: &str, width: usize) -> Vec<String> {
+    use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+    if line.width() <= width {
+        return vec![line.to_string()];
+    }
+    let indent = &line[..line.len() - line.trim_start().len()];
+    let width = width.max(indent.width() + 8);
+    let mut rows = Vec::new();
+    let mut row = indent.to_string();
+    let mut used = indent.width();
+    for word in line.trim_start().split(' ') {
+        let w = word.width();
+        let gap = usize::from(used > indent.width());
+        if used + gap + w > width && used > indent.width() {
+            rows.push(std::mem::replace(&mut row, indent.to_string()));
+            used = indent.width();
+        } else if gap == 1 {
+            row.push(' ');
+            used += 1;
+        }
+        for c in word.chars() {
+            let cw = c.width().unwrap_or(0);
+            if used + cw > width {
+                rows.push(std::mem::replace(&mut row, indent.to_string()));
+                used = indent.width();
+            }
+            row.push(c);
+            used += cw;
+        }
+    }
+    rows.push(row);
+    rows
+}
+
 /// `1 line`, `2 lines`: a count and its noun, singular or plural (nouns with a plain `s`).
 pub fn plural(n: impl Into<u64>, noun: &str) -> String {
     let n = n.into();
@@ -111,6 +147,19 @@ mod tests {
         assert_eq!(tail_bytes("abc", 5), "abc");
         assert_eq!(tail_bytes("aé", 1), "");
         assert_eq!(tail_bytes("aéz", 3), "éz");
+    }
+
+    #[test]
+    fn lines_wrap_between_words_and_keep_their_indent() {
+        assert_eq!(wrap_line("short", 20), ["short"]);
+        assert_eq!(
+            wrap_line("  one two three four five", 14),
+            ["  one two", "  three four", "  five"]
+        );
+        assert_eq!(
+            wrap_line("abcdefghijklmnop q", 8),
+            ["abcdefgh", "ijklmnop", "q"]
+        );
     }
 
     #[test]

@@ -189,3 +189,60 @@ end)"#,
     );
     assert!(!out.stdout.contains("✗ failed"), "{}", out.stdout);
 }
+
+/// Issue 34, point 3: an error meant for the model (the tool list after an unknown tool) is
+/// one line for the user, cut between words; `/last` shows it whole, wrapped between words.
+#[test]
+fn an_error_for_the_model_is_one_line_and_last_shows_it_whole() {
+    let dir = TestDir::new();
+    let replies = [
+        json!({"tool_calls": [{"name": "no_such_tool", "arguments": {}}]}),
+        json!({"text": "finished"}),
+    ];
+    let m = faux(&dir, &replies).args(["--no-session", "--no-watch", "--no-builtin-extensions"]);
+    let mut pty = crate::common::pty::Pty::spawn_sized(m.command(), 60);
+    let t = Duration::from_secs(20);
+    let at = pty.wait_for("/help for commands", 0, t);
+    pty.type_keys("go\r");
+    let at = pty.wait_for("finished", at, t);
+    let at = pty.wait_for("> ", at, t);
+    pty.type_keys("/last\r");
+    let at = pty.wait_for("no_such_tool failed:", at, t);
+    pty.wait_for("> ", at, t);
+    pty.type_keys("/quit\r");
+    pty.wait(t);
+    let lines = crate::common::pty::visible_lines(&pty.screen());
+    let error: Vec<&String> = lines.iter().filter(|l| l.contains("✗")).collect();
+    assert_eq!(error.len(), 1, "{lines:#?}");
+    assert!(
+        error[0].starts_with("  ✗ unknown tool 'no_such_tool';")
+            && error[0].ends_with("… (/last shows it whole)"),
+        "{lines:#?}"
+    );
+    // /last: the whole message, every row within the width and no word broken.
+    let from = lines
+        .iter()
+        .position(|l| l == "no_such_tool failed:")
+        .unwrap();
+    let shown: Vec<&String> = lines[from + 1..]
+        .iter()
+        .take_while(|l| !l.starts_with("> "))
+        .collect();
+    let joined = shown
+        .iter()
+        .map(|l| l.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    for tool in ["read", "write", "edit", "bash"] {
+        assert!(joined.contains(tool), "{tool} missing: {shown:#?}");
+    }
+    assert!(shown.len() > 1, "{shown:#?}");
+    for row in &shown {
+        assert!(
+            unicode_width::UnicodeWidthStr::width(row.as_str()) < 60,
+            "{row}"
+        );
+        assert!(!row.ends_with('-'), "{row}");
+    }
+    assert!(joined.contains("the tools are: "), "{joined}");
+}
