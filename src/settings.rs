@@ -142,6 +142,9 @@ pub struct NamedProvider {
     pub models: Vec<ModelInfo>,
     /// `file:line` of its table.
     pub source: String,
+    /// It is the project's (`.agents/config.toml`): it may not send a key of the user's to a
+    /// host the user did not name ([`crate::config::keyguard`]).
+    pub project: bool,
 }
 
 /// One setting as a file gives it.
@@ -151,6 +154,8 @@ pub struct Entry {
     /// The value as an environment variable would give it (`1`/`0` for booleans).
     pub value: String,
     pub source: String,
+    /// It is the project's file's.
+    pub project: bool,
 }
 
 /// The configuration files read, lowest layer first.
@@ -313,6 +318,7 @@ fn walk(file: &FileCtx, table: &Table, prefix: &str, out: &mut Files) -> Result<
             key,
             value,
             source: file.at(span),
+            project: !file.user,
         });
     }
     Ok(())
@@ -426,6 +432,7 @@ fn provider(
         api_key_env: text("api_key_env")?,
         models: models(file, name, table.get("models"), span)?,
         source: file.at(span),
+        project: !file.user,
     })
 }
 

@@ -10,6 +10,7 @@ use crate::agent::queue::QueueLimits;
 
 use crate::providers::RetryPolicy;
 
+pub mod keyguard;
 mod limits;
 pub mod pick;
 use pick::{load_files, pick_provider};
@@ -117,6 +118,13 @@ pub enum ConfigError {
     UnknownProvider { name: String, configured: String },
     #[error("provider {provider:?} needs an API key: set {var}")]
     MissingKey { provider: String, var: String },
+    #[error("{at}: this project's configuration would send your {var} to {host}, a host your own configuration does not name, so mypi stops; if you mean it, move this provider to ~/.agents/config.toml (or pass --base-url / set the *_BASE_URL variable for that host)")]
+    KeyToProjectHost {
+        /// `file:line` of the project's setting.
+        at: String,
+        var: String,
+        host: String,
+    },
     #[error("{from} {url:?} is not an http:// or https:// address; did you mean {suggestion:?}?")]
     BadBaseUrl {
         from: &'static str,
@@ -133,6 +141,9 @@ pub struct Config {
     pub provider_name: String,
     /// The configuration files that were read.
     pub files: crate::settings::Files,
+    /// The origins of the endpoints the user named (see [`keyguard::user_hosts`]): where a
+    /// project's provider may send a key of the user's.
+    pub user_hosts: Vec<String>,
     /// `context_window` (`MYPI_CONTEXT_WINDOW`): the window of every model, overriding what
     /// is known of it.
     pub context_window: Option<u64>,
@@ -217,7 +228,7 @@ impl Config {
         let mcp_off = mcp_off(&cli, &real, &files);
         cli.no_mcp |= mcp_off.is_some();
         let cli = &cli;
-        let picked = pick_provider(cli, &var, &files, !cli.no_extensions)?;
+        let picked = pick_provider(cli, &real, &files, !cli.no_extensions)?;
         let (provider, fell_back_to_faux, api_key, base_url) = (
             picked.kind,
             picked.fell_back,
@@ -239,7 +250,9 @@ impl Config {
         let project_extensions = project_root(cli, &cwd, home.as_deref());
         let (mcp_files, project_mcp) = mcp_files(cli, &cwd, home.as_deref());
         let sessions = sessions_dir(var("MYPI_SESSIONS_DIR").as_deref(), &cwd, home.as_deref());
+        let user_hosts = keyguard::user_hosts(cli.base_url.as_deref(), &real, &files);
         Ok(Config {
+            user_hosts,
             sessions,
             context_window: limits.context_window,
             mcp_files,
