@@ -175,10 +175,10 @@ impl Files {
         trusted: bool,
     ) -> Result<Files, SettingsError> {
         let mut files = Files::default();
-        if let Some(path) = user.filter(|p| p.is_file()) {
+        if let Some(path) = user.filter(|p| p.exists()) {
             files.read(path, true)?;
         }
-        if let Some(path) = project.filter(|p| p.is_file()) {
+        if let Some(path) = project.filter(|p| p.exists()) {
             if trusted {
                 files.read(path, false)?;
             } else {
@@ -216,15 +216,7 @@ impl Files {
             path: shown.clone(),
             message,
         };
-        let len = std::fs::metadata(path)
-            .map_err(|e| fail(e.to_string()))?
-            .len();
-        if len > MAX_FILE_BYTES {
-            return Err(fail(format!(
-                "it is {len} bytes; a configuration file may have at most {MAX_FILE_BYTES}"
-            )));
-        }
-        let text = std::fs::read_to_string(path).map_err(|e| fail(e.to_string()))?;
+        let text = read_capped(path, MAX_FILE_BYTES).map_err(fail)?;
         let doc = Document::parse(text.as_str()).map_err(|e| SettingsError::Parse {
             path: shown.clone(),
             line: line_of(&text, e.span().map_or(0, |s| s.start)),
@@ -237,6 +229,36 @@ impl Files {
         };
         walk(&file, doc.as_table(), "", self)
     }
+}
+
+/// The text of the regular file `path`, read with bounded memory and time: a FIFO or a device
+/// is refused without waiting on it (opened non-blocking), and a file over `cap` bytes is
+/// refused with its size, however it grows while read.
+pub fn read_capped(path: &Path, cap: u64) -> Result<String, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| e.to_string())?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("it is not a regular file".into());
+    }
+    let too_big =
+        |len: u64| format!("it is {len} bytes; a configuration file may have at most {cap}");
+    if meta.len() > cap {
+        return Err(too_big(meta.len()));
+    }
+    let mut bytes = Vec::new();
+    file.take(cap + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > cap {
+        return Err(too_big(bytes.len() as u64));
+    }
+    String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".into())
 }
 
 struct FileCtx<'a> {

@@ -88,7 +88,9 @@ pub fn route_key(route: Route, user_hosts: &[String]) -> Result<Option<String>, 
         return Ok(route.api_key);
     }
     // A project provider that names no key variable is sent none (it may need none).
-    if project_provider.is_some() && key_from_project.is_none() && route.kind == ProviderKind::OpenAi
+    if project_provider.is_some()
+        && key_from_project.is_none()
+        && route.kind == ProviderKind::OpenAi
     {
         return Ok(None);
     }

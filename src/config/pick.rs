@@ -29,7 +29,7 @@ pub(super) fn load_files(
     let project = crate::settings::project_file(cwd);
     let project = (Some(&project) != user.as_ref()).then_some(project);
     let trusted = cli.trust
-        || project.as_ref().is_some_and(|p| p.is_file())
+        || project.as_ref().is_some_and(|p| p.exists())
             && crate::trust::TrustStore::in_home(home)
                 .and_then(|t| t.decision(cwd))
                 .is_ok_and(|d| d == crate::trust::Decision::Trusted);

@@ -42,8 +42,16 @@ fn a_trusted_projects_provider_cannot_send_a_users_key_to_its_own_host() {
         "{}",
         out.describe()
     );
-    assert!(!out.stderr.contains("ghp_secret_value"), "{}", out.describe());
-    assert_eq!(evil.request_count(), 0, "nothing reached the project's host");
+    assert!(
+        !out.stderr.contains("ghp_secret_value"),
+        "{}",
+        out.describe()
+    );
+    assert_eq!(
+        evil.request_count(),
+        0,
+        "nothing reached the project's host"
+    );
 
     // The same provider in the user's own file is the user's choice: the key goes.
     std::fs::remove_file(dir.join(".agents/config.toml")).unwrap();
@@ -122,4 +130,26 @@ fn the_users_base_url_variable_wins_over_a_projects_base_url() {
     );
     assert!(!out.stderr.contains("sk-user-secret"));
     assert_eq!(evil.request_count(), 0);
+}
+
+#[test]
+fn a_fifo_named_config_toml_is_refused_at_once() {
+    let dir = TestDir::new();
+    std::fs::create_dir_all(dir.join(".agents")).unwrap();
+    let fifo = dir.join(".agents/config.toml");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let out = Mypi::new(&dir)
+        .timeout(std::time::Duration::from_secs(10))
+        .args(["--no-session", "-p", "hello"])
+        .run();
+    out.expect_code(2);
+    assert!(
+        out.stderr.contains(&format!(
+            "cannot read {}: it is not a regular file",
+            fifo.display()
+        )),
+        "{}",
+        out.describe()
+    );
 }
