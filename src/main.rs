@@ -166,8 +166,10 @@ fn run_sessions(cli: &Cli, cwd: std::path::PathBuf) -> i32 {
             return 2;
         }
     };
-    let legacy = config.legacy_sessions_dir();
-    let sessions = mypi::agent::session::list::list(&config.sessions_dir(), legacy.as_deref());
+    let (sessions, skipped) = config.readable_sessions();
+    if let Some(skipped) = skipped {
+        stderr_line(&format!("mypi: {skipped}"));
+    }
     if sessions.is_empty() {
         stdout_line(&format!(
             "No sessions of this project yet (they go in {}).",

@@ -13,7 +13,9 @@ use crate::providers::RetryPolicy;
 pub mod keyguard;
 mod limits;
 pub mod pick;
+mod session_dirs;
 use pick::{load_files, pick_provider};
+pub use session_dirs::SessionSources;
 
 /// The provider to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -190,6 +192,9 @@ pub struct Config {
     pub read_timeout: Duration,
     /// `--trust`: this run trusts the project folder.
     pub trust: bool,
+    /// The project folder is trusted at start (`--trust`, the trust list, or it is HOME):
+    /// its own session files may be read ([`Config::session_sources`]).
+    pub project_trusted: bool,
     /// The project's own extension folder, `<cwd>/.agents/extensions`, when it is one of the
     /// roots (not with `--extensions-dir`, `--no-extensions`, or when cwd is HOME).
     pub project_extensions: Option<PathBuf>,
@@ -218,6 +223,7 @@ impl Config {
         let real = |k: &str| env(k).filter(|v| !v.trim().is_empty());
         let home = real("HOME").map(PathBuf::from);
         let files = load_files(cli, &cwd, home.as_deref())?;
+        let project_trusted = pick::project_trusted(cli, &cwd, home.as_deref());
         // The files are the environment's lower layer.
         let var = |k: &str| real(k).or_else(|| files.lookup(k));
         let on = |k: &str| var(k).is_none_or(|v| !matches!(v.trim(), "0" | "false"));
@@ -259,6 +265,7 @@ impl Config {
             project_mcp,
             mcp_off,
             trust: cli.trust,
+            project_trusted,
             project_extensions,
             ext_memory_bytes: limits.ext_memory_bytes,
             ext_value_bytes: limits.ext_value_bytes,

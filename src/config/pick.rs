@@ -28,16 +28,25 @@ pub(super) fn load_files(
     let user = crate::settings::user_file(home);
     let project = crate::settings::project_file(cwd);
     let project = (Some(&project) != user.as_ref()).then_some(project);
-    let trusted = cli.trust
-        || project.as_ref().is_some_and(|p| p.exists())
-            && crate::trust::TrustStore::in_home(home)
-                .and_then(|t| t.decision(cwd))
-                .is_ok_and(|d| d == crate::trust::Decision::Trusted);
+    let trusted = project.as_ref().is_some_and(|p| p.exists()) && project_trusted(cli, cwd, home);
     Ok(crate::settings::Files::load(
         user.as_deref(),
         project.as_deref(),
         trusted,
     )?)
+}
+
+/// Whether the project folder `cwd` is trusted: `--trust`, the trust list, or it is HOME.
+pub(super) fn project_trusted(
+    cli: &Overrides,
+    cwd: &std::path::Path,
+    home: Option<&std::path::Path>,
+) -> bool {
+    cli.trust
+        || home.is_some_and(|h| h == cwd)
+        || crate::trust::TrustStore::in_home(home)
+            .and_then(|t| t.decision(cwd))
+            .is_ok_and(|d| d == crate::trust::Decision::Trusted)
 }
 
 /// The provider from `--provider`, `provider` (config, `MYPI_PROVIDER`) or the API keys in

@@ -153,3 +153,65 @@ fn a_fifo_named_config_toml_is_refused_at_once() {
         out.describe()
     );
 }
+
+/// Writes the fixture session (a user's "what is in notes.txt?") where a repository would
+/// ship it.
+fn ship_session(dir: &TestDir) {
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/sessions/format-1.jsonl"
+    );
+    dir.write(
+        ".agents/sessions/20251130-120000-a1b2.jsonl",
+        &std::fs::read_to_string(fixture).unwrap(),
+    );
+}
+
+#[test]
+fn continue_in_an_untrusted_clone_does_not_resume_a_session_it_ships() {
+    let dir = TestDir::new();
+    dir.untrust();
+    ship_session(&dir);
+    let fake = FakeOpenAi::with_replies(vec![Reply::text("hi")]);
+    let out = Mypi::new(&dir)
+        .openai(&fake)
+        .args(["--continue", "-p", "anything else?"])
+        .run();
+    out.expect_code(2);
+    let shipped = dir.join(".agents/sessions").display().to_string();
+    assert!(
+        out.stderr.contains(&format!(
+            "the sessions in {shipped} were not read: this folder is not trusted"
+        )) && out.stderr.contains("mypi trust"),
+        "{}",
+        out.describe()
+    );
+    assert_eq!(
+        fake.request_count(),
+        0,
+        "no forged history reached the model"
+    );
+    // `mypi sessions` and `--resume ID` do not offer it either.
+    let out = Mypi::new(&dir).arg("sessions").run();
+    out.ok();
+    assert!(
+        out.stdout.contains("No sessions of this project yet"),
+        "{}",
+        out.describe()
+    );
+    assert!(out.stderr.contains("were not read"), "{}", out.describe());
+    let out = Mypi::new(&dir)
+        .openai(&fake)
+        .args(["--resume", "20251130", "-p", "x"])
+        .run();
+    out.expect_code(2);
+    assert_eq!(fake.request_count(), 0);
+    // Trusted, it resumes.
+    let out = Mypi::new(&dir)
+        .openai(&fake)
+        .args(["--trust", "--continue", "-p", "anything else?"])
+        .run();
+    out.ok();
+    let sent = fake.requests()[0].body["messages"].to_string();
+    assert!(sent.contains("what is in notes.txt?"), "{sent}");
+}
