@@ -121,6 +121,7 @@ impl App {
         if let Some(m) = &self.mcp {
             m.shutdown().await;
         }
+        crate::mcp::spill::remove();
     }
 }
 
