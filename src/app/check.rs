@@ -24,7 +24,7 @@ pub async fn declared_flags(
     if infos.is_empty() {
         return Vec::new();
     }
-    let ctx = Arc::new(HostContext::standalone(cwd, Arc::new(|_| {})));
+    let ctx = Arc::new(HostContext::checking(cwd, Arc::new(|_| {})));
     let host = ExtensionHost::new(ctx.clone());
     host.load_all(infos).await;
     let flags = ctx.control.declared_flags();
@@ -50,7 +50,7 @@ pub async fn check(
     let sink = notices.clone();
     let notice: NoticeFn =
         Arc::new(move |m| sink.lock().unwrap_or_else(|p| p.into_inner()).push(m));
-    let ctx = HostContext::standalone(cwd.clone(), notice);
+    let ctx = HostContext::checking(cwd.clone(), notice);
     tools::register_builtins(&ctx.tools);
     let host = ExtensionHost::new(Arc::new(ctx));
     let summaries = host.load_all(infos).await;

@@ -530,6 +530,9 @@ impl ApiLink {
 
     /// Writes the file at `path` (Lua's `fs.write`) as [`ApiLink::write_file`] does.
     pub fn write_path(&self, p: &Path, content: &str) -> Result<(), String> {
+        if self.host().checking {
+            return Err(super::services::CHECKING.to_string());
+        }
         if let Some(dir) = p.parent() {
             std::fs::create_dir_all(dir)
                 .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;

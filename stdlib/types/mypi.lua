@@ -516,7 +516,8 @@ function api.send_message(text, opts) end
 
 ---Runs a program without a shell (stdin empty), in its own process group, and waits for it.
 ---The wait does not count against the call's time budget. The group is killed at the timeout
----and when the run is cancelled. Raises when the program cannot be started.
+---and when the run is cancelled. Raises when the program cannot be started, and during
+---`mypi ext check` (which runs nothing a file asks for).
 ---@param cmd string program name (looked up in PATH) or path
 ---@param args? string[]
 ---@param opts? mypi.ExecOptions
