@@ -352,8 +352,10 @@ fn run_ext(action: &ExtAction, cli: &Cli, cwd: std::path::PathBuf) -> i32 {
             let Some(runtime) = runtime() else {
                 return 1;
             };
+            let trusted = mypi::app::folder_trusted(&cwd, home.as_deref(), cli.trust);
+            let builtins = builtins && !explicit;
             let (report, ok) =
-                runtime.block_on(check::check(&roots, cwd, explicit, builtins && !explicit));
+                runtime.block_on(check::check(&roots, cwd, explicit, builtins, trusted));
             stdout_line(&report);
             i32::from(!ok)
         }

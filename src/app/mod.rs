@@ -8,7 +8,7 @@ pub mod check;
 pub mod children;
 mod elicit;
 mod gate;
-pub use gate::{untrusted_project_root, Gate};
+pub use gate::{folder_trusted, untrusted_project_root, Gate};
 pub mod mcp;
 pub mod mentions;
 mod models;
@@ -218,6 +218,7 @@ impl App {
         agent.control = Some(control.clone());
         agent.renderers = Some(wiring.renderers.clone());
         let host = wiring.host(&config, &notice);
+        host.control.set_project_trusted(config.project_trusted);
         let children = Arc::new(children::Children::new(children::ChildParts {
             config: config.clone(),
             tools: tools.clone(),

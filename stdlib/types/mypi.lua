@@ -638,6 +638,11 @@ function BuiltinTool.execute(args, ctx) end
 ---@return mypi.BuiltinTool
 function api.builtin_tool(name) end
 
+---Whether the project folder is trusted (`--trust`, `mypi trust`, a "yes" in the REPL): only
+---then do its own extensions, `.mcp.json` and agent files load.
+---@return boolean
+function api.project_trusted() end
+
 ---Switches the model (in `opts.provider`, or the current provider) once the call has ended
 ---and the agent is idle; `model_select` follows. A failure is a notice.
 ---@param model string

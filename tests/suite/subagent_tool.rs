@@ -269,3 +269,103 @@ end)"#,
         "the one-turn child made one request"
     );
 }
+
+#[test]
+fn an_untrusted_projects_agents_do_not_load_nor_replace_the_users() {
+    let dir = TestDir::new();
+    dir.untrust();
+    dir.write(
+        ".agents/agents/scout.md",
+        &agent_file("scout", "project scout", "P"),
+    );
+    dir.write(
+        "home/.agents/agents/scout.md",
+        &agent_file("scout", "user scout", "U"),
+    );
+    let out = Mypi::new(&dir)
+        .args(["--provider", "faux", "-p", "/agents"])
+        .run();
+    out.ok();
+    assert_eq!(
+        out.stdout.trim(),
+        "scout - user scout (~/.agents/agents/scout.md)"
+    );
+    assert!(
+        out.stderr.contains(&format!(
+            "1 agent file (.agents/agents) in {} not loaded: the folder is not trusted (pass \
+             --trust",
+            dir.path().display()
+        )),
+        "{}",
+        out.describe()
+    );
+    // Trusted for the run, the project's wins as before.
+    let out = Mypi::new(&dir)
+        .args(["--trust", "--provider", "faux", "-p", "/agents"])
+        .run();
+    out.ok();
+    assert_eq!(
+        out.stdout.trim(),
+        "scout - project scout (.agents/agents/scout.md)"
+    );
+}
+
+#[test]
+fn an_agent_listing_the_subagent_tool_is_warned_about_and_runs_without_it() {
+    let dir = TestDir::new();
+    dir.write(
+        ".agents/agents/boss.md",
+        "---\nname: boss\ndescription: delegates\ntools: read, subagent\n---\nB\n",
+    );
+    let warning = "agent file .agents/agents/boss.md: lists the subagent tool, which does not \
+                   nest: a child agent cannot run subagents";
+    let fake = FakeOpenAi::with_replies(vec![
+        Reply::tool_calls([("p1", "subagent", json!({"agent": "boss", "task": "t"}))]),
+        Reply::text("child done"),
+        Reply::text("parent done"),
+    ]);
+    let out = Mypi::new(&dir)
+        .openai(&fake)
+        .args(["--no-session", "-p", "go"])
+        .run();
+    out.ok();
+    assert!(out.stderr.contains(warning), "{}", out.describe());
+    assert_eq!(out.stderr.matches(warning).count(), 1, "{}", out.describe());
+    assert_eq!(tool_names(&fake.requests()[1].body), ["read"]);
+    // `mypi ext check` says so too.
+    let out = Mypi::new(&dir).args(["--trust", "ext", "check"]).run();
+    assert!(
+        out.stdout.contains(&format!("note: [subagent] {warning}")),
+        "{}",
+        out.describe()
+    );
+}
+
+#[test]
+fn a_child_asking_for_a_tool_of_the_busy_extension_is_told_it_does_not_nest() {
+    let dir = TestDir::new();
+    install(
+        &dir,
+        "via.lua",
+        r#"api.tool{ name = "ask_child", description = "d", parameters = { type = "object" },
+  execute = function()
+    local r = api.run_agent{ task = "look", tools = { "read", "ask_child" } }
+    return r.error or r.text
+  end }"#,
+    );
+    let fake = FakeOpenAi::with_replies(vec![
+        Reply::tool_calls([("p1", "ask_child", json!({}))]),
+        Reply::text("done"),
+    ]);
+    let out = Mypi::new(&dir)
+        .openai(&fake)
+        .args(["--no-builtin-extensions", "--no-session", "-p", "go"])
+        .run();
+    out.ok();
+    let sent = fake.requests()[1].body["messages"].to_string();
+    assert!(
+        sent.contains("the ask_child tool does not nest: its extension is busy with the call"),
+        "{sent}"
+    );
+    assert!(!sent.contains("unknown tool"), "{sent}");
+}
