@@ -24,6 +24,8 @@
 -- failure). Each child is an in-process agent (`api.run_agent`): its own conversation, the
 -- same extensions' hooks, cancelled with the parent.
 
+local fs = require("fs")
+
 local MAX_PARALLEL, AT_ONCE = 8, 4
 local MAX_FILE_BYTES = 256 * 1024
 
@@ -119,12 +121,12 @@ local function load_dir(dir, shown, into)
   for _, file in ipairs(api.read_dir(dir)) do
     if file:match("%.md$") then
       local path, label = dir .. "/" .. file, shown .. "/" .. file
-      local f, err = io.open(path, "r")
-      if not f then
-        report(label, "cannot read it: " .. tostring(err))
+      -- fs.read refuses what is not a regular file (a FIFO would block io.open) and reads
+      -- at most the script size limit.
+      local ok, text = pcall(fs.read, path)
+      if not ok then
+        report(label, "cannot read it: " .. tostring(text):gsub("^fs%.read: ", ""))
       else
-        local text = f:read(MAX_FILE_BYTES + 1) or ""
-        f:close()
         if #text > MAX_FILE_BYTES then
           report(label, "it is larger than 256 KiB")
         else

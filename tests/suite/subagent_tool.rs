@@ -369,3 +369,31 @@ fn a_child_asking_for_a_tool_of_the_busy_extension_is_told_it_does_not_nest() {
     );
     assert!(!sent.contains("unknown tool"), "{sent}");
 }
+
+#[test]
+fn a_fifo_among_the_agent_files_is_reported_not_waited_on() {
+    let dir = TestDir::new();
+    dir.write(
+        ".agents/agents/scout.md",
+        &agent_file("scout", "project scout", "P"),
+    );
+    let fifo = dir.join(".agents/agents/stuck.md");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let out = Mypi::new(&dir)
+        .timeout(std::time::Duration::from_secs(15))
+        .args(["--provider", "faux", "-p", "/agents"])
+        .run();
+    out.ok();
+    assert_eq!(
+        out.stdout.trim(),
+        "scout - project scout (.agents/agents/scout.md)"
+    );
+    assert!(
+        out.stderr
+            .contains("agent file .agents/agents/stuck.md: cannot read it:")
+            && out.stderr.contains("not a regular file; skipped"),
+        "{}",
+        out.describe()
+    );
+}
