@@ -135,10 +135,7 @@ fn the_users_base_url_variable_wins_over_a_projects_base_url() {
 #[test]
 fn a_fifo_named_config_toml_is_refused_at_once() {
     let dir = TestDir::new();
-    std::fs::create_dir_all(dir.join(".agents")).unwrap();
-    let fifo = dir.join(".agents/config.toml");
-    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let fifo = dir.mkfifo(".agents/config.toml");
     let out = Mypi::new(&dir)
         .timeout(std::time::Duration::from_secs(10))
         .args(["--no-session", "-p", "hello"])
@@ -154,17 +151,11 @@ fn a_fifo_named_config_toml_is_refused_at_once() {
     );
 }
 
-/// Writes the fixture session (a user's "what is in notes.txt?") where a repository would
-/// ship it.
+/// A session of a user's asking "what is in notes.txt?", as a repository would ship it.
+const SHIPPED: &str = include_str!("../fixtures/sessions/format-1.jsonl");
+
 fn ship_session(dir: &TestDir) {
-    let fixture = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/sessions/format-1.jsonl"
-    );
-    dir.write(
-        ".agents/sessions/20251130-120000-a1b2.jsonl",
-        &std::fs::read_to_string(fixture).unwrap(),
-    );
+    dir.write(".agents/sessions/20251130-120000-a1b2.jsonl", SHIPPED);
 }
 
 #[test]

@@ -69,9 +69,7 @@ fn the_shipped_subagent_can_be_replaced_or_turned_off() {
         "subagent.lua",
         r#"api.command("agents", function() return "my own" end)"#,
     );
-    let out = Mypi::new(&dir)
-        .args(["--provider", "faux", "-p", "/agents"])
-        .run();
+    let out = agents(&dir);
     out.ok();
     assert_eq!(out.stdout.trim(), "my own");
     let out = Mypi::new(&dir)
@@ -80,9 +78,8 @@ fn the_shipped_subagent_can_be_replaced_or_turned_off() {
     assert!(!out.stdout.contains("builtin:"), "{}", out.stdout);
 }
 
-#[test]
-fn a_project_agent_wins_over_a_user_agent_of_the_same_name() {
-    let dir = TestDir::new();
+/// A project scout and a user scout of the same name.
+fn scouts(dir: &TestDir) {
     dir.write(
         ".agents/agents/scout.md",
         &agent_file("scout", "project scout", "P"),
@@ -91,13 +88,24 @@ fn a_project_agent_wins_over_a_user_agent_of_the_same_name() {
         "home/.agents/agents/scout.md",
         &agent_file("scout", "user scout", "U"),
     );
+}
+
+/// `mypi -p /agents` on the faux model.
+fn agents(dir: &TestDir) -> crate::common::Output {
+    Mypi::new(dir)
+        .args(["--provider", "faux", "-p", "/agents"])
+        .run()
+}
+
+#[test]
+fn a_project_agent_wins_over_a_user_agent_of_the_same_name() {
+    let dir = TestDir::new();
+    scouts(&dir);
     dir.write(
         "home/.agents/agents/helper.md",
         &agent_file("helper", "user helper", "H"),
     );
-    let out = Mypi::new(&dir)
-        .args(["--provider", "faux", "-p", "/agents"])
-        .run();
+    let out = agents(&dir);
     out.ok();
     assert_eq!(
         out.stdout.trim(),
@@ -274,17 +282,8 @@ end)"#,
 fn an_untrusted_projects_agents_do_not_load_nor_replace_the_users() {
     let dir = TestDir::new();
     dir.untrust();
-    dir.write(
-        ".agents/agents/scout.md",
-        &agent_file("scout", "project scout", "P"),
-    );
-    dir.write(
-        "home/.agents/agents/scout.md",
-        &agent_file("scout", "user scout", "U"),
-    );
-    let out = Mypi::new(&dir)
-        .args(["--provider", "faux", "-p", "/agents"])
-        .run();
+    scouts(&dir);
+    let out = agents(&dir);
     out.ok();
     assert_eq!(
         out.stdout.trim(),
@@ -377,9 +376,7 @@ fn a_fifo_among_the_agent_files_is_reported_not_waited_on() {
         ".agents/agents/scout.md",
         &agent_file("scout", "project scout", "P"),
     );
-    let fifo = dir.join(".agents/agents/stuck.md");
-    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    dir.mkfifo(".agents/agents/stuck.md");
     let out = Mypi::new(&dir)
         .timeout(std::time::Duration::from_secs(15))
         .args(["--provider", "faux", "-p", "/agents"])
