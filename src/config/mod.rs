@@ -223,7 +223,6 @@ impl Config {
         let real = |k: &str| env(k).filter(|v| !v.trim().is_empty());
         let home = real("HOME").map(PathBuf::from);
         let files = load_files(cli, &cwd, home.as_deref())?;
-        let project_trusted = pick::project_trusted(cli, &cwd, home.as_deref());
         // The files are the environment's lower layer.
         let var = |k: &str| real(k).or_else(|| files.lookup(k));
         let on = |k: &str| var(k).is_none_or(|v| !matches!(v.trim(), "0" | "false"));
@@ -256,16 +255,14 @@ impl Config {
         let project_extensions = project_root(cli, &cwd, home.as_deref());
         let (mcp_files, project_mcp) = mcp_files(cli, &cwd, home.as_deref());
         let sessions = sessions_dir(var("MYPI_SESSIONS_DIR").as_deref(), &cwd, home.as_deref());
-        let user_hosts = keyguard::user_hosts(cli.base_url.as_deref(), &real, &files);
         Ok(Config {
-            user_hosts,
             sessions,
             context_window: limits.context_window,
             mcp_files,
             project_mcp,
             mcp_off,
             trust: cli.trust,
-            project_trusted,
+            project_trusted: pick::project_trusted(cli, &cwd, home.as_deref()),
             project_extensions,
             ext_memory_bytes: limits.ext_memory_bytes,
             ext_value_bytes: limits.ext_value_bytes,
@@ -277,6 +274,7 @@ impl Config {
             log: var("MYPI_LOG").is_some_and(|v| v != "0"),
             provider_name: picked.name,
             provider_pending: picked.pending,
+            user_hosts: picked.user_hosts,
             ext_flags: Vec::new(),
             files,
             model_from_flag: cli.model.is_some() || cli.provider.is_some(),

@@ -16,6 +16,8 @@ pub(super) struct Picked {
     pub(super) first_model: Option<String>,
     /// The name is unknown here: an extension may register it (see `Config`).
     pub(super) pending: bool,
+    /// The origins the user named (see `Config::user_hosts`).
+    pub(super) user_hosts: Vec<String>,
 }
 
 /// Reads the configuration files: the user's, and the project's when the folder is trusted
@@ -59,6 +61,7 @@ pub(super) fn pick_provider(
     extensions: bool,
 ) -> Result<Picked, ConfigError> {
     let var = |k: &str| env(k).or_else(|| files.lookup(k));
+    let user_hosts = super::keyguard::user_hosts(cli.base_url.as_deref(), env, files);
     let named = cli.provider.clone().or_else(|| var("MYPI_PROVIDER"));
     let (kind, configured, fell_back) = match named.as_deref() {
         Some(name) => match named_provider(name, files) {
@@ -73,6 +76,7 @@ pub(super) fn pick_provider(
                     base_url: None,
                     first_model: None,
                     pending: true,
+                    user_hosts,
                 })
             }
             Err(e) => return Err(e),
@@ -96,7 +100,6 @@ pub(super) fn pick_provider(
         url_from_project: url.project.as_deref(),
         provider: configured.as_ref(),
     };
-    let user_hosts = super::keyguard::user_hosts(cli.base_url.as_deref(), env, files);
     let api_key = super::keyguard::route_key(route, &user_hosts)?;
     let name = named.unwrap_or_else(|| kind.name().to_string());
     let reach = Reach {
@@ -116,6 +119,7 @@ pub(super) fn pick_provider(
         base_url: url.value,
         first_model: configured.and_then(|p| p.models.first().map(|m| m.name.clone())),
         pending: false,
+        user_hosts,
     })
 }
 
