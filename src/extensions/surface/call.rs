@@ -10,18 +10,13 @@ use crate::extensions::api::{ApiLink, CallbackId, ToolDef};
 use crate::hooks::EventKind;
 use crate::run::RunContext;
 
-/// Whether `member` acts on the world (a process, a dialog, a model, an MCP server, the
-/// app): such members are refused while extensions are only checked.
+/// Whether `member` asks the user or the app (a dialog, leaving, reloading): refused while
+/// extensions are only checked (the members that run a process, a model or an MCP call are
+/// refused by [`ApiLink`] once their arguments are read).
 fn acts(member: &Member) -> bool {
     match member.object {
-        Object::Mcp => !matches!(member.name, "servers" | "tools"),
-        Object::Builtin => true,
         Object::Ui => matches!(member.name, "confirm" | "select" | "input" | "editor"),
         Object::Ctx => matches!(member.name, "shutdown" | "reload" | "new_session"),
-        Object::Api => matches!(
-            member.name,
-            "exec" | "run_agent" | "run_agents" | "complete"
-        ),
         _ => false,
     }
 }
