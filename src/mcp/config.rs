@@ -70,12 +70,13 @@ impl Servers {
         let mut by_name: BTreeMap<String, ServerConfig> = BTreeMap::new();
         let mut problems = Vec::new();
         for file in files {
-            let text = match std::fs::read_to_string(file) {
+            if !file.exists() {
+                problems.push(problem(file, None, "there is no such file"));
+                continue;
+            }
+            // Bounded: a FIFO or a huge file is refused, not waited on or read whole.
+            let text = match crate::settings::read_capped(file, MAX_FILE_BYTES) {
                 Ok(t) => t,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    problems.push(problem(file, None, "there is no such file"));
-                    continue;
-                }
                 Err(e) => {
                     problems.push(problem(file, None, format!("cannot read it: {e}")));
                     continue;
@@ -93,6 +94,9 @@ impl Servers {
         }
     }
 }
+
+/// The largest MCP configuration file read.
+const MAX_FILE_BYTES: u64 = 1 << 20;
 
 /// Server names that differ only in `-` / `_` (or case) are the same server.
 pub fn key(name: &str) -> String {
