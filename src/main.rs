@@ -240,6 +240,7 @@ fn run_mcp_list(cli: &Cli, cwd: std::path::PathBuf) -> i32 {
     };
     let (text, code) = runtime.block_on(mypi::app::mcp::list(
         &config.mcp_files,
+        config.project_mcp.as_deref(),
         config.cwd,
         config.home.as_deref(),
         config.mcp_off.as_deref(),

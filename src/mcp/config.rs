@@ -10,6 +10,9 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+mod secrets;
+use secrets::withhold_secrets;
+
 /// How long a request to a server may take when the entry sets no `timeout`.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -66,7 +69,13 @@ impl Servers {
     /// earlier one of the same name. Every file given must exist (a missing one is a
     /// problem): the caller names the implicit files (`~/.agents/mcp.json`, `.mcp.json`)
     /// only when they are there, and a file the user named must not be skipped unsaid.
-    pub fn load(files: &[PathBuf], env: &dyn Fn(&str) -> Option<String>) -> Servers {
+    /// `project` is the project's `.mcp.json`, whose HTTP entries may not name environment
+    /// variables in their url or headers ([`withhold_secrets`]).
+    pub fn load(
+        files: &[PathBuf],
+        project: Option<&Path>,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Servers {
         let mut by_name: BTreeMap<String, ServerConfig> = BTreeMap::new();
         let mut problems = Vec::new();
         for file in files {
@@ -82,7 +91,10 @@ impl Servers {
                     continue;
                 }
             };
-            let parsed = parse(file, &text, env);
+            let mut parsed = parse(file, &text, env);
+            if project == Some(file.as_path()) {
+                withhold_secrets(file, &text, &mut parsed);
+            }
             problems.extend(parsed.problems);
             for s in parsed.servers {
                 by_name.insert(key(&s.name), s);
@@ -519,12 +531,12 @@ mod tests {
             r#"{"mcpServers": {"my_srv": {"command": "project"}}}"#,
         )
         .unwrap();
-        let s = Servers::load(&[user, project], &env);
+        let s = Servers::load(&[user, project], None, &env);
         assert!(s.problems.is_empty(), "{:?}", s.problems);
         assert_eq!(s.servers.len(), 2);
         let srv = s.servers.iter().find(|s| s.name == "my_srv").unwrap();
         assert!(matches!(&srv.transport, Transport::Stdio { command, .. } if command == "project"));
-        let missing = Servers::load(&[dir.join("missing.json")], &env);
+        let missing = Servers::load(&[dir.join("missing.json")], None, &env);
         assert_eq!(
             missing.problems[0].to_string(),
             format!(
