@@ -1,7 +1,8 @@
 //! MCP server configuration: the `mcpServers` shape shared by Claude Code, Cursor and pi, read
 //! from the project's `.mcp.json` (trusted projects only), `~/.agents/mcp.json`, or an explicit
 //! file. Project entries win by name; `${VAR}` and `${VAR:-default}` expand in `command`,
-//! `args`, `env`, `headers` and `url` (nothing is ever run through a shell). A malformed file or
+//! `args`, `env`, `headers` and `url` (nothing is ever run through a shell), except in the
+//! project's HTTP entries ([`secrets`]). A malformed file or
 //! entry is one precise error naming the file and the entry; the other entries still load.
 
 use std::collections::BTreeMap;
