@@ -51,16 +51,20 @@ fn dir() -> Result<PathBuf, String> {
 pub fn write(name: &str, bytes: &[u8]) -> Result<PathBuf, String> {
     let n = NEXT_FILE.fetch_add(1, Ordering::Relaxed);
     let path = dir()?.join(format!("{n}-{name}"));
-    let fail = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+    create_new(&path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(path)
+}
+
+/// Creates `path` with `bytes`, readable by the user only; fails when anything (a file, a
+/// link) is there already.
+fn create_new(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o600)
         .custom_flags(libc::O_NOFOLLOW)
-        .open(&path)
-        .map_err(fail)?;
-    file.write_all(bytes).map_err(fail)?;
-    Ok(path)
+        .open(path)?;
+    file.write_all(bytes)
 }
 
 /// Removes the folder and what is in it (at exit).
@@ -76,18 +80,18 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     #[test]
-    fn the_folder_and_files_are_private_and_a_file_is_never_overwritten() {
+    fn the_folder_and_files_are_private_and_a_link_is_never_followed() {
         let p = super::write("a.txt", b"one").unwrap();
         let dir = p.parent().unwrap().to_path_buf();
         let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!((mode(&dir), mode(&p)), (0o700, 0o600));
-        // A link planted under the next file's name is not followed.
-        let n = super::NEXT_FILE.load(std::sync::atomic::Ordering::Relaxed);
+        // A link planted under a file's name is not followed, nor is a file replaced.
+        let planted = dir.join("planted.txt");
         let target = dir.join("target");
-        std::os::unix::fs::symlink(&target, dir.join(format!("{n}-b.txt"))).unwrap();
-        assert!(super::write("b.txt", b"two").is_err());
+        std::os::unix::fs::symlink(&target, &planted).unwrap();
+        assert!(super::create_new(&planted, b"two").is_err());
         assert!(!target.exists());
-        super::remove();
-        assert!(!dir.exists());
+        assert!(super::create_new(&p, b"two").is_err());
+        assert_eq!(std::fs::read(&p).unwrap(), b"one");
     }
 }
