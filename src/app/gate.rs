@@ -10,6 +10,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use super::App;
+pub use crate::config::pick::folder_trusted;
 use crate::extensions::discovery;
 use crate::trust::{Decision, TrustStore};
 
@@ -22,14 +23,6 @@ pub enum Gate {
     Ask { folder: PathBuf, files: Vec<String> },
     /// Not trusted: they do not load; `why` says so for the user.
     Closed { why: String },
-}
-
-/// Whether the trust settings (or `--trust`, `flag`) trust the folder `cwd` (for `mypi ext
-/// check`, which runs no agent).
-pub fn folder_trusted(cwd: &std::path::Path, home: Option<&std::path::Path>, flag: bool) -> bool {
-    flag || TrustStore::in_home(home)
-        .and_then(|s| s.decision(cwd))
-        .is_ok_and(|d| d == Decision::Trusted)
 }
 
 /// The project's extension folder under `cwd` when the trust settings do not trust `cwd`

@@ -120,7 +120,7 @@ pub enum ConfigError {
     UnknownProvider { name: String, configured: String },
     #[error("provider {provider:?} needs an API key: set {var}")]
     MissingKey { provider: String, var: String },
-    #[error("{at}: this project's configuration would send your {var} to {host}, a host your own configuration does not name, so mypi stops; if you mean it, move this provider to ~/.agents/config.toml (or pass --base-url / set the *_BASE_URL variable for that host)")]
+    #[error("{at}: this project's configuration would send your {var} to {host}, a host your own configuration does not name, so mypi stops; if you mean it, move that setting to ~/.agents/config.toml (or pass --base-url / set the *_BASE_URL variable for that host)")]
     KeyToProjectHost {
         /// `file:line` of the project's setting.
         at: String,

@@ -44,8 +44,12 @@ pub(super) fn project_trusted(
     cwd: &std::path::Path,
     home: Option<&std::path::Path>,
 ) -> bool {
-    cli.trust
-        || home.is_some_and(|h| h == cwd)
+    folder_trusted(cwd, home, cli.trust)
+}
+
+/// Whether the folder `cwd` is trusted: `flag` (`--trust`), the trust list, or it is HOME.
+pub fn folder_trusted(cwd: &std::path::Path, home: Option<&std::path::Path>, flag: bool) -> bool {
+    flag || home.is_some_and(|h| h == cwd)
         || crate::trust::TrustStore::in_home(home)
             .and_then(|t| t.decision(cwd))
             .is_ok_and(|d| d == crate::trust::Decision::Trusted)
