@@ -62,7 +62,9 @@ fn same_origin_redirects() -> reqwest::redirect::Policy {
         if from.as_ref().is_some_and(|o| *o != to) {
             let to = to.ascii_serialization();
             return attempt.error(format!(
-                "the server redirected to {to}, another origin; the entry's headers go only to                  its url's origin, so the redirect was not followed (put the new address in the                  entry's url if you trust it)"
+                "the server redirected to {to}, another origin; the entry's headers go only to \
+                 its url's origin, so the redirect was not followed (put the new address in \
+                 the entry's url if you trust it)"
             ));
         }
         if attempt.previous().len() > 10 {

@@ -518,7 +518,8 @@ fn configured_headers_never_follow_a_redirect_to_another_origin() {
     assert!(
         out.stdout.contains("srv: failed")
             && out.stdout.contains(&format!(
-                "the server redirected to http://127.0.0.1:{elsewhere}, another origin"
+                "the server redirected to http://127.0.0.1:{elsewhere}, another origin; the \
+                 entry's headers go only to its url's origin, so the redirect was not followed"
             )),
         "{}",
         out.describe()
