@@ -210,6 +210,15 @@ api.tool{ name = "seen", description = "d", parameters = { type = "object" },
   execute = function() return "" end }
 "#,
     );
+    dir.write("keep.txt", "mine");
+    dir.write(
+        "ext/writer.lua",
+        r#"
+pcall(os.remove, "keep.txt")
+pcall(os.rename, "keep.txt", "moved.txt")
+io.open("pwned-by-io", "w")
+"#,
+    );
     dir.write(
         "ext/quiet.rhai",
         r#"
@@ -223,6 +232,7 @@ let r = api.exec("touch", ["pwned-by-rhai"]);
             "ext/hostile.lua",
             "ext/polite.lua",
             "ext/quiet.rhai",
+            "ext/writer.lua",
         ],
     );
     out.expect_code(1);
@@ -232,7 +242,10 @@ let r = api.exec("touch", ["pwned-by-rhai"]);
         "pwned-at-top",
         "pwned-by-polite",
     ];
-    for f in made.into_iter().chain(["pwned-by-rhai"]) {
+    for f in made
+        .into_iter()
+        .chain(["pwned-by-rhai", "pwned-by-io", "moved.txt"])
+    {
         assert!(
             !dir.exists(f),
             "{f} was made by a check:\n{}",
@@ -246,6 +259,11 @@ let r = api.exec("touch", ["pwned-by-rhai"]);
     );
     assert!(
         s.contains("FAIL ✗ quiet (rhai): ext/quiet.rhai:2: api.exec: not run during a check"),
+        "{s}"
+    );
+    assert_eq!(dir.read("keep.txt"), "mine");
+    assert!(
+        s.contains("FAIL ✗ writer (lua): ext/writer.lua:4: io.open: not run during a check"),
         "{s}"
     );
     // What a file registers is still reported.
