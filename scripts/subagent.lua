@@ -2,8 +2,9 @@
 -- `subagent.lua` (or `.rhai`) of your own in an extensions folder replaces it, and
 -- `--no-builtin-extensions` turns it off.
 --
--- Agents are Markdown files: `.agents/agents/*.md` (project) and `~/.agents/agents/*.md`
--- (user; the project's wins when both define a name). Front matter, then the system prompt:
+-- Agents are Markdown files: `.agents/agents/*.md` (project, only in a trusted folder) and
+-- `~/.agents/agents/*.md` (user; the project's wins when both define a name). Front matter,
+-- then the system prompt:
 --
 --   ---
 --   name: scout
@@ -13,14 +14,17 @@
 --   ---
 --   You are a scout. ...
 --
--- `tools` (a comma list) and `model` are optional: the default is the parent's. A file
--- that cannot be read as an agent is reported once, with its path, and skipped.
+-- `tools` (a comma list) and `model` are optional: the default is the parent's (`subagent`
+-- itself does not nest: it is left out, with a warning). A file that cannot be read as an
+-- agent is reported once, with its path, and skipped.
 --
 -- The tool runs one agent `{agent, task}`, several in parallel `{tasks = {{agent, task},
 -- ...}}` (up to 8, four at a time), or a chain `{chain = {{agent, task}, ...}}` in which
 -- `{previous}` in a task is replaced by the previous agent's output (stopping at the first
 -- failure). Each child is an in-process agent (`api.run_agent`): its own conversation, the
 -- same extensions' hooks, cancelled with the parent.
+
+local fs = require("fs")
 
 local MAX_PARALLEL, AT_ONCE = 8, 4
 local MAX_FILE_BYTES = 256 * 1024
@@ -33,6 +37,15 @@ local function report(path, why)
   if not reported[line] then
     reported[line] = true
     api.notify("agent file " .. line .. "; skipped")
+  end
+end
+
+-- Says once that the agent file at `path` has a problem it is used with anyway.
+local function warn(path, why)
+  local line = path .. ": " .. why
+  if not reported[line] then
+    reported[line] = true
+    api.notify("agent file " .. line)
   end
 end
 
@@ -82,7 +95,13 @@ local function parse(path, text)
   if list and trim(list) ~= "" then
     tools = {}
     for t in list:gmatch("[^,%s\"']+") do
-      tools[#tools + 1] = t
+      if t == "subagent" then
+        warn(path, "lists the subagent tool, which does not nest: a child agent cannot run "
+          .. "subagents (this extension is busy running the child), so it gets the other tools; "
+          .. "take subagent out of its tools")
+      else
+        tools[#tools + 1] = t
+      end
     end
   end
   local model = fields.model
@@ -102,12 +121,12 @@ local function load_dir(dir, shown, into)
   for _, file in ipairs(api.read_dir(dir)) do
     if file:match("%.md$") then
       local path, label = dir .. "/" .. file, shown .. "/" .. file
-      local f, err = io.open(path, "r")
-      if not f then
-        report(label, "cannot read it: " .. tostring(err))
+      -- fs.read refuses what is not a regular file (a FIFO would block io.open) and reads
+      -- at most the script size limit.
+      local ok, text = pcall(fs.read, path)
+      if not ok then
+        report(label, "cannot read it: " .. tostring(text):gsub("^fs%.read: ", ""))
       else
-        local text = f:read(MAX_FILE_BYTES + 1) or ""
-        f:close()
         if #text > MAX_FILE_BYTES then
           report(label, "it is larger than 256 KiB")
         else
@@ -126,7 +145,11 @@ end
 -- Every agent by name, and their names sorted.
 local function agents()
   local found = {}
-  load_dir(".agents/agents", ".agents/agents", found)
+  -- A project's agents would replace the user's own: only in a trusted folder (the trust
+  -- gate says when they are skipped).
+  if api.project_trusted() then
+    load_dir(".agents/agents", ".agents/agents", found)
+  end
   local home = os.getenv("HOME")
   if home and home ~= "" then
     load_dir(home .. "/.agents/agents", "~/.agents/agents", found)

@@ -100,6 +100,9 @@ pub struct Control {
     /// The command line's options for extensions, and the flags extensions declared.
     flags_given: RwLock<Vec<crate::extflags::Given>>,
     flags: Mutex<Vec<crate::extflags::Declared>>,
+    /// The project folder is trusted (`api.project_trusted()`): the app sets it from the
+    /// trust gate's decision.
+    project_trusted: std::sync::atomic::AtomicBool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -109,6 +112,18 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Control {
     pub fn new() -> Arc<Self> {
         Arc::new(Control::default())
+    }
+
+    /// Whether the project folder is trusted, as the trust gate decided.
+    pub fn project_trusted(&self) -> bool {
+        self.project_trusted
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Records the trust gate's decision.
+    pub fn set_project_trusted(&self, trusted: bool) {
+        self.project_trusted
+            .store(trusted, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Queues a request for the app; refused when too many wait already.

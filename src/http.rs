@@ -1,6 +1,7 @@
 //! The HTTP client of the process (reqwest over rustls with the `ring` provider), shared by
 //! the model providers, and its twin without a read timeout for MCP's Streamable HTTP
-//! transport (one TLS stack for both). Each is built on first
+//! transport (one TLS stack for both), and that twin again pinned to one origin for a server
+//! whose configured headers must not follow a redirect elsewhere. Each is built on first
 //! use, so an offline run never pays for TLS set-up, and the rustls crypto provider is
 //! installed exactly once here.
 
@@ -42,9 +43,49 @@ pub fn streaming_client() -> Result<reqwest::Client, String> {
     CLIENT.get_or_init(|| build(None)).clone()
 }
 
+/// [`streaming_client`] for a server whose entry has headers of its own (an API key): it
+/// follows no redirect to another origin, since those headers are for the configured one
+/// only.
+pub fn pinned_streaming_client() -> Result<reqwest::Client, String> {
+    static CLIENT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
+    CLIENT
+        .get_or_init(|| build_with(None, same_origin_redirects()))
+        .clone()
+}
+
+/// Follows redirects (at most 10) within the first request's origin only; a redirect to
+/// another origin is an error naming it.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let to = attempt.url().origin();
+        let from = attempt.previous().first().map(|u| u.origin());
+        if from.as_ref().is_some_and(|o| *o != to) {
+            let to = to.ascii_serialization();
+            return attempt.error(format!(
+                "the server redirected to {to}, another origin; the entry's headers go only to \
+                 its url's origin, so the redirect was not followed (put the new address in \
+                 the entry's url if you trust it)"
+            ));
+        }
+        if attempt.previous().len() > 10 {
+            return attempt.error("too many redirects");
+        }
+        attempt.follow()
+    })
+}
+
 fn build(read: Option<Duration>) -> Result<reqwest::Client, String> {
+    build_with(read, reqwest::redirect::Policy::default())
+}
+
+fn build_with(
+    read: Option<Duration>,
+    redirects: reqwest::redirect::Policy,
+) -> Result<reqwest::Client, String> {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let mut builder = reqwest::Client::builder().connect_timeout(CONNECT_TIMEOUT);
+    let mut builder = reqwest::Client::builder()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .redirect(redirects);
     if let Some(t) = read {
         builder = builder.read_timeout(t);
     }

@@ -21,9 +21,12 @@
 //! - [`alloc`]: the process allocator, which charges every block to a meter (a Rhai VM's
 //!   memory cap).
 //! - [`stdio`]: mypi's own stdout in print mode, out of reach of scripts and children.
-//! - [`trust`]: which project folders may run their own code.
+//! - [`trust`]: which project folders may run their own code (and have their own sessions,
+//!   agent files and configuration read).
 //! - [`ui`]: what the core may ask of the user (a yes/no question).
-//! - [`cli`], [`config`]: the command line and the resolved configuration.
+//! - [`cli`], [`config`]: the command line and the resolved configuration ([`config::keyguard`]:
+//!   a project's configuration never sends a key of the user's to a host the user did not
+//!   name).
 //! - [`app`]: wiring; [`repl`]: the REPL and print-mode front ends.
 //! - [`owner`], [`text`]: registration handles, text helpers, and [`text::inert`], the one
 //!   rule that makes text mypi did not write itself safe for a terminal (every front end's

@@ -166,8 +166,10 @@ fn run_sessions(cli: &Cli, cwd: std::path::PathBuf) -> i32 {
             return 2;
         }
     };
-    let legacy = config.legacy_sessions_dir();
-    let sessions = mypi::agent::session::list::list(&config.sessions_dir(), legacy.as_deref());
+    let (sessions, skipped) = mypi::agent::session::list::readable(&config.session_sources());
+    if let Some(skipped) = skipped {
+        stderr_line(&format!("mypi: {skipped}"));
+    }
     if sessions.is_empty() {
         stdout_line(&format!(
             "No sessions of this project yet (they go in {}).",
@@ -238,6 +240,7 @@ fn run_mcp_list(cli: &Cli, cwd: std::path::PathBuf) -> i32 {
     };
     let (text, code) = runtime.block_on(mypi::app::mcp::list(
         &config.mcp_files,
+        config.project_mcp.as_deref(),
         config.cwd,
         config.home.as_deref(),
         config.mcp_off.as_deref(),
@@ -350,8 +353,10 @@ fn run_ext(action: &ExtAction, cli: &Cli, cwd: std::path::PathBuf) -> i32 {
             let Some(runtime) = runtime() else {
                 return 1;
             };
+            let trusted = mypi::app::folder_trusted(&cwd, home.as_deref(), cli.trust);
+            let builtins = builtins && !explicit;
             let (report, ok) =
-                runtime.block_on(check::check(&roots, cwd, explicit, builtins && !explicit));
+                runtime.block_on(check::check(&roots, cwd, explicit, builtins, trusted));
             stdout_line(&report);
             i32::from(!ok)
         }

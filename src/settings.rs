@@ -142,6 +142,9 @@ pub struct NamedProvider {
     pub models: Vec<ModelInfo>,
     /// `file:line` of its table.
     pub source: String,
+    /// It is the project's (`.agents/config.toml`): it may not send a key of the user's to a
+    /// host the user did not name ([`crate::config::keyguard`]).
+    pub project: bool,
 }
 
 /// One setting as a file gives it.
@@ -151,6 +154,8 @@ pub struct Entry {
     /// The value as an environment variable would give it (`1`/`0` for booleans).
     pub value: String,
     pub source: String,
+    /// It is the project's file's.
+    pub project: bool,
 }
 
 /// The configuration files read, lowest layer first.
@@ -170,10 +175,10 @@ impl Files {
         trusted: bool,
     ) -> Result<Files, SettingsError> {
         let mut files = Files::default();
-        if let Some(path) = user.filter(|p| p.is_file()) {
+        if let Some(path) = user.filter(|p| p.exists()) {
             files.read(path, true)?;
         }
-        if let Some(path) = project.filter(|p| p.is_file()) {
+        if let Some(path) = project.filter(|p| p.exists()) {
             if trusted {
                 files.read(path, false)?;
             } else {
@@ -211,15 +216,7 @@ impl Files {
             path: shown.clone(),
             message,
         };
-        let len = std::fs::metadata(path)
-            .map_err(|e| fail(e.to_string()))?
-            .len();
-        if len > MAX_FILE_BYTES {
-            return Err(fail(format!(
-                "it is {len} bytes; a configuration file may have at most {MAX_FILE_BYTES}"
-            )));
-        }
-        let text = std::fs::read_to_string(path).map_err(|e| fail(e.to_string()))?;
+        let text = read_capped(path, MAX_FILE_BYTES).map_err(fail)?;
         let doc = Document::parse(text.as_str()).map_err(|e| SettingsError::Parse {
             path: shown.clone(),
             line: line_of(&text, e.span().map_or(0, |s| s.start)),
@@ -232,6 +229,36 @@ impl Files {
         };
         walk(&file, doc.as_table(), "", self)
     }
+}
+
+/// The text of the regular file `path`, read with bounded memory and time: a FIFO or a device
+/// is refused without waiting on it (opened non-blocking), and a file over `cap` bytes is
+/// refused with its size, however it grows while read.
+pub fn read_capped(path: &Path, cap: u64) -> Result<String, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| e.to_string())?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("it is not a regular file".into());
+    }
+    let too_big =
+        |len: u64| format!("it is {len} bytes; a configuration file may have at most {cap}");
+    if meta.len() > cap {
+        return Err(too_big(meta.len()));
+    }
+    let mut bytes = Vec::new();
+    file.take(cap + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > cap {
+        return Err(too_big(bytes.len() as u64));
+    }
+    String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".into())
 }
 
 struct FileCtx<'a> {
@@ -313,6 +340,7 @@ fn walk(file: &FileCtx, table: &Table, prefix: &str, out: &mut Files) -> Result<
             key,
             value,
             source: file.at(span),
+            project: !file.user,
         });
     }
     Ok(())
@@ -426,6 +454,7 @@ fn provider(
         api_key_env: text("api_key_env")?,
         models: models(file, name, table.get("models"), span)?,
         source: file.at(span),
+        project: !file.user,
     })
 }
 

@@ -10,9 +10,6 @@ use crate::extensions::services::HostContext;
 use crate::hooks::NoticeFn;
 use crate::tools;
 
-/// Loads the extensions under `roots` (files or folders), and the shipped ones when
-/// `builtins`; returns the report and whether all loaded. Finding none is a failure when
-/// `explicit` (the user named the paths).
 /// The options the extensions under `roots` declare (for `mypi --help`): they are loaded
 /// without an agent, as `mypi ext check` does, and unloaded again.
 pub async fn declared_flags(
@@ -24,7 +21,7 @@ pub async fn declared_flags(
     if infos.is_empty() {
         return Vec::new();
     }
-    let ctx = Arc::new(HostContext::standalone(cwd, Arc::new(|_| {})));
+    let ctx = Arc::new(HostContext::checking(cwd, Arc::new(|_| {})));
     let host = ExtensionHost::new(ctx.clone());
     host.load_all(infos).await;
     let flags = ctx.control.declared_flags();
@@ -32,11 +29,15 @@ pub async fn declared_flags(
     flags
 }
 
+/// Loads the extensions under `roots` (files or folders), and the shipped ones when
+/// `builtins`; returns the report and whether all loaded. Finding none is a failure when
+/// `explicit` (the user named the paths). `trusted`: the project folder is.
 pub async fn check(
     roots: &[PathBuf],
     cwd: PathBuf,
     explicit: bool,
     builtins: bool,
+    trusted: bool,
 ) -> (String, bool) {
     let infos = builtin::discover(roots, builtins);
     if infos.is_empty() {
@@ -50,7 +51,9 @@ pub async fn check(
     let sink = notices.clone();
     let notice: NoticeFn =
         Arc::new(move |m| sink.lock().unwrap_or_else(|p| p.into_inner()).push(m));
-    let ctx = HostContext::standalone(cwd.clone(), notice);
+    let ctx = HostContext::checking(cwd.clone(), notice);
+    // What the shipped extensions read of the project (its agent files) as a run would.
+    ctx.control.set_project_trusted(trusted);
     tools::register_builtins(&ctx.tools);
     let host = ExtensionHost::new(Arc::new(ctx));
     let summaries = host.load_all(infos).await;

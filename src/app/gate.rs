@@ -1,5 +1,6 @@
-//! The trust gate in front of the project's own extensions (`<cwd>/.agents/extensions`) and
-//! MCP servers (`<cwd>/.mcp.json`, whose entries start processes): they
+//! The trust gate in front of the project's own extensions (`<cwd>/.agents/extensions`), MCP
+//! servers (`<cwd>/.mcp.json`, whose entries start processes) and agent files
+//! (`<cwd>/.agents/agents`, which would replace the user's own): they
 //! load only in a trusted folder (`--trust`, `mypi trust`, or a "yes" the REPL remembered).
 //! The REPL asks once per folder on a terminal, showing what would load; print mode (and a
 //! REPL reading a pipe) loads none in an untrusted folder and says so in one line.
@@ -9,6 +10,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use super::App;
+pub use crate::config::pick::folder_trusted;
 use crate::extensions::discovery;
 use crate::trust::{Decision, TrustStore};
 
@@ -33,10 +35,22 @@ pub fn untrusted_project_root(
     if !root.is_dir() || home.is_some_and(|h| h == cwd) {
         return None;
     }
-    let trusted = TrustStore::in_home(home)
-        .and_then(|s| s.decision(cwd))
-        .is_ok_and(|d| d == Decision::Trusted);
-    (!trusted).then_some(root)
+    (!folder_trusted(cwd, home, false)).then_some(root)
+}
+
+/// The project's agent files (`.agents/agents/*.md`, read by the `subagent` tool), as shown.
+fn agent_files(cwd: &std::path::Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(cwd.join(".agents").join("agents")) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".md"))
+        .map(|n| format!(".agents/agents/{n}"))
+        .collect();
+    names.sort();
+    names
 }
 
 impl App {
@@ -57,18 +71,28 @@ impl App {
         if self.config.project_mcp.is_some() {
             files.push(".mcp.json".into());
         }
+        let agents = agent_files(&self.config.cwd);
+        files.extend(agents.iter().cloned());
         if files.is_empty() || self.config.trust {
             return Gate::Open;
         }
         let folder = self.config.cwd.clone();
-        let what = match (extensions, self.config.project_mcp.is_some()) {
-            (0, _) => ".mcp.json (MCP servers)".to_string(),
-            (n, mcp) => format!(
-                "{n} project extension{}{}",
-                if n == 1 { "" } else { "s" },
-                if mcp { " and .mcp.json" } else { "" }
-            ),
-        };
+        let mut parts = Vec::new();
+        if extensions > 0 {
+            let s = if extensions == 1 { "" } else { "s" };
+            parts.push(format!("{extensions} project extension{s}"));
+        }
+        if self.config.project_mcp.is_some() {
+            parts.push(match extensions {
+                0 => ".mcp.json (MCP servers)".to_string(),
+                _ => ".mcp.json".to_string(),
+            });
+        }
+        if !agents.is_empty() {
+            let s = if agents.len() == 1 { "" } else { "s" };
+            parts.push(format!("{} agent file{s} (.agents/agents)", agents.len()));
+        }
+        let what = parts.join(" and ");
         let closed = |reason: &str| Gate::Closed {
             why: format!(
                 "{what} in {} not loaded: {reason} (pass --trust, or run `mypi trust {}`)",
@@ -95,8 +119,11 @@ impl App {
         }
     }
 
-    /// Leaves the project's extensions out of this run (not loaded, not watched).
+    /// Leaves the project's extensions, MCP servers and agent files out of this run (not
+    /// loaded, not watched).
     pub fn close_project(&mut self) {
+        self.config.project_trusted = false;
+        self.extensions.context().control.set_project_trusted(false);
         if let Some(root) = self.config.project_extensions.take() {
             self.config.extension_roots.retain(|r| r != &root);
         }
@@ -107,6 +134,7 @@ impl App {
 
     /// Records the REPL's answer for `folder`; a problem to show, if saving failed.
     pub fn remember_trust(&self, folder: &std::path::Path, yes: bool) -> Option<String> {
+        self.extensions.context().control.set_project_trusted(yes);
         let saved = TrustStore::in_home(self.config.home.as_deref()).and_then(|store| {
             if yes {
                 store.trust(folder, false)

@@ -22,7 +22,8 @@ impl App {
         if self.config.mcp_files.is_empty() || self.mcp.is_some() {
             return;
         }
-        let servers = Servers::load(&self.config.mcp_files, &|k| std::env::var(k).ok());
+        let project = self.config.project_mcp.as_deref();
+        let servers = Servers::load(&self.config.mcp_files, project, &|k| std::env::var(k).ok());
         let notice = self.extensions.context().notice.clone();
         for p in &servers.problems {
             notice(format!("MCP config: {p}"));
@@ -121,6 +122,7 @@ impl App {
         if let Some(m) = &self.mcp {
             m.shutdown().await;
         }
+        crate::mcp::spill::remove();
     }
 }
 
@@ -178,6 +180,7 @@ pub fn status_text(status: &[Value]) -> String {
 /// unusable and no server was left. With MCP turned off (`off` says by what) it says so.
 pub async fn list(
     files: &[std::path::PathBuf],
+    project: Option<&std::path::Path>,
     cwd: std::path::PathBuf,
     home: Option<&std::path::Path>,
     off: Option<&str>,
@@ -185,7 +188,7 @@ pub async fn list(
     if let Some(by) = off {
         return (turned_off(by), 0);
     }
-    let servers = Servers::load(files, &|k| std::env::var(k).ok());
+    let servers = Servers::load(files, project, &|k| std::env::var(k).ok());
     let mut out: Vec<String> = servers
         .problems
         .iter()

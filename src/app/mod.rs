@@ -8,7 +8,7 @@ pub mod check;
 pub mod children;
 mod elicit;
 mod gate;
-pub use gate::{untrusted_project_root, Gate};
+pub use gate::{folder_trusted, untrusted_project_root, Gate};
 pub mod mcp;
 pub mod mentions;
 mod models;
@@ -218,6 +218,7 @@ impl App {
         agent.control = Some(control.clone());
         agent.renderers = Some(wiring.renderers.clone());
         let host = wiring.host(&config, &notice);
+        host.control.set_project_trusted(config.project_trusted);
         let children = Arc::new(children::Children::new(children::ChildParts {
             config: config.clone(),
             tools: tools.clone(),
@@ -301,8 +302,18 @@ impl App {
     /// The latest session for `--continue`, and whether it was resumed. One that another mypi
     /// has open is left to it: this process says so and starts a new session instead.
     fn continue_session(config: &Config, notice: &NoticeFn) -> Result<Continued, AppError> {
-        let legacy = config.legacy_sessions_dir();
-        match SessionWriter::resume_latest(&config.sessions_dir(), legacy.as_deref()) {
+        let sources = config.session_sources();
+        if let Some(skipped) = sources.skipped {
+            notice(skipped);
+        }
+        let Some(dir) = sources.dir else {
+            return Err(SessionError::NoneToContinue {
+                dir: config.sessions_dir(),
+                passed_over: Vec::new(),
+            }
+            .into());
+        };
+        match SessionWriter::resume_latest(&dir, sources.legacy.as_deref()) {
             Ok(resumed) => Ok(opened(resumed, notice)),
             Err(e @ SessionError::Locked { .. }) => {
                 notice(format!("{e}; starting a new session"));
@@ -314,8 +325,10 @@ impl App {
 
     /// The session `--resume ID` names (an id or a unique prefix of one).
     fn resume_by_id(config: &Config, id: &str, notice: &NoticeFn) -> Result<Continued, AppError> {
-        let legacy = config.legacy_sessions_dir();
-        let sessions = crate::agent::session::list::list(&config.sessions_dir(), legacy.as_deref());
+        let (sessions, skipped) = crate::agent::session::list::readable(&config.session_sources());
+        if let Some(skipped) = skipped {
+            notice(skipped);
+        }
         let path = crate::agent::session::list::find(&sessions, id)
             .map_err(|e| AppError::Usage(e.to_string()))?;
         Ok(opened(SessionWriter::resume(&path)?, notice))

@@ -4,7 +4,7 @@
 //! `model_change` line) and `--continue` goes on with it.
 
 use super::{App, AppError};
-use crate::config::{pick, Config, ProviderKind};
+use crate::config::{keyguard, pick, Config, ProviderKind};
 
 /// How to reach a provider: its API, endpoint and key.
 struct Reached {
@@ -30,7 +30,19 @@ fn reach(config: &Config, name: &str) -> Result<Reached, AppError> {
         Some(p) => p.base_url.clone(),
         None => env(kind.env_vars().1),
     };
-    let api_key = env(&key_var);
+    let project = configured
+        .as_ref()
+        .filter(|p| p.project && p.base_url.is_some())
+        .map(|p| p.source.clone());
+    let route = keyguard::Route {
+        kind,
+        key_var: &key_var,
+        api_key: env(&key_var),
+        base_url: base_url.as_deref(),
+        url_from_project: project.as_deref(),
+        provider: configured.as_ref(),
+    };
+    let api_key = keyguard::route_key(route, &config.user_hosts)?;
     pick::check_key(
         &pick::Reach {
             kind,

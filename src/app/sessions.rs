@@ -17,10 +17,15 @@ const RECAP_TURNS: usize = 3;
 const RECAP_CHARS: usize = 240;
 
 impl App {
-    /// This project's sessions, newest first.
+    /// This project's sessions, newest first (the project's own only in a trusted folder;
+    /// a notice says when they were skipped).
     pub fn sessions(&self) -> Vec<SessionInfo> {
-        let legacy = self.config.legacy_sessions_dir();
-        list::list(&self.config.sessions_dir(), legacy.as_deref())
+        let (sessions, skipped) =
+            crate::agent::session::list::readable(&self.config.session_sources());
+        if let Some(skipped) = skipped {
+            self.extensions.context().notice.as_ref()(skipped);
+        }
+        sessions
     }
 
     /// `/resume [ID]`.

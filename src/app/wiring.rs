@@ -65,6 +65,7 @@ impl Wiring {
             control: self.control.clone(),
             background: crate::extensions::background::Background::new(notice.clone()),
             dialogs: tokio::sync::Mutex::new(()),
+            checking: false,
         }
     }
 }

@@ -10,9 +10,12 @@ use crate::run::queue::QueueLimits;
 
 use crate::providers::RetryPolicy;
 
+pub mod keyguard;
 mod limits;
 pub mod pick;
+mod session_dirs;
 use pick::{load_files, pick_provider};
+pub use session_dirs::SessionSources;
 
 /// The provider to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,6 +120,13 @@ pub enum ConfigError {
     UnknownProvider { name: String, configured: String },
     #[error("provider {provider:?} needs an API key: set {var}")]
     MissingKey { provider: String, var: String },
+    #[error("{at}: this project's configuration would send your {var} to {host}, a host your own configuration does not name, so mypi stops; if you mean it, move that setting to ~/.agents/config.toml (or pass --base-url / set the *_BASE_URL variable for that host)")]
+    KeyToProjectHost {
+        /// `file:line` of the project's setting.
+        at: String,
+        var: String,
+        host: String,
+    },
     #[error("{from} {url:?} is not an http:// or https:// address; did you mean {suggestion:?}?")]
     BadBaseUrl {
         from: &'static str,
@@ -133,6 +143,9 @@ pub struct Config {
     pub provider_name: String,
     /// The configuration files that were read.
     pub files: crate::settings::Files,
+    /// The origins of the endpoints the user named (see [`keyguard::user_hosts`]): where a
+    /// project's provider may send a key of the user's.
+    pub user_hosts: Vec<String>,
     /// `context_window` (`MYPI_CONTEXT_WINDOW`): the window of every model, overriding what
     /// is known of it.
     pub context_window: Option<u64>,
@@ -179,6 +192,9 @@ pub struct Config {
     pub read_timeout: Duration,
     /// `--trust`: this run trusts the project folder.
     pub trust: bool,
+    /// The project folder is trusted at start (`--trust`, the trust list, or it is HOME):
+    /// its own session files may be read ([`Config::session_sources`]).
+    pub project_trusted: bool,
     /// The project's own extension folder, `<cwd>/.agents/extensions`, when it is one of the
     /// roots (not with `--extensions-dir`, `--no-extensions`, or when cwd is HOME).
     pub project_extensions: Option<PathBuf>,
@@ -217,7 +233,7 @@ impl Config {
         let mcp_off = mcp_off(&cli, &real, &files);
         cli.no_mcp |= mcp_off.is_some();
         let cli = &cli;
-        let picked = pick_provider(cli, &var, &files, !cli.no_extensions)?;
+        let picked = pick_provider(cli, &real, &files, !cli.no_extensions)?;
         let (provider, fell_back_to_faux, api_key, base_url) = (
             picked.kind,
             picked.fell_back,
@@ -246,6 +262,7 @@ impl Config {
             project_mcp,
             mcp_off,
             trust: cli.trust,
+            project_trusted: pick::project_trusted(cli, &cwd, home.as_deref()),
             project_extensions,
             ext_memory_bytes: limits.ext_memory_bytes,
             ext_value_bytes: limits.ext_value_bytes,
@@ -257,6 +274,7 @@ impl Config {
             log: var("MYPI_LOG").is_some_and(|v| v != "0"),
             provider_name: picked.name,
             provider_pending: picked.pending,
+            user_hosts: picked.user_hosts,
             ext_flags: Vec::new(),
             files,
             model_from_flag: cli.model.is_some() || cli.provider.is_some(),

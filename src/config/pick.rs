@@ -16,6 +16,8 @@ pub(super) struct Picked {
     pub(super) first_model: Option<String>,
     /// The name is unknown here: an extension may register it (see `Config`).
     pub(super) pending: bool,
+    /// The origins the user named (see `Config::user_hosts`).
+    pub(super) user_hosts: Vec<String>,
 }
 
 /// Reads the configuration files: the user's, and the project's when the folder is trusted
@@ -28,11 +30,7 @@ pub(super) fn load_files(
     let user = crate::settings::user_file(home);
     let project = crate::settings::project_file(cwd);
     let project = (Some(&project) != user.as_ref()).then_some(project);
-    let trusted = cli.trust
-        || project.as_ref().is_some_and(|p| p.is_file())
-            && crate::trust::TrustStore::in_home(home)
-                .and_then(|t| t.decision(cwd))
-                .is_ok_and(|d| d == crate::trust::Decision::Trusted);
+    let trusted = project.as_ref().is_some_and(|p| p.exists()) && project_trusted(cli, cwd, home);
     Ok(crate::settings::Files::load(
         user.as_deref(),
         project.as_deref(),
@@ -40,14 +38,34 @@ pub(super) fn load_files(
     )?)
 }
 
+/// Whether the project folder `cwd` is trusted: `--trust`, the trust list, or it is HOME.
+pub(super) fn project_trusted(
+    cli: &Overrides,
+    cwd: &std::path::Path,
+    home: Option<&std::path::Path>,
+) -> bool {
+    folder_trusted(cwd, home, cli.trust)
+}
+
+/// Whether the folder `cwd` is trusted: `flag` (`--trust`), the trust list, or it is HOME.
+pub fn folder_trusted(cwd: &std::path::Path, home: Option<&std::path::Path>, flag: bool) -> bool {
+    flag || home.is_some_and(|h| h == cwd)
+        || crate::trust::TrustStore::in_home(home)
+            .and_then(|t| t.decision(cwd))
+            .is_ok_and(|d| d == crate::trust::Decision::Trusted)
+}
+
 /// The provider from `--provider`, `provider` (config, `MYPI_PROVIDER`) or the API keys in
 /// the environment, whether mypi fell back to faux, and the provider's key and endpoint.
+/// `env` is the environment alone; the files are its lower layer.
 pub(super) fn pick_provider(
     cli: &Overrides,
-    var: &dyn Fn(&str) -> Option<String>,
+    env: &dyn Fn(&str) -> Option<String>,
     files: &crate::settings::Files,
     extensions: bool,
 ) -> Result<Picked, ConfigError> {
+    let var = |k: &str| env(k).or_else(|| files.lookup(k));
+    let user_hosts = super::keyguard::user_hosts(cli.base_url.as_deref(), env, files);
     let named = cli.provider.clone().or_else(|| var("MYPI_PROVIDER"));
     let (kind, configured, fell_back) = match named.as_deref() {
         Some(name) => match named_provider(name, files) {
@@ -62,6 +80,7 @@ pub(super) fn pick_provider(
                     base_url: None,
                     first_model: None,
                     pending: true,
+                    user_hosts,
                 })
             }
             Err(e) => return Err(e),
@@ -73,23 +92,25 @@ pub(super) fn pick_provider(
         None => (ProviderKind::Faux, None, cli.faux_script.is_none()),
     };
     let key_var = key_var(kind, configured.as_ref());
-    let api_key = var(&key_var);
-    let url_var = kind.env_vars().1;
-    let (base_url, from) = match (&cli.base_url, var("MYPI_BASE_URL"), &configured) {
-        (Some(u), _, _) => (Some(u.clone()), "--base-url"),
-        (None, Some(u), _) => (Some(u), "base_url"),
-        (None, None, Some(p)) => (p.base_url.clone(), "the provider's base_url"),
-        (None, None, None) => (var(url_var), url_var),
-    };
-    if let Some(url) = &base_url {
-        check_base_url(url, from)?;
+    let url = base_url(cli, env, files, kind, configured.as_ref());
+    if let Some(u) = &url.value {
+        check_base_url(u, url.from)?;
     }
+    let route = super::keyguard::Route {
+        kind,
+        key_var: &key_var,
+        api_key: var(&key_var),
+        base_url: url.value.as_deref(),
+        url_from_project: url.project.as_deref(),
+        provider: configured.as_ref(),
+    };
+    let api_key = super::keyguard::route_key(route, &user_hosts)?;
     let name = named.unwrap_or_else(|| kind.name().to_string());
     let reach = Reach {
         kind,
         name: &name,
         api_key: api_key.as_deref(),
-        base_url: base_url.as_deref(),
+        base_url: url.value.as_deref(),
         key_var: &key_var,
         key_named: configured.as_ref().is_some_and(|p| p.api_key_env.is_some()),
     };
@@ -99,10 +120,59 @@ pub(super) fn pick_provider(
         name,
         fell_back,
         api_key,
-        base_url,
+        base_url: url.value,
         first_model: configured.and_then(|p| p.models.first().map(|m| m.name.clone())),
         pending: false,
+        user_hosts,
     })
+}
+
+/// A provider's endpoint, what gave it, and the project file's `file:line` if that did.
+struct BaseUrl {
+    value: Option<String>,
+    from: &'static str,
+    project: Option<String>,
+}
+
+/// The endpoint, highest layer first: `--base-url`, `MYPI_BASE_URL`, the API's own variable
+/// (`OPENAI_BASE_URL`, for a built-in provider), a file's `base_url`, the provider's table.
+fn base_url(
+    cli: &Overrides,
+    env: &dyn Fn(&str) -> Option<String>,
+    files: &crate::settings::Files,
+    kind: ProviderKind,
+    configured: Option<&crate::settings::NamedProvider>,
+) -> BaseUrl {
+    let plain = |value: Option<String>, from| BaseUrl {
+        value,
+        from,
+        project: None,
+    };
+    let url_var = kind.env_vars().1;
+    if let Some(u) = &cli.base_url {
+        return plain(Some(u.clone()), "--base-url");
+    }
+    if let Some(u) = env("MYPI_BASE_URL") {
+        return plain(Some(u), "MYPI_BASE_URL");
+    }
+    if let Some(u) = env(url_var).filter(|_| configured.is_none()) {
+        return plain(Some(u), url_var);
+    }
+    if let Some(e) = files.entry("base_url") {
+        return BaseUrl {
+            value: Some(e.value.clone()),
+            from: "base_url",
+            project: e.project.then(|| e.source.clone()),
+        };
+    }
+    match configured {
+        Some(p) => BaseUrl {
+            value: p.base_url.clone(),
+            from: "the provider's base_url",
+            project: (p.project && p.base_url.is_some()).then(|| p.source.clone()),
+        },
+        None => plain(None, url_var),
+    }
 }
 
 /// The API of the provider `name`: a built-in one, or a configured `[providers.NAME]` (which

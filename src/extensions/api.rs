@@ -415,6 +415,7 @@ impl ApiLink {
         timeout_ms: Option<u64>,
         cwd: Option<&str>,
     ) -> Result<ExecResult, String> {
+        self.not_checking()?;
         let dir = match cwd {
             Some(c) => self.registrar.cwd().join(c),
             None => self.registrar.cwd(),
@@ -427,6 +428,10 @@ impl ApiLink {
     /// `api.mcp.*`: one request to the MCP servers, waited for without spinning and outside
     /// the call's budget; the error is the message to raise (the server's, or why not).
     pub fn mcp(&self, request: crate::mcp::script::Request) -> Result<Value, String> {
+        use crate::mcp::script::Request;
+        if !matches!(request, Request::Servers | Request::Tools { .. }) {
+            self.not_checking()?;
+        }
         let asked = self.registrar.mcp(&self.info.name, request, self.current());
         let cancel = self.current().map(|c| c.cancel.clone()).unwrap_or_default();
         self.host_wait(async move {
@@ -444,6 +449,7 @@ impl ApiLink {
         specs: Vec<crate::agent::child::ChildSpec>,
         concurrency: usize,
     ) -> Result<Vec<crate::protocol::ChildOutcome>, String> {
+        self.not_checking()?;
         let asked = self
             .registrar
             .run_agents(specs, concurrency, self.current());
@@ -455,6 +461,7 @@ impl ApiLink {
         &self,
         request: crate::agent::child::CompleteRequest,
     ) -> Result<crate::agent::child::Completion, String> {
+        self.not_checking()?;
         let asked = self.registrar.complete(request, self.current());
         self.host_wait(asked)?
     }
@@ -466,6 +473,7 @@ impl ApiLink {
         name: &str,
         args: Value,
     ) -> Result<crate::protocol::ToolOutput, String> {
+        self.not_checking()?;
         let host = self.host();
         let entry = host
             .tools
@@ -481,6 +489,14 @@ impl ApiLink {
     /// What all extensions share (registries, session, the app's control).
     pub fn host(&self) -> Arc<super::services::HostContext> {
         self.registrar.host()
+    }
+
+    /// Refuses a host operation while extensions are only checked (`mypi ext check`).
+    fn not_checking(&self) -> Result<(), String> {
+        match self.host().checking {
+            true => Err(super::services::CHECKING.to_string()),
+            false => Ok(()),
+        }
     }
 
     /// The working folder (relative paths of `read_file`, `exec` and the like are against it).
@@ -530,6 +546,7 @@ impl ApiLink {
 
     /// Writes the file at `path` (Lua's `fs.write`) as [`ApiLink::write_file`] does.
     pub fn write_path(&self, p: &Path, content: &str) -> Result<(), String> {
+        self.not_checking()?;
         if let Some(dir) = p.parent() {
             std::fs::create_dir_all(dir)
                 .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;

@@ -49,7 +49,14 @@ pub struct HostContext {
     pub background: Arc<super::background::Background>,
     /// Held by the dialog being asked: scripts' dialogs are asked one after another.
     pub dialogs: tokio::sync::Mutex<()>,
+    /// Extensions are loaded only to see what they register (`mypi ext check`, the options
+    /// `mypi --help` lists): host operations are refused ([`CHECKING`]).
+    pub checking: bool,
 }
+
+/// What a host operation asked for during a check says (see [`HostContext::checking`]).
+pub const CHECKING: &str =
+    "not run during a check (mypi ext check only records what the file registers)";
 
 impl HostContext {
     /// A context with registries of its own and no user to ask (for `mypi ext check` and
@@ -75,6 +82,15 @@ impl HostContext {
             control: crate::control::Control::new(),
             background: super::background::Background::new(notice.clone()),
             dialogs: tokio::sync::Mutex::new(()),
+            checking: false,
+        }
+    }
+
+    /// [`HostContext::standalone`] for a check: host operations are refused.
+    pub fn checking(cwd: PathBuf, notice: NoticeFn) -> HostContext {
+        HostContext {
+            checking: true,
+            ..HostContext::standalone(cwd, notice)
         }
     }
 

@@ -1,7 +1,8 @@
 //! MCP server configuration: the `mcpServers` shape shared by Claude Code, Cursor and pi, read
 //! from the project's `.mcp.json` (trusted projects only), `~/.agents/mcp.json`, or an explicit
 //! file. Project entries win by name; `${VAR}` and `${VAR:-default}` expand in `command`,
-//! `args`, `env`, `headers` and `url` (nothing is ever run through a shell). A malformed file or
+//! `args`, `env`, `headers` and `url` (nothing is ever run through a shell), except in the
+//! project's HTTP entries ([`secrets`]). A malformed file or
 //! entry is one precise error naming the file and the entry; the other entries still load.
 
 use std::collections::BTreeMap;
@@ -9,6 +10,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Map, Value};
+
+mod secrets;
+use secrets::withhold_secrets;
 
 /// How long a request to a server may take when the entry sets no `timeout`.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -66,22 +70,32 @@ impl Servers {
     /// earlier one of the same name. Every file given must exist (a missing one is a
     /// problem): the caller names the implicit files (`~/.agents/mcp.json`, `.mcp.json`)
     /// only when they are there, and a file the user named must not be skipped unsaid.
-    pub fn load(files: &[PathBuf], env: &dyn Fn(&str) -> Option<String>) -> Servers {
+    /// `project` is the project's `.mcp.json`, whose HTTP entries may not name environment
+    /// variables in their url or headers ([`withhold_secrets`]).
+    pub fn load(
+        files: &[PathBuf],
+        project: Option<&Path>,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Servers {
         let mut by_name: BTreeMap<String, ServerConfig> = BTreeMap::new();
         let mut problems = Vec::new();
         for file in files {
-            let text = match std::fs::read_to_string(file) {
+            if !file.exists() {
+                problems.push(problem(file, None, "there is no such file"));
+                continue;
+            }
+            // Bounded: a FIFO or a huge file is refused, not waited on or read whole.
+            let text = match crate::settings::read_capped(file, MAX_FILE_BYTES) {
                 Ok(t) => t,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    problems.push(problem(file, None, "there is no such file"));
-                    continue;
-                }
                 Err(e) => {
                     problems.push(problem(file, None, format!("cannot read it: {e}")));
                     continue;
                 }
             };
-            let parsed = parse(file, &text, env);
+            let mut parsed = parse(file, &text, env);
+            if project == Some(file.as_path()) {
+                withhold_secrets(file, &text, &mut parsed);
+            }
             problems.extend(parsed.problems);
             for s in parsed.servers {
                 by_name.insert(key(&s.name), s);
@@ -93,6 +107,9 @@ impl Servers {
         }
     }
 }
+
+/// The largest MCP configuration file read.
+const MAX_FILE_BYTES: u64 = 1 << 20;
 
 /// Server names that differ only in `-` / `_` (or case) are the same server.
 pub fn key(name: &str) -> String {
@@ -515,12 +532,12 @@ mod tests {
             r#"{"mcpServers": {"my_srv": {"command": "project"}}}"#,
         )
         .unwrap();
-        let s = Servers::load(&[user, project], &env);
+        let s = Servers::load(&[user, project], None, &env);
         assert!(s.problems.is_empty(), "{:?}", s.problems);
         assert_eq!(s.servers.len(), 2);
         let srv = s.servers.iter().find(|s| s.name == "my_srv").unwrap();
         assert!(matches!(&srv.transport, Transport::Stdio { command, .. } if command == "project"));
-        let missing = Servers::load(&[dir.join("missing.json")], &env);
+        let missing = Servers::load(&[dir.join("missing.json")], None, &env);
         assert_eq!(
             missing.problems[0].to_string(),
             format!(

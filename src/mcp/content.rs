@@ -9,7 +9,6 @@
 //! It works on the JSON shape of the protocol, so no SDK type is needed here.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
 
@@ -24,22 +23,11 @@ pub const MAX_IMAGES: usize = 4;
 /// common provider limit).
 pub const MAX_IMAGE_BYTES: usize = 7 * 1024 * 1024;
 
-/// Where results too big for the model are kept (`$TMPDIR/mypi-mcp-<pid>/`).
-pub fn spill_dir() -> PathBuf {
-    std::env::temp_dir().join(format!("mypi-mcp-{}", std::process::id()))
-}
-
-static NEXT_FILE: AtomicU64 = AtomicU64::new(1);
-
-/// Writes `bytes` to a new file in [`spill_dir`] named after `what` with `ext`.
+/// Writes `bytes` to a new private temp file named after `what` with `ext` (see
+/// [`super::spill`]).
 fn spill(what: &str, ext: &str, bytes: &[u8]) -> Result<PathBuf, String> {
-    let dir = spill_dir();
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let n = NEXT_FILE.fetch_add(1, Ordering::Relaxed);
     let stem: String = super::naming::sanitize(what).chars().take(40).collect();
-    let path = dir.join(format!("{stem}-{n}.{ext}"));
-    std::fs::write(&path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    Ok(path)
+    super::spill::write(&format!("{stem}.{ext}"), bytes)
 }
 
 /// Cuts `text` to [`MAX_TEXT`] (head and tail kept), saving the whole of it to a temp file

@@ -25,7 +25,8 @@
 //! While the server waits for the user (an elicitation is open, [`Deadlines::hold`]), no
 //! request of the connection expires; once the last one is answered, every running request's
 //! timeout starts again, as after progress. The user's reading and typing time is not the
-//! server's.
+//! server's. An elicitation is withdrawn once no request runs ([`Deadlines::none_running`]):
+//! the call it was for was cancelled or is over.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -41,6 +42,8 @@ struct Shared {
     rearm: Notify,
     /// Wakes the requests whose deadline passed (each finds its own flag).
     expired: Notify,
+    /// Wakes those waiting for no request to run ([`Deadlines::none_running`]).
+    ended: Notify,
     /// When the last progress notification came: nanoseconds after `epoch` (0: none).
     progress: AtomicU64,
     epoch: Instant,
@@ -89,6 +92,7 @@ impl Deadlines {
             state: Mutex::new(State::default()),
             rearm: Notify::new(),
             expired: Notify::new(),
+            ended: Notify::new(),
             progress: AtomicU64::new(0),
             epoch: Instant::now(),
             stop: CancellationToken::new(),
@@ -116,6 +120,21 @@ impl Deadlines {
     pub fn any_running(&self) -> bool {
         let state = self.shared.state.lock().unwrap_or_else(|p| p.into_inner());
         !state.running.is_empty()
+    }
+
+    /// Resolves once no request of the connection is running (at once when none is): an
+    /// elicitation is for a call of ours, and nobody waits for its answer after that.
+    pub async fn none_running(&self) {
+        loop {
+            let woken = self.shared.ended.notified();
+            tokio::pin!(woken);
+            // Listening before looking: the last request ending between the two is not missed.
+            woken.as_mut().enable();
+            if !self.any_running() {
+                return;
+            }
+            woken.await;
+        }
     }
 
     /// Registers a request of `timeout`; the guard ends it, its [`Guard::expired`] resolves
@@ -177,6 +196,9 @@ impl Drop for Guard<'_> {
         let mut state = self.shared.state.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(i) = state.running.iter().position(|r| r.id == self.id) {
             state.running.swap_remove(i);
+        }
+        if state.running.is_empty() {
+            self.shared.ended.notify_waiters();
         }
     }
 }

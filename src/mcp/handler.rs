@@ -232,9 +232,14 @@ impl ClientHandler for Handler {
         let schema = &asked.schema;
         // The user's time is not the server's: no request expires while they answer.
         let _held = self.deadlines.hold();
+        // Not asked, or no longer: when the server withdraws it, and when no call of ours runs
+        // on this connection (the call it is for was cancelled or is over; one that came
+        // after its call was cancelled is never shown).
         let answer = tokio::select! {
-            a = (self.hooks.elicit)(&self.server, &asked) => a,
+            biased;
             _ = context.ct.cancelled() => Elicited::Cancel,
+            _ = self.deadlines.none_running() => Elicited::Cancel,
+            a = (self.hooks.elicit)(&self.server, &asked) => a,
         };
         let v = match answer {
             Elicited::Accept(mut content) => {

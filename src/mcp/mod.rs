@@ -15,7 +15,8 @@
 //!   of the last connection, offered while a server starts; `waiting`: how long a prompt or a
 //!   call waits for a server still connecting;
 //! - [`script`]: `api.mcp.*` on the host side (script calls pass the tool hooks too);
-//! - [`naming`], [`content`]: agent names, and results as text for the model.
+//! - [`naming`], [`content`]: agent names, and results as text for the model; [`spill`]: the
+//!   private folder of results too big for it.
 
 pub mod cache;
 pub mod config;
@@ -31,6 +32,7 @@ mod noticing;
 mod progress;
 pub mod registry;
 pub mod script;
+pub mod spill;
 pub mod stdio;
 mod waiting;
 

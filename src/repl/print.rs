@@ -124,6 +124,11 @@ async fn start(app: &mut App) -> Result<(), i32> {
         return Err(e.exit_code());
     }
     app.start().await;
+    // What `session_start` handlers asked (`api.set_model`) applies to this run's prompt.
+    let notice = app.extensions.context().notice.clone();
+    for line in app.apply_requests().await {
+        notice(line);
+    }
     Ok(())
 }
 

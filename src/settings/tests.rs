@@ -126,3 +126,28 @@ fn an_oversized_file_is_refused_with_its_size() {
         "{e}"
     );
 }
+
+#[test]
+fn a_fifo_or_a_huge_file_is_refused_without_waiting_or_reading_it_all() {
+    let t = Tmp::new("bounded");
+    let fifo = t.0.join("config.toml");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let started = std::time::Instant::now();
+    let e = Files::load(Some(&fifo), None, true)
+        .unwrap_err()
+        .to_string();
+    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    assert_eq!(
+        e,
+        format!("cannot read {}: it is not a regular file", fifo.display())
+    );
+    let big = t.0.join("big.toml");
+    let f = std::fs::File::create(&big).unwrap();
+    f.set_len(2 << 30).unwrap();
+    let e = Files::load(Some(&big), None, true).unwrap_err().to_string();
+    assert!(
+        e.ends_with("it is 2147483648 bytes; a configuration file may have at most 1048576"),
+        "{e}"
+    );
+}

@@ -283,11 +283,8 @@ impl ToolRegistry {
     /// in `names` (an unknown or unusable name is an error listing the ones there are). The
     /// tools are shared, not copied.
     pub fn subset(&self, names: Option<&[String]>, ctx: &RunContext) -> Result<Arc<Self>, String> {
-        let usable: Vec<Arc<ToolEntry>> = self
-            .active()
-            .into_iter()
-            .filter(|e| e.tool.usable(ctx))
-            .collect();
+        let (usable, busy): (Vec<Arc<ToolEntry>>, Vec<Arc<ToolEntry>>) =
+            self.active().into_iter().partition(|e| e.tool.usable(ctx));
         let chosen = match names {
             None => usable,
             Some(names) => {
@@ -295,6 +292,13 @@ impl ToolRegistry {
                 for name in names {
                     match usable.iter().find(|e| &e.spec().name == name) {
                         Some(e) => chosen.push(e.clone()),
+                        None if busy.iter().any(|e| &e.spec().name == name) => {
+                            return Err(format!(
+                                "the {name} tool does not nest: its extension is busy with the \
+                                 call that starts this child agent, so the child cannot call it; \
+                                 leave '{name}' out of the child's tools"
+                            ));
+                        }
                         None => {
                             let there: Vec<&str> =
                                 usable.iter().map(|e| e.spec().name.as_str()).collect();

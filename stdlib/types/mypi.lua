@@ -517,7 +517,8 @@ function api.send_message(text, options) end
 
 ---Runs a program without a shell (stdin empty), in its own process group, and waits for it.
 ---The wait does not count against the call's time budget. The group is killed at the timeout
----and when the run is cancelled. Raises when the program cannot be started.
+---and when the run is cancelled. Raises when the program cannot be started, and during
+---`mypi ext check` (which runs nothing a file asks for).
 ---@param command string program name (looked up in PATH) or path
 ---@param arguments? string[]
 ---@param options? mypi.ExecOptions
@@ -637,6 +638,11 @@ function BuiltinTool.execute(args, ctx) end
 ---@param name string
 ---@return mypi.BuiltinTool
 function api.builtin_tool(name) end
+
+---Whether the project folder is trusted (`--trust`, `mypi trust`, a "yes" in the REPL): only
+---then do its own extensions, `.mcp.json` and agent files load.
+---@return boolean
+function api.project_trusted() end
 
 ---Switches the model (in `opts.provider`, or the current provider) once the call has ended
 ---and the agent is idle; `model_select` follows. A failure is a notice.

@@ -26,9 +26,10 @@ Whatever the mode, the tools misbehave on request:
                    every EVERY seconds, STEPS times, then answers "slept"
   rush {steps}     sends STEPS progress notifications and its answer "rushed" in one write
                    (the last progress comes just before the answer)
-  elicit {message, schema}  asks the client (elicitation/create with MESSAGE and SCHEMA,
-                   an object or JSON text: its properties keep their order), waits for the
-                   answer and answers it as JSON text
+  elicit {message, schema, delay}  asks the client (elicitation/create with MESSAGE and
+                   SCHEMA, an object or JSON text: its properties keep their order) DELAY
+                   seconds after the call came (default 0), waits for the answer and answers
+                   it as JSON text
   fail {message}   answers a JSON-RPC error with MESSAGE
   churn {}         says its tool list changed, answers "churned", and from then on never
                    answers tools/list
@@ -162,6 +163,7 @@ def call(msg_id, params):
         ask = {"jsonrpc": "2.0", "id": "ask-1", "method": "elicitation/create",
                "params": {"message": args.get("message", "Tell me."),
                           "requestedSchema": schema}}
+        time.sleep(float(args.get("delay", 0)))
         send(ask)
         for line in iter(sys.stdin.readline, ""):
             log(line)

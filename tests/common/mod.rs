@@ -85,6 +85,24 @@ impl TestDir {
         p
     }
 
+    /// Makes a FIFO (named pipe) at `rel`, creating parent folders: a file that blocks
+    /// whoever opens it for reading.
+    pub fn mkfifo(&self, rel: &str) -> PathBuf {
+        let p = self.path.join(rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).expect("create parent dirs");
+        }
+        let c = std::ffi::CString::new(p.to_string_lossy().as_bytes()).expect("a path");
+        // SAFETY: `c` is a valid NUL-terminated path for the call's duration.
+        assert_eq!(
+            unsafe { libc::mkfifo(c.as_ptr(), 0o600) },
+            0,
+            "mkfifo {}",
+            p.display()
+        );
+        p
+    }
+
     /// Reads `rel` as UTF-8 (panics when missing).
     pub fn read(&self, rel: &str) -> String {
         let p = self.path.join(rel);

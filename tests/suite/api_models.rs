@@ -121,3 +121,28 @@ fn a_provider_that_names_its_key_variable_needs_the_key() {
     assert!(out.stderr.contains("set LOCAL_KEY"), "{}", out.describe());
     assert!(fake.requests().is_empty());
 }
+
+/// pi's `preset` example: `api.set_model` in `session_start` picks the model of the very
+/// first prompt of a print run.
+#[test]
+fn set_model_at_session_start_applies_to_the_first_prompt_of_a_print_run() {
+    let dir = TestDir::new();
+    let fake = FakeOpenAi::with_replies(vec![Reply::text("from the preset")]);
+    install(
+        &dir,
+        "preset.lua",
+        r#"api.on("session_start", function() api.set_model("preset-model") end)"#,
+    );
+    let out = Mypi::new(&dir)
+        .openai(&fake)
+        .args(["--no-session", "-p", "hello"])
+        .run();
+    out.ok();
+    assert_eq!(out.stdout.trim(), "from the preset");
+    assert_eq!(fake.requests()[0].body["model"], "preset-model");
+    assert!(
+        out.stderr.contains("Model set to preset-model (openai)."),
+        "{}",
+        out.describe()
+    );
+}

@@ -20,6 +20,22 @@ fn mcp_list(dir: &TestDir, file: &std::path::Path) -> crate::common::Output {
 }
 
 #[test]
+fn an_mcp_config_fifo_is_refused_at_once() {
+    let dir = TestDir::new();
+    let fifo = dir.mkfifo("servers.json");
+    let out = mcp_list(&dir, &fifo);
+    out.expect_code(2);
+    assert!(
+        out.stdout.contains(&format!(
+            "config problem: {}: cannot read it: it is not a regular file",
+            fifo.display()
+        )),
+        "{}",
+        out.describe()
+    );
+}
+
+#[test]
 fn a_missing_mcp_config_file_is_an_error_naming_it() {
     let dir = TestDir::new();
     let missing = dir.join("nonexistent.json");

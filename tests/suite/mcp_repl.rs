@@ -216,3 +216,62 @@ fn a_slow_server_never_seen_is_passed_over_then_offered_on_the_repl() {
         out.describe()
     );
 }
+
+/// A question of a call that was cancelled (Ctrl-C while it waits for the answer) is not
+/// asked any more: the server gets `cancel`, no field is asked, and the next line is a prompt.
+#[test]
+fn an_elicitation_stops_being_asked_once_its_call_is_cancelled() {
+    let dir = TestDir::new();
+    let ask = call(
+        "elicit",
+        json!({"message": "Where to?", "schema": city_schema()}),
+    );
+    let mut m = repl(&dir, 30, &[ask, json!({"text": "next prompt ran"})]);
+    m.send_line("go");
+    m.wait_for_line("Where to? — answer it?", WAIT);
+    m.interrupt();
+    let answer =
+        crate::common::mcp::wait_received(&dir, WAIT, |r| r.iter().any(|r| r["id"] == "ask-1"));
+    let answer = answer.iter().find(|r| r["id"] == "ask-1").cloned();
+    m.send_line("y");
+    m.wait_for_line("next prompt ran", WAIT);
+    m.send_line("/quit");
+    let out = m.wait();
+    assert_eq!(
+        answer.map(|a| a["result"].clone()),
+        Some(json!({"action": "cancel"})),
+        "{}",
+        out.describe()
+    );
+    assert!(!out.stdout.contains("  city"), "{}", out.describe());
+}
+
+/// A question that comes after its call was cancelled (the server asks late) is never
+/// shown: it is answered `cancel`, and the next line is a prompt.
+#[test]
+fn an_elicitation_coming_after_its_call_was_cancelled_is_not_asked() {
+    let dir = TestDir::new();
+    let ask = call(
+        "elicit",
+        json!({"message": "Where to?", "schema": city_schema(), "delay": 1.5}),
+    );
+    let mut m = repl(&dir, 30, &[ask]);
+    m.send_line("go");
+    m.wait_for_line("mcp__srv__elicit", WAIT);
+    crate::common::mcp::wait_received(&dir, WAIT, |r| {
+        r.iter().any(|r| r["method"] == "tools/call")
+    });
+    m.interrupt();
+    let answered =
+        crate::common::mcp::wait_received(&dir, WAIT, |r| r.iter().any(|r| r["id"] == "ask-1"));
+    let answer = answered.iter().find(|r| r["id"] == "ask-1").cloned();
+    m.send_line("/quit");
+    let out = m.wait();
+    assert_eq!(
+        answer.map(|a| a["result"].clone()),
+        Some(json!({"action": "cancel"})),
+        "{answered:?}\n{}",
+        out.describe()
+    );
+    assert!(!out.stdout.contains("answer it?"), "{}", out.describe());
+}

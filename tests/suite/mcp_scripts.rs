@@ -3,6 +3,9 @@
 //! with `origin`), prompts as slash commands, resources, and tools that change while mypi
 //! runs. (`/mcp`, `mypi mcp list`, `--no-mcp` and the trust gate: `mcp_status.rs`.)
 
+use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
+
 use serde_json::{json, Value};
 
 use super::ext_util::faux;
@@ -535,14 +538,17 @@ fn an_image_resource_reaches_anthropic_as_an_image_and_other_binary_as_a_file() 
     let anthropic = FakeAnthropic::with_replies(vec![
         read("mem://img"),
         read("mem://bin"),
-        Reply::text("seen"),
+        // Time to look at the file while mypi runs.
+        Reply::hang_then_text(Duration::from_millis(1500), "seen"),
     ]);
-    let out = Mypi::new(&dir)
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let running = Mypi::new(&dir)
         .anthropic(&anthropic)
+        .env("TMPDIR", &tmp)
         .args(["--no-session", "-p", "look"])
-        .run();
-    out.ok();
-    let requests = anthropic.requests();
+        .spawn();
+    let requests = anthropic.wait_for_requests(3, Duration::from_secs(20));
     let result = &requests[1].body["messages"][2]["content"][0];
     assert_eq!(result["type"], "tool_result", "{result}");
     let blocks = result["content"].as_array().expect("blocks with the image");
@@ -565,6 +571,16 @@ fn an_image_resource_reaches_anthropic_as_an_image_and_other_binary_as_a_file() 
         std::fs::read(path).map_err(|e| format!("{path}: {e}")),
         Ok(vec![0, 1, 2])
     );
+    // In a folder of its own that only the user can enter, removed when mypi ends.
+    let folder = std::path::Path::new(path).parent().unwrap().to_path_buf();
+    assert_eq!(folder.parent(), Some(tmp.as_path()));
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(
+        (mode(&folder), mode(std::path::Path::new(path))),
+        (0o700, 0o600)
+    );
+    running.wait().ok();
+    assert!(!folder.exists(), "{} is left behind", folder.display());
 }
 
 /// An Anthropic image block holding a PNG.

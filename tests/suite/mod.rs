@@ -41,6 +41,7 @@ mod parity;
 mod parity_more;
 mod print_etiquette;
 mod print_mode;
+mod project_secrets;
 mod readme_tour;
 mod reload;
 mod reload_more;

@@ -42,10 +42,10 @@ const LOAD_ERRORS: &[(&str, &str, &str, &str)] = &[
         "api.run_agents: agent 1: an agent must be a table with a task, not \"look around\"",
     ),
     (
-        "complete without an agent",
+        "complete during a check",
         r#"api.complete{prompt = "hi"}"#,
         r#"api.complete(#{ prompt: "hi" });"#,
-        "api.complete: there is no agent here to run a model (mypi ext check)",
+        "api.complete: not run during a check (mypi ext check only records what the file registers)",
     ),
     (
         "unknown event",

@@ -69,9 +69,7 @@ fn the_shipped_subagent_can_be_replaced_or_turned_off() {
         "subagent.lua",
         r#"api.command("agents", function() return "my own" end)"#,
     );
-    let out = Mypi::new(&dir)
-        .args(["--provider", "faux", "-p", "/agents"])
-        .run();
+    let out = agents(&dir);
     out.ok();
     assert_eq!(out.stdout.trim(), "my own");
     let out = Mypi::new(&dir)
@@ -80,9 +78,8 @@ fn the_shipped_subagent_can_be_replaced_or_turned_off() {
     assert!(!out.stdout.contains("builtin:"), "{}", out.stdout);
 }
 
-#[test]
-fn a_project_agent_wins_over_a_user_agent_of_the_same_name() {
-    let dir = TestDir::new();
+/// A project scout and a user scout of the same name.
+fn scouts(dir: &TestDir) {
     dir.write(
         ".agents/agents/scout.md",
         &agent_file("scout", "project scout", "P"),
@@ -91,13 +88,24 @@ fn a_project_agent_wins_over_a_user_agent_of_the_same_name() {
         "home/.agents/agents/scout.md",
         &agent_file("scout", "user scout", "U"),
     );
+}
+
+/// `mypi -p /agents` on the faux model.
+fn agents(dir: &TestDir) -> crate::common::Output {
+    Mypi::new(dir)
+        .args(["--provider", "faux", "-p", "/agents"])
+        .run()
+}
+
+#[test]
+fn a_project_agent_wins_over_a_user_agent_of_the_same_name() {
+    let dir = TestDir::new();
+    scouts(&dir);
     dir.write(
         "home/.agents/agents/helper.md",
         &agent_file("helper", "user helper", "H"),
     );
-    let out = Mypi::new(&dir)
-        .args(["--provider", "faux", "-p", "/agents"])
-        .run();
+    let out = agents(&dir);
     out.ok();
     assert_eq!(
         out.stdout.trim(),
@@ -267,5 +275,122 @@ end)"#,
         openai.request_count(),
         2,
         "the one-turn child made one request"
+    );
+}
+
+#[test]
+fn an_untrusted_projects_agents_do_not_load_nor_replace_the_users() {
+    let dir = TestDir::new();
+    dir.untrust();
+    scouts(&dir);
+    let out = agents(&dir);
+    out.ok();
+    assert_eq!(
+        out.stdout.trim(),
+        "scout - user scout (~/.agents/agents/scout.md)"
+    );
+    assert!(
+        out.stderr.contains(&format!(
+            "1 agent file (.agents/agents) in {} not loaded: the folder is not trusted (pass \
+             --trust",
+            dir.path().display()
+        )),
+        "{}",
+        out.describe()
+    );
+    // Trusted for the run, the project's wins as before.
+    let out = Mypi::new(&dir)
+        .args(["--trust", "--provider", "faux", "-p", "/agents"])
+        .run();
+    out.ok();
+    assert_eq!(
+        out.stdout.trim(),
+        "scout - project scout (.agents/agents/scout.md)"
+    );
+}
+
+#[test]
+fn an_agent_listing_the_subagent_tool_is_warned_about_and_runs_without_it() {
+    let dir = TestDir::new();
+    dir.write(
+        ".agents/agents/boss.md",
+        "---\nname: boss\ndescription: delegates\ntools: read, subagent\n---\nB\n",
+    );
+    let warning = "agent file .agents/agents/boss.md: lists the subagent tool, which does not \
+                   nest: a child agent cannot run subagents";
+    let fake = FakeOpenAi::with_replies(vec![
+        Reply::tool_calls([("p1", "subagent", json!({"agent": "boss", "task": "t"}))]),
+        Reply::text("child done"),
+        Reply::text("parent done"),
+    ]);
+    let out = Mypi::new(&dir)
+        .openai(&fake)
+        .args(["--no-session", "-p", "go"])
+        .run();
+    out.ok();
+    assert!(out.stderr.contains(warning), "{}", out.describe());
+    assert_eq!(out.stderr.matches(warning).count(), 1, "{}", out.describe());
+    assert_eq!(tool_names(&fake.requests()[1].body), ["read"]);
+    // `mypi ext check` says so too.
+    let out = Mypi::new(&dir).args(["--trust", "ext", "check"]).run();
+    assert!(
+        out.stdout.contains(&format!("note: [subagent] {warning}")),
+        "{}",
+        out.describe()
+    );
+}
+
+#[test]
+fn a_child_asking_for_a_tool_of_the_busy_extension_is_told_it_does_not_nest() {
+    let dir = TestDir::new();
+    install(
+        &dir,
+        "via.lua",
+        r#"api.tool{ name = "ask_child", description = "d", parameters = { type = "object" },
+  execute = function()
+    local r = api.run_agent{ task = "look", tools = { "read", "ask_child" } }
+    return r.error or r.text
+  end }"#,
+    );
+    let fake = FakeOpenAi::with_replies(vec![
+        Reply::tool_calls([("p1", "ask_child", json!({}))]),
+        Reply::text("done"),
+    ]);
+    let out = Mypi::new(&dir)
+        .openai(&fake)
+        .args(["--no-builtin-extensions", "--no-session", "-p", "go"])
+        .run();
+    out.ok();
+    let sent = fake.requests()[1].body["messages"].to_string();
+    assert!(
+        sent.contains("the ask_child tool does not nest: its extension is busy with the call"),
+        "{sent}"
+    );
+    assert!(!sent.contains("unknown tool"), "{sent}");
+}
+
+#[test]
+fn a_fifo_among_the_agent_files_is_reported_not_waited_on() {
+    let dir = TestDir::new();
+    dir.write(
+        ".agents/agents/scout.md",
+        &agent_file("scout", "project scout", "P"),
+    );
+    dir.mkfifo(".agents/agents/stuck.md");
+    let out = Mypi::new(&dir)
+        .timeout(std::time::Duration::from_secs(15))
+        .args(["--provider", "faux", "-p", "/agents"])
+        .run();
+    out.ok();
+    assert_eq!(
+        out.stdout.trim(),
+        "scout - project scout (.agents/agents/scout.md)"
+    );
+    assert!(
+        out.stderr
+            .contains("agent file .agents/agents/stuck.md: cannot read it:")
+            && out.stderr.contains("not a regular file; skipped"),
+        "{}",
+        out.describe()
     );
 }

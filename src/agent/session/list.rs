@@ -146,6 +146,16 @@ pub fn find(sessions: &[SessionInfo], prefix: &str) -> Result<PathBuf, FindError
     }
 }
 
+/// This project's sessions that may be read (see [`crate::config::SessionSources`]), newest
+/// first, and the notice of those that were skipped.
+pub fn readable(sources: &crate::config::SessionSources) -> (Vec<SessionInfo>, Option<String>) {
+    let found = match &sources.dir {
+        Some(dir) => list(dir, sources.legacy.as_deref()),
+        None => Vec::new(),
+    };
+    (found, sources.skipped.clone())
+}
+
 /// A session as one line of a list: id, time, turns, model, first prompt.
 pub fn line(s: &SessionInfo, width: usize) -> String {
     let first = s.first_prompt.as_deref().unwrap_or("(no prompt)");

@@ -103,6 +103,9 @@ impl LuaEngine {
         let setup = || -> mlua::Result<LuaEngine> {
             let log_link = link.clone();
             let (lua, runner) = sandbox::new_vm(budget.clone(), move |line| log_link.log(line))?;
+            if link.host().checking {
+                sandbox::refuse_writes(&lua, crate::extensions::services::CHECKING)?;
+            }
             let files = fs::Fs::new(link.clone(), limits.max_string_bytes);
             modules::install(&lua, modules.clone(), files)?;
             let shared = globals::Shared::new(link.clone());

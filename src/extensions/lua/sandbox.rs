@@ -145,6 +145,27 @@ fn place(lua: &Lua) -> Option<String> {
     })
 }
 
+/// For `mypi ext check`, which runs nothing a file asks for: `io.open` for writing,
+/// `os.remove` and `os.rename` raise `message` instead of touching a file.
+pub(super) fn refuse_writes(lua: &Lua, message: &str) -> mlua::Result<()> {
+    lua.load(
+        r#"
+local message = ...
+local open_ = io.open
+function io.open(name, mode, ...)
+  if mode ~= nil and tostring(mode):find("[wa+]") then
+    error("io.open: " .. message, 2)
+  end
+  return open_(name, mode, ...)
+end
+function os.remove() error("os.remove: " .. message, 2) end
+function os.rename() error("os.rename: " .. message, 2) end
+"#,
+    )
+    .set_name("=check")
+    .call::<()>(message)
+}
+
 /// A fresh VM with the safe libraries, the prelude and the budget hook. `log` receives what
 /// `print` writes. The memory cap is set by the caller once everything is in place.
 pub(super) fn new_vm(

@@ -10,6 +10,17 @@ use crate::extensions::api::{ApiLink, CallbackId, ToolDef};
 use crate::hooks::EventKind;
 use crate::run::RunContext;
 
+/// Whether `member` asks the user or the app (a dialog, leaving, reloading): refused while
+/// extensions are only checked (the members that run a process, a model or an MCP call are
+/// refused by [`ApiLink`] once their arguments are read).
+fn acts(member: &Member) -> bool {
+    match member.object {
+        Object::Ui => matches!(member.name, "confirm" | "select" | "input" | "editor"),
+        Object::Ctx => matches!(member.name, "shutdown" | "reload" | "new_session"),
+        _ => false,
+    }
+}
+
 /// Calls function member `member` with `values` for the extension behind `link`; `ctx` is
 /// the context the call was made in (for `ctx.*` members). The error is the message to raise
 /// at the script's line; the engine then forgets the callbacks the arguments hold.
@@ -22,6 +33,9 @@ pub fn call(
     let mut args = checked(member, values)?;
     let what = args.what.clone();
     let fail = |e: String| format!("{what}: {e}");
+    if acts(member) && link.host().checking {
+        return Err(fail(crate::extensions::services::CHECKING.to_string()));
+    }
     match (member.object, member.name) {
         (Object::Api, "on") => {
             let event = args.take("event").text();

@@ -31,7 +31,7 @@ pub(super) fn call(
     ctx: Option<&Arc<RunContext>>,
 ) -> Result<Ret, String> {
     match (member.object, member.name) {
-        (Object::Ctx | Object::Session, _) | (Object::Api, "append_entry") => {
+        (Object::Ctx | Object::Session, _) | (Object::Api, "append_entry" | "project_trusted") => {
             control_member(link, member, args)
         }
         (Object::Api, "timer" | "watch") | (Object::Events, _) => {
@@ -51,6 +51,7 @@ fn control_member(
     let control = &host.control;
     match (member.object, member.name) {
         (Object::Ctx, "is_idle") => Ok(Ret::Bool(control.is_idle())),
+        (Object::Api, "project_trusted") => Ok(Ret::Bool(control.project_trusted())),
         (Object::Ctx, "shutdown") => nil(control.request(Request::Shutdown)),
         (Object::Ctx, "reload") => nil(control.request(Request::Reload)),
         (Object::Ctx, "new_session") => nil(control.request(Request::NewSession)),

@@ -257,6 +257,12 @@ pub const MEMBERS: &[Member] = &[
     ),
     function(
         Object::Api,
+        "project_trusted",
+        &[],
+        "whether the project folder is trusted (its own extensions, MCP servers and agent files load)",
+    ),
+    function(
+        Object::Api,
         "set_model",
         &[
             req("model", Ty::Str),

@@ -69,6 +69,7 @@ pub(super) fn from_arg(arg: Arg, extension: &str) -> Result<NamedProvider, Strin
         api_key_env,
         models,
         source: format!("extension {extension}"),
+        project: false,
     })
 }
 
