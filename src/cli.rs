@@ -32,19 +32,19 @@ pub struct Cli {
     /// provider named in a config file's [providers.NAME]. Default: `provider` in the config
     /// (MYPI_PROVIDER), else openai when OPENAI_API_KEY or OPENAI_BASE_URL is set, else
     /// anthropic when ANTHROPIC_API_KEY is set, else faux.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", global = true)]
     pub provider: Option<String>,
 
     /// Model id (default: MYPI_MODEL, else the provider's default).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", global = true)]
     pub model: Option<String>,
 
     /// API endpoint (default: OPENAI_BASE_URL / ANTHROPIC_BASE_URL, else the official one).
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", global = true)]
     pub base_url: Option<String>,
 
     /// Replies for the faux model: a JSONL file, one reply per line.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", global = true)]
     pub faux_script: Option<PathBuf>,
 
     /// Resume the latest session in this folder (when another mypi has it open, start a new
@@ -64,23 +64,23 @@ pub struct Cli {
 
     /// Load extensions from DIR instead of .agents/extensions and ~/.agents/extensions
     /// (repeatable).
-    #[arg(long = "extensions-dir", value_name = "DIR")]
+    #[arg(long = "extensions-dir", value_name = "DIR", global = true)]
     pub extensions_dir: Vec<PathBuf>,
 
     /// Load no extensions (neither discovered nor shipped).
-    #[arg(long, conflicts_with = "extensions_dir")]
+    #[arg(long, conflicts_with = "extensions_dir", global = true)]
     pub no_extensions: bool,
 
     /// Do not load the extensions that ship with mypi (the subagent tool).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub no_builtin_extensions: bool,
 
     /// Do not reload extensions when their files change.
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub no_watch: bool,
 
     /// Trust this project folder for this run: load its .agents/extensions without asking.
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub trust: bool,
 
     /// Read MCP servers from FILE too (the `mcpServers` shape; repeatable; later files win
@@ -93,7 +93,7 @@ pub struct Cli {
     pub no_mcp: bool,
 
     /// Stop a run after N model turns (default: MYPI_MAX_TURNS, else 50).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", global = true)]
     pub max_turns: Option<u32>,
 
     #[command(subcommand)]

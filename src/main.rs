@@ -69,6 +69,21 @@ fn extension_help(overrides: &mypi::config::Overrides) -> String {
     mypi::extflags::help(&flags)
 }
 
+/// Options neither mypi nor any extension it could load declares are an error before
+/// anything else is printed (a mistyped `--modle`). The extensions are read in check mode,
+/// which runs nothing they ask for; the check after they load stays the one that counts.
+fn early_flag_check(config: &Config, runtime: &tokio::runtime::Runtime) -> Result<(), String> {
+    if config.ext_flags.is_empty() {
+        return Ok(());
+    }
+    let declared = runtime.block_on(check::declared_flags(
+        &config.extension_roots,
+        config.cwd.clone(),
+        config.builtin_extensions,
+    ));
+    mypi::extflags::check(&config.ext_flags, &declared)
+}
+
 fn run(cli: Cli) -> i32 {
     let cwd = match std::env::current_dir() {
         Ok(d) => d,
@@ -101,6 +116,10 @@ fn run(cli: Cli) -> i32 {
     let Some(runtime) = runtime() else {
         return 1;
     };
+    if let Err(e) = early_flag_check(&config, &runtime) {
+        stderr_line(&format!("mypi: {e}"));
+        return 2;
+    }
     // The front end runs as a task on the runtime's workers rather than on this thread: a
     // worker that waits for an extension's reply parks the way the runtime does, which makes
     // the round trip about twice as fast as from `block_on`'s thread.
@@ -189,8 +208,32 @@ fn run_sessions(cli: &Cli, cwd: std::path::PathBuf) -> i32 {
 fn run_config(cli: &Cli, cwd: std::path::PathBuf) -> i32 {
     let env = |k: &str| std::env::var(k).ok();
     let overrides = cli.overrides();
-    match Config::resolve(&overrides, &env, cwd) {
+    let mut resolved = Config::resolve(&overrides, &env, cwd.clone());
+    // A missing key is what `mypi config` is run to find out about: print the settings, and
+    // mark it.
+    let mut missing = None;
+    let missing_var = resolved.as_ref().err().and_then(|e| {
+        missing = Some(format!("# {e}"));
+        e.missing_key_var()
+    });
+    match missing_var {
+        Some(var) => {
+            let stand_in = |k: &str| {
+                if k == var {
+                    Some("unset".into())
+                } else {
+                    env(k)
+                }
+            };
+            resolved = Config::resolve(&overrides, &stand_in, cwd);
+        }
+        None => missing = None,
+    }
+    match resolved {
         Ok(config) => {
+            if let Some(line) = missing {
+                stdout_line(&line);
+            }
             stdout_line(&mypi::settings::effective(&overrides, &env, &config.files));
             stdout_line(&format!(
                 "# using {} ({}) with model {}{}",

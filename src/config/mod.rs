@@ -103,6 +103,18 @@ pub enum Mode {
     },
 }
 
+impl ConfigError {
+    /// The variable whose missing key this error is about, if it is one.
+    pub fn missing_key_var(&self) -> Option<String> {
+        match self {
+            ConfigError::MissingOpenAiKey => Some("OPENAI_API_KEY".into()),
+            ConfigError::MissingAnthropicKey => Some("ANTHROPIC_API_KEY".into()),
+            ConfigError::MissingKey { var, .. } => Some(var.clone()),
+            _ => None,
+        }
+    }
+}
+
 /// The configuration could not be resolved.
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
 pub enum ConfigError {

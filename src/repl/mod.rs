@@ -37,6 +37,14 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
             return 1;
         }
     };
+    if !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        // `echo hi | mypi`: it works (each line is a prompt, then mypi leaves), and says how
+        // to get just the answer.
+        stderr_line(
+            "mypi: standard input is not a terminal: each line read from it runs as a prompt; \
+             `mypi -p` runs one prompt and prints only its answer",
+        );
+    }
     greet(&app, &printer);
     if let Err(code) = start(&mut app, &input, &printer).await {
         return code;

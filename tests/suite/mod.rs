@@ -23,6 +23,7 @@ mod ext_isolation;
 mod ext_library;
 mod ext_util;
 mod fakes;
+mod first_hour;
 mod front_end_purity;
 mod hooks;
 mod hostile_values;
