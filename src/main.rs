@@ -124,6 +124,18 @@ fn run(cli: Cli) -> i32 {
     // worker that waits for an extension's reply parks the way the runtime does, which makes
     // the round trip about twice as fast as from `block_on`'s thread.
     let repl = config.mode == Mode::Repl;
+    // `--json` ends with a closing event however it ends, a signal included.
+    let last_words: Option<mypi::signals::LastWords> = match config.mode {
+        Mode::Print { json: true, .. } => Some(Box::new(|name: &str| {
+            let event = AgentEvent::Error {
+                message: format!("stopped by {name}"),
+            };
+            if let Ok(line) = serde_json::to_string(&event) {
+                mypi::repl::render::json_line(&line);
+            }
+        })),
+        _ => None,
+    };
     if repl {
         mypi::stdio::save_terminal();
     }
@@ -145,7 +157,7 @@ fn run(cli: Cli) -> i32 {
         }
     };
     runtime.block_on(async move {
-        if let Err(e) = mypi::signals::install(!repl) {
+        if let Err(e) = mypi::signals::install(!repl, last_words) {
             stderr_line(&format!("mypi: cannot watch for signals: {e}"));
         }
         match tokio::spawn(app).await {

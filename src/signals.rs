@@ -11,8 +11,12 @@ use tokio::signal::unix::{signal, SignalKind};
 
 use crate::process;
 
+/// What a front end says last when a signal ends mypi, given the signal's name (`--json`
+/// closes its stream of events with an `error` event).
+pub type LastWords = Box<dyn Fn(&str) + Send + Sync>;
+
 /// Registers the handlers and starts the task that acts on them. Needs the async runtime.
-pub fn install(print_mode: bool) -> std::io::Result<()> {
+pub fn install(print_mode: bool, last_words: Option<LastWords>) -> std::io::Result<()> {
     let mut term = signal(SignalKind::terminate())?;
     let mut hup = signal(SignalKind::hangup())?;
     let mut int = signal(SignalKind::interrupt())?;
@@ -22,21 +26,29 @@ pub fn install(print_mode: bool) -> std::io::Result<()> {
             _ = hup.recv() => libc::SIGHUP,
             _ = int.recv(), if print_mode => libc::SIGINT,
         };
+        if let Some(say) = &last_words {
+            say(name_of(sig));
+        }
         exit_now(sig);
     });
     Ok(())
+}
+
+/// `SIGTERM`, `SIGHUP`, `SIGINT`.
+fn name_of(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        _ => "a signal",
+    }
 }
 
 /// Ends the process at once after killing every child group and restoring the terminal.
 pub fn exit_now(sig: i32) -> ! {
     process::kill_all();
     crate::stdio::restore_terminal();
-    let name = match sig {
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGHUP => "SIGHUP",
-        libc::SIGINT => "SIGINT",
-        _ => "a signal",
-    };
+    let name = name_of(sig);
     // mypi's own words; a closed stderr is ignored.
     let _ = writeln!(std::io::stderr().lock(), "mypi: stopped by {name}");
     std::process::exit(128 + sig)

@@ -153,15 +153,49 @@ impl App {
             }
             _ => (self.config.provider_name.clone(), spec.to_string()),
         };
+        let unknown = self.unlisted_model_note(&provider, &model);
         self.switch_model(&provider, &model)?;
         Ok(format!(
-            "Model set to {model} ({provider}{}).",
+            "Model set to {model} ({provider}{}).{unknown}",
             if provider == self.config.provider.name() {
                 String::new()
             } else {
                 format!(", {}", self.config.provider.name())
             }
         ))
+    }
+
+    /// A warning when no provider lists `model` and it is not a known model family (a typo
+    /// shows at the first request otherwise), with the nearest configured name.
+    fn unlisted_model_note(&self, provider: &str, model: &str) -> String {
+        let configured = self.configured_models();
+        let listed = configured
+            .iter()
+            .any(|c| c == &format!("{provider}/{model}"))
+            || crate::agent::compact::known_window(model).is_some()
+            || self
+                .models
+                .lock()
+                .is_ok_and(|m| m.iter().any(|u| u == model));
+        if listed {
+            return String::new();
+        }
+        let near = configured
+            .iter()
+            .map(|c| {
+                (
+                    crate::text::edit_distance(c, &format!("{provider}/{model}")),
+                    c,
+                )
+            })
+            .filter(|(d, _)| *d <= 3)
+            .min()
+            .map(|(_, c)| format!(" Did you mean {c}?"))
+            .unwrap_or_default();
+        format!(
+            "\nNote: no configured provider lists {model} and it is not a model mypi knows; \
+             the first request will tell if the name is wrong.{near}"
+        )
     }
 
     /// Makes `provider`/`model` the one the agent (and new child agents) use, and records it.

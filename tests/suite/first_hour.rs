@@ -114,3 +114,48 @@ fn a_repl_on_a_pipe_says_how_to_get_just_the_answer() {
         out.describe()
     );
 }
+
+#[test]
+fn model_warns_about_a_name_no_provider_lists() {
+    let dir = TestDir::new();
+    let trust = dir.read("home/.agents/config.toml");
+    dir.write(
+        "home/.agents/config.toml",
+        &format!(
+            "provider = \"local\"\n[providers.local]\napi = \"openai\"\n\
+             base_url = \"http://127.0.0.1:9/v1\"\nmodels = [\"qwen2.5-coder\", \"mistral-small\"]\n\n{trust}"
+        ),
+    );
+    let out = Mypi::new(&dir).args(["-p", "/model mistral-smal"]).run();
+    let stdout = &out.ok().stdout;
+    assert!(
+        stdout.contains("Model set to mistral-smal (local"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("no configured provider lists mistral-smal")
+            && stdout.contains("Did you mean local/mistral-small?"),
+        "{stdout}"
+    );
+    let out = Mypi::new(&dir).args(["-p", "/model mistral-small"]).run();
+    assert!(!out.ok().stdout.contains("Note:"), "{}", out.describe());
+}
+
+#[test]
+fn json_ends_with_a_closing_event_on_sigint() {
+    let dir = TestDir::new();
+    let slow = serde_json::json!({"text": "word ".repeat(400), "delay_ms": 20});
+    let mut m = super::ext_util::faux(&dir, &[slow])
+        .args(["--no-session", "-p", "--json", "go"])
+        .spawn();
+    m.wait_for_text("text_delta", super::ext_util::WAIT);
+    m.interrupt();
+    let out = m.wait();
+    out.expect_code(130);
+    let last = out.stdout.lines().last().unwrap_or_default();
+    let event: serde_json::Value = serde_json::from_str(last).unwrap();
+    assert_eq!(
+        event,
+        serde_json::json!({"type": "error", "message": "stopped by SIGINT"})
+    );
+}
