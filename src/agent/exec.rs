@@ -180,7 +180,17 @@ impl Agent {
             Some(why) => format!("tool '{name}' is not available yet: {why}"),
             None => {
                 let names: Vec<String> = self.tools.specs().into_iter().map(|s| s.name).collect();
-                format!("unknown tool '{name}'; the tools are: {}", names.join(", "))
+                let near = names
+                    .iter()
+                    .map(|n| (crate::text::edit_distance(n, name), n))
+                    .filter(|(d, n)| *d <= 3.max(n.len() / 5))
+                    .min()
+                    .map(|(_, n)| format!(" did you mean '{n}'?"))
+                    .unwrap_or_default();
+                format!(
+                    "unknown tool '{name}';{near} the tools are: {}",
+                    names.join(", ")
+                )
             }
         }
     }
@@ -202,10 +212,15 @@ impl Agent {
         }
         let entry = match self.tools.get_or_wait(&call.name).await {
             Ok(entry) => entry,
-            Err(why) => {
-                let output = ToolOutput::error(self.missing(&call.name, why));
-                return (Prepared::Answered(output), call.arguments.clone());
-            }
+            // A name the model got slightly wrong (an MCP server's own tool name): the tool
+            // it meant, when only one can be meant.
+            Err(why) => match (why, self.tools.by_alias(&call.name)) {
+                (None, Some(entry)) => entry,
+                (why, _) => {
+                    let output = ToolOutput::error(self.missing(&call.name, why));
+                    return (Prepared::Answered(output), call.arguments.clone());
+                }
+            },
         };
         let mut args = call.arguments.clone();
         if self.hooks.has(EventKind::ToolCall) {
@@ -214,7 +229,7 @@ impl Agent {
                 .emit(
                     HookEvent::ToolCall {
                         id: call.id.clone(),
-                        name: call.name.clone(),
+                        name: entry.spec().name.clone(),
                         args,
                         about: CallAbout {
                             hints: entry.tool.hints().cloned(),

@@ -19,15 +19,7 @@ pub const MAX_NAME: usize = 64;
 
 /// Characters outside `[A-Za-z0-9_]` become `_`.
 pub fn sanitize(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    crate::text::identifier(text)
 }
 
 /// `mcp__<server>__<tool>` before collisions and length are looked at.

@@ -88,6 +88,20 @@ pub fn wrap_line(line: &str, width: usize) -> Vec<String> {
     rows
 }
 
+/// `text` with every character outside `[A-Za-z0-9_]` as `_` (the characters tool names
+/// may have everywhere).
+pub fn identifier(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 /// `1 line`, `2 lines`: a count and its noun, singular or plural (nouns with a plain `s`).
 pub fn plural(n: impl Into<u64>, noun: &str) -> String {
     let n = n.into();

@@ -207,6 +207,27 @@ impl ToolRegistry {
         self.get(name).ok_or(why)
     }
 
+    /// The tool a model most likely meant by a name no tool has: the same name with the
+    /// characters tool names cannot have as `_` (`mcp__everything__get-sum` for
+    /// `mcp__everything__get_sum`), or the one MCP tool whose own name it is (`get-sum`).
+    pub fn by_alias(&self, name: &str) -> Option<Arc<ToolEntry>> {
+        let wanted = crate::text::identifier(name);
+        let active = self.active();
+        if let Some(e) = active.iter().find(|e| e.spec().name == wanted) {
+            return Some(e.clone());
+        }
+        let mut own = active.iter().filter(|e| {
+            let n = &e.spec().name;
+            n.strip_prefix("mcp__")
+                .and_then(|rest| rest.split_once("__"))
+                .is_some_and(|(_, tool)| tool == wanted)
+        });
+        match (own.next(), own.next()) {
+            (Some(e), None) => Some(e.clone()),
+            _ => None,
+        }
+    }
+
     /// Sets what may still add tools (see [`LateTools`]).
     pub fn set_late(&self, late: Weak<dyn LateTools>) {
         *self.late.write().unwrap_or_else(|p| p.into_inner()) = Some(late);

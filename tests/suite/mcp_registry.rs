@@ -324,3 +324,33 @@ fn names_that_two_servers_could_give_get_a_suffix_and_reach_their_own_server() {
     );
     assert_eq!(calls(&dir.join("ab.log")), [("c".into(), text("ab"))]);
 }
+
+/// Issue 34, point 5: a call by the server's own name of a tool (`mcp__my-srv__echo` where
+/// mypi offers `mcp__my_srv__echo`, or plain `echo`) runs that tool; a name near one gets a
+/// one-line "did you mean".
+#[test]
+fn a_tool_called_by_the_servers_own_name_runs() {
+    let dir = TestDir::new();
+    let cfg = config(&dir, json!({"my-srv": stdio_entry(&dir, "normal", 10)}));
+    let replies = [
+        json!({"tool_calls": [{"name": "mcp__my-srv__echo", "arguments": {"text": "one"}}]}),
+        json!({"tool_calls": [{"name": "echo", "arguments": {"text": "two"}}]}),
+        json!({"tool_calls": [{"name": "mcp__my_srv__ecko", "arguments": {"text": "three"}}]}),
+        json!({"text": "done"}),
+    ];
+    let out = faux(&dir, &replies)
+        .args(["--no-session", "--mcp-config"])
+        .arg(&cfg)
+        .args(["-p", "--json", "go"])
+        .run();
+    let results = crate::common::mcp::tool_results(&out.ok().stdout);
+    assert_eq!(results[0], ("one".to_string(), false), "{results:?}");
+    assert_eq!(results[1], ("two".to_string(), false), "{results:?}");
+    assert!(results[2].1, "{results:?}");
+    assert!(
+        results[2]
+            .0
+            .starts_with("unknown tool 'mcp__my_srv__ecko'; did you mean 'mcp__my_srv__echo'?"),
+        "{results:?}"
+    );
+}
