@@ -535,7 +535,7 @@ fn an_idle_engine_is_small() {
 
 /// `cargo test --lib lua::tests::timing -- --ignored --nocapture`
 #[test]
-#[ignore]
+#[ignore = "a timing printout, not a check: cargo test --lib lua::tests::timing -- --ignored --nocapture"]
 fn timing() {
     on_worker(|| {
         let mut ext = load("api.on('tool_call', function(e, ctx) if e.name == 'bash' then return {block = false, reason = e.id} end end)");
