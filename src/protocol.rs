@@ -298,6 +298,13 @@ impl Delivery {
     }
 }
 
+/// A part of a run's usage and what spent it (see `AgentEvent::Final`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpentBy {
+    pub by: String,
+    pub usage: Usage,
+}
+
 /// Everything the agent reports while it works. `--json` prints each as one line; the human
 /// renderer prints text deltas as they arrive and a line per tool call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -372,7 +379,13 @@ pub enum AgentEvent {
     Final {
         text: String,
         turns: u32,
+        /// Every model call of the run: its own turns, child agents', compaction summaries',
+        /// scripts' `api.complete`.
         usage: Usage,
+        /// `usage` by what spent it (`agent`, `subagents`, `compaction`, `api.complete`),
+        /// when anything but the agent's own turns did.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        usage_by: Vec<SpentBy>,
         /// The whole session's totals so far.
         session_usage: Usage,
     },
@@ -507,6 +520,7 @@ mod tests {
                 AgentEvent::Final {
                     text: "done".into(),
                     turns: 2,
+                    usage_by: vec![],
                     usage: Usage {
                         cached_tokens: 2,
                         cost_usd: Some(0.25),

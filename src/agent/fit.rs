@@ -85,14 +85,22 @@ pub fn is_overflow(e: &ProviderError) -> bool {
 
 impl Agent {
     /// The context's size in tokens: the last reported one and an estimate of the messages
-    /// since, or an estimate of them all.
+    /// since, or (before the first answer, after a resume) an estimate of all a request
+    /// carries: the system prompt, the tools' definitions and the messages.
     pub fn context_tokens(&self) -> u64 {
-        let system = (self.system_prompt.len() / 4) as u64;
         match self.last_context {
             Some((tokens, count)) if count <= self.messages.len() => {
                 tokens + compact::estimate(&self.messages[count..])
             }
-            _ => system + compact::estimate(&self.messages),
+            _ => {
+                let tools: usize = self
+                    .tools
+                    .specs()
+                    .iter()
+                    .map(|s| s.name.len() + s.description.len() + s.parameters.to_string().len())
+                    .sum();
+                ((self.system_prompt.len() + tools) / 4) as u64 + compact::estimate(&self.messages)
+            }
         }
     }
 
@@ -215,8 +223,10 @@ impl Agent {
             tools: Vec::new(),
             max_tokens: Some(4096),
         };
-        let (text, _) =
+        let (text, usage) =
             crate::providers::complete(self.provider.as_ref(), &request, &ctx.cancel).await?;
+        ctx.spent
+            .add(crate::run::Spender::Compaction, usage.priced(self.prices));
         if text.trim().is_empty() {
             return Err("the model answered with no text".into());
         }

@@ -52,6 +52,9 @@ pub struct RunOutcome {
     pub text: String,
     pub turns: u32,
     pub usage: Usage,
+    /// `usage` by what spent it (the user's run only: its own turns, children, compaction,
+    /// scripts' completions).
+    pub spent: Vec<(crate::run::Spender, Usage)>,
     /// Set when an `input` or `message_update` handler blocked: its reason.
     pub blocked: Option<String>,
 }
@@ -154,6 +157,13 @@ impl Agent {
         self.usage
     }
 
+    /// Adds model calls made for the session outside a run (a command's) to its totals.
+    pub fn add_spent(&mut self, spent: Vec<(crate::run::Spender, Usage)>) {
+        for (_, u) in spent {
+            self.usage.add(u);
+        }
+    }
+
     pub fn tools(&self) -> &Arc<ToolRegistry> {
         &self.tools
     }
@@ -252,6 +262,7 @@ impl Agent {
                     text: reason.clone(),
                     turns: 0,
                     usage: Usage::default(),
+                    usage_by: Vec::new(),
                     session_usage: self.usage,
                 });
                 return Ok(RunOutcome {
@@ -281,6 +292,7 @@ impl Agent {
                 text: o.text.clone(),
                 turns: o.turns,
                 usage: o.usage,
+                usage_by: spent_by(&o.spent),
                 session_usage: self.usage,
             }),
             Err(e) => sink.emit(AgentEvent::Error {
@@ -334,6 +346,21 @@ pub(crate) fn next_queued(queues: &queue::Queues, sink: &dyn EventSink) -> Optio
             None
         }
     }
+}
+
+/// A run's usage by what spent it, for the `final` event: nothing when the agent's own
+/// turns spent it all.
+pub fn spent_by(spent: &[(crate::run::Spender, Usage)]) -> Vec<crate::protocol::SpentBy> {
+    if spent.iter().all(|(s, _)| *s == crate::run::Spender::Agent) {
+        return Vec::new();
+    }
+    spent
+        .iter()
+        .map(|(s, u)| crate::protocol::SpentBy {
+            by: s.name().to_string(),
+            usage: *u,
+        })
+        .collect()
 }
 
 /// A resumed conversation's totals: what its assistant messages' requests used.

@@ -3,6 +3,7 @@
 //! failed requests are retried while nothing was streamed yet, and steer messages join
 //! before the next request.
 
+use crate::run::Spender;
 use std::borrow::Cow;
 use std::sync::Arc;
 
@@ -65,7 +66,6 @@ impl Agent {
         self.record(Message::user(prompt))?;
         let mut outcome = RunOutcome::default();
         let result = self.turns(&system_prompt, &mut outcome, sink, ctx).await;
-        self.usage.add(outcome.usage);
         if self.hooks.has(EventKind::AgentEnd) {
             self.hooks
                 .emit(
@@ -76,6 +76,16 @@ impl Agent {
                 )
                 .await;
         }
+        if ctx.depth == 0 {
+            // The user's run counts every model call made for it: its children's, its
+            // compactions', its scripts' completions (its `agent_end` handlers' too).
+            outcome.spent = ctx.spent.take();
+            outcome.usage = Usage::default();
+            for (_, u) in &outcome.spent {
+                outcome.usage.add(*u);
+            }
+        }
+        self.usage.add(outcome.usage);
         result.map(|_| outcome)
     }
 
@@ -107,6 +117,12 @@ impl Agent {
             let Some((message, usage)) = self.settle(reply, outcome, sink)? else {
                 return Ok(());
             };
+            let spender = if ctx.depth == 0 {
+                Spender::Agent
+            } else {
+                Spender::Children
+            };
+            ctx.spent.add(spender, usage);
             if !self
                 .finish_turn(turn, message, usage, outcome, sink, ctx)
                 .await?

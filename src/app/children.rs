@@ -209,6 +209,7 @@ impl Children {
         };
         let (text, usage) =
             crate::providers::complete(provider.as_ref(), &model_request, &ctx.cancel).await?;
+        ctx.spent.add(crate::run::Spender::Complete, usage);
         Ok(Completion { text, usage })
     }
 }

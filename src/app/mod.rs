@@ -465,6 +465,20 @@ impl App {
         self.sync_providers();
         self.refresh_session();
         let ctx = self.run_context(cancel.clone());
+        let outcome = self.line_in(line, sink, &ctx).await;
+        // Model calls made outside a run (`/compact`, a command's `api.complete`) count in
+        // the session's totals too.
+        self.agent.add_spent(ctx.spent.take());
+        outcome
+    }
+
+    async fn line_in(
+        &mut self,
+        line: &str,
+        sink: &dyn EventSink,
+        ctx: &std::sync::Arc<crate::run::RunContext>,
+    ) -> Result<LineOutcome, AppError> {
+        let ctx = ctx.clone();
         if let Some((command, keep)) = shell::parse(line) {
             return self.shell(command, keep, sink, &ctx).await;
         }

@@ -295,6 +295,7 @@ impl Repl {
                 let summary = render::run_summary(
                     self.app.agent.provider().model(),
                     outcome.usage,
+                    &outcome.spent,
                     self.app.agent.usage(),
                     started.elapsed(),
                 );

@@ -113,10 +113,12 @@ fn tokens(n: u64) -> String {
     }
 }
 
-/// The line after a run: the model, the run's tokens, the session's, and the time taken.
+/// The line after a run: the model, the run's tokens (every model call it made, what other
+/// than its own turns spent some named), the session's, and the time taken.
 pub fn run_summary(
     model: &str,
     run: crate::protocol::Usage,
+    by: &[(crate::run::Spender, crate::protocol::Usage)],
     total: crate::protocol::Usage,
     took: std::time::Duration,
 ) -> String {
@@ -124,8 +126,20 @@ pub fn run_summary(
         .cost_usd
         .map(|c| format!(" · ${c:.4}"))
         .unwrap_or_default();
+    let parts: Vec<String> = by
+        .iter()
+        .filter(|(s, _)| *s != crate::run::Spender::Agent)
+        .map(|(s, u)| {
+            let (i, o) = (tokens(u.input_tokens), tokens(u.output_tokens));
+            format!("{} {i} in / {o} out", s.name())
+        })
+        .collect();
+    let parts = match parts.is_empty() {
+        true => String::new(),
+        false => format!(" ({})", parts.join(", ")),
+    };
     format!(
-        "· {model} · {} in / {} out · session {} in / {} out{cost} · {:.1} s",
+        "· {model} · {} in / {} out{parts} · session {} in / {} out{cost} · {:.1} s",
         tokens(run.input_tokens),
         tokens(run.output_tokens),
         tokens(total.input_tokens),
@@ -393,10 +407,26 @@ mod tests {
             run_summary(
                 "m",
                 u(1234, 56),
+                &[],
                 u(45_600, 1_500_000),
                 std::time::Duration::from_millis(3420)
             ),
             "· m · 1.2k in / 56 out · session 46k in / 1.5M out · 3.4 s"
+        );
+    }
+
+    #[test]
+    fn the_run_summary_names_what_else_spent() {
+        use crate::run::Spender;
+        let u = Usage::tokens;
+        let by = [
+            (Spender::Agent, u(2100, 15)),
+            (Spender::Children, u(1100, 50)),
+        ];
+        let line = run_summary("m", u(3200, 65), &by, u(3200, 65), Default::default());
+        assert!(
+            line.starts_with("· m · 3.2k in / 65 out (subagents 1.1k in / 50 out) · session"),
+            "{line}"
         );
     }
 }

@@ -55,6 +55,56 @@ pub use crate::protocol::UpdateKind;
 /// A function a tool reports progress through (for layers that know no [`RunContext`]).
 pub type Reporter = Arc<dyn Fn(UpdateKind, &str) + Send + Sync>;
 
+/// What a model call was made for, as usage is counted by ([`Spent`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Spender {
+    /// The user's agent's own turns.
+    Agent,
+    /// Child agents' turns (`api.run_agent`, the subagent tool).
+    Children,
+    /// Compaction summaries.
+    Compaction,
+    /// Scripts' `api.complete`.
+    Complete,
+}
+
+impl Spender {
+    pub fn name(self) -> &'static str {
+        match self {
+            Spender::Agent => "agent",
+            Spender::Children => "subagents",
+            Spender::Compaction => "compaction",
+            Spender::Complete => "api.complete",
+        }
+    }
+}
+
+/// The usage of every model call made for one line (its run, the children it started, its
+/// compactions, scripts' completions), shared by the line's contexts and their children's.
+#[derive(Debug, Default)]
+pub struct Spent(Mutex<Vec<(Spender, crate::protocol::Usage)>>);
+
+impl Spent {
+    pub fn add(&self, by: Spender, usage: crate::protocol::Usage) {
+        if usage == crate::protocol::Usage::default() {
+            return;
+        }
+        let mut spent = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        match spent.iter_mut().find(|(s, _)| *s == by) {
+            Some((_, u)) => u.add(usage),
+            None => {
+                spent.push((by, usage));
+                spent.sort_by_key(|(s, _)| *s);
+            }
+        }
+    }
+
+    /// Everything counted since the last take, by what spent it, and emptied.
+    pub fn take(&self) -> Vec<(Spender, crate::protocol::Usage)> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
 /// Everything a call made on behalf of one run needs to know about it.
 #[derive(Debug, Clone)]
 pub struct RunContext {
@@ -80,6 +130,8 @@ pub struct RunContext {
     records: Arc<Mutex<Vec<ChildRecord>>>,
     /// Where a tool call's progress goes (a tool's own context only).
     progress: Option<ProgressTx>,
+    /// The usage of the line's model calls, children's included.
+    pub spent: Arc<Spent>,
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -112,6 +164,7 @@ impl RunContext {
             call_id: None,
             records: Arc::default(),
             progress: None,
+            spent: Arc::default(),
         }
     }
 
@@ -147,6 +200,7 @@ impl RunContext {
             call_id: None,
             records: Arc::default(),
             progress: None,
+            spent: self.spent.clone(),
         }
     }
 

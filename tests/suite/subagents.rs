@@ -612,3 +612,45 @@ fn a_rhai_tool_runs_a_child_agent() {
     assert!(reqs[1].body.get("tools").is_none(), "no tools were given");
     assert_eq!(tool_result(&reqs[2]), "hi (1 turn, 11 in)");
 }
+
+/// Issue 34, point 2: every model call counts. A run with a child and a script's
+/// `api.complete` reports what the server billed for all of it, split by what spent it.
+#[test]
+fn a_runs_usage_counts_its_children_and_completions() {
+    let dir = TestDir::new();
+    install(&dir, "delegate.lua", DELEGATE);
+    install(
+        &dir,
+        "summarise.lua",
+        r#"api.on("agent_end", function(e, ctx)
+  if ctx.depth == 0 then api.complete{ prompt = "sum it up" } end
+end)"#,
+    );
+    let fake = FakeOpenAi::with_replies(vec![
+        Reply::tool_calls([("call_1", "delegate", json!({"task": "count the files"}))])
+            .usage(1000, 10),
+        Reply::text("three files").usage(1100, 50),
+        Reply::text("parent done").usage(1100, 5),
+        Reply::text("summary").usage(300, 7),
+    ]);
+    let out = Mypi::new(&dir)
+        .openai(&fake)
+        .args(["-p", "--json", "go"])
+        .run();
+    let stdout = &out.ok().stdout;
+    let last: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "final", "{stdout}");
+    assert_eq!(fake.requests().len(), 4);
+    assert_eq!(last["usage"]["input_tokens"], 3500, "{last}");
+    assert_eq!(last["usage"]["output_tokens"], 72, "{last}");
+    assert_eq!(
+        last["usage_by"],
+        json!([
+            {"by": "agent", "usage": {"input_tokens": 2100, "output_tokens": 15}},
+            {"by": "subagents", "usage": {"input_tokens": 1100, "output_tokens": 50}},
+            {"by": "api.complete", "usage": {"input_tokens": 300, "output_tokens": 7}},
+        ]),
+        "{last}"
+    );
+    assert_eq!(last["session_usage"], last["usage"], "{last}");
+}
