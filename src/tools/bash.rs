@@ -120,7 +120,7 @@ pub async fn run_shell(
         .env("PAGER", "cat")
         .env("GIT_PAGER", "cat")
         .env("GIT_TERMINAL_PROMPT", "0");
-    let (child, group) = match process::spawn(&mut cmd) {
+    let (child, group) = match process::spawn(cmd) {
         Ok(spawned) => spawned,
         Err(e) => {
             return ToolOutput::error(format!(
