@@ -2,6 +2,12 @@
 //! into its typed entry (no whole-file string, no JSON value tree), so resuming needs about the
 //! memory of the messages it keeps.
 //!
+//! What a resumed session keeps is what its next request needs: the messages (as a later
+//! compaction leaves them), without their `details` (a script tool's data for renderers and
+//! extensions, never sent to a model, which as a JSON value tree could take many times its
+//! size in the file: it stays in the file). A line's buffer is given back after a long line,
+//! so the longest line is not held for the rest of the file.
+//!
 //! The last line decides what happens to the file's end: a line that ends in `\n` is clean; a
 //! last line without `\n` that is a complete JSON value is kept (the writer adds the missing
 //! newline before its next line); one that is not (the process was killed while writing it)
@@ -15,7 +21,7 @@ use serde::Deserialize;
 use serde_json::error::Category;
 
 use super::SessionError;
-use crate::protocol::Message;
+use crate::protocol::{Image, Message, Role, ToolCall, Usage};
 
 /// How the file ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,7 +55,7 @@ struct Line {
     #[serde(rename = "type")]
     kind: Kind,
     #[serde(default)]
-    message: Option<Message>,
+    message: Option<StoredMessage>,
     #[serde(default)]
     provider: Option<String>,
     #[serde(default)]
@@ -60,6 +66,45 @@ struct Line {
     #[serde(default)]
     name: Option<String>,
 }
+
+/// A stored [`Message`] read without its `details` (serde skips them without building them).
+#[derive(Deserialize)]
+struct StoredMessage {
+    role: Role,
+    #[serde(default)]
+    content: String,
+    #[serde(default)]
+    tool_calls: Vec<ToolCall>,
+    #[serde(default)]
+    tool_call_id: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    is_error: bool,
+    #[serde(default)]
+    images: Vec<Image>,
+    #[serde(default)]
+    usage: Option<Usage>,
+}
+
+impl From<StoredMessage> for Message {
+    fn from(m: StoredMessage) -> Message {
+        Message {
+            role: m.role,
+            content: m.content,
+            tool_calls: m.tool_calls,
+            tool_call_id: m.tool_call_id,
+            name: m.name,
+            is_error: m.is_error,
+            images: m.images,
+            usage: m.usage,
+            details: None,
+        }
+    }
+}
+
+/// A line buffer grown past this is given back after its line.
+const KEPT_BUFFER: usize = 1 << 20;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -128,6 +173,9 @@ pub fn read_entries(file: &File, path: &Path) -> Result<Loaded, SessionError> {
         if buf.last() == Some(&b'\n') {
             scan.line(&buf)?;
             scan.good_len += n as u64;
+            if buf.capacity() > KEPT_BUFFER {
+                buf = Vec::new();
+            }
             continue;
         }
         // The last line, without a newline: kept when it is complete JSON.
@@ -199,7 +247,7 @@ impl<'p> Scan<'p> {
                 kind: Kind::Message,
                 message: Some(message),
                 ..
-            }) => self.messages.push(message),
+            }) => self.messages.push(message.into()),
             Ok(Line {
                 kind: Kind::ModelChange,
                 provider: Some(provider),
