@@ -4,8 +4,10 @@
 //!
 //! Two notices are of one kind when they have the same *shape*: the same text once every
 //! quoted part ('x1', "a", `b`) and every number is set aside. In a burst (notices of the
-//! kind less than [`QUIET`] apart) the first one and up to [`SHOWN`] different ones are
-//! passed on at once; the rest are only counted, and the count is said once when the burst
+//! kind less than [`QUIET`] apart) the first one is passed on at once, and so are up to
+//! [`SHOWN`] more that name other things (they differ in a quoted part: the same complaint
+//! about another field) or up to [`SHOWN_COUNTED`] more that differ in numbers alone (a
+//! script counting); the rest are only counted, and the count is said once when the burst
 //! is over: at [`Repeats::flush`] (the end of a run or a line), or by a helper thread after
 //! [`QUIET`] without one of that kind. A handler returning 5,000 unknown fields is three
 //! lines and "… 4,997 more like: …"; one failing on every streamed delta is one line and
@@ -19,8 +21,11 @@ use super::NoticeFn;
 
 /// How many kinds are tracked in a burst; notices of further kinds are only counted.
 const TRACKED: usize = 256;
-/// How many different notices of one kind a burst shows before it only counts them.
+/// How many notices of one kind naming other things a burst shows before it only counts.
 const SHOWN: u32 = 3;
+/// How many notices of one kind differing in numbers alone a burst shows before it only
+/// counts.
+const SHOWN_COUNTED: u32 = 50;
 /// A burst of a kind is over after this long without a notice of that kind.
 pub const QUIET: Duration = Duration::from_millis(500);
 
@@ -97,7 +102,12 @@ impl Repeats {
             match state.kinds.get_mut(&kind) {
                 Some(burst) if now.duration_since(burst.last) < QUIET => {
                     burst.last = now;
-                    if message != burst.first && burst.shown < SHOWN {
+                    let limit = if quoted(&message) == quoted(&burst.first) {
+                        SHOWN_COUNTED
+                    } else {
+                        SHOWN
+                    };
+                    if message != burst.first && burst.shown < limit {
                         burst.shown += 1;
                         out.push(message);
                     } else {
@@ -187,7 +197,18 @@ fn take_over(state: &mut State, now: Option<Instant>) -> Vec<String> {
 
 /// The kind of a notice: its text with every quoted part and every number set aside.
 fn shape(message: &str) -> String {
+    split(message).0
+}
+
+/// The quoted parts of a notice (the names it gives), one after the other.
+fn quoted(message: &str) -> String {
+    split(message).1
+}
+
+/// A notice's text with every quoted part and every number set aside, and its quoted parts.
+fn split(message: &str) -> (String, String) {
     let mut out = String::with_capacity(message.len());
+    let mut names = String::new();
     let mut quote: Option<char> = None;
     let mut in_number = false;
     for c in message.chars() {
@@ -195,6 +216,9 @@ fn shape(message: &str) -> String {
             if c == q {
                 quote = None;
                 out.push(c);
+                names.push('\0');
+            } else {
+                names.push(c);
             }
             continue;
         }
@@ -211,7 +235,7 @@ fn shape(message: &str) -> String {
             quote = Some(c);
         }
     }
-    out
+    (out, names)
 }
 
 /// `6310` -> `"6,310"`.
@@ -288,6 +312,14 @@ mod tests {
                 "… 4,996 more like: e: result field 'x1' is not used by input; ignored",
             ]
         );
+        assert_eq!(quoted("a 'b' 12 'c'"), "b\0c\0");
+        // A script counting: notices differing in numbers alone show longer.
+        let (lines, r) = collecting();
+        (1..=100).for_each(|i| r.notice(format!("step {i} of 100")));
+        r.flush();
+        let lines = lines.lock().unwrap();
+        assert_eq!(lines.len(), 1 + SHOWN_COUNTED as usize + 1);
+        assert_eq!(lines.last().unwrap(), "… 49 more like: step 1 of 100");
         assert_eq!(shape("a 'it''s' 12 and \"q"), "a '''' # and \"");
     }
 
