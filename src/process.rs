@@ -149,6 +149,26 @@ pub fn spawn(mut command: Command) -> std::io::Result<(Child, Group)> {
     spawn_group(command)
 }
 
+/// Starts `command` like [`spawn`], with its stderr the same pipe as its stdout (`2>&1`):
+/// what it writes to either comes in the order it was written, however late mypi reads it
+/// (two pipes read together come in the order they are read, which a busy machine changes).
+pub fn spawn_merged(mut command: Command) -> std::io::Result<(Child, Group)> {
+    command
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: runs in the forked child before exec; dup2(2) is async-signal-safe and
+    // allocates nothing.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::dup2(1, 2) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    spawn_group(command)
+}
+
 /// Starts `command` (its stdio as set) as the leader of a new process group that dies with
 /// mypi (see the module docs), registered before anything can miss it (see [`SPAWNING`]).
 pub fn spawn_group(mut command: Command) -> std::io::Result<(Child, Group)> {
