@@ -9,8 +9,9 @@
 //! about another field) or up to [`SHOWN_COUNTED`] more that differ in numbers alone (a
 //! script counting); the rest are only counted, and the count is said once when the burst
 //! is over: at [`Repeats::flush`] (the end of a run or a line), or by a helper thread after
-//! [`QUIET`] without one of that kind. A handler returning 5,000 unknown fields is three
-//! lines and "… 4,997 more like: …"; one failing on every streamed delta is one line and
+//! [`QUIET`] without one of that kind (a burst that goes on says its count so far every
+//! [`COUNT_EVERY`]). A handler returning 5,000 unknown fields is four lines and
+//! "… 4,996 more like: …"; one failing on every streamed delta is one line and
 //! "… 6,310 more: …".
 
 use std::collections::HashMap;
@@ -28,6 +29,8 @@ const SHOWN: u32 = 3;
 const SHOWN_COUNTED: u32 = 50;
 /// A burst of a kind is over after this long without a notice of that kind.
 pub const QUIET: Duration = Duration::from_millis(500);
+/// A burst that goes on (a script notifying without end) says its count this often.
+pub const COUNT_EVERY: Duration = Duration::from_secs(5);
 
 pub struct Repeats {
     inner: NoticeFn,
@@ -53,6 +56,8 @@ struct Burst {
     /// Whether every counted notice was the first one again.
     identical: bool,
     last: Instant,
+    /// When the count was last said (or the burst began).
+    said: Instant,
 }
 
 impl Burst {
@@ -63,6 +68,7 @@ impl Burst {
             more: 0,
             identical: true,
             last: now,
+            said: now,
         }
     }
 
@@ -186,6 +192,15 @@ fn take_over(state: &mut State, now: Option<Instant>) -> Vec<String> {
     let mut ended: Vec<Burst> = keys.iter().filter_map(|k| state.kinds.remove(k)).collect();
     ended.sort_by(|a, b| a.first.cmp(&b.first));
     let mut lines: Vec<String> = ended.iter().filter_map(Burst::summary).collect();
+    if let Some(now) = now {
+        // Bursts that go on say their count so far, and go on counting.
+        for burst in state.kinds.values_mut() {
+            if now.duration_since(burst.said) >= COUNT_EVERY {
+                lines.extend(burst.summary());
+                (burst.more, burst.identical, burst.said) = (0, true, now);
+            }
+        }
+    }
     if now.is_none() || state.kinds.is_empty() {
         let n = std::mem::take(&mut state.untracked);
         if n > 0 {
