@@ -12,7 +12,8 @@
 //! killed it. The pipe's write end is mypi's alone (close-on-exec, so no child inherits it):
 //! when mypi ends, the kernel closes it, the reaper reads the end of the file, sends SIGKILL
 //! to every group still listed, and exits. A reaper that dies is started again on the next
-//! write and told the groups alive then.
+//! write and told the groups alive then; one that cannot be started (no `/proc`) is not tried
+//! again, and the children keep their parent-death signal.
 //!
 //! Only the `mypi` binary turns it on ([`enable`]); library tests start no reaper.
 
@@ -27,6 +28,9 @@ use std::sync::Mutex;
 pub const ARG: &str = "__reaper";
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
+
+/// Set when the reaper could not be started: it is not tried again for every child.
+static CANNOT_START: AtomicBool = AtomicBool::new(false);
 
 /// The reaper's stdin, once it is started.
 static LINK: Mutex<Option<ChildStdin>> = Mutex::new(None);
@@ -48,7 +52,7 @@ pub(super) fn forget(pgid: i32) {
 }
 
 fn send(line: &str) {
-    if !ENABLED.load(Ordering::SeqCst) {
+    if !ENABLED.load(Ordering::SeqCst) || CANNOT_START.load(Ordering::SeqCst) {
         return;
     }
     let mut link = LINK.lock().unwrap_or_else(|p| p.into_inner());
@@ -60,6 +64,7 @@ fn send(line: &str) {
     // Not started yet, or it died: a new one is told every group alive now (which includes
     // the one this line is about, or rightly leaves it out).
     *link = start().ok();
+    CANNOT_START.store(link.is_none(), Ordering::SeqCst);
     if let Some(pipe) = link.as_mut() {
         let alive: String = super::live().iter().map(|g| format!("+{g}\n")).collect();
         if pipe.write_all(alive.as_bytes()).is_err() {
