@@ -362,4 +362,20 @@ mod tests {
         assert_eq!(lines.len(), TRACKED + 1);
         assert_eq!(lines[TRACKED], "… 7 more notices of other kinds");
     }
+
+    #[test]
+    fn a_burst_that_goes_on_says_its_count_every_while() {
+        let now = Instant::now();
+        let mut burst = Burst::new("again".into(), now);
+        (burst.more, burst.said) = (7, now);
+        let mut state = State::default();
+        state.kinds.insert(shape("again"), burst);
+        // Still going (a notice just came), and its count was said long ago.
+        let later = now + COUNT_EVERY;
+        state.kinds.values_mut().for_each(|b| b.last = later);
+        assert_eq!(take_over(&mut state, Some(later)), vec!["… 7 more: again"]);
+        let burst = &state.kinds[&shape("again")];
+        assert_eq!((burst.more, burst.said), (0, later), "it goes on counting");
+        assert!(take_over(&mut state, Some(later)).is_empty());
+    }
 }
