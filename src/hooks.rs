@@ -17,7 +17,7 @@ use crate::run::RunContext;
 use futures_util::future::BoxFuture;
 
 mod event;
-mod repeats;
+pub mod repeats;
 mod result;
 mod text;
 pub use event::{
@@ -201,12 +201,15 @@ impl HookBus {
     /// A bus reporting through `notice`; a report that repeats is counted until
     /// [`HookBus::flush_reports`].
     pub fn new(notice: NoticeFn) -> Arc<Self> {
-        let repeats = Arc::new(repeats::Repeats::new(notice));
-        let counted = repeats.clone();
+        Self::reporting_to(Arc::new(repeats::Repeats::new(notice)))
+    }
+
+    /// A bus reporting through `repeats`, which other sources of notices share.
+    pub fn reporting_to(repeats: Arc<repeats::Repeats>) -> Arc<Self> {
         let bus = Arc::new(HookBus {
             lists: std::array::from_fn(|_| RwLock::new(Arc::new(Vec::new()))),
             mask: AtomicU32::new(0),
-            notice: Arc::new(move |m| counted.notice(m)),
+            notice: repeats::Repeats::counting(&repeats),
             repeats,
             weak_self: OnceLock::new(),
         });

@@ -8,7 +8,8 @@
 //!   themselves ([`run::queue`]).
 //! - [`agent`]: the loop (turns, tool batches, session files), and what child agents are
 //!   asked for ([`agent::child`]).
-//! - [`hooks`]: typed events, results, the chaining rules and the bus that applies them.
+//! - [`hooks`]: typed events, results, the chaining rules and the bus that applies them;
+//!   [`hooks::repeats`] says a burst of notices of one kind, from any source, in a few lines.
 //! - [`tools`]: the tool trait, the registry and the built-in tools.
 //! - [`commands`]: the slash-command table; [`renderers`]: how the REPL shows a tool's lines
 //!   when a script renders them.
@@ -16,8 +17,10 @@
 //!   the one HTTP client they (and later MCP) share.
 //! - [`extensions`]: Lua and Rhai scripts (see below).
 //! - [`mcp`]: the MCP client: servers from `.mcp.json` as tools, prompts and resources.
-//! - [`process`]: child processes in their own process group, killed on every exit path;
-//!   [`signals`]: the signals that end mypi (killing every child group first).
+//! - [`process`]: child processes in their own process group, killed on every exit path
+//!   (even `kill -9`: a parent-death signal, and [`process::reaper`], a second process that
+//!   kills the groups mypi left); [`signals`]: the signals that end mypi (killing every child
+//!   group first).
 //! - [`alloc`]: the process allocator, which charges every block to a meter (a Rhai VM's
 //!   memory cap).
 //! - [`stdio`]: mypi's own stdout in print mode, out of reach of scripts and children.

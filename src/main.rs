@@ -14,6 +14,11 @@ use mypi::repl;
 use mypi::repl::render::{stderr_line, stdout_line, Printer};
 
 fn main() {
+    if std::env::args_os().nth(1).as_deref() == Some(mypi::process::reaper::ARG.as_ref()) {
+        mypi::process::reaper::serve();
+    }
+    // Every child process group mypi starts is killed by the reaper if mypi dies unawares.
+    mypi::process::reaper::enable();
     // clap's command is built once, for the split and the parse.
     let command = <Cli as clap::CommandFactory>::command();
     let (args, ext_flags) = mypi::extflags::split_for(&command, std::env::args_os().collect());

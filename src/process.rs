@@ -7,18 +7,30 @@
 //! destructors (a signal, `std::process::exit`, a panic hook) can still kill them all with
 //! [`kill_all`].
 //!
+//! Exits that run no code at all (`kill -9`, the OOM killer) are covered twice:
+//! - every child gets a parent-death signal (`PR_SET_PDEATHSIG`, SIGKILL), so the kernel kills
+//!   it when mypi dies. The signal is tied to the *thread* that forked, not the process: a
+//!   child forked from a thread that later ends (an extension's thread, a blocking-pool thread)
+//!   would be killed with that thread. So every child is forked from one thread that lives as
+//!   long as mypi ([`on_spawner`]);
+//! - the signal does not reach the child's own children (a shell's background jobs, an MCP
+//!   server's helpers): the [`reaper`], a second mypi process that outlives mypi, kills every
+//!   group mypi left behind.
+//!
 //! Output is read as it arrives into [`Bounded`] buffers that keep the first and last
 //! [`KEEP_BYTES`] and count what was dropped between, so a child printing without end costs a
 //! fixed amount of memory.
 
 use std::collections::VecDeque;
 use std::process::ExitStatus;
-use std::sync::{Arc, Mutex};
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, ChildStderr, ChildStdout, Command};
 use tokio_util::sync::CancellationToken;
+
+pub mod reaper;
 
 /// Output kept from each end of a very long output.
 pub const KEEP_BYTES: usize = 1024 * 1024;
@@ -61,6 +73,7 @@ pub fn kill_all() {
     let groups = std::mem::take(&mut *live());
     for pgid in groups {
         kill_group(pgid);
+        reaper::forget(pgid);
     }
 }
 
@@ -100,6 +113,7 @@ impl Group {
     pub fn new(pgid: Option<i32>) -> Group {
         if let Some(p) = pgid.filter(|&p| p > 0) {
             live().push(p);
+            reaper::watch(p);
         }
         Group(pgid)
     }
@@ -116,6 +130,7 @@ impl Group {
         if let Some(pgid) = self.0.take() {
             live().retain(|&p| p != pgid);
             kill_group(pgid);
+            reaper::forget(pgid);
         }
     }
 }
@@ -127,21 +142,96 @@ impl Drop for Group {
 }
 
 /// Starts `command` as the leader of a new process group, with stdout and stderr piped.
-pub fn spawn(command: &mut Command) -> std::io::Result<(Child, Group)> {
+pub fn spawn(mut command: Command) -> std::io::Result<(Child, Group)> {
     command
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     spawn_group(command)
 }
 
-/// Starts `command` (its stdio as set) as the leader of a new process group, registered
-/// before anything can miss it (see [`SPAWNING`]).
-pub fn spawn_group(command: &mut Command) -> std::io::Result<(Child, Group)> {
+/// Starts `command` like [`spawn`], with its stderr the same pipe as its stdout (`2>&1`):
+/// what it writes to either comes in the order it was written, however late mypi reads it
+/// (two pipes read together come in the order they are read, which a busy machine changes).
+pub fn spawn_merged(mut command: Command) -> std::io::Result<(Child, Group)> {
+    command
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: runs in the forked child before exec; dup2(2) is async-signal-safe and
+    // allocates nothing.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::dup2(1, 2) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    spawn_group(command)
+}
+
+/// Starts `command` (its stdio as set) as the leader of a new process group that dies with
+/// mypi (see the module docs), registered before anything can miss it (see [`SPAWNING`]).
+pub fn spawn_group(mut command: Command) -> std::io::Result<(Child, Group)> {
+    let parent = std::process::id();
+    command.process_group(0).kill_on_drop(true);
+    // SAFETY: the closure runs in the forked child before exec and calls only prctl(2) and
+    // getppid(2), which are async-signal-safe; it allocates nothing.
+    unsafe {
+        command.pre_exec(move || die_with_parent(parent));
+    }
     let _registering = SPAWNING.lock().unwrap_or_else(|p| p.into_inner());
-    let child = command.process_group(0).kill_on_drop(true).spawn()?;
+    let runtime = tokio::runtime::Handle::try_current().ok();
+    let child = on_spawner(move || {
+        // tokio registers the child with the runtime's reaper of exit statuses.
+        let _entered = runtime.as_ref().map(|r| r.enter());
+        command.spawn()
+    })??;
     // The child leads its own group, so the group id is its pid.
     let group = Group::new(child.id().and_then(|id| i32::try_from(id).ok()));
     Ok((child, group))
+}
+
+/// In a forked child: asks for SIGKILL when the thread that forked it (the spawner thread,
+/// which lives as long as mypi) ends; fails when mypi is already gone.
+fn die_with_parent(parent: u32) -> std::io::Result<()> {
+    // SAFETY: prctl(2) with PR_SET_PDEATHSIG takes a signal number and touches no memory.
+    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // The parent may have died before the signal was asked for: nothing would send it.
+    // SAFETY: getppid(2) has no arguments and cannot fail.
+    if u32::try_from(unsafe { libc::getppid() }).ok() != Some(parent) {
+        return Err(std::io::Error::other("mypi ended while the child started"));
+    }
+    Ok(())
+}
+
+/// A job for the spawner thread.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// Runs `job` on the spawner thread, a thread that lives as long as mypi, and returns what it
+/// returned: a child forked there gets its parent-death signal only when mypi ends.
+fn on_spawner<T: Send + 'static>(job: impl FnOnce() -> T + Send + 'static) -> std::io::Result<T> {
+    static SPAWNER: OnceLock<Option<mpsc::Sender<Job>>> = OnceLock::new();
+    let spawner = SPAWNER.get_or_init(|| {
+        let (jobs, queue) = mpsc::channel::<Job>();
+        let started = std::thread::Builder::new()
+            .name("mypi-spawner".into())
+            .spawn(move || queue.into_iter().for_each(|job| job()));
+        started.ok().map(|_| jobs)
+    });
+    let lost = || std::io::Error::other("the thread that starts child processes is gone");
+    let Some(jobs) = spawner else {
+        return Err(std::io::Error::other(
+            "the thread that starts child processes could not be started",
+        ));
+    };
+    let (reply, answer) = mpsc::sync_channel(1);
+    jobs.send(Box::new(move || {
+        let _ = reply.send(job());
+    }))
+    .map_err(|_| lost())?;
+    answer.recv().map_err(|_| lost())
 }
 
 /// How a child ended.
@@ -343,7 +433,7 @@ mod tests {
         let mut cmd = Command::new("sh");
         cmd.args(["-c", "sleep 30 & sleep 30"])
             .stdin(std::process::Stdio::null());
-        let (child, group) = spawn(&mut cmd).unwrap();
+        let (child, group) = spawn(cmd).unwrap();
         let pid = child.id().unwrap() as i32;
         let start = std::time::Instant::now();
         let sinks = Sinks::Merged(Bounded::shared());
@@ -357,9 +447,37 @@ mod tests {
         .await;
         assert!(matches!(end, End::TimedOut), "{end:?}");
         assert!(start.elapsed() < Duration::from_secs(3));
+        // SIGKILL was sent; a busy machine may take a moment to carry it out.
+        let killed = std::time::Instant::now();
+        while !live_in_group(pid).is_empty() && killed.elapsed() < Duration::from_secs(3) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         assert!(
             crate::process::live_in_group(pid).is_empty(),
             "the process group outlived the call"
         );
+    }
+
+    #[test]
+    fn a_child_outlives_the_thread_that_started_it() {
+        // Its parent-death signal is tied to the spawner thread, not to the short-lived
+        // thread that asked for it.
+        let (child, mut group) = std::thread::spawn(|| {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async {
+                let mut cmd = Command::new("sleep");
+                cmd.arg("30");
+                spawn(cmd).unwrap()
+            })
+        })
+        .join()
+        .unwrap();
+        let pid = child.id().unwrap() as i32;
+        std::thread::sleep(Duration::from_millis(200));
+        assert_eq!(live_in_group(pid).len(), 1, "killed with its thread");
+        group.kill();
     }
 }

@@ -183,7 +183,10 @@ impl App {
     pub fn build(config: Config, notice: NoticeFn) -> Result<App, AppError> {
         crate::http::set_read_timeout(config.read_timeout);
         let provider = provider_for(&config, &config.model)?;
-        let wiring = Wiring::new(&config, &notice);
+        // One count of repeated notices for every source (see `hooks::repeats`).
+        let reports = Arc::new(crate::hooks::repeats::Repeats::new(notice));
+        let notice = crate::hooks::repeats::Repeats::counting(&reports);
+        let wiring = Wiring::new(&config, &reports);
         let (tools, hooks, queues) = (
             wiring.tools.clone(),
             wiring.hooks.clone(),
@@ -454,6 +457,8 @@ impl App {
         for message in self.apply_requests().await {
             sink.emit(AgentEvent::Notice { message });
         }
+        // The line's repeated notices are counted once it is done.
+        self.hooks.flush_reports();
     }
 
     async fn line(

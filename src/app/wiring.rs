@@ -8,6 +8,7 @@ use crate::commands::CommandTable;
 use crate::config::Config;
 use crate::extensions::api::Limits;
 use crate::extensions::services::HostContext;
+use crate::hooks::repeats::Repeats;
 use crate::hooks::{HookBus, NoticeFn};
 use crate::run::queue::Queues;
 use crate::run::RunContext;
@@ -25,12 +26,14 @@ pub(super) struct Wiring {
 }
 
 impl Wiring {
-    pub fn new(config: &Config, notice: &NoticeFn) -> Wiring {
+    /// The registries; the hook bus reports through `reports`, which every other source of
+    /// notices shares (see [`crate::hooks::repeats`]).
+    pub fn new(config: &Config, reports: &Arc<Repeats>) -> Wiring {
         let tools = ToolRegistry::new();
         tools::register_builtins(&tools);
         Wiring {
             tools,
-            hooks: HookBus::new(notice.clone()),
+            hooks: HookBus::reporting_to(reports.clone()),
             commands: CommandTable::with_builtins(),
             queues: Arc::new(Queues::with_limits(config.queue)),
             ui: Arc::new(ui::AppUi::default()),

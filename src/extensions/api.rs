@@ -149,14 +149,15 @@ impl ScriptError {
         Self::new(ErrorKind::Runtime, message)
     }
 
-    /// A call stopped by its CPU budget at `at` (`path:line`, or the path) after `used`; the
-    /// same words in both languages.
-    pub fn over_budget(at: &str, used: Duration) -> Self {
+    /// A call stopped at `at` (`path:line`, or the path) for running past its CPU `budget`;
+    /// the same words in both languages, and the same on a busy machine (the budget, not the
+    /// time the check caught it at).
+    pub fn over_budget(at: &str, budget: Duration) -> Self {
         Self::new(
             ErrorKind::Budget,
             format!(
                 "{at}: stopped after {:.1} s (the CPU budget); does it loop forever?",
-                used.as_secs_f64()
+                budget.as_secs_f64()
             ),
         )
     }

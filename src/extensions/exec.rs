@@ -26,8 +26,7 @@ pub async fn run(
 ) -> Result<ExecResult, String> {
     let mut command = Command::new(&cmd);
     command.args(&args).current_dir(&dir).stdin(Stdio::null());
-    let (child, group) =
-        process::spawn(&mut command).map_err(|e| format!("cannot run {cmd}: {e}"))?;
+    let (child, group) = process::spawn(command).map_err(|e| format!("cannot run {cmd}: {e}"))?;
     let timeout = Duration::from_millis(timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS));
     let (out, err) = (Bounded::shared(), Bounded::shared());
     let end = process::run(

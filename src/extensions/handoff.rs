@@ -127,8 +127,10 @@ mod tests {
         );
         let start = Instant::now();
         assert_eq!(poll_within(WINDOW, || None::<()>), None);
+        // The window is tens of µs; a busy machine may not run the thread for a while
+        // between two polls, but a poll that never gave up would take forever.
         let took = start.elapsed();
-        assert!(took < Duration::from_millis(50), "{took:?}");
+        assert!(took < Duration::from_secs(1), "{took:?}");
     }
 
     #[test]

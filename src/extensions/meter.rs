@@ -1,15 +1,25 @@
 //! The clock of an extension's calls. One `Meter` per worker records, for the call running
 //! on it now, when it started, its budget, and how long it has waited on host operations
-//! (`api.exec`, `ctx.ui.confirm`, later MCP calls and child agents). Script time is the call's
-//! wall time minus host time; it is what the CPU budget counts (engines check it through a
-//! [`CallClock`]) and what the caller's watchdog reads to tell a call stuck in native code
-//! from one that waits on the host. Every reading is taken under one lock, so the watchdog
-//! never sees a host wait that ended but was not counted yet.
+//! (`api.exec`, `ctx.ui.confirm`, later MCP calls and child agents). Script time is the CPU
+//! time the worker thread used in the call, host waits left out; it is what the CPU budget
+//! counts (engines check it through a [`CallClock`]) and what the caller's watchdog reads to
+//! tell a call stuck in native code from one that waits on the host. Every reading is taken
+//! under one lock, so the watchdog never sees a host wait that ended but was not counted yet.
+//!
+//! CPU time, not wall time: on a busy machine a thread waits for a core, and a script that
+//! needs a tenth of its budget must not be stopped for the time it was not running. The
+//! thread's CPU clock costs a system call to read, so it is read only once the wall time
+//! (never less) passes the budget. A call blocked in native code uses no CPU: it still ends
+//! once its wall time passes [`STUCK_FACTOR`] times its budget.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::run::RunContext;
+
+/// A call whose wall time (host waits left out) passes this many times its budget is over it,
+/// whatever CPU time it used: it is blocked, not slow.
+pub const STUCK_FACTOR: u32 = 8;
 
 /// What the worker is doing, as the caller's watchdog sees it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -34,13 +44,62 @@ struct Call {
     /// When the current host wait began, and how many are nested.
     host_since: Option<Instant>,
     host_depth: u32,
+    /// The worker thread's CPU clock and its reading at the start (`None`: not readable,
+    /// and wall time counts).
+    cpu: Option<(libc::clockid_t, Duration)>,
+    /// CPU time the thread used in host waits, and its reading when the current one began.
+    host_cpu: Duration,
+    host_cpu_since: Option<Duration>,
 }
 
 impl Call {
-    fn used(&self, now: Instant) -> Duration {
+    /// Wall time of the call, host waits left out.
+    fn wall(&self, now: Instant) -> Duration {
         let waiting = self.host_since.map_or(Duration::ZERO, |s| now - s);
         (now - self.start).saturating_sub(self.host + waiting)
     }
+
+    /// Script time: the wall time while it is within the budget (CPU time is never more);
+    /// past it, the thread's CPU time, unless the wall time says the call is blocked.
+    fn used(&self, now: Instant) -> Duration {
+        let wall = self.wall(now);
+        if wall <= self.budget || wall > self.budget * STUCK_FACTOR {
+            return wall;
+        }
+        let Some((clock, start)) = self.cpu else {
+            return wall;
+        };
+        let Some(cpu) = thread_cpu(clock) else {
+            return wall;
+        };
+        let waiting = self
+            .host_cpu_since
+            .map_or(Duration::ZERO, |s| cpu.saturating_sub(s));
+        cpu.saturating_sub(start)
+            .saturating_sub(self.host_cpu + waiting)
+    }
+}
+
+/// The calling thread's CPU clock (readable from other threads while it lives).
+fn this_thread_clock() -> Option<libc::clockid_t> {
+    let mut clock: libc::clockid_t = 0;
+    // SAFETY: pthread_getcpuclockid(3) writes one clockid_t through a valid pointer for the
+    // calling thread's own handle.
+    let rc = unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut clock) };
+    (rc == 0).then_some(clock)
+}
+
+/// The CPU time a thread's clock shows.
+fn thread_cpu(clock: libc::clockid_t) -> Option<Duration> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime(2) writes one timespec through a valid pointer.
+    let rc = unsafe { libc::clock_gettime(clock, &mut ts) };
+    let secs = u64::try_from(ts.tv_sec).ok()?;
+    let nanos = u32::try_from(ts.tv_nsec).ok()?;
+    (rc == 0).then(|| Duration::new(secs, nanos))
 }
 
 /// The clock of one worker's calls.
@@ -54,14 +113,19 @@ impl Meter {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// A call with `budget`, made by `run` (whose cancellation stops it), starts now.
+    /// A call with `budget`, made by `run` (whose cancellation stops it), starts now on the
+    /// calling thread (the worker's).
     pub fn begin(self: &Arc<Self>, budget: Duration, run: Option<Arc<RunContext>>) -> CallClock {
+        let cpu = this_thread_clock().and_then(|c| Some((c, thread_cpu(c)?)));
         self.lock().call = Some(Call {
             start: Instant::now(),
             budget,
             host: Duration::ZERO,
             host_since: None,
             host_depth: 0,
+            cpu,
+            host_cpu: Duration::ZERO,
+            host_cpu_since: None,
         });
         CallClock {
             meter: self.clone(),
@@ -99,6 +163,7 @@ impl Meter {
         if let Some(c) = self.lock().call.as_mut() {
             if c.host_depth == 0 {
                 c.host_since = Some(Instant::now());
+                c.host_cpu_since = c.cpu.and_then(|(clock, _)| thread_cpu(clock));
             }
             c.host_depth += 1;
         }
@@ -116,6 +181,10 @@ impl Drop for HostWait<'_> {
             if c.host_depth == 0 {
                 if let Some(since) = c.host_since.take() {
                     c.host += since.elapsed();
+                }
+                let now = c.cpu.and_then(|(clock, _)| thread_cpu(clock));
+                if let (Some(since), Some(now)) = (c.host_cpu_since.take(), now) {
+                    c.host_cpu += now.saturating_sub(since);
                 }
             }
         }
@@ -167,12 +236,31 @@ mod tests {
             "{:?}",
             clock.used()
         );
-        std::thread::sleep(Duration::from_millis(60));
+        // Script time is CPU time: 60 ms of work is over a 50 ms budget (however long it
+        // takes on a busy machine).
+        let clock_id = this_thread_clock().unwrap();
+        let before = thread_cpu(clock_id).unwrap();
+        while thread_cpu(clock_id).unwrap() - before < Duration::from_millis(60) {
+            std::hint::black_box(0u64);
+        }
         assert!(clock.exceeded(Duration::from_millis(50)));
         assert!(
             matches!(meter.watch(), Watch::Script { used, .. } if used >= Duration::from_millis(60))
         );
         meter.end();
         assert_eq!(meter.watch(), Watch::Idle);
+    }
+
+    #[test]
+    fn time_the_thread_does_not_run_is_not_script_time_until_it_looks_blocked() {
+        // Sleeping stands for waiting for a core on a busy machine.
+        let meter = Arc::new(Meter::default());
+        let budget = Duration::from_millis(50);
+        let clock = meter.begin(budget, None);
+        std::thread::sleep(budget * 2);
+        assert!(!clock.exceeded(budget), "{:?}", clock.used());
+        std::thread::sleep(budget * STUCK_FACTOR);
+        assert!(clock.exceeded(budget), "blocked for {:?}", clock.used());
+        meter.end();
     }
 }

@@ -4,7 +4,7 @@
 //! fresh VM, and a changed module reloads the scripts that use it. Only what changed is
 //! rebuilt; a failed reload keeps the previous version. `/reload` does the same on demand.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -150,14 +150,15 @@ pub fn watch(host: Arc<ExtensionHost>, roots: Vec<PathBuf>) -> Result<Watcher, S
     })
     .map_err(|e| format!("cannot watch extension files: {e}"))?;
     let watcher = Arc::new(Mutex::new(watcher));
-    let mut watched = HashSet::new();
-    for root in roots.iter().filter(|r| r.is_dir()) {
+    let mut watched = Watched::new();
+    for root in roots.iter() {
+        let Some(id) = folder_id(root) else { continue };
         watcher
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .watch(root, RecursiveMode::Recursive)
             .map_err(|e| format!("cannot watch {}: {e}", root.display()))?;
-        watched.insert(root.clone());
+        watched.insert(root.clone(), id);
     }
     watch_for_missing_roots(&roots, &watched, &watcher);
     let task = tokio::spawn(run(host, roots, rx, watcher.clone(), watched));
@@ -165,6 +166,17 @@ pub fn watch(host: Arc<ExtensionHost>, roots: Vec<PathBuf>) -> Result<Watcher, S
         _watcher: watcher,
         task,
     })
+}
+
+/// The roots being watched, each with the folder (device, inode) the watch is on: a root
+/// deleted and created again is another folder, which the old watch does not see.
+type Watched = HashMap<PathBuf, (u64, u64)>;
+
+/// The (device, inode) of the folder at `path`; `None` when there is no folder there.
+fn folder_id(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path).ok()?;
+    meta.is_dir().then(|| (meta.dev(), meta.ino()))
 }
 
 /// Creations, writes, renames and removals; not reads (loading a script reads it).
@@ -184,38 +196,59 @@ fn matters(kind: &FsEvent) -> bool {
 /// creating it (and files in it) is noticed.
 fn watch_for_missing_roots(
     roots: &[PathBuf],
-    watched: &HashSet<PathBuf>,
+    watched: &Watched,
     watcher: &Mutex<notify::RecommendedWatcher>,
 ) {
     let mut w = watcher.lock().unwrap_or_else(|p| p.into_inner());
-    for root in roots.iter().filter(|r| !watched.contains(*r)) {
+    for root in roots.iter().filter(|r| !watched.contains_key(*r)) {
         if let Some(existing) = root.ancestors().skip(1).find(|a| a.is_dir()) {
             let _ = w.watch(existing, RecursiveMode::NonRecursive);
         }
     }
 }
 
-/// Starts watching roots that appeared since (true when one did: its files need a full
-/// sync), and moves the watch for a still-missing root to its nearest existing folder.
+/// Brings the watches in line with the roots on disk: a root that is gone, or was deleted
+/// and created again, loses its old watch; a root that is there and not watched is watched
+/// (true when one was: its files need a full sync); a still-missing root is watched through
+/// its nearest existing folder. Folders created meanwhile are caught by looking again.
 fn watch_new_roots(
     roots: &[PathBuf],
-    watched: &mut HashSet<PathBuf>,
+    watched: &mut Watched,
     watcher: &Mutex<notify::RecommendedWatcher>,
 ) -> bool {
     let mut appeared = false;
-    let new_roots: Vec<&PathBuf> = roots
-        .iter()
-        .filter(|r| r.is_dir() && !watched.contains(*r))
-        .collect();
-    for root in new_roots {
-        let mut w = watcher.lock().unwrap_or_else(|p| p.into_inner());
-        if w.watch(root, RecursiveMode::Recursive).is_ok() {
-            watched.insert(root.clone());
-            appeared = true;
+    for root in roots {
+        let now = folder_id(root);
+        if watched.get(root).is_some_and(|id| Some(*id) != now) {
+            watched.remove(root);
+            let _ = watcher
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .unwatch(root);
         }
     }
-    // Folders on the way to a missing root may have appeared too: watch the nearest one.
-    watch_for_missing_roots(roots, watched, watcher);
+    // A folder on the way to a root may appear between a look and the watch on its parent.
+    for _ in 0..3 {
+        let mut added = false;
+        let missing: Vec<&PathBuf> = roots.iter().filter(|r| !watched.contains_key(*r)).collect();
+        for root in missing {
+            let Some(id) = folder_id(root) else { continue };
+            let mut w = watcher.lock().unwrap_or_else(|p| p.into_inner());
+            if w.watch(root, RecursiveMode::Recursive).is_ok() {
+                watched.insert(root.clone(), id);
+                added = true;
+            }
+        }
+        watch_for_missing_roots(roots, watched, watcher);
+        appeared |= added;
+        let still_missing = roots
+            .iter()
+            .filter(|r| !watched.contains_key(*r))
+            .any(|r| r.is_dir());
+        if !still_missing {
+            break;
+        }
+    }
     appeared
 }
 
@@ -224,7 +257,7 @@ async fn run(
     roots: Vec<PathBuf>,
     mut rx: mpsc::UnboundedReceiver<PathBuf>,
     watcher: Arc<Mutex<notify::RecommendedWatcher>>,
-    mut watched_roots: HashSet<PathBuf>,
+    mut watched_roots: Watched,
 ) {
     let mut watched_modules: HashSet<PathBuf> = HashSet::new();
     while let Some(first) = rx.recv().await {

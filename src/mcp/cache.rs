@@ -10,8 +10,10 @@
 //! How a stdio server ended the last time mypi closed it is kept beside the lists (a
 //! `.exit` file): a server seen not to exit on the end of its input is sent SIGTERM at once
 //! the next time instead of being given a grace it never uses (server-everything keeps
-//! running on a timer, and the grace cost every `mypi -p` 25 ms). That is learnt again
-//! after [`RELEARN`], in case the server changed.
+//! running on a timer, and the grace would cost every `mypi -p` a second). Only a server still
+//! running after the whole grace is taken for one that does not exit, so one that exits
+//! slowly (on a busy machine, say) is never remembered wrongly. That is learnt again after
+//! [`RELEARN`], in case the server changed.
 //!
 //! The file is keyed by a hash of the entry's name and transport, so a changed entry starts
 //! without a cache. A file that cannot be read or parsed is simply no cache.

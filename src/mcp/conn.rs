@@ -39,10 +39,13 @@ pub struct Process {
 pub const SETTLE_MAX: Duration = Duration::from_secs(5);
 /// How long closing waits for a queued `notifications/cancelled` to be written.
 const CANCEL_FLUSH: Duration = Duration::from_millis(50);
-/// How long a closing stdio server has to exit on the end of its stdin before SIGTERM. Many
-/// servers (server-everything among them) never exit on it once a session ran; most that do
-/// exit within this time.
-pub const EOF_GRACE: Duration = Duration::from_millis(25);
+/// How long a closing stdio server (one not known to ignore the end of its stdin) has to exit
+/// on it before SIGTERM. A server that exits on it ends the wait as it exits (most within a
+/// few ms, longer on a busy machine), so the grace is generous: only a server still running
+/// after all of it is remembered as one that ignores its stdin's end (see `cache.rs`). Many
+/// (server-everything among them) never exit on it once a session ran; each costs the whole
+/// grace once, then gets SIGTERM at once.
+pub const EOF_GRACE: Duration = Duration::from_secs(1);
 /// How long a server has to exit after SIGTERM before its process group is killed.
 pub const TERM_GRACE: Duration = Duration::from_millis(100);
 

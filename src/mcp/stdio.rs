@@ -107,7 +107,7 @@ pub fn spawn(transport: &Configured, base: &Path, log: LineLog) -> std::io::Resu
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
-    let (mut child, group) = crate::process::spawn_group(&mut cmd)?;
+    let (mut child, group) = crate::process::spawn_group(cmd)?;
     let pgid = child
         .id()
         .and_then(|id| i32::try_from(id).ok())

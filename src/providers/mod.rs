@@ -9,6 +9,7 @@
 pub mod anthropic;
 mod complete;
 pub mod faux;
+mod not_stream;
 pub mod openai;
 pub mod sse;
 mod wire;
@@ -110,6 +111,15 @@ pub enum ProviderError {
     /// The server sent something that is not a valid stream.
     #[error("{provider} sent a malformed stream: {message}")]
     Malformed { provider: String, message: String },
+    /// The server answered with success but not with an event stream (a proxy's login page,
+    /// say): its content type and the start of its body, made inert.
+    #[error("{provider} at {url}: not an event stream: {content_type}{start}")]
+    NotAStream {
+        provider: String,
+        url: String,
+        content_type: String,
+        start: String,
+    },
     /// The provider cannot be used as configured.
     #[error("{0}")]
     Config(String),
@@ -121,7 +131,9 @@ impl ProviderError {
         match self {
             ProviderError::Http { status, .. } => *status == 429 || *status >= 500,
             ProviderError::Connect { .. } => true,
-            ProviderError::Malformed { .. } | ProviderError::Config(_) => false,
+            ProviderError::Malformed { .. }
+            | ProviderError::NotAStream { .. }
+            | ProviderError::Config(_) => false,
         }
     }
 }

@@ -11,6 +11,7 @@ use std::collections::VecDeque;
 
 use serde_json::Value;
 
+use super::not_stream;
 use super::{
     error_message_from_body, http_client, EventStream, Payload, ProviderError, StreamEvent,
 };
@@ -299,7 +300,12 @@ pub(crate) async fn post_json(
         .map_err(|e| connect_error(provider, url, &e))?;
     let status = response.status();
     if status.is_success() {
-        return Ok(response);
+        return match not_stream::content_type(&response) {
+            None => Ok(response),
+            Some(content_type) => {
+                Err(not_stream::error(provider, url, content_type, response).await)
+            }
+        };
     }
     let text = response.text().await.unwrap_or_default();
     Err(ProviderError::Http {

@@ -120,7 +120,7 @@ pub async fn run_shell(
         .env("PAGER", "cat")
         .env("GIT_PAGER", "cat")
         .env("GIT_TERMINAL_PROMPT", "0");
-    let (child, group) = match process::spawn(&mut cmd) {
+    let (child, group) = match process::spawn_merged(cmd) {
         Ok(spawned) => spawned,
         Err(e) => {
             return ToolOutput::error(format!(
@@ -270,11 +270,13 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn stdout_and_stderr_interleave_in_arrival_order() {
+    async fn stdout_and_stderr_come_in_the_order_written() {
+        // One pipe for both: the order holds without pauses, however late mypi reads.
         let dir = TempDir::new("order");
-        let cmd = "echo a; sleep 0.1; echo b >&2; sleep 0.1; echo c; sleep 0.1; echo d >&2";
+        let cmd = "for i in 1 2 3 4 5 6; do echo o$i; echo e$i >&2; done; seq 3; echo end >&2";
         let out = bash(&dir, json!({"command": cmd})).await;
-        assert_eq!(out.content, "a\nb\nc\nd\nexit code: 0");
+        let expected = "o1\ne1\no2\ne2\no3\ne3\no4\ne4\no5\ne5\no6\ne6\n1\n2\n3\nend\n";
+        assert_eq!(out.content, format!("{expected}exit code: 0"));
     }
 
     #[tokio::test]

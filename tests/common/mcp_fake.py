@@ -15,6 +15,8 @@ MODE picks the misbehaviour of the whole server:
                logs `{"eof_to_term_ms": N}` (when its stdin had closed: how long before)
                and `<terminated>`, and exits
   deaf         like stubborn, but it ignores SIGTERM too
+  slow_exit    exits 200 ms after its stdin closes (logging `<exiting>`); on SIGTERM it
+               logs `<terminated>` and exits
 Whatever the mode, the tools misbehave on request:
   echo {text}      answers the text
   add {a, b}       answers a + b
@@ -37,7 +39,7 @@ With $FAKE_VERSION set, initialize is answered with that protocol version (other
 client's); $FAKE_TOOLS (a JSON list) adds tools to the list (calling them answers "no tool").
 Every line received is appended to LOG (when given), so a test can see what arrived
 (a `notifications/cancelled`, how many `tools/call`), and `<stdin closed>` when
-stdin ends (then the server exits).
+stdin ends (then the server exits, logging `<exiting>`).
 """
 
 import json
@@ -213,7 +215,7 @@ def terminated(_signum, _frame):
 
 
 def main():
-    if MODE == "stubborn":
+    if MODE in ("stubborn", "slow_exit"):
         signal.signal(signal.SIGTERM, terminated)
     if MODE == "deaf":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -240,6 +242,9 @@ def main():
     log("<stdin closed>")
     if MODE in ("stubborn", "deaf"):
         time.sleep(1000)
+    if MODE == "slow_exit":
+        time.sleep(0.2)
+    log("<exiting>")
 
 
 if __name__ == "__main__":

@@ -159,3 +159,72 @@ fn quit_and_ctrl_d_leave_no_child_behind() {
         assert_gone(pgid, how);
     }
 }
+
+/// Whether process `pid` is alive (a zombie waiting for its reaper is not).
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'))
+    })
+}
+
+/// Waits for the pids written to `dir/name` (one a line, the file renamed into place).
+fn pids_in(dir: &TestDir, m: &Running, name: &str) -> Vec<i32> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(dir.join(name)) {
+            return text.lines().filter_map(|l| l.trim().parse().ok()).collect();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{name} was never written: {}",
+            m.stderr_so_far()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `kill -9` runs no code of mypi's: the kernel's parent-death signal (the children) and the
+/// reaper (their groups: a shell's background job, an MCP server's helper) still end every
+/// process mypi started.
+#[test]
+fn nothing_mypi_started_outlives_kill_9() {
+    let dir = TestDir::new();
+    let bash = "(echo $$; sleep 300 & echo $!) > b.tmp && mv b.tmp bash; sleep 300";
+    let call = json!({"tool_calls": [{"name": "bash", "arguments": {"command": bash}}]});
+    let exec = "(echo $$; sleep 300 & echo $!) > e.tmp && mv e.tmp exec; exec sleep 300";
+    install(
+        &dir,
+        "exec.lua",
+        &format!("api.timer(10, function() api.exec(\"sh\", {{\"-c\", {exec:?}}}) end)\n"),
+    );
+    let server = crate::common::mcp::grandchild_entry(&dir, "normal", 30);
+    dir.write(
+        ".mcp.json",
+        &json!({"mcpServers": {"srv": server}}).to_string(),
+    );
+    let m = faux(&dir, &[call, json!({"text": "done"})])
+        .args(["-p", "go"])
+        .spawn();
+    let mut pids = pids_in(&dir, &m, "bash");
+    pids.extend(pids_in(&dir, &m, "exec"));
+    pids.extend(pids_in(&dir, &m, "pgid"));
+    pids.extend(pids_in(&dir, &m, "grandchild"));
+    assert_eq!(pids.len(), 6, "{pids:?}");
+    assert!(pids.iter().all(|&p| alive(p)), "{pids:?} before the kill");
+    m.signal(libc::SIGKILL);
+    let out = m.wait();
+    assert_eq!(out.code, -1, "{}", out.describe());
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let left: Vec<i32> = pids.iter().copied().filter(|&p| alive(p)).collect();
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "outlived mypi's kill -9: {left:?} of {pids:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

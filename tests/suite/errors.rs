@@ -317,3 +317,29 @@ fn anthropic_cut_after_message_start_is_retried() {
     assert_eq!(reqs.len(), 2);
     assert!(out.stderr.contains("retrying"), "{}", out.describe());
 }
+
+#[test]
+fn a_login_page_instead_of_a_stream_is_named_as_such() {
+    let page = "<!DOCTYPE html>\n<html><head><title>Corporate proxy: sign in</title>\
+                <script>\x1b]0;owned\x07</script></head><body>Sign in to continue</body></html>";
+    for api in BOTH {
+        let dir = TestDir::new();
+        let replies = vec![Reply::raw(200, "text/html; charset=utf-8", page)];
+        let (out, reqs) = run_api(api, &dir, replies, &["-p", "hi"]);
+        out.expect_code(1);
+        no_panic(&out.stderr);
+        assert_eq!(reqs.len(), 1, "{api:?}: a page is not retried");
+        let lines: Vec<&str> = out.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{api:?}: {}", out.describe());
+        assert!(
+            lines[0].contains("not an event stream: text/html; charset=utf-8")
+                && lines[0].contains("<title>Corporate proxy: sign in</title>"),
+            "{api:?}: {}",
+            lines[0]
+        );
+        assert!(!lines[0].contains("ended early"), "{}", lines[0]);
+        assert!(!lines[0].contains('\x1b') && !lines[0].contains('\x07'));
+        // Only the start of the body is shown.
+        assert!(!lines[0].contains("Sign in to continue"), "{}", lines[0]);
+    }
+}

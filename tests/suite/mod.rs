@@ -56,6 +56,7 @@ mod repl_typing;
 mod runaway;
 mod session_find;
 mod session_format;
+mod session_memory;
 mod session_safety;
 mod sessions;
 mod shell_escape;

@@ -190,21 +190,26 @@ fn ten_saves_in_a_hundred_milliseconds_reload_once_or_twice_and_the_last_wins() 
     let mut m = start(&dir, &[]);
     ask(&mut m, "/ver", "ver=v0");
     let t = Instant::now();
+    // On a busy machine a save can come a debounce or more after the one before; each such
+    // gap (and each half second of saving, the longest a batch waits) may start a batch.
+    let mut spread_out = 0;
+    let mut last = Instant::now();
     for i in 1..=10 {
+        if i > 1 && last.elapsed() >= mypi::extensions::reload::DEBOUNCE {
+            spread_out += 1;
+        }
         save_in_place(&x, &lua_x(&format!("v{i}")));
+        last = Instant::now();
         std::thread::sleep(Duration::from_millis(9));
     }
-    assert!(
-        t.elapsed() < Duration::from_millis(200),
-        "{:?}",
-        t.elapsed()
-    );
+    let batches_allowed = 2 + spread_out + (t.elapsed().as_millis() / 500) as usize;
     m.wait_for_line("! reloaded x.lua", WAIT);
     std::thread::sleep(SETTLE);
     let reloads = count(&m, "reloaded x.lua");
     assert!(
-        (1..=2).contains(&reloads),
-        "{reloads} reloads\n{}",
+        (1..=batches_allowed).contains(&reloads),
+        "{reloads} reloads for saves over {:?} ({spread_out} gaps of a debounce)\n{}",
+        t.elapsed(),
         m.stdout_so_far()
     );
     ask(&mut m, "/ver", "ver=v10");

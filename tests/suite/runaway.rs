@@ -161,3 +161,35 @@ fn a_handler_failing_on_every_delta_is_reported_once_with_a_count() {
     assert!(out.stderr.contains("… "), "{}", out.describe());
     assert!(out.stderr.contains(" more: "), "{}", out.describe());
 }
+
+/// A flood of notices of one kind is a few lines and a count, whatever its source: a hook
+/// result with 5,000 unknown fields, 3,000 `api.notify` calls, in print mode and in the REPL.
+#[test]
+fn a_flood_of_notices_of_one_kind_is_a_few_lines_and_a_count() {
+    let dir = TestDir::new();
+    install(
+        &dir,
+        "many.lua",
+        r#"
+api.on("input", function() local t = {} for i = 1, 5000 do t["x" .. i] = true end return t end)
+api.command("spam", function() for i = 1, 3000 do api.notify("note " .. i) end return "spammed" end)
+"#,
+    );
+    for (prompt, count) in [
+        ("go", "… 4,996 more like: many (input): result field 'x"),
+        // Notices differing in numbers alone (a script counting) show 50 more before the count.
+        ("/spam", "… 2,949 more like: [many] note "),
+    ] {
+        let out = faux(&dir).args(["-p", prompt]).run();
+        out.ok();
+        let lines = out.stderr.lines().count();
+        assert!(lines < 100, "{prompt}: {lines} lines of notices");
+        assert!(out.stderr.contains(count), "{prompt}: {}", out.describe());
+    }
+    let mut m = super::ext_util::repl(&dir);
+    m.send_line("/spam");
+    m.wait_for_line("… 2,949 more like: [many] note ", Duration::from_secs(20));
+    let out = m.wait();
+    let notices = out.stdout.lines().filter(|l| l.contains("note ")).count();
+    assert_eq!(notices, 52, "{}", out.describe());
+}

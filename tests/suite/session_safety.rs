@@ -414,7 +414,7 @@ fn start_sink() -> (String, std::sync::mpsc::Receiver<usize>) {
 
 /// Runs the REPL in `dir` with `args`, sends `prompt`, waits for `answer`, and returns the
 /// peak resident memory reached until then (read while mypi waits for the next line).
-fn peak_after_answer(dir: &TestDir, args: &[&str], prompt: &str, answer: &str) -> u64 {
+pub(super) fn peak_after_answer(dir: &TestDir, args: &[&str], prompt: &str, answer: &str) -> u64 {
     let timeout = Duration::from_secs(300);
     // What is measured is resuming and sending the whole conversation: a window it fits in,
     // so it is not compacted.

@@ -2,20 +2,30 @@
 //! into its typed entry (no whole-file string, no JSON value tree), so resuming needs about the
 //! memory of the messages it keeps.
 //!
+//! What a resumed session keeps is what its next request needs: the messages as the last
+//! compaction leaves them (a first pass notes where the message lines are and replays the
+//! compactions on those places, a second reads only the messages still needed: see
+//! [`super::plan`]), without their `details` (a script tool's data for renderers and
+//! extensions, never sent to a model, which as a JSON value tree could take many times its
+//! size in the file: it stays in the file). A line's buffer is given back after a long line,
+//! so the longest line is not held for the rest of the file.
+//!
 //! The last line decides what happens to the file's end: a line that ends in `\n` is clean; a
 //! last line without `\n` that is a complete JSON value is kept (the writer adds the missing
 //! newline before its next line); one that is not (the process was killed while writing it)
 //! is torn: skipped, and the caller cuts it off.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufRead, BufReader};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
+use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::error::Category;
 
+use super::plan::Plan;
 use super::SessionError;
-use crate::protocol::Message;
+use crate::protocol::{Image, Message, Role, ToolCall, Usage};
 
 /// How the file ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,13 +53,15 @@ pub struct Loaded {
 }
 
 /// One line as stored: `{"type": "session", ...}` or `{"type": "message", "message": {...}}`.
-/// A plain struct, so serde reads the fields in place; the header's fields are skipped.
+/// A plain struct, so serde reads the fields in place; the header's fields are skipped. The
+/// first pass reads the message as `IgnoredAny` (skipped, not built), the second as
+/// [`StoredMessage`].
 #[derive(Deserialize)]
-struct Line {
+struct Line<M> {
     #[serde(rename = "type")]
     kind: Kind,
-    #[serde(default)]
-    message: Option<Message>,
+    #[serde(default = "none")]
+    message: Option<M>,
     #[serde(default)]
     provider: Option<String>,
     #[serde(default)]
@@ -60,6 +72,49 @@ struct Line {
     #[serde(default)]
     name: Option<String>,
 }
+
+/// A stored [`Message`] read without its `details` (serde skips them without building them).
+#[derive(Deserialize)]
+struct StoredMessage {
+    role: Role,
+    #[serde(default)]
+    content: String,
+    #[serde(default)]
+    tool_calls: Vec<ToolCall>,
+    #[serde(default)]
+    tool_call_id: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    is_error: bool,
+    #[serde(default)]
+    images: Vec<Image>,
+    #[serde(default)]
+    usage: Option<Usage>,
+}
+
+impl From<StoredMessage> for Message {
+    fn from(m: StoredMessage) -> Message {
+        Message {
+            role: m.role,
+            content: m.content,
+            tool_calls: m.tool_calls,
+            tool_call_id: m.tool_call_id,
+            name: m.name,
+            is_error: m.is_error,
+            images: m.images,
+            usage: m.usage,
+            details: None,
+        }
+    }
+}
+
+fn none<M>() -> Option<M> {
+    None
+}
+
+/// A line buffer grown past this is given back after its line.
+const KEPT_BUFFER: usize = 1 << 20;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -112,36 +167,51 @@ pub fn open_regular(path: &Path, append: bool) -> Result<File, SessionError> {
 /// Reads every entry of an open session file from its start. Fails when the first line is
 /// not a session header (the file is not a mypi session).
 pub fn read_entries(file: &File, path: &Path) -> Result<Loaded, SessionError> {
-    let read_err = |source: io::Error| SessionError::Read {
-        path: path.to_path_buf(),
-        source,
-    };
+    let (scan, tail) = first_pass(file, path)?;
+    scan.finish(tail, file)
+}
+
+/// Goes over every line: the header, the model, the name, the warnings, how the file ends,
+/// and where the message lines are (see [`Plan`]).
+fn first_pass<'p>(file: &File, path: &'p Path) -> Result<(Scan<'p>, Tail), SessionError> {
     let mut reader = BufReader::with_capacity(1 << 16, file);
     let mut scan = Scan::new(path);
     let mut buf = Vec::new();
     loop {
         buf.clear();
-        let n = reader.read_until(b'\n', &mut buf).map_err(read_err)?;
+        let n = reader
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| scan.read_error(e))?;
         if n == 0 {
-            return scan.finish(Tail::Clean);
+            return Ok((scan, Tail::Clean));
         }
         if buf.last() == Some(&b'\n') {
             scan.line(&buf)?;
             scan.good_len += n as u64;
+            if buf.capacity() > KEPT_BUFFER {
+                buf = Vec::new();
+            }
             continue;
         }
         // The last line, without a newline: kept when it is complete JSON.
-        return match serde_json::from_slice::<Line>(&buf) {
+        return match serde_json::from_slice::<Line<IgnoredAny>>(&buf) {
             Err(e) if matches!(e.classify(), Category::Eof | Category::Syntax) => {
-                scan.finish(Tail::Torn)
+                Ok((scan, Tail::Torn))
             }
             _ => {
                 scan.line(&buf)?;
                 scan.good_len += n as u64;
-                scan.finish(Tail::MissingNewline)
+                Ok((scan, Tail::MissingNewline))
             }
         };
     }
+}
+
+/// Where a message line is: its byte offset, length and line number.
+struct Place {
+    at: u64,
+    len: usize,
+    line_no: usize,
 }
 
 /// The state of one pass over the lines.
@@ -149,7 +219,8 @@ struct Scan<'p> {
     path: &'p Path,
     line_no: usize,
     header_seen: bool,
-    messages: Vec<Message>,
+    plan: Plan,
+    places: Vec<Place>,
     warnings: Vec<String>,
     bad_lines: usize,
     good_len: u64,
@@ -163,7 +234,8 @@ impl<'p> Scan<'p> {
             path,
             line_no: 0,
             header_seen: false,
-            messages: Vec::new(),
+            plan: Plan::default(),
+            places: Vec::new(),
             warnings: Vec::new(),
             bad_lines: 0,
             good_len: 0,
@@ -178,7 +250,7 @@ impl<'p> Scan<'p> {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(());
         }
-        let parsed = serde_json::from_slice::<Line>(bytes);
+        let parsed = serde_json::from_slice::<Line<IgnoredAny>>(bytes);
         if !self.header_seen {
             return match parsed {
                 Ok(Line {
@@ -197,9 +269,16 @@ impl<'p> Scan<'p> {
         match parsed {
             Ok(Line {
                 kind: Kind::Message,
-                message: Some(message),
+                message: Some(_),
                 ..
-            }) => self.messages.push(message),
+            }) => {
+                self.places.push(Place {
+                    at: self.good_len,
+                    len: bytes.len(),
+                    line_no: self.line_no,
+                });
+                self.plan.message();
+            }
             Ok(Line {
                 kind: Kind::ModelChange,
                 provider: Some(provider),
@@ -214,10 +293,7 @@ impl<'p> Scan<'p> {
                 kind: Kind::Compaction,
                 compaction: Some(c),
                 ..
-            }) => {
-                let messages = std::mem::take(&mut self.messages);
-                self.messages = crate::agent::compact::apply(messages, &c);
-            }
+            }) => self.plan.compaction(&c),
             Ok(Line {
                 kind: Kind::Compaction,
                 ..
@@ -266,7 +342,62 @@ impl<'p> Scan<'p> {
         }
     }
 
-    fn finish(mut self, tail: Tail) -> Result<Loaded, SessionError> {
+    fn read_error(&self, source: io::Error) -> SessionError {
+        SessionError::Read {
+            path: self.path.to_path_buf(),
+            source,
+        }
+    }
+
+    /// The second pass: reads the message lines the plan still needs, in file order.
+    fn messages(&mut self, file: &File) -> Result<Vec<Message>, SessionError> {
+        let needed = self.plan.needed();
+        let plan = std::mem::take(&mut self.plan);
+        let mut reader = BufReader::with_capacity(1 << 16, file);
+        let mut pos = reader
+            .seek(SeekFrom::Start(0))
+            .map_err(|e| self.read_error(e))?;
+        let (mut buf, mut failed, mut bad) = (Vec::new(), None, Vec::new());
+        let messages = plan.assemble(|n| {
+            let place = self
+                .places
+                .get(n)
+                .filter(|_| needed[n] && failed.is_none())?;
+            let read = i64::try_from(place.at - pos)
+                .map_err(io::Error::other)
+                .and_then(|skip| reader.seek_relative(skip));
+            buf.resize(place.len, 0);
+            if let Err(e) = read.and_then(|()| reader.read_exact(&mut buf)) {
+                failed = Some(e);
+                return None;
+            }
+            pos = place.at + place.len as u64;
+            let parsed = serde_json::from_slice::<Line<StoredMessage>>(&buf);
+            if buf.capacity() > KEPT_BUFFER {
+                buf = Vec::new();
+            }
+            match parsed {
+                Ok(Line {
+                    message: Some(m), ..
+                }) => Some(m.into()),
+                Ok(_) => None,
+                Err(e) => {
+                    bad.push((place.line_no, e.to_string()));
+                    None
+                }
+            }
+        });
+        if let Some(e) = failed {
+            return Err(self.read_error(e));
+        }
+        for (line_no, e) in bad {
+            self.line_no = line_no;
+            self.bad_line(&format!("not a message: {e}"));
+        }
+        Ok(messages)
+    }
+
+    fn finish(mut self, tail: Tail, file: &File) -> Result<Loaded, SessionError> {
         if !self.header_seen {
             let why = if self.good_len == 0 && tail != Tail::Torn {
                 "it is empty"
@@ -275,6 +406,7 @@ impl<'p> Scan<'p> {
             };
             return Err(self.not_a_session(why));
         }
+        let messages = self.messages(file)?;
         if self.bad_lines > NAMED_BAD_LINES {
             self.warnings.push(format!(
                 "{}: skipped {} more lines that are not session entries",
@@ -283,7 +415,7 @@ impl<'p> Scan<'p> {
             ));
         }
         Ok(Loaded {
-            messages: self.messages,
+            messages,
             warnings: self.warnings,
             good_len: self.good_len,
             tail,

@@ -18,6 +18,7 @@ mod latest;
 pub mod list;
 pub mod load;
 pub mod lock;
+mod plan;
 pub mod repair;
 
 use std::fs::{self, File, OpenOptions};

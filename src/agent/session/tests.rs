@@ -32,6 +32,46 @@ fn append_then_resume_round_trips() {
 }
 
 #[test]
+fn a_resumed_message_keeps_every_field_but_its_details() {
+    let tmp = TempDir::new("fields");
+    let mut w = new_session(&tmp.0);
+    let full = Message {
+        role: crate::protocol::Role::Tool,
+        content: "out".into(),
+        tool_calls: vec![ToolCall {
+            id: "c1".into(),
+            name: "read".into(),
+            arguments: serde_json::json!({"path": "a"}),
+            invalid_arguments: Some("{".into()),
+        }],
+        tool_call_id: Some("c1".into()),
+        name: Some("read".into()),
+        is_error: true,
+        images: vec![crate::protocol::Image {
+            mime_type: "image/png".into(),
+            data: "AAAA".into(),
+        }],
+        usage: Some(crate::protocol::Usage {
+            input_tokens: 3,
+            output_tokens: 4,
+            cached_tokens: 1,
+            cost_usd: Some(0.5),
+        }),
+        details: Some(serde_json::json!({"rows": [1, 2, 3]})),
+    };
+    w.append(&full).unwrap();
+    let path = w.path().to_path_buf();
+    drop(w);
+    let r = SessionWriter::resume(&path).unwrap();
+    let expected = Message {
+        details: None,
+        ..full
+    };
+    assert_eq!(r.messages, vec![expected]);
+    assert!(fs::read_to_string(&path).unwrap().contains("\"rows\""));
+}
+
+#[test]
 fn torn_last_line_is_skipped_and_cut() {
     let tmp = TempDir::new("torn");
     let mut w = new_session(&tmp.0);

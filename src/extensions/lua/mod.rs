@@ -223,7 +223,7 @@ impl LuaEngine {
     fn budget_error(&self, spent: &Spent) -> ScriptError {
         let at = spent.over.clone().flatten();
         let at = at.unwrap_or_else(|| self.link.info.path.display().to_string());
-        ScriptError::over_budget(&self.expand(&at), spent.used)
+        ScriptError::over_budget(&self.expand(&at), spent.budget)
     }
 
     /// Classifies an mlua error; the message gets `path:line:` in front if Lua gave none.

@@ -50,8 +50,9 @@ pub(super) struct Budget {
 
 /// How a call ended with respect to its budget.
 pub(super) struct Spent {
-    /// Script time used (host operations left out).
-    pub used: Duration,
+    /// The call's budget (what a stop says it ran past: the script time it used when the
+    /// check caught it depends on the machine's load).
+    pub budget: Duration,
     /// Whether the call ran out; with the place it was stopped at, if known.
     pub over: Option<Option<String>>,
     /// The call was stopped because its run was cancelled.
@@ -71,15 +72,11 @@ impl Budget {
 
     /// Ends a call.
     pub fn stop(&self) -> Spent {
-        let used = self
-            .clock
-            .borrow_mut()
-            .take()
-            .map_or(Duration::ZERO, |c| c.used());
+        self.clock.borrow_mut().take();
         let over = self.over.replace(false);
         let cancelled = self.cancelled.replace(false);
         Spent {
-            used,
+            budget: self.limit.get(),
             over: over.then(|| self.at.borrow_mut().take()),
             cancelled,
         }
