@@ -1,5 +1,5 @@
 //! `@path` mentions in a prompt (`explain @src/main.rs`): each file's content, as the `read`
-//! tool would show it (line numbers, within its limits), is added after the prompt, so the
+//! tool would show it (within its limits), is added after the prompt, so the
 //! model has it without a tool call. A word counts as a mention when it starts with `@` after
 //! a space (or the line's start) and names a path (it has a `/` or a `.`, or such a file
 //! exists): `me@example.com` and `@alice` are left alone. A mentioned file that cannot be read

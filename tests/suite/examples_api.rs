@@ -19,7 +19,8 @@ fn status_line_shows_context_and_the_todo_count_from_the_todo_example() {
         json!({"text": "added it"}),
     ];
     let mut m = faux(&dir, &replies).arg("--no-watch").spawn();
-    m.wait_for_line("status: ctx 0% of 128k", WAIT);
+    // Before any answer the estimate counts the system prompt and the tools' definitions.
+    m.wait_for_line("status: ctx 1% of 128k", WAIT);
     m.send_line("remember to write the docs");
     m.wait_for_line("1 todos", WAIT);
     m.send_line("/status off");
