@@ -418,7 +418,7 @@ pub fn status_key(extension: &str, key: &str) -> String {
 
 /// A script's text made safe for one line of the terminal: newlines and tabs as spaces,
 /// other control characters (escape sequences included) shown visibly
-/// ([`crate::text::inert`]), cut to [`MAX_STATUS_BYTES`].
+/// ([`crate::text::inert()`]), cut to [`MAX_STATUS_BYTES`].
 pub fn one_line(text: &str) -> String {
     let flat: String = text
         .chars()

@@ -31,7 +31,7 @@
 //!   a project's configuration never sends a key of the user's to a host the user did not
 //!   name).
 //! - [`app`]: wiring; [`repl`]: the REPL and print-mode front ends.
-//! - [`owner`], [`text`]: registration handles, text helpers, and [`text::inert`], the one
+//! - [`owner`], [`text`]: registration handles, text helpers, and [`text::inert`](mod@text::inert), the one
 //!   rule that makes text mypi did not write itself safe for a terminal (every front end's
 //!   writer goes through it).
 //!

@@ -67,8 +67,30 @@ fn signal_group(pgid: i32, signal: libc::c_int) {
     }
 }
 
-/// Kills every process group still alive: for exit paths that skip destructors.
+/// Folders mypi made for this process alone (MCP spill files), removed on every exit path.
+static LEFTOVERS: Mutex<Vec<std::path::PathBuf>> = Mutex::new(Vec::new());
+
+/// Removes `folder` and what is in it when mypi ends, however it ends but `kill -9`
+/// ([`kill_all`] runs on the others).
+pub fn remove_at_exit(folder: std::path::PathBuf) {
+    LEFTOVERS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(folder);
+}
+
+/// Removes the folders [`remove_at_exit`] was given.
+fn remove_leftovers() {
+    let folders = std::mem::take(&mut *LEFTOVERS.lock().unwrap_or_else(|p| p.into_inner()));
+    for folder in folders {
+        let _ = std::fs::remove_dir_all(folder);
+    }
+}
+
+/// Kills every process group still alive, and removes the folders made for this process:
+/// for exit paths that skip destructors.
 pub fn kill_all() {
+    remove_leftovers();
     let _no_spawn_half_done = SPAWNING.lock().unwrap_or_else(|p| p.into_inner());
     let groups = std::mem::take(&mut *live());
     for pgid in groups {

@@ -2,7 +2,8 @@
 //! in the model's note: created once per process in the temporary folder with mode 0700 and
 //! an unguessable name, exclusively (a folder or link planted under that name is never used),
 //! its files created exclusively with mode 0600 without following a link, and the whole
-//! folder removed when mypi ends normally ([`remove`]).
+//! folder removed when mypi ends ([`remove`] at the normal end, [`crate::process::kill_all`]
+//! on a signal's).
 
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
@@ -39,6 +40,8 @@ fn dir() -> Result<PathBuf, String> {
         match std::fs::DirBuilder::new().mode(0o700).create(&d) {
             Ok(()) => {
                 *held = Some(d.clone());
+                // Gone on a signal's exit too, not only at the normal end.
+                crate::process::remove_at_exit(d.clone());
                 return Ok(d);
             }
             Err(e) => last = format!("cannot create {}: {e}", d.display()),

@@ -199,7 +199,7 @@ impl Printer {
     }
 
     /// Prints whole lines of text mypi did not colour: every control character in it, escape
-    /// sequences included, is shown visibly ([`crate::text::inert`]).
+    /// sequences included, is shown visibly ([`crate::text::inert()`]).
     pub fn line(&self, text: &str) {
         self.write_line(crate::text::inert(text).into_owned());
     }

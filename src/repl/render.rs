@@ -17,7 +17,7 @@ use crate::agent::EventSink;
 use crate::protocol::AgentEvent;
 use crate::text::{inert, inert_sgr};
 
-/// A tool call's arguments with every string in them made inert ([`crate::text::inert`]),
+/// A tool call's arguments with every string in them made inert ([`crate::text::inert()`]),
 /// for the lines that show the call.
 fn inert_value(value: &serde_json::Value) -> serde_json::Value {
     use serde_json::Value;
@@ -34,7 +34,7 @@ fn inert_value(value: &serde_json::Value) -> serde_json::Value {
 }
 
 /// Writes a line to stderr; a closed stderr is ignored (no panic, unlike `eprintln!`). On a
-/// terminal the text is made inert ([`crate::text::inert`]): what is written here may hold
+/// terminal the text is made inert ([`crate::text::inert()`]): what is written here may hold
 /// a server's or a script's words.
 pub fn stderr_line(text: &str) {
     let text = if crate::stdio::err_is_terminal() {
@@ -47,7 +47,7 @@ pub fn stderr_line(text: &str) {
 }
 
 /// Writes a line to stdout; a closed stdout (`mypi -p ... | head`) is ignored. On a terminal
-/// the text is made inert ([`crate::text::inert`]); to a pipe or a file it is written exactly.
+/// the text is made inert ([`crate::text::inert()`]); to a pipe or a file it is written exactly.
 pub fn stdout_line(text: &str) {
     if crate::stdio::out_is_terminal() {
         crate::stdio::out_line(&inert(text));

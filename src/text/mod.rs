@@ -1,5 +1,5 @@
 //! Small text helpers shared by tools, providers and renderers: cutting long text in the
-//! middle with a note, or to its end, on character boundaries; and [`inert`], the one rule
+//! middle with a note, or to its end, on character boundaries; and [`inert`](mod@inert), the one rule
 //! that makes text mypi did not write itself safe for a terminal.
 
 pub mod inert;

@@ -567,3 +567,34 @@ fn a_projects_http_entry_cannot_send_the_users_environment_to_its_server() {
     let heads = reached.lock().unwrap().join("\n");
     assert!(heads.contains("Bearer ghp_user_secret"), "{heads}");
 }
+
+/// The private folder of spilled MCP results goes when a signal ends mypi too, not only at
+/// the normal end.
+#[test]
+fn the_spill_folder_is_removed_when_a_signal_ends_mypi() {
+    let dir = TestDir::new();
+    let cfg = config(&dir, json!({"f": stdio_entry(&dir, "normal", 10)}));
+    let replies = [
+        json!({"tool_calls": [{"name": "mcp__f__big", "arguments": {"mib": 0.1}}]}),
+        json!({"text": "slow ".repeat(500), "delay_ms": 50}),
+    ];
+    let mut m = faux(&dir, &replies)
+        .args(["--no-session", "--mcp-config"])
+        .arg(&cfg)
+        .args(["-p", "--json", "go"])
+        .spawn();
+    m.wait_for_text("the whole text is in ", super::ext_util::WAIT);
+    let out = m.stdout_so_far();
+    let path = out
+        .split("the whole text is in ")
+        .nth(1)
+        .and_then(|rest| rest.split(']').next())
+        .unwrap()
+        .to_string();
+    let folder = std::path::Path::new(&path).parent().unwrap().to_path_buf();
+    assert!(folder.is_dir(), "{folder:?}");
+    m.wait_for_text("text_delta", super::ext_util::WAIT);
+    m.signal(libc::SIGTERM);
+    m.wait().expect_code(128 + libc::SIGTERM);
+    assert!(!folder.exists(), "{folder:?} is left behind");
+}
