@@ -15,11 +15,11 @@ use mypi::agent::child::{ChildSpec, Spawner};
 use mypi::app::children::{ChildParts, Children};
 use mypi::config::{Config, Overrides};
 use mypi::hooks::HookBus;
-use mypi::protocol::{ToolOutput, ToolSpec};
 use mypi::providers::faux::FauxProvider;
 use mypi::providers::{EventStream, Payload, Provider, ProviderError};
-use mypi::run::RunContext;
 use mypi::tools::{Tool, ToolContext, ToolRegistry};
+use mypi::vocab::protocol::{ToolOutput, ToolSpec};
+use mypi::vocab::run::RunContext;
 use serde_json::json;
 
 const RUNS: usize = 2_000;
@@ -73,7 +73,7 @@ fn main() {
             description: "an extra tool with a schema of a few fields".into(),
             parameters: json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}}),
         };
-        tools.register(mypi::owner::Owner::core(), Arc::new(Extra(spec)));
+        tools.register(mypi::vocab::owner::Owner::core(), Arc::new(Extra(spec)));
     }
     let provider = Arc::new(Timed {
         inner: FauxProvider::new(None),
@@ -90,11 +90,11 @@ fn main() {
     // The parent runs the same model: its children share its provider.
     let parent = Arc::new(RunContext::new(
         cwd,
-        mypi::run::RunMode::Print,
+        mypi::vocab::run::RunMode::Print,
         String::new(),
         "faux".into(),
         tokio_util::sync::CancellationToken::new(),
-        Arc::new(mypi::run::queue::Queues::new()),
+        Arc::new(mypi::vocab::run::queue::Queues::new()),
     ));
     let (mut first, mut whole) = (Vec::with_capacity(RUNS), Vec::with_capacity(RUNS));
     for i in 0..RUNS + 100 {

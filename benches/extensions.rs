@@ -24,10 +24,10 @@ use mypi::extensions::host::ExtensionHost;
 use mypi::extensions::registrar::Registrar;
 use mypi::extensions::services::HostContext;
 use mypi::hooks::HookEvent;
-use mypi::owner::{next_id, Handle, Owner};
-use mypi::run::queue::Queues;
-use mypi::run::RunContext;
 use mypi::tools::ToolRegistry;
+use mypi::vocab::owner::{next_id, Handle, Owner};
+use mypi::vocab::run::queue::Queues;
+use mypi::vocab::run::RunContext;
 use serde_json::json;
 
 const LUA: &str = r#"api.on("tool_call", function(e, ctx)

@@ -17,10 +17,10 @@ use mypi::agent::{Agent, AgentParts, EventSink};
 use mypi::extensions::host::ExtensionHost;
 use mypi::extensions::services::HostContext;
 use mypi::hooks::{EventKind, HookBus, HookEvent, InputSource};
-use mypi::protocol::AgentEvent;
 use mypi::providers::{EventStream, Payload, Provider, ProviderError, StreamEvent};
-use mypi::run::RunContext;
 use mypi::tools::ToolRegistry;
+use mypi::vocab::protocol::AgentEvent;
+use mypi::vocab::run::RunContext;
 
 const DELTAS: usize = 10_000;
 

@@ -336,7 +336,7 @@ async fn rmcp_on_our_transport(server: &Server) -> (Client, Leftover) {
 /// What a client on mypi's stdio transport needs kept.
 struct Leftover {
     child: tokio::process::Child,
-    _group: mypi::process::Group,
+    _group: mypi::platform::process::Group,
     _stderr: mypi::mcp::stdio::StderrTail,
 }
 
@@ -422,7 +422,7 @@ async fn through_lua(server: &Server) -> LuaCalls {
 async fn lua_rounds(
     bench: &Arc<dyn mypi::commands::CommandHandler>,
     m: &Manager,
-    run: &Arc<mypi::run::RunContext>,
+    run: &Arc<mypi::vocab::run::RunContext>,
 ) -> LuaCalls {
     let lua_loop = |n: usize| async move {
         let start = Instant::now();

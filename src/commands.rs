@@ -8,8 +8,8 @@
 
 use std::sync::{Arc, OnceLock, RwLock, Weak};
 
-use crate::owner::{next_id, Handle, Owner, Unregister};
-use crate::run::RunContext;
+use crate::vocab::owner::{next_id, Handle, Owner, Unregister};
+use crate::vocab::run::RunContext;
 use futures_util::future::BoxFuture;
 
 /// The commands mypi itself answers.
@@ -359,7 +359,7 @@ impl CommandTable {
             .iter()
             .map(|c| c.name.clone())
             .filter_map(|n| {
-                let d = crate::text::edit_distance(name, &n);
+                let d = crate::vocab::text::edit_distance(name, &n);
                 let close =
                     d <= 2.max(name.len() / 3) || n.starts_with(name) || name.starts_with(&n);
                 close.then_some((d, n))

@@ -12,8 +12,8 @@ use std::sync::{Arc, OnceLock, RwLock, Weak};
 
 use serde_json::Value;
 
-use crate::owner::{next_id, Handle, Owner, Unregister};
-use crate::run::RunContext;
+use crate::vocab::owner::{next_id, Handle, Owner, Unregister};
+use crate::vocab::run::RunContext;
 use futures_util::future::BoxFuture;
 
 mod event;

@@ -2,54 +2,53 @@
 //!
 //! # Layout
 //!
-//! - [`protocol`]: the vocabulary (messages, tool calls, agent events); no I/O.
-//! - [`run`]: the context of one agent run (session, model, mode, cancellation, queues,
-//!   depth) that every hook, tool and command call receives; the steer and follow-up queues
-//!   themselves ([`run::queue`]).
-//! - [`agent`]: the loop (turns, tool batches, session files), and what child agents are
-//!   asked for ([`agent::child`]).
-//! - [`hooks`]: typed events, results, the chaining rules and the bus that applies them;
-//!   [`hooks::repeats`] says a burst of notices of one kind, from any source, in a few lines.
-//! - [`tools`]: the tool trait, the registry and the built-in tools.
-//! - [`commands`]: the slash-command table; [`renderers`]: how the REPL shows a tool's lines
-//!   when a script renders them.
-//! - [`providers`]: OpenAI-compatible, Anthropic and faux models behind one trait; [`http`]:
-//!   the one HTTP client they (and later MCP) share.
-//! - [`extensions`]: Lua and Rhai scripts (see below).
-//! - [`mcp`]: the MCP client: servers from `.mcp.json` as tools, prompts and resources.
-//! - [`process`]: child processes in their own process group, killed on every exit path
-//!   (even `kill -9`: a parent-death signal, and [`process::reaper`], a second process that
-//!   kills the groups mypi left); [`signals`]: the signals that end mypi (killing every child
-//!   group first).
-//! - [`alloc`]: the process allocator, which charges every block to a meter (a Rhai VM's
-//!   memory cap).
-//! - [`stdio`]: mypi's own stdout in print mode, out of reach of scripts and children.
-//! - [`trust`]: which project folders may run their own code (and have their own sessions,
-//!   agent files and configuration read).
-//! - [`ui`]: what the core may ask of the user (a yes/no question).
-//! - [`cli`], [`config`]: the command line and the resolved configuration ([`config::keyguard`]:
-//!   a project's configuration never sends a key of the user's to a host the user did not
-//!   name).
-//! - [`app`]: wiring; [`repl`]: the REPL and print-mode front ends.
-//! - [`owner`], [`text`]: registration handles, text helpers, and [`text::inert`](mod@text::inert), the one
-//!   rule that makes text mypi did not write itself safe for a terminal (every front end's
-//!   writer goes through it).
+//! Twelve top-level modules in one-way layers, lowest first; a module imports only from its
+//! own layer or a lower one, and no two modules import each other. `tests/suite/layers.rs`
+//! holds that (it names the file and line of an import that breaks it); the table there is
+//! this one:
 //!
-//! The modules form one-way layers, lowest first: platform (`alloc`, `process`, `signals`,
-//! `stdio`, `http`) -> vocabulary (`text`, `owner`, `protocol`, `run`, `ui`) -> configuration
-//! (`trust`, `settings`, `extflags`, `config`, `control`) -> capabilities (`hooks`, `tools`,
-//! `commands`, `renderers`, `providers`) -> `agent` -> hosts (`extensions`, `mcp`) -> wiring
-//! (`app`) -> front ends (`repl`, `cli`). A module imports only from its layer or below and no
-//! two modules import each other; `tests/suite/layers.rs` holds that, with the few upward
-//! imports still to be untied listed there.
+//! ```text
+//! platform -> vocab -> config -> {hooks, tools, commands, providers} -> agent
+//!          -> {extensions, mcp} -> app -> repl
+//! ```
+//!
+//! - [`platform`]: what mypi needs of the operating system: child processes in their own
+//!   group, killed on every exit path (even `kill -9`: a parent-death signal, and
+//!   [`platform::process::reaper`], a second process that kills the groups mypi left), the
+//!   signals that end mypi, the allocator that charges every block to a meter (a Rhai VM's
+//!   memory cap), mypi's own stdout in print mode, the one HTTP client.
+//! - [`vocab`]: the vocabulary; imports nothing of ours. Messages, tool calls and agent
+//!   events ([`vocab::protocol`]); the context of one run, its steer and follow-up queues and
+//!   what its model calls spent ([`vocab::run`]); registration handles; what the core may ask
+//!   of the user ([`vocab::ui`]); text helpers, among them
+//!   [`vocab::text::inert`](mod@vocab::text::inert), the one rule that makes text mypi did
+//!   not write itself safe for a terminal (every front end's writer goes through it).
+//! - [`config`]: what the user asked for, as data: config files and the environment
+//!   ([`config::settings`]), the options extensions declare ([`config::extflags`]), which
+//!   project folders are trusted ([`config::trust`]), and the resolved configuration
+//!   ([`config::keyguard`]: a project's configuration never sends a key of the user's to a host
+//!   the user did not name).
+//! - Capabilities: [`hooks`] (typed events, results, the chaining rules and the bus;
+//!   [`hooks::repeats`] says a burst of notices of one kind in a few lines), [`tools`] (the
+//!   tool trait, the registry, the built-in tools, and [`tools::renderers`]: how the REPL shows
+//!   a tool's lines when a script renders them), [`commands`] (the slash-command table),
+//!   [`providers`] (OpenAI-compatible, Anthropic and faux models behind one trait).
+//! - [`agent`]: the loop (turns, tool batches, session files, compaction), what child agents
+//!   are asked for ([`agent::child`]), and [`agent::control`], what scripts and front ends may
+//!   ask of the running agent (status texts, the title, model and session requests).
+//! - Hosts: [`extensions`] (Lua and Rhai scripts, see below) and [`mcp`] (servers from
+//!   `.mcp.json` as tools, prompts and resources); each plugs into the capability registries.
+//! - [`app`]: wiring: configuration -> registries, hosts, agent; start-up and shutdown order.
+//! - [`repl`]: the front ends: the REPL, print mode and `--json`, and the command line
+//!   ([`repl::cli`]) that chooses among them.
 //!
 //! # Data flow
 //!
 //! A line from the REPL or `-p` goes to [`app::App::handle_line`], which builds the line's
-//! [`run::RunContext`]: a `/command` is answered from the command table; anything else goes
+//! [`vocab::run::RunContext`]: a `/command` is answered from the command table; anything else goes
 //! through the `input` hook to [`agent::Agent::prompt`], which loops model request -> tool
 //! batch -> model request, firing hooks at each step, appending every message to the session
-//! file, and reporting [`protocol::AgentEvent`]s to the front end's sink. Messages extensions
+//! file, and reporting [`vocab::protocol::AgentEvent`]s to the front end's sink. Messages extensions
 //! queued meanwhile run after it ([`app::App::run_queued`]).
 //!
 //! # Extensions
@@ -81,8 +80,8 @@
 //!
 //! `api.run_agent` reaches [`app::children::Children`] (an [`agent::child::Spawner`]): a new
 //! [`agent::Agent`] with an empty conversation, a subset of the same tool registry, the same
-//! hook bus and a [`run::RunContext::child`] one level deeper, whose cancellation is the
-//! parent's child token. Its transcript goes back up as a [`protocol::ChildRecord`] in the
+//! hook bus and a [`vocab::run::RunContext::child`] one level deeper, whose cancellation is the
+//! parent's child token. Its transcript goes back up as a [`vocab::protocol::ChildRecord`] in the
 //! calling tool call's context, and the parent agent writes it to the session before that
 //! call's result. The extensions shipped in the binary (`scripts/`, [`extensions::builtin`])
 //! load like user ones; `subagent.lua` builds its tool on this API.
@@ -94,30 +93,14 @@
 #![allow(rustdoc::private_intra_doc_links)]
 
 pub mod agent;
-pub mod alloc;
 pub mod app;
-pub mod cli;
 pub mod commands;
 pub mod config;
-pub mod control;
 pub mod extensions;
-pub mod extflags;
 pub mod hooks;
-pub mod http;
 pub mod mcp;
-pub mod owner;
-pub mod process;
-pub mod protocol;
+pub mod platform;
 pub mod providers;
-pub mod renderers;
 pub mod repl;
-pub mod run;
-pub mod settings;
-pub mod signals;
-pub mod stdio;
-#[cfg(test)]
-mod testutil;
-pub mod text;
 pub mod tools;
-pub mod trust;
-pub mod ui;
+pub mod vocab;

@@ -6,22 +6,24 @@ use std::sync::Arc;
 
 use clap::Parser;
 use mypi::app::{check, App};
-use mypi::cli::{Cli, Command, ExtAction, McpAction};
 use mypi::config::{Config, Mode};
 use mypi::hooks::NoticeFn;
-use mypi::protocol::AgentEvent;
 use mypi::repl;
+use mypi::repl::cli::{Cli, Command, ExtAction, McpAction};
 use mypi::repl::render::{stderr_line, stdout_line, Printer};
+use mypi::vocab::protocol::AgentEvent;
 
 fn main() {
-    if std::env::args_os().nth(1).as_deref() == Some(mypi::process::reaper::ARG.as_ref()) {
-        mypi::process::reaper::serve();
+    if std::env::args_os().nth(1).as_deref() == Some(mypi::platform::process::reaper::ARG.as_ref())
+    {
+        mypi::platform::process::reaper::serve();
     }
     // Every child process group mypi starts is killed by the reaper if mypi dies unawares.
-    mypi::process::reaper::enable();
+    mypi::platform::process::reaper::enable();
     // clap's command is built once, for the split and the parse.
     let command = <Cli as clap::CommandFactory>::command();
-    let (args, ext_flags) = mypi::extflags::split_for(&command, std::env::args_os().collect());
+    let (args, ext_flags) =
+        mypi::config::extflags::split_for(&command, std::env::args_os().collect());
     let parsed = command
         .try_get_matches_from(&args)
         .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m))
@@ -48,8 +50,8 @@ fn main() {
     let code = std::panic::catch_unwind(|| run(cli)).unwrap_or(101);
     // Exit runs no destructors: whatever child is still alive (an `api.exec` in an
     // extension's thread, say) is killed here.
-    mypi::process::kill_all();
-    mypi::stdio::restore_terminal();
+    mypi::platform::process::kill_all();
+    mypi::platform::stdio::restore_terminal();
     std::process::exit(code);
 }
 
@@ -71,7 +73,7 @@ fn extension_help(overrides: &mypi::config::Overrides) -> String {
     };
     let builtins = !overrides.no_extensions && !overrides.no_builtin_extensions;
     let flags = runtime.block_on(check::declared_flags(&roots, cwd, builtins));
-    mypi::extflags::help(&flags)
+    mypi::config::extflags::help(&flags)
 }
 
 /// Options neither mypi nor any extension it could load declares are an error before
@@ -86,7 +88,7 @@ fn early_flag_check(config: &Config, runtime: &tokio::runtime::Runtime) -> Resul
         config.cwd.clone(),
         config.builtin_extensions,
     ));
-    mypi::extflags::check(&config.ext_flags, &declared)
+    mypi::config::extflags::check(&config.ext_flags, &declared)
 }
 
 fn run(cli: Cli) -> i32 {
@@ -130,7 +132,7 @@ fn run(cli: Cli) -> i32 {
     // the round trip about twice as fast as from `block_on`'s thread.
     let repl = config.mode == Mode::Repl;
     // `--json` ends with a closing event however it ends, a signal included.
-    let last_words: Option<mypi::signals::LastWords> = match config.mode {
+    let last_words: Option<mypi::platform::signals::LastWords> = match config.mode {
         Mode::Print { json: true, .. } => Some(Box::new(|name: &str| {
             let event = AgentEvent::Error {
                 message: format!("stopped by {name}"),
@@ -142,7 +144,7 @@ fn run(cli: Cli) -> i32 {
         _ => None,
     };
     if repl {
-        mypi::stdio::save_terminal();
+        mypi::platform::stdio::save_terminal();
     }
     let app = async move {
         let printer = Printer::new();
@@ -162,7 +164,7 @@ fn run(cli: Cli) -> i32 {
         }
     };
     runtime.block_on(async move {
-        if let Err(e) = mypi::signals::install(!repl, last_words) {
+        if let Err(e) = mypi::platform::signals::install(!repl, last_words) {
             stderr_line(&format!("mypi: cannot watch for signals: {e}"));
         }
         match tokio::spawn(app).await {
@@ -251,7 +253,11 @@ fn run_config(cli: &Cli, cwd: std::path::PathBuf) -> i32 {
             if let Some(line) = missing {
                 stdout_line(&line);
             }
-            stdout_line(&mypi::settings::effective(&overrides, &env, &config.files));
+            stdout_line(&mypi::config::settings::effective(
+                &overrides,
+                &env,
+                &config.files,
+            ));
             stdout_line(&format!(
                 "# using {} ({}) with model {}{}",
                 config.provider_name,
@@ -284,9 +290,9 @@ fn run_mcp_list(cli: &Cli, cwd: std::path::PathBuf) -> i32 {
     };
     if let Some(project) = config.project_mcp.clone() {
         let trusted = config.trust
-            || mypi::trust::TrustStore::in_home(config.home.as_deref())
+            || mypi::config::trust::TrustStore::in_home(config.home.as_deref())
                 .and_then(|s| s.decision(&config.cwd))
-                .is_ok_and(|d| d == mypi::trust::Decision::Trusted);
+                .is_ok_and(|d| d == mypi::config::trust::Decision::Trusted);
         if !trusted {
             stderr_line(&format!(
                 "mypi: {} skipped: the folder is not trusted (pass --trust, or run `mypi trust`)",
@@ -310,9 +316,9 @@ fn run_mcp_list(cli: &Cli, cwd: std::path::PathBuf) -> i32 {
 }
 
 /// `mypi trust [PATH] [--list | --revoke | --children]`.
-fn run_trust(args: &mypi::cli::TrustArgs, cwd: &std::path::Path) -> i32 {
+fn run_trust(args: &mypi::repl::cli::TrustArgs, cwd: &std::path::Path) -> i32 {
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    let store = match mypi::trust::TrustStore::in_home(home.as_deref()) {
+    let store = match mypi::config::trust::TrustStore::in_home(home.as_deref()) {
         Ok(s) => s,
         Err(e) => {
             stderr_line(&format!("mypi: {e}"));

@@ -6,7 +6,7 @@
 //! A child is an [`Agent`](super::Agent) of its own: fresh messages, a subset of the tools,
 //! the same hooks, a context one level deeper whose cancellation is a child of the parent's.
 //! Its transcript goes to the parent's session as one nested record under the tool call
-//! that ran it ([`crate::protocol::ChildRecord`]).
+//! that ran it ([`crate::vocab::protocol::ChildRecord`]).
 
 use std::sync::Arc;
 
@@ -14,8 +14,8 @@ use futures_util::future::BoxFuture;
 use futures_util::stream::{self, StreamExt};
 use serde_json::Value;
 
-use crate::protocol::{ChildOutcome, ChildRecord, Usage};
-use crate::run::RunContext;
+use crate::vocab::protocol::{ChildOutcome, ChildRecord, Usage};
+use crate::vocab::run::RunContext;
 
 /// How deep children may nest by default (the user's agent is depth 0).
 pub const MAX_DEPTH: u32 = 3;
@@ -44,7 +44,7 @@ pub struct ChildSpec {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CompleteRequest {
     /// The conversation (`{role, content}` items); a `prompt` is one user message.
-    pub messages: Vec<crate::protocol::Message>,
+    pub messages: Vec<crate::vocab::protocol::Message>,
     pub system_prompt: Option<String>,
     pub model: Option<String>,
     pub provider: Option<String>,

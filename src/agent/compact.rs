@@ -11,7 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::{Message, Role};
+use crate::vocab::protocol::{Message, Role};
 
 /// The window when nothing says otherwise.
 pub const DEFAULT_WINDOW: u64 = 128_000;
@@ -104,8 +104,9 @@ pub fn trim_outputs(messages: &mut [Message]) {
         if m.content.len() <= TRIM_OVER {
             continue;
         }
-        let head_end = crate::text::floor_char_boundary(&m.content, TRIM_KEEP);
-        let tail_start = crate::text::ceil_char_boundary(&m.content, m.content.len() - TRIM_KEEP);
+        let head_end = crate::vocab::text::floor_char_boundary(&m.content, TRIM_KEEP);
+        let tail_start =
+            crate::vocab::text::ceil_char_boundary(&m.content, m.content.len() - TRIM_KEEP);
         let gone = tail_start - head_end;
         m.content = format!(
             "{}\n[… {gone} bytes of this output were trimmed to save context …]\n{}",
@@ -159,7 +160,7 @@ pub fn summary_request(instructions: Option<&str>) -> Message {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::ToolCall;
+    use crate::vocab::protocol::ToolCall;
 
     fn turn(n: usize, output: usize) -> Vec<Message> {
         let call = ToolCall {

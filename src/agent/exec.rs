@@ -15,11 +15,11 @@ use serde_json::Value;
 use super::session::SessionError;
 use super::{Agent, AgentError, EventSink};
 use crate::hooks::{CallAbout, EventKind, HookEvent};
-use crate::protocol::{AgentEvent, Message, ToolCall, ToolOutput};
-use crate::renderers::Rendered;
-use crate::run::RunContext;
-use crate::text::truncate_middle;
+use crate::tools::renderers::Rendered;
 use crate::tools::{ToolEntry, MAX_OUTPUT_BYTES};
+use crate::vocab::protocol::{AgentEvent, Message, ToolCall, ToolOutput};
+use crate::vocab::run::RunContext;
+use crate::vocab::text::truncate_middle;
 
 /// A call after its hooks: ready to run, or already answered (blocked, invalid).
 enum Prepared {
@@ -29,7 +29,7 @@ enum Prepared {
 
 /// Calls running together; each yields its index in the batch and its output.
 type Group = FuturesUnordered<BoxFuture<'static, (usize, ToolOutput)>>;
-type Progress = tokio::sync::mpsc::Receiver<(String, crate::run::UpdateKind, String)>;
+type Progress = tokio::sync::mpsc::Receiver<(String, crate::vocab::run::UpdateKind, String)>;
 
 /// One batch in progress: the calls, the arguments they run with, and the results so far.
 struct Batch<'a> {
@@ -90,7 +90,7 @@ impl Agent {
     /// result as soon as its call is done and passing on their progress meanwhile.
     async fn execute(&mut self, prepared: Vec<Prepared>, batch: &mut Batch<'_>) {
         let mut group = Group::new();
-        let (tx, mut progress) = tokio::sync::mpsc::channel(crate::run::PROGRESS_QUEUE);
+        let (tx, mut progress) = tokio::sync::mpsc::channel(crate::vocab::run::PROGRESS_QUEUE);
         for (index, p) in prepared.into_iter().enumerate() {
             match p {
                 Prepared::Answered(output) => self.finish(index, output, batch).await,
@@ -182,7 +182,7 @@ impl Agent {
                 let names: Vec<String> = self.tools.specs().into_iter().map(|s| s.name).collect();
                 let near = names
                     .iter()
-                    .map(|n| (crate::text::edit_distance(n, name), n))
+                    .map(|n| (crate::vocab::text::edit_distance(n, name), n))
                     .filter(|(d, n)| *d <= 3.max(n.len() / 5))
                     .min()
                     .map(|(_, n)| format!(" did you mean '{n}'?"))
@@ -317,7 +317,7 @@ fn shown(rendered: Rendered, sink: &dyn EventSink) -> Option<String> {
 
 /// A progress report as a `tool_update` event, for a call still running (never after its
 /// result).
-fn pass_on((id, kind, text): (String, crate::run::UpdateKind, String), batch: &Batch<'_>) {
+fn pass_on((id, kind, text): (String, crate::vocab::run::UpdateKind, String), batch: &Batch<'_>) {
     let Some(i) = batch.calls.iter().position(|c| c.id == id) else {
         return;
     };

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use super::compact::{self, Compaction};
 use super::{Agent, AgentError};
 use crate::hooks::{CompactReason, EventKind, HookEvent};
-use crate::protocol::Message;
 use crate::providers::{ModelRequest, ProviderError};
-use crate::run::RunContext;
+use crate::vocab::protocol::Message;
+use crate::vocab::run::RunContext;
 
 /// What a request to compact came to.
 #[derive(Debug, Clone)]
@@ -50,7 +50,7 @@ impl Compacted {
         };
         let mut text = format!(
             "compacted the conversation: {how}, kept the last {} whole (about {} → {} tokens)",
-            crate::text::plural(c.keep_last as u64, "message"),
+            crate::vocab::text::plural(c.keep_last as u64, "message"),
             c.tokens_before,
             c.tokens_after
         );
@@ -225,8 +225,10 @@ impl Agent {
         };
         let (text, usage) =
             crate::providers::complete(self.provider.as_ref(), &request, &ctx.cancel).await?;
-        ctx.spent
-            .add(crate::run::Spender::Compaction, usage.priced(self.prices));
+        ctx.spent.add(
+            crate::vocab::run::Spender::Compaction,
+            usage.priced(self.prices),
+        );
         if text.trim().is_empty() {
             return Err("the model answered with no text".into());
         }

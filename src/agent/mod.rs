@@ -8,11 +8,12 @@
 
 pub mod child;
 pub mod compact;
+pub mod control;
 mod exec;
 pub mod fit;
 pub mod prompt;
-/// The queues live with the run context ([`crate::run::queue`]); this path stays for readers.
-pub use crate::run::queue;
+/// The queues live with the run context ([`crate::vocab::run::queue`]); this path stays for readers.
+pub use crate::vocab::run::queue;
 pub mod session;
 mod shared;
 mod turn;
@@ -21,10 +22,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::hooks::{HookBus, HookEvent, InputSource};
-use crate::protocol::{AgentEvent, ChildRecord, Message, Usage};
 use crate::providers::{Provider, ProviderError, RetryPolicy};
-use crate::run::RunContext;
 use crate::tools::ToolRegistry;
+use crate::vocab::protocol::{AgentEvent, ChildRecord, Message, Usage};
+use crate::vocab::run::RunContext;
 use session::{SessionError, SessionSlot, SessionWriter};
 
 /// Where the agent reports what it does (`--json` lines, the terminal, a test's list).
@@ -54,7 +55,7 @@ pub struct RunOutcome {
     pub usage: Usage,
     /// `usage` by what spent it (the user's run only: its own turns, children, compaction,
     /// scripts' completions).
-    pub spent: Vec<(crate::run::Spender, Usage)>,
+    pub spent: Vec<(crate::vocab::run::Spender, Usage)>,
     /// Set when an `input` or `message_update` handler blocked: its reason.
     pub blocked: Option<String>,
 }
@@ -93,10 +94,10 @@ pub struct Agent {
     /// messages there were then (what came after is estimated).
     last_context: Option<(u64, usize)>,
     /// What scripts read of the user's agent and the entries they add (`None` in a child).
-    pub control: Option<Arc<crate::control::Control>>,
+    pub control: Option<Arc<crate::agent::control::Control>>,
     /// How the REPL shows tool lines scripts render (`None` in a child, whose tool lines
     /// are notices).
-    pub renderers: Option<Arc<crate::renderers::RendererRegistry>>,
+    pub renderers: Option<Arc<crate::tools::renderers::RendererRegistry>>,
 }
 
 impl Agent {
@@ -158,7 +159,7 @@ impl Agent {
     }
 
     /// Adds model calls made for the session outside a run (a command's) to its totals.
-    pub fn add_spent(&mut self, spent: Vec<(crate::run::Spender, Usage)>) {
+    pub fn add_spent(&mut self, spent: Vec<(crate::vocab::run::Spender, Usage)>) {
         for (_, u) in spent {
             self.usage.add(u);
         }
@@ -350,13 +351,18 @@ pub(crate) fn next_queued(queues: &queue::Queues, sink: &dyn EventSink) -> Optio
 
 /// A run's usage by what spent it, for the `final` event: nothing when the agent's own
 /// turns spent it all.
-pub fn spent_by(spent: &[(crate::run::Spender, Usage)]) -> Vec<crate::protocol::SpentBy> {
-    if spent.iter().all(|(s, _)| *s == crate::run::Spender::Agent) {
+pub fn spent_by(
+    spent: &[(crate::vocab::run::Spender, Usage)],
+) -> Vec<crate::vocab::protocol::SpentBy> {
+    if spent
+        .iter()
+        .all(|(s, _)| *s == crate::vocab::run::Spender::Agent)
+    {
         return Vec::new();
     }
     spent
         .iter()
-        .map(|(s, u)| crate::protocol::SpentBy {
+        .map(|(s, u)| crate::vocab::protocol::SpentBy {
             by: s.name().to_string(),
             usage: *u,
         })

@@ -5,8 +5,8 @@
 
 use super::session::SessionError;
 use super::{Agent, EventSink};
-use crate::control::Control;
-use crate::protocol::AgentEvent;
+use crate::agent::control::Control;
+use crate::vocab::protocol::AgentEvent;
 
 impl Agent {
     fn control(&self) -> Option<&Control> {

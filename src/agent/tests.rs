@@ -12,11 +12,11 @@ use super::queue::{Delivery, Queues};
 use super::session::SessionSlot;
 use super::*;
 use crate::hooks::{EventKind, HookError, HookHandler};
-use crate::owner::Owner;
-use crate::protocol::{Role, ToolSpec};
 use crate::providers::{EventStream, Payload, StreamEvent};
-use crate::run::RunContext;
 use crate::tools::{Tool, ToolContext};
+use crate::vocab::owner::Owner;
+use crate::vocab::protocol::{Role, ToolSpec};
+use crate::vocab::run::RunContext;
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
@@ -99,7 +99,7 @@ impl Tool for Echo {
         &self,
         args: Value,
         _ctx: ToolContext,
-    ) -> BoxFuture<'static, crate::protocol::ToolOutput> {
+    ) -> BoxFuture<'static, crate::vocab::protocol::ToolOutput> {
         let (running, peak) = (self.running.clone(), self.peak.clone());
         Box::pin(async move {
             let now = running.fetch_add(1, Ordering::SeqCst) + 1;
@@ -107,7 +107,7 @@ impl Tool for Echo {
             let ms = args["sleep_ms"].as_u64().unwrap_or(0);
             tokio::time::sleep(Duration::from_millis(ms)).await;
             running.fetch_sub(1, Ordering::SeqCst);
-            crate::protocol::ToolOutput::ok(args["text"].as_str().unwrap_or("").to_string())
+            crate::vocab::protocol::ToolOutput::ok(args["text"].as_str().unwrap_or("").to_string())
         })
     }
 }
@@ -468,7 +468,7 @@ async fn bad_arguments_and_unknown_tools_are_answered_with_precise_errors() {
 
 #[test]
 fn interrupted_tool_calls_get_a_result_before_the_next_request() {
-    let call = crate::protocol::ToolCall::from_raw("x".into(), "echo".into(), "{}");
+    let call = crate::vocab::protocol::ToolCall::from_raw("x".into(), "echo".into(), "{}");
     let msgs = vec![Message::user("u"), Message::assistant("", vec![call])];
     let fixed = turn::repair_transcript(&msgs);
     assert_eq!(fixed.len(), 3);

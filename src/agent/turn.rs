@@ -3,17 +3,17 @@
 //! failed requests are retried while nothing was streamed yet, and steer messages join
 //! before the next request.
 
-use crate::run::Spender;
+use crate::vocab::run::Spender;
 use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::{Agent, AgentError, EventSink, RunOutcome};
 use crate::hooks::{CompactReason, EventKind, HookEvent, SharedText};
-use crate::protocol::{AgentEvent, Message, Usage};
 use crate::providers::{
     Accumulator, EventStream, ModelRequest, Payload, ProviderError, StreamEvent,
 };
-use crate::run::RunContext;
+use crate::vocab::protocol::{AgentEvent, Message, Usage};
+use crate::vocab::run::RunContext;
 
 /// What streaming one reply produced (one per turn, moved once: its size does not matter).
 enum Reply {
@@ -235,7 +235,7 @@ impl Agent {
             for steer in ctx.queues.take_steer() {
                 sink.emit(AgentEvent::QueuedMessage {
                     text: steer.clone(),
-                    delivery: crate::protocol::Delivery::Steer,
+                    delivery: crate::vocab::protocol::Delivery::Steer,
                 });
                 self.record(Message::user(steer))?;
             }
@@ -374,7 +374,7 @@ impl Agent {
                         return Ok(Reply::Blocked(reason));
                     }
                 }
-                sink.emit(crate::protocol::AgentEvent::TextDelta {
+                sink.emit(crate::vocab::protocol::AgentEvent::TextDelta {
                     delta: delta.clone(),
                 });
                 continue;

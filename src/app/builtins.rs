@@ -44,7 +44,7 @@ impl App {
             .messages()
             .iter()
             .rev()
-            .find(|m| m.role == crate::protocol::Role::Tool);
+            .find(|m| m.role == crate::vocab::protocol::Role::Tool);
         match last {
             Some(m) => {
                 let name = m.name.as_deref().unwrap_or("a tool");

@@ -16,7 +16,7 @@ pub async fn declared_flags(
     roots: &[PathBuf],
     cwd: PathBuf,
     builtins: bool,
-) -> Vec<crate::extflags::Declared> {
+) -> Vec<crate::config::extflags::Declared> {
     let infos = builtin::discover(roots, builtins);
     if infos.is_empty() {
         return Vec::new();

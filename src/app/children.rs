@@ -17,11 +17,11 @@ use crate::agent::session::SessionSlot;
 use crate::agent::{Agent, AgentParts, EventSink};
 use crate::config::{Config, ProviderKind};
 use crate::hooks::{HookBus, InputSource, NoticeFn};
-use crate::protocol::{AgentEvent, ChildOutcome, ChildRecord, Message};
 use crate::providers::{ModelRequest, Provider};
-use crate::run::RunContext;
-use crate::text::truncate_middle;
 use crate::tools::ToolRegistry;
+use crate::vocab::protocol::{AgentEvent, ChildOutcome, ChildRecord, Message};
+use crate::vocab::run::RunContext;
+use crate::vocab::text::truncate_middle;
 
 /// What a child is built from: the agent's configuration, tools, hooks and system prompt.
 pub struct ChildParts {
@@ -209,7 +209,7 @@ impl Children {
         };
         let (text, usage) =
             crate::providers::complete(provider.as_ref(), &model_request, &ctx.cancel).await?;
-        ctx.spent.add(crate::run::Spender::Complete, usage);
+        ctx.spent.add(crate::vocab::run::Spender::Complete, usage);
         Ok(Completion { text, usage })
     }
 }
@@ -246,7 +246,7 @@ fn label(spec: &ChildSpec) -> String {
 fn turns_of(messages: &[Message]) -> u32 {
     messages
         .iter()
-        .filter(|m| m.role == crate::protocol::Role::Assistant)
+        .filter(|m| m.role == crate::vocab::protocol::Role::Assistant)
         .count() as u32
 }
 

@@ -14,7 +14,7 @@
 use serde_json::{Map, Value};
 
 use crate::mcp::{Elicitation, Elicited};
-use crate::ui::Ui;
+use crate::vocab::ui::Ui;
 
 /// One choice of an enum field: the value sent, and the title shown when the schema has one.
 struct Choice {

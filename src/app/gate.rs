@@ -11,8 +11,8 @@ use std::path::PathBuf;
 
 use super::App;
 pub use crate::config::pick::folder_trusted;
+use crate::config::trust::{Decision, TrustStore};
 use crate::extensions::discovery;
-use crate::trust::{Decision, TrustStore};
 
 /// Whether the project's extensions may load.
 #[derive(Debug, Clone, PartialEq, Eq)]

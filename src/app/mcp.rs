@@ -147,8 +147,9 @@ pub fn status_text(status: &[Value]) -> String {
         let name = s["name"].as_str().unwrap_or("");
         let line = match s["state"].as_str().unwrap_or("") {
             "connected" => {
-                let count =
-                    |key: &str, noun: &str| crate::text::plural(s[key].as_u64().unwrap_or(0), noun);
+                let count = |key: &str, noun: &str| {
+                    crate::vocab::text::plural(s[key].as_u64().unwrap_or(0), noun)
+                };
                 format!(
                     "{name}: connected ({}, protocol {}, {}, {}, {})",
                     s["transport"].as_str().unwrap_or(""),

@@ -69,7 +69,7 @@ mod tests {
 
     #[test]
     fn mentions_are_paths_after_a_space_and_emails_are_not() {
-        let dir = crate::testutil::TempDir::new("mentions");
+        let dir = crate::platform::testutil::TempDir::new("mentions");
         std::fs::write(dir.0.join("notes"), "n\n").unwrap();
         let m = mentioned(
             "see @src/main.rs, @a.txt. and @notes but not me@x.com or @alice @src/main.rs",
@@ -80,7 +80,7 @@ mod tests {
 
     #[test]
     fn a_missing_file_is_an_error_and_a_present_one_is_attached() {
-        let dir = crate::testutil::TempDir::new("mentions2");
+        let dir = crate::platform::testutil::TempDir::new("mentions2");
         std::fs::write(dir.0.join("a.txt"), "alpha\nbeta\n").unwrap();
         let out = expand("look at @a.txt", &dir.0).unwrap();
         assert!(

@@ -29,14 +29,14 @@ use crate::commands::{self, Action, CommandTable};
 use crate::config::{Config, ConfigError, Mode, ProviderKind};
 use crate::extensions::host::{ExtensionHost, Summary};
 use crate::hooks::{HookBus, InputSource, NoticeFn};
-use crate::protocol::AgentEvent;
 use crate::providers::anthropic::AnthropicProvider;
 use crate::providers::faux::FauxProvider;
 use crate::providers::openai::OpenAiProvider;
 use crate::providers::Provider;
-use crate::run::queue::Queues;
-use crate::run::{RunContext, RunMode};
 use crate::tools::ToolRegistry;
+use crate::vocab::protocol::AgentEvent;
+use crate::vocab::run::queue::Queues;
+use crate::vocab::run::{RunContext, RunMode};
 use tokio_util::sync::CancellationToken;
 
 /// Why mypi could not start or a line failed. The Display is what the user reads.
@@ -113,7 +113,7 @@ pub struct App {
 /// provider and model it was last using, and its name.
 struct Continued {
     slot: SessionSlot,
-    messages: Vec<crate::protocol::Message>,
+    messages: Vec<crate::vocab::protocol::Message>,
     resumed: bool,
     model: Option<(String, String)>,
     name: Option<String>,
@@ -181,7 +181,7 @@ pub fn make_provider(
 impl App {
     /// Builds the app. `notice` receives reports from hooks and start-up warnings.
     pub fn build(config: Config, notice: NoticeFn) -> Result<App, AppError> {
-        crate::http::set_read_timeout(config.read_timeout);
+        crate::platform::http::set_read_timeout(config.read_timeout);
         let provider = provider_for(&config, &config.model)?;
         // One count of repeated notices for every source (see `hooks::repeats`).
         let reports = Arc::new(crate::hooks::repeats::Repeats::new(notice));
@@ -481,7 +481,7 @@ impl App {
         &mut self,
         line: &str,
         sink: &dyn EventSink,
-        ctx: &std::sync::Arc<crate::run::RunContext>,
+        ctx: &std::sync::Arc<crate::vocab::run::RunContext>,
     ) -> Result<LineOutcome, AppError> {
         let ctx = ctx.clone();
         if let Some((command, keep)) = shell::parse(line) {

@@ -106,7 +106,7 @@ impl App {
     /// extensions are declared ones, and a `--provider` an extension registers is reached.
     pub fn after_extensions(&mut self) -> Result<(), AppError> {
         let control = self.extensions.context().control.clone();
-        crate::extflags::check(&control.flags_given(), &control.declared_flags())
+        crate::config::extflags::check(&control.flags_given(), &control.declared_flags())
             .map_err(AppError::Usage)?;
         self.resolve_pending_provider()
     }
@@ -184,7 +184,7 @@ impl App {
             .iter()
             .map(|c| {
                 (
-                    crate::text::edit_distance(c, &format!("{provider}/{model}")),
+                    crate::vocab::text::edit_distance(c, &format!("{provider}/{model}")),
                     c,
                 )
             })

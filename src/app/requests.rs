@@ -1,10 +1,10 @@
-//! What scripts asked of the app ([`crate::control::Request`]), carried out once the line or
+//! What scripts asked of the app ([`crate::agent::control::Request`]), carried out once the line or
 //! run that asked has ended, and the events a handler can cancel around the session's
 //! lifecycle: `session_before_new`, `session_before_resume`, `before_quit`, and the
 //! `model_select` that follows a switch.
 
 use super::{App, AppError};
-use crate::control::Request;
+use crate::agent::control::Request;
 use crate::hooks::{EventKind, HookEvent, Reason};
 
 /// Why mypi is about to leave (`before_quit`'s `source`).

@@ -9,7 +9,7 @@ use super::{App, AppError};
 use crate::agent::session::list::{self, SessionInfo};
 use crate::agent::session::{SessionSlot, SessionWriter};
 use crate::hooks::Reason;
-use crate::protocol::Role;
+use crate::vocab::protocol::Role;
 
 /// How many of the last prompts (with their answers) a recap shows.
 const RECAP_TURNS: usize = 3;
@@ -41,7 +41,7 @@ impl App {
                 listing.push_str(&format!("{:>3}. {}\n", i + 1, list::line(s, 100)));
             }
             let question = format!("{listing}Resume which? (a number or an id; Enter: none)");
-            let answer = crate::ui::Ui::ask(self.ui.as_ref(), &question).await;
+            let answer = crate::vocab::ui::Ui::ask(self.ui.as_ref(), &question).await;
             let Some(answer) = answer
                 .map(|a| a.trim().to_string())
                 .filter(|a| !a.is_empty())
@@ -133,7 +133,7 @@ impl App {
             .compact(instructions, crate::hooks::CompactReason::Manual, &ctx)
             .await?;
         Ok(match outcome.notice() {
-            Some(text) => format!("{}.", crate::text::capitalised(&text)),
+            Some(text) => format!("{}.", crate::vocab::text::capitalised(&text)),
             None => "Nothing to compact: the conversation has no turn before the last one.".into(),
         })
     }
@@ -151,7 +151,7 @@ impl App {
             let end = starts.get(from + k + 1).copied().unwrap_or(messages.len());
             out.push(format!(
                 "  > {}",
-                crate::text::one_line(&messages[start].content, RECAP_CHARS)
+                crate::vocab::text::one_line(&messages[start].content, RECAP_CHARS)
             ));
             let answer = messages[start..end]
                 .iter()
@@ -160,7 +160,7 @@ impl App {
             if let Some(a) = answer {
                 out.push(format!(
                     "  {}",
-                    crate::text::one_line(&a.content, RECAP_CHARS)
+                    crate::vocab::text::one_line(&a.content, RECAP_CHARS)
                 ));
             }
         }

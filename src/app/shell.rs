@@ -15,11 +15,11 @@ use std::sync::Arc;
 use super::{App, AppError, LineOutcome};
 use crate::agent::EventSink;
 use crate::hooks::{EventKind, HookEvent};
-use crate::protocol::AgentEvent;
-use crate::run::RunContext;
-use crate::text::truncate_middle;
 use crate::tools::bash::{run_shell, DEFAULT_TIMEOUT};
 use crate::tools::MAX_OUTPUT_BYTES;
+use crate::vocab::protocol::AgentEvent;
+use crate::vocab::run::RunContext;
+use crate::vocab::text::truncate_middle;
 
 /// The shell `!cmd` runs with.
 const SHELL: &str = "sh";

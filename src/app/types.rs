@@ -44,7 +44,7 @@ mod tests {
 
     #[test]
     fn the_stubs_and_a_luarc_are_written_and_a_users_luarc_is_kept() {
-        let dir = crate::testutil::TempDir::new("types");
+        let dir = crate::platform::testutil::TempDir::new("types");
         let lines = write_types(&dir.0).unwrap();
         assert_eq!(lines.len(), 2, "{lines:?}");
         let stubs = std::fs::read_to_string(dir.0.join("_types/mypi.lua")).unwrap();

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
-use crate::ui::Ui;
+use crate::vocab::ui::Ui;
 
 /// Asks the user a question; resolves to the answer.
 pub type ConfirmFn = Box<dyn Fn(&str) -> BoxFuture<'static, bool> + Send + Sync>;

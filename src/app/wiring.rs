@@ -10,9 +10,9 @@ use crate::extensions::api::Limits;
 use crate::extensions::services::HostContext;
 use crate::hooks::repeats::Repeats;
 use crate::hooks::{HookBus, NoticeFn};
-use crate::run::queue::Queues;
-use crate::run::RunContext;
 use crate::tools::{self, ToolRegistry};
+use crate::vocab::run::queue::Queues;
+use crate::vocab::run::RunContext;
 
 /// The registries and channels that the agent, the commands and the extensions share.
 pub(super) struct Wiring {
@@ -21,8 +21,8 @@ pub(super) struct Wiring {
     pub commands: Arc<CommandTable>,
     pub queues: Arc<Queues>,
     pub ui: Arc<ui::AppUi>,
-    pub control: Arc<crate::control::Control>,
-    pub renderers: Arc<crate::renderers::RendererRegistry>,
+    pub control: Arc<crate::agent::control::Control>,
+    pub renderers: Arc<crate::tools::renderers::RendererRegistry>,
 }
 
 impl Wiring {
@@ -37,8 +37,8 @@ impl Wiring {
             commands: CommandTable::with_builtins(),
             queues: Arc::new(Queues::with_limits(config.queue)),
             ui: Arc::new(ui::AppUi::default()),
-            control: crate::control::Control::new(),
-            renderers: crate::renderers::RendererRegistry::new(),
+            control: crate::agent::control::Control::new(),
+            renderers: crate::tools::renderers::RendererRegistry::new(),
         }
     }
 

@@ -9,7 +9,7 @@
 //! `api_key_env` is sent no key at such a host (an OpenAI-compatible server may need none).
 
 use super::{ConfigError, ProviderKind};
-use crate::settings::{Files, NamedProvider};
+use crate::config::settings::{Files, NamedProvider};
 
 /// The origin (`scheme://host:port`) of `url`, as requests would reach it; `url` itself when
 /// it does not parse.
@@ -22,11 +22,7 @@ pub fn origin(url: &str) -> String {
 
 /// The official endpoint of an API.
 fn official(kind: ProviderKind) -> Option<&'static str> {
-    match kind {
-        ProviderKind::OpenAi => Some(crate::providers::openai::DEFAULT_BASE_URL),
-        ProviderKind::Anthropic => Some(crate::providers::anthropic::DEFAULT_BASE_URL),
-        ProviderKind::Faux => None,
-    }
+    kind.official_base_url()
 }
 
 /// The origins the user named: `--base-url`, the `*_BASE_URL` variables, and the base URLs

@@ -5,8 +5,7 @@
 use std::time::Duration;
 
 use super::{ConfigError, Overrides};
-use crate::providers::RetryPolicy;
-use crate::run::queue::QueueLimits;
+use crate::vocab::run::queue::QueueLimits;
 
 /// The limits and counts, resolved.
 pub(super) struct Limits {
@@ -88,5 +87,28 @@ fn count(
             Ok(n) if n > 0 => Ok(n),
             _ => Err(ConfigError::BadCount { name, value: v }),
         },
+    }
+}
+/// How often and how patiently to retry.
+#[derive(Debug, Clone, Copy)]
+pub struct RetryPolicy {
+    pub max_retries: u32,
+    pub base_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_retries: 3,
+            base_delay: Duration::from_millis(500),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The delay before retry number `attempt` (1-based): exponential, capped at 30 s.
+    pub fn delay(&self, attempt: u32) -> Duration {
+        let factor = 1u32 << attempt.saturating_sub(1).min(6);
+        (self.base_delay * factor).min(Duration::from_secs(30))
     }
 }

@@ -1,19 +1,21 @@
 //! Resolves the configuration from the command line, the environment and the configuration
-//! files under it ([`crate::settings`]): which provider and model ([`pick`]), the endpoint and
+//! files under it ([`crate::config::settings`]): which provider and model ([`pick`]), the endpoint and
 //! key, the mode (REPL, print, JSON), the limits, and where sessions live.
 //! Problems are [`ConfigError`]s, which the binary reports with exit code 2.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::run::queue::QueueLimits;
+use crate::vocab::run::queue::QueueLimits;
 
-use crate::providers::RetryPolicy;
-
+pub mod extflags;
 pub mod keyguard;
 mod limits;
 pub mod pick;
 mod session_dirs;
+pub mod settings;
+pub mod trust;
+pub use limits::RetryPolicy;
 use pick::{load_files, pick_provider};
 pub use session_dirs::SessionSources;
 
@@ -26,6 +28,15 @@ pub enum ProviderKind {
 }
 
 impl ProviderKind {
+    /// The API's official endpoint (`None` for the offline model).
+    pub const fn official_base_url(self) -> Option<&'static str> {
+        match self {
+            ProviderKind::OpenAi => Some("https://api.openai.com/v1"),
+            ProviderKind::Anthropic => Some("https://api.anthropic.com"),
+            ProviderKind::Faux => None,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             ProviderKind::OpenAi => "openai",
@@ -127,7 +138,7 @@ pub enum ConfigError {
     #[error("{name}={value:?} is not a whole number above 0")]
     BadCount { name: &'static str, value: String },
     #[error(transparent)]
-    Settings(#[from] crate::settings::SettingsError),
+    Settings(#[from] crate::config::settings::SettingsError),
     #[error("unknown provider {name:?}: the providers are openai, anthropic, faux{configured}")]
     UnknownProvider { name: String, configured: String },
     #[error("provider {provider:?} needs an API key: set {var}")]
@@ -154,7 +165,7 @@ pub struct Config {
     /// The provider's name: its API's (`openai`) or a configured one's (`local`).
     pub provider_name: String,
     /// The configuration files that were read.
-    pub files: crate::settings::Files,
+    pub files: crate::config::settings::Files,
     /// The origins of the endpoints the user named (see [`keyguard::user_hosts`]): where a
     /// project's provider may send a key of the user's.
     pub user_hosts: Vec<String>,
@@ -170,7 +181,7 @@ pub struct Config {
     /// may register it (`api.provider`); until they have loaded, the faux model stands in.
     pub provider_pending: bool,
     /// Options the command line gave for extensions (`--NAME[=VALUE]`, see `extflags`).
-    pub ext_flags: Vec<crate::extflags::Given>,
+    pub ext_flags: Vec<crate::config::extflags::Given>,
     pub model: String,
     pub base_url: Option<String>,
     pub api_key: Option<String>,
@@ -400,7 +411,7 @@ fn project_root(
 fn mcp_off(
     cli: &Overrides,
     env: &dyn Fn(&str) -> Option<String>,
-    files: &crate::settings::Files,
+    files: &crate::config::settings::Files,
 ) -> Option<String> {
     let off = |v: &str| matches!(v.trim(), "0" | "false");
     if cli.no_mcp {
@@ -437,6 +448,18 @@ fn mcp_files(
     (files, project)
 }
 
+/// The default roots: the project's `.agents/extensions`, then the user's.
+pub fn default_roots(cwd: &std::path::Path, home: Option<&std::path::Path>) -> Vec<PathBuf> {
+    let mut roots = vec![cwd.join(".agents").join("extensions")];
+    if let Some(home) = home {
+        let user = home.join(".agents").join("extensions");
+        if !roots.contains(&user) {
+            roots.push(user);
+        }
+    }
+    roots
+}
+
 /// The extension roots the command line asks for.
 pub fn extension_roots(
     cli: &Overrides,
@@ -448,7 +471,7 @@ pub fn extension_roots(
     } else if !cli.extensions_dir.is_empty() {
         cli.extensions_dir.iter().map(|d| cwd.join(d)).collect()
     } else {
-        crate::extensions::discovery::default_roots(cwd, home)
+        default_roots(cwd, home)
     }
 }
 

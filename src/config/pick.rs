@@ -26,12 +26,12 @@ pub(super) fn load_files(
     cli: &Overrides,
     cwd: &std::path::Path,
     home: Option<&std::path::Path>,
-) -> Result<crate::settings::Files, ConfigError> {
-    let user = crate::settings::user_file(home);
-    let project = crate::settings::project_file(cwd);
+) -> Result<crate::config::settings::Files, ConfigError> {
+    let user = crate::config::settings::user_file(home);
+    let project = crate::config::settings::project_file(cwd);
     let project = (Some(&project) != user.as_ref()).then_some(project);
     let trusted = project.as_ref().is_some_and(|p| p.exists()) && project_trusted(cli, cwd, home);
-    Ok(crate::settings::Files::load(
+    Ok(crate::config::settings::Files::load(
         user.as_deref(),
         project.as_deref(),
         trusted,
@@ -50,9 +50,9 @@ pub(super) fn project_trusted(
 /// Whether the folder `cwd` is trusted: `flag` (`--trust`), the trust list, or it is HOME.
 pub fn folder_trusted(cwd: &std::path::Path, home: Option<&std::path::Path>, flag: bool) -> bool {
     flag || home.is_some_and(|h| h == cwd)
-        || crate::trust::TrustStore::in_home(home)
+        || crate::config::trust::TrustStore::in_home(home)
             .and_then(|t| t.decision(cwd))
-            .is_ok_and(|d| d == crate::trust::Decision::Trusted)
+            .is_ok_and(|d| d == crate::config::trust::Decision::Trusted)
 }
 
 /// The provider from `--provider`, `provider` (config, `MYPI_PROVIDER`) or the API keys in
@@ -61,7 +61,7 @@ pub fn folder_trusted(cwd: &std::path::Path, home: Option<&std::path::Path>, fla
 pub(super) fn pick_provider(
     cli: &Overrides,
     env: &dyn Fn(&str) -> Option<String>,
-    files: &crate::settings::Files,
+    files: &crate::config::settings::Files,
     extensions: bool,
 ) -> Result<Picked, ConfigError> {
     let var = |k: &str| env(k).or_else(|| files.lookup(k));
@@ -139,9 +139,9 @@ struct BaseUrl {
 fn base_url(
     cli: &Overrides,
     env: &dyn Fn(&str) -> Option<String>,
-    files: &crate::settings::Files,
+    files: &crate::config::settings::Files,
     kind: ProviderKind,
-    configured: Option<&crate::settings::NamedProvider>,
+    configured: Option<&crate::config::settings::NamedProvider>,
 ) -> BaseUrl {
     let plain = |value: Option<String>, from| BaseUrl {
         value,
@@ -179,8 +179,8 @@ fn base_url(
 /// comes back too).
 pub fn named_provider(
     name: &str,
-    files: &crate::settings::Files,
-) -> Result<(ProviderKind, Option<crate::settings::NamedProvider>), ConfigError> {
+    files: &crate::config::settings::Files,
+) -> Result<(ProviderKind, Option<crate::config::settings::NamedProvider>), ConfigError> {
     match (ProviderKind::parse(name), files.provider(name)) {
         (Some(kind), _) => Ok((kind, None)),
         (None, Some(p)) => Ok((p.api, Some(p.clone()))),
@@ -199,7 +199,10 @@ pub fn named_provider(
 }
 
 /// The environment variable that holds the provider's key.
-pub fn key_var(kind: ProviderKind, configured: Option<&crate::settings::NamedProvider>) -> String {
+pub fn key_var(
+    kind: ProviderKind,
+    configured: Option<&crate::config::settings::NamedProvider>,
+) -> String {
     configured
         .and_then(|p| p.api_key_env.clone())
         .unwrap_or_else(|| kind.env_vars().0.to_string())

@@ -19,8 +19,8 @@ use super::files::{list_folder, read_text, Listing};
 use super::meter::{CallClock, Meter};
 use super::tape::{with_tape, Tape};
 use crate::hooks::SharedText;
-use crate::owner::{Handle, Owner};
-use crate::run::RunContext;
+use crate::vocab::owner::{Handle, Owner};
+use crate::vocab::run::RunContext;
 
 pub use super::registrar::{Registrar, ToolDef};
 
@@ -449,7 +449,7 @@ impl ApiLink {
         &self,
         specs: Vec<crate::agent::child::ChildSpec>,
         concurrency: usize,
-    ) -> Result<Vec<crate::protocol::ChildOutcome>, String> {
+    ) -> Result<Vec<crate::vocab::protocol::ChildOutcome>, String> {
         self.not_checking()?;
         let asked = self
             .registrar
@@ -473,7 +473,7 @@ impl ApiLink {
         &self,
         name: &str,
         args: Value,
-    ) -> Result<crate::protocol::ToolOutput, String> {
+    ) -> Result<crate::vocab::protocol::ToolOutput, String> {
         self.not_checking()?;
         let host = self.host();
         let entry = host

@@ -26,8 +26,8 @@ use tokio_util::sync::CancellationToken;
 use super::api::CallbackId;
 use super::worker::Worker;
 use crate::hooks::NoticeFn;
-use crate::owner::{Owner, Unregister};
-use crate::run::RunContext;
+use crate::vocab::owner::{Owner, Unregister};
+use crate::vocab::run::RunContext;
 
 /// Events waiting for delivery at most; `emit` beyond is an error.
 pub const MAX_QUEUED_EVENTS: usize = 1024;

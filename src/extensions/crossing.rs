@@ -91,7 +91,7 @@ impl Crossing {
     }
 }
 
-pub use crate::text::mib;
+pub use crate::vocab::text::mib;
 
 #[cfg(test)]
 mod tests {

@@ -8,18 +8,6 @@ use std::path::{Path, PathBuf};
 
 use super::api::{ExtensionInfo, Language};
 
-/// The default roots: the project's `.agents/extensions`, then the user's.
-pub fn default_roots(cwd: &Path, home: Option<&Path>) -> Vec<PathBuf> {
-    let mut roots = vec![cwd.join(".agents").join("extensions")];
-    if let Some(home) = home {
-        let user = home.join(".agents").join("extensions");
-        if !roots.contains(&user) {
-            roots.push(user);
-        }
-    }
-    roots
-}
-
 /// Whether a file or folder name is skipped by discovery.
 pub fn is_hidden(name: &str) -> bool {
     name.starts_with('_') || name.starts_with('.')
@@ -84,7 +72,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::TempDir;
+    use crate::platform::testutil::TempDir;
 
     #[test]
     fn finds_scripts_recursively_sorted_skipping_hidden() {

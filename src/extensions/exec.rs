@@ -11,7 +11,7 @@ use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
 use super::api::ExecResult;
-use crate::process::{self, Bounded, End, Sinks};
+use crate::platform::process::{self, Bounded, End, Sinks};
 
 /// The default timeout of `api.exec`.
 pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
@@ -99,7 +99,7 @@ mod tests {
     fn endless_output_is_bounded() {
         let r = exec("sh", &["-c", "head -c 5000000 /dev/zero"], None).unwrap();
         assert_eq!(r.code, Some(0));
-        assert!(r.stdout.len() < 2 * crate::process::KEEP_BYTES + 200);
+        assert!(r.stdout.len() < 2 * crate::platform::process::KEEP_BYTES + 200);
         assert!(r
             .stdout
             .contains("bytes dropped from the middle of 5000000"));

@@ -75,7 +75,7 @@ mod tests {
 
     #[test]
     fn listings_mark_folders_or_not_and_treat_a_missing_folder_by_their_rule() {
-        let dir = crate::testutil::TempDir::new("files");
+        let dir = crate::platform::testutil::TempDir::new("files");
         std::fs::create_dir(dir.0.as_path().join("sub")).unwrap();
         std::fs::write(dir.0.as_path().join("a.txt"), "").unwrap();
         assert_eq!(
@@ -94,7 +94,7 @@ mod tests {
 
     #[test]
     fn a_folder_with_too_many_entries_is_an_error_for_both_listings() {
-        let dir = crate::testutil::TempDir::new("files");
+        let dir = crate::platform::testutil::TempDir::new("files");
         for i in 0..=MAX_DIR_ENTRIES {
             std::fs::write(dir.0.as_path().join(i.to_string()), "").unwrap();
         }

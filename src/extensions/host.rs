@@ -16,7 +16,7 @@ use super::services::HostContext;
 use super::staging::HostRegistrar;
 use super::worker::{LoadReceiver, Waited, Worker};
 use crate::hooks::{EventKind, HookEvent, Reason};
-use crate::owner::Owner;
+use crate::vocab::owner::Owner;
 
 /// One extension as listed by the banner, `/extensions` and `mypi ext check`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -51,7 +51,7 @@ fn is_zero(n: &usize) -> bool {
 impl Summary {
     /// `2 tools, 1 command, 3 handlers`.
     pub fn counts(&self) -> String {
-        let plural = |n: usize, one: &str| crate::text::plural(n as u64, one);
+        let plural = |n: usize, one: &str| crate::vocab::text::plural(n as u64, one);
         format!(
             "{}, {}, {}",
             plural(self.tools.len(), "tool"),
@@ -411,7 +411,7 @@ impl ExtensionHost {
         self.remove_registrations(&old.owner);
         self.ctx
             .control
-            .clear_status(&crate::control::status_key(&old.info.name, ""));
+            .clear_status(&crate::agent::control::status_key(&old.info.name, ""));
         self.ctx.control.remove_providers(&old.info.name);
         self.ctx.control.remove_flags(&old.info.name);
         Some(format!("unloaded {}", short_path(&old.info)))

@@ -15,7 +15,7 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::run::RunContext;
+use crate::vocab::run::RunContext;
 
 /// A call whose wall time (host waits left out) passes this many times its budget is over it,
 /// whatever CPU time it used: it is blocked, not slow.

@@ -17,11 +17,11 @@ use super::api::CallbackId;
 use super::worker::{Chain, Worker};
 use crate::commands::{CommandError, CommandHandler};
 use crate::hooks::{Emitted, HandlerGroup, HookError, HookEvent, HookHandler, NoticeFn};
-use crate::owner::Owner;
-use crate::protocol::{ToolOutput, ToolSpec};
-use crate::renderers::{RenderFuture, Renderer};
-use crate::run::RunContext;
+use crate::tools::renderers::{RenderFuture, Renderer};
 use crate::tools::{Tool, ToolContext};
+use crate::vocab::owner::Owner;
+use crate::vocab::protocol::{ToolOutput, ToolSpec};
+use crate::vocab::run::RunContext;
 
 /// Why a worker waiting up the chain cannot serve a call of this run.
 fn waiting_error(worker: &Worker) -> String {

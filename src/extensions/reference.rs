@@ -23,8 +23,8 @@ mod tests {
     use crate::extensions::rhai::RhaiEngine;
     use crate::extensions::surface::{Object, MEMBERS};
     use crate::hooks::EventKind;
-    use crate::owner::Owner;
-    use crate::testutil::TempDir;
+    use crate::platform::testutil::TempDir;
+    use crate::vocab::owner::Owner;
 
     const REFERENCE: &str = include_str!("../../stdlib/README.md");
     const STUBS: &str = include_str!("../../stdlib/types/mypi.lua");
@@ -99,7 +99,7 @@ mod tests {
             .call(
                 1,
                 &[json!("")],
-                &crate::testutil::run_ctx(&dir.0),
+                &crate::platform::testutil::run_ctx(&dir.0),
                 Duration::from_secs(1),
             )
             .unwrap();

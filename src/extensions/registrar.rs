@@ -10,8 +10,8 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use super::api::CallbackId;
-use crate::owner::{Handle, Owner};
-use crate::run::queue::Queues;
+use crate::vocab::owner::{Handle, Owner};
+use crate::vocab::run::queue::Queues;
 
 /// `api.tool{...}` as the engine read it.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,7 +71,7 @@ pub trait Registrar: Send + Sync {
         &self,
         _extension: &str,
         _request: crate::mcp::script::Request,
-        _ctx: Option<Arc<crate::run::RunContext>>,
+        _ctx: Option<Arc<crate::vocab::run::RunContext>>,
     ) -> BoxFuture<'static, Result<Value, String>> {
         Box::pin(async { Err(NO_MCP.to_string()) })
     }
@@ -82,8 +82,8 @@ pub trait Registrar: Send + Sync {
         &self,
         _specs: Vec<crate::agent::child::ChildSpec>,
         _concurrency: usize,
-        _ctx: Option<Arc<crate::run::RunContext>>,
-    ) -> BoxFuture<'static, Result<Vec<crate::protocol::ChildOutcome>, String>> {
+        _ctx: Option<Arc<crate::vocab::run::RunContext>>,
+    ) -> BoxFuture<'static, Result<Vec<crate::vocab::protocol::ChildOutcome>, String>> {
         Box::pin(async { Err(NO_AGENT.to_string()) })
     }
 
@@ -91,7 +91,7 @@ pub trait Registrar: Send + Sync {
     fn complete(
         &self,
         _request: crate::agent::child::CompleteRequest,
-        _ctx: Option<Arc<crate::run::RunContext>>,
+        _ctx: Option<Arc<crate::vocab::run::RunContext>>,
     ) -> BoxFuture<'static, Result<crate::agent::child::Completion, String>> {
         Box::pin(async { Err(NO_AGENT.to_string()) })
     }
@@ -139,7 +139,7 @@ pub use recording::Recording;
 #[cfg(test)]
 mod recording {
     use super::*;
-    use crate::owner::{next_id, Unregister};
+    use crate::vocab::owner::{next_id, Unregister};
     use std::sync::{Mutex, Weak};
 
     /// A registrar for engine tests: records every call.
@@ -241,7 +241,7 @@ mod recording {
             deliver_as: &str,
             _queues: Option<Arc<Queues>>,
         ) -> Result<(), String> {
-            crate::run::queue::Delivery::parse(deliver_as).ok_or_else(|| {
+            crate::vocab::run::queue::Delivery::parse(deliver_as).ok_or_else(|| {
                 format!("deliver_as must be \"steer\" or \"follow_up\", not {deliver_as:?}")
             })?;
             self.record("send_message", &format!("{deliver_as}:{text}"), 0);

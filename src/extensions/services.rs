@@ -10,11 +10,11 @@ use super::api::Limits;
 use crate::agent::child::Spawner;
 use crate::commands::CommandTable;
 use crate::hooks::{HookBus, NoticeFn};
-use crate::renderers::RendererRegistry;
-use crate::run::queue::Queues;
-use crate::run::RunContext;
+use crate::tools::renderers::RendererRegistry;
 use crate::tools::ToolRegistry;
-use crate::ui::{NoUi, Ui};
+use crate::vocab::run::queue::Queues;
+use crate::vocab::run::RunContext;
+use crate::vocab::ui::{NoUi, Ui};
 
 /// What all extensions share.
 pub struct HostContext {
@@ -44,7 +44,7 @@ pub struct HostContext {
     /// Whether the extensions that ship with mypi load after the discovered ones.
     pub builtins: bool,
     /// What scripts ask of the app, and what they read of it (`ctx.is_idle()`, ...).
-    pub control: Arc<crate::control::Control>,
+    pub control: Arc<crate::agent::control::Control>,
     /// Events between extensions, timers and file watches.
     pub background: Arc<super::background::Background>,
     /// Held by the dialog being asked: scripts' dialogs are asked one after another.
@@ -79,7 +79,7 @@ impl HostContext {
             mcp_off: std::sync::OnceLock::new(),
             agents: RwLock::new(None),
             builtins: false,
-            control: crate::control::Control::new(),
+            control: crate::agent::control::Control::new(),
             background: super::background::Background::new(notice.clone()),
             dialogs: tokio::sync::Mutex::new(()),
             checking: false,

@@ -8,7 +8,7 @@
 /// question); longer text is cut in the middle.
 const MAX_LINE_BYTES: usize = 8 * 1024;
 
-use crate::text::truncate_middle;
+use crate::vocab::text::truncate_middle;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
@@ -23,11 +23,11 @@ use super::services::HostContext;
 use super::worker::Worker;
 use crate::commands::CommandHandler;
 use crate::hooks::{EventKind, HookHandler};
-use crate::owner::{next_id, Handle, Owner, Unregister};
-use crate::protocol::ToolSpec;
-use crate::renderers::Renderer;
-use crate::run::queue::{Delivery, Queues};
+use crate::tools::renderers::Renderer;
 use crate::tools::Tool;
+use crate::vocab::owner::{next_id, Handle, Owner, Unregister};
+use crate::vocab::protocol::ToolSpec;
+use crate::vocab::run::queue::{Delivery, Queues};
 
 /// A registration made while the script's top level runs, committed when it succeeds.
 enum Staged {
@@ -127,7 +127,7 @@ impl HostRegistrar {
                 let session: super::background::SessionFn =
                     Arc::new(move || match host.upgrade() {
                         Some(h) => h.session(),
-                        None => Arc::new(crate::run::RunContext::detached(PathBuf::new())),
+                        None => Arc::new(crate::vocab::run::RunContext::detached(PathBuf::new())),
                     });
                 let who = owner.to_string();
                 if let Err(e) = ctx.background.start(id, owner, trigger, target, session) {
@@ -266,8 +266,8 @@ impl Registrar for HostRegistrar {
             use std::io::Write;
             let line = truncate_middle(line, MAX_LINE_BYTES);
             // A script's words: inert on a terminal, exact in a log file.
-            let line = if crate::stdio::err_is_terminal() {
-                crate::text::inert(&line)
+            let line = if crate::platform::stdio::err_is_terminal() {
+                crate::vocab::text::inert(&line)
             } else {
                 std::borrow::Cow::Borrowed(line.as_str())
             };
@@ -301,7 +301,7 @@ impl Registrar for HostRegistrar {
         &self,
         extension: &str,
         request: crate::mcp::script::Request,
-        ctx: Option<Arc<crate::run::RunContext>>,
+        ctx: Option<Arc<crate::vocab::run::RunContext>>,
     ) -> BoxFuture<'static, Result<serde_json::Value, String>> {
         let manager = self.ctx.mcp().ok_or_else(|| self.ctx.no_mcp());
         let hooks = self.ctx.hooks.clone();
@@ -321,8 +321,8 @@ impl Registrar for HostRegistrar {
         &self,
         specs: Vec<crate::agent::child::ChildSpec>,
         concurrency: usize,
-        ctx: Option<Arc<crate::run::RunContext>>,
-    ) -> BoxFuture<'static, Result<Vec<crate::protocol::ChildOutcome>, String>> {
+        ctx: Option<Arc<crate::vocab::run::RunContext>>,
+    ) -> BoxFuture<'static, Result<Vec<crate::vocab::protocol::ChildOutcome>, String>> {
         let agents = self.ctx.agents();
         let waiting = self.worker().ok().map(|w| w.id);
         let parent = ctx.unwrap_or_else(|| self.ctx.session());
@@ -335,7 +335,7 @@ impl Registrar for HostRegistrar {
     fn complete(
         &self,
         request: crate::agent::child::CompleteRequest,
-        ctx: Option<Arc<crate::run::RunContext>>,
+        ctx: Option<Arc<crate::vocab::run::RunContext>>,
     ) -> BoxFuture<'static, Result<crate::agent::child::Completion, String>> {
         let agents = self.ctx.agents();
         let ctx = ctx.unwrap_or_else(|| self.ctx.session());

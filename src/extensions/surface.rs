@@ -18,7 +18,7 @@ mod providers;
 use serde_json::{json, Value as Json};
 
 use super::api::ExtensionInfo;
-use crate::run::RunContext;
+use crate::vocab::run::RunContext;
 
 use args::{checked, Args};
 pub use args::{Arg, Ret};
@@ -227,7 +227,7 @@ mod tests {
     fn every_function_member_is_dispatched() {
         // Called with no arguments, each function member either runs (it needs none) or
         // names its first missing argument; none falls through to "is not a function".
-        let dir = crate::testutil::TempDir::new("surface");
+        let dir = crate::platform::testutil::TempDir::new("surface");
         let info = ExtensionInfo {
             name: "t".into(),
             path: dir.0.join("t.lua"),
@@ -236,9 +236,9 @@ mod tests {
             embedded: None,
         };
         let registrar = crate::extensions::registrar::Recording::new(dir.0.clone());
-        let owner = crate::owner::Owner::new("t", 1);
+        let owner = crate::vocab::owner::Owner::new("t", 1);
         let link = crate::extensions::api::ApiLink::new(info, owner, registrar, json!({}));
-        let ctx = crate::testutil::run_ctx(&dir.0);
+        let ctx = crate::platform::testutil::run_ctx(&dir.0);
         for m in MEMBERS
             .iter()
             .filter(|m| matches!(m.shape, Shape::Function(_)))

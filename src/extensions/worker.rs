@@ -24,8 +24,8 @@ use super::api::{ApiLink, CallbackId, EngineFactory, ErrorKind, Limits, ScriptEr
 use super::handoff::{self, Last};
 use super::meter::Watch;
 use crate::hooks::{self, Emitted, HookError, HookEvent, NoticeFn, Step};
-use crate::owner::Owner;
-use crate::run::RunContext;
+use crate::vocab::owner::Owner;
+use crate::vocab::run::RunContext;
 
 mod serving;
 

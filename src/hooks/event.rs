@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::SharedText;
-use crate::protocol::Message;
+use crate::vocab::protocol::Message;
 
 /// Names of the events, as scripts write them in `api.on`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

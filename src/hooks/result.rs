@@ -4,8 +4,8 @@
 use serde_json::Value;
 
 use super::{EventKind, HookEvent};
-use crate::owner::Owner;
-use crate::protocol::Message;
+use crate::vocab::owner::Owner;
+use crate::vocab::protocol::Message;
 
 /// The result fields of the design doc. Each is honoured only by the events that list it.
 #[derive(Debug, Clone, Default, PartialEq)]

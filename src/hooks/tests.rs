@@ -1,7 +1,7 @@
 //! Chaining rules of the hook bus.
 
 use super::*;
-use crate::protocol::Message;
+use crate::vocab::protocol::Message;
 use serde_json::json;
 use std::sync::Mutex;
 
@@ -406,10 +406,10 @@ pub(crate) fn pinned_events() -> Vec<(HookEvent, Value)> {
     ]
 }
 
-fn ctx() -> std::sync::Arc<crate::run::RunContext> {
-    std::sync::Arc::new(crate::run::RunContext::detached(std::path::PathBuf::from(
-        "/w",
-    )))
+fn ctx() -> std::sync::Arc<crate::vocab::run::RunContext> {
+    std::sync::Arc::new(crate::vocab::run::RunContext::detached(
+        std::path::PathBuf::from("/w"),
+    ))
 }
 
 #[test]

@@ -156,7 +156,7 @@ mod tests {
 
     #[test]
     fn lists_come_back_for_the_same_entry_only() {
-        let dir = crate::testutil::TempDir::new("mcp-cache");
+        let dir = crate::platform::testutil::TempDir::new("mcp-cache");
         let lists = Lists {
             tools: vec![json!({"name": "echo"})],
             prompts: vec![json!({"name": "p"})],
@@ -177,7 +177,7 @@ mod tests {
 
     #[test]
     fn a_file_from_before_resources_were_kept_still_loads() {
-        let dir = crate::testutil::TempDir::new("mcp-cache-old");
+        let dir = crate::platform::testutil::TempDir::new("mcp-cache-old");
         let old = json!({"tools": [{"name": "echo"}], "prompts": []}).to_string();
         std::fs::write(file(&dir.0, &entry("s", "a")), old).unwrap();
         let back = load(&dir.0, &entry("s", "a")).unwrap();
@@ -187,7 +187,7 @@ mod tests {
 
     #[test]
     fn a_server_seen_not_to_exit_on_eof_is_closed_without_the_grace_for_a_while() {
-        let dir = crate::testutil::TempDir::new("mcp-cache-eof");
+        let dir = crate::platform::testutil::TempDir::new("mcp-cache-eof");
         let (a, b) = (entry("s", "a"), entry("s", "b"));
         assert!(eof_grace_worth(&dir.0, &a), "nothing known: the grace");
         remember_eof(&dir.0, &a, false);

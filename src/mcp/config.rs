@@ -85,7 +85,7 @@ impl Servers {
                 continue;
             }
             // Bounded: a FIFO or a huge file is refused, not waited on or read whole.
-            let text = match crate::settings::read_capped(file, MAX_FILE_BYTES) {
+            let text = match crate::config::settings::read_capped(file, MAX_FILE_BYTES) {
                 Ok(t) => t,
                 Err(e) => {
                     problems.push(problem(file, None, format!("cannot read it: {e}")));

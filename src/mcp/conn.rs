@@ -24,7 +24,7 @@ use super::deadline::Deadlines;
 use super::handler::{Changes, Handler, Hooks, LEGACY_VERSION};
 use super::stdio::StderrTail;
 use super::McpError;
-use crate::process::Group;
+use crate::platform::process::Group;
 
 /// The child process of a stdio server (a task owns the `Child` and waits for its exit).
 pub struct Process {
@@ -329,7 +329,7 @@ impl Conn {
         args: Value,
         timeout: Duration,
         cancel: &CancellationToken,
-        report: Option<crate::run::Reporter>,
+        report: Option<crate::vocab::run::Reporter>,
     ) -> Result<Value, McpError> {
         let _watching = report.map(|r| super::progress::Watching::new(&self.watchers, r));
         let arguments = match args {

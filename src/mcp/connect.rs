@@ -247,8 +247,8 @@ fn http_transport(
     config.max_sse_event_size = stdio::MAX_LINE;
     // Configured headers (an API key) go to the configured origin only.
     let client = match headers.is_empty() {
-        true => crate::http::streaming_client(),
-        false => crate::http::pinned_streaming_client(),
+        true => crate::platform::http::streaming_client(),
+        false => crate::platform::http::pinned_streaming_client(),
     };
     let client = client.map_err(|e| bad(e.to_string()))?;
     Ok(StreamableHttpClientTransport::with_client(client, config))

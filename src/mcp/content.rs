@@ -12,8 +12,8 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::protocol::{Image, ToolOutput};
-use crate::text::truncate_middle;
+use crate::vocab::protocol::{Image, ToolOutput};
+use crate::vocab::text::truncate_middle;
 
 /// Most text of one result the model gets; the rest is in a temp file.
 pub const MAX_TEXT: usize = 20 * 1024;
@@ -47,7 +47,7 @@ pub fn limit(what: &str, text: String) -> String {
 /// A size for the cut note: `20 MiB (20971520 bytes)`, or `60000 bytes` once (a size that is
 /// no whole number of KiB or MiB is said in bytes only).
 fn size_text(bytes: usize) -> String {
-    let size = crate::text::mib(bytes);
+    let size = crate::vocab::text::mib(bytes);
     if size.ends_with(" bytes") {
         size
     } else {

@@ -367,7 +367,7 @@ impl Manager {
         tool: &str,
         args: Value,
         cancel: &CancellationToken,
-        report: Option<crate::run::Reporter>,
+        report: Option<crate::vocab::run::Reporter>,
     ) -> Result<Value, McpError> {
         let entry = self.entry(server)?;
         let conn = self.conn_of(&entry).await?;

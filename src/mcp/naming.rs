@@ -19,7 +19,7 @@ pub const MAX_NAME: usize = 64;
 
 /// Characters outside `[A-Za-z0-9_]` become `_`.
 pub fn sanitize(text: &str) -> String {
-    crate::text::identifier(text)
+    crate::vocab::text::identifier(text)
 }
 
 /// `mcp__<server>__<tool>` before collisions and length are looked at.

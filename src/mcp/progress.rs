@@ -20,7 +20,7 @@ use super::handler::{append_log, Hooks};
 /// The calls of one connection that want its progress notifications, by a number of their
 /// own: a notification goes to each (the SDK picks the progress tokens, so a notification
 /// cannot be told apart by call).
-pub type Watchers = Arc<Mutex<Vec<(u64, crate::run::Reporter)>>>;
+pub type Watchers = Arc<Mutex<Vec<(u64, crate::vocab::run::Reporter)>>>;
 
 /// A call's place among a connection's progress watchers, taken back when dropped.
 pub(super) struct Watching {
@@ -29,7 +29,7 @@ pub(super) struct Watching {
 }
 
 impl Watching {
-    pub(super) fn new(watchers: &Watchers, report: crate::run::Reporter) -> Watching {
+    pub(super) fn new(watchers: &Watchers, report: crate::vocab::run::Reporter) -> Watching {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut list = watchers.lock().unwrap_or_else(|p| p.into_inner());
@@ -67,7 +67,7 @@ impl Progress {
             .map(|m| format!(": {m}"))
             .unwrap_or_default();
         let text = format!("progress {}{of}{msg}", params.progress);
-        let watchers: Vec<crate::run::Reporter> = self
+        let watchers: Vec<crate::vocab::run::Reporter> = self
             .watchers
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -86,7 +86,7 @@ impl Progress {
             }
         }
         for report in watchers {
-            report(crate::run::UpdateKind::Progress, &text);
+            report(crate::vocab::run::UpdateKind::Progress, &text);
         }
     }
 }

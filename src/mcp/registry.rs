@@ -17,10 +17,10 @@ use super::content;
 use super::manager::{Manager, State};
 use crate::commands::{Action, CommandError, CommandHandler, CommandTable};
 use crate::hooks::NoticeFn;
-use crate::owner::{next_id, Handle, Owner};
-use crate::protocol::{ToolOutput, ToolSpec};
-use crate::run::RunContext;
 use crate::tools::{Tool, ToolContext, ToolRegistry};
+use crate::vocab::owner::{next_id, Handle, Owner};
+use crate::vocab::protocol::{ToolOutput, ToolSpec};
+use crate::vocab::run::RunContext;
 
 /// The registries MCP adds to, and what each server added.
 pub struct Registry {

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use super::content;
 use super::manager::Manager;
 use crate::hooks::{CallAbout, EventKind, HookBus, HookEvent, Origin};
-use crate::run::RunContext;
+use crate::vocab::run::RunContext;
 
 /// What a script asked for.
 #[derive(Debug, Clone, PartialEq)]

@@ -2,7 +2,7 @@
 //! in the model's note: created once per process in the temporary folder with mode 0700 and
 //! an unguessable name, exclusively (a folder or link planted under that name is never used),
 //! its files created exclusively with mode 0600 without following a link, and the whole
-//! folder removed when mypi ends ([`remove`] at the normal end, [`crate::process::kill_all`]
+//! folder removed when mypi ends ([`remove`] at the normal end, [`crate::platform::process::kill_all`]
 //! on a signal's).
 
 use std::io::Write;
@@ -41,7 +41,7 @@ fn dir() -> Result<PathBuf, String> {
             Ok(()) => {
                 *held = Some(d.clone());
                 // Gone on a signal's exit too, not only at the normal end.
-                crate::process::remove_at_exit(d.clone());
+                crate::platform::process::remove_at_exit(d.clone());
                 return Ok(d);
             }
             Err(e) => last = format!("cannot create {}: {e}", d.display()),

@@ -2,7 +2,7 @@
 //! newline-delimited JSON-RPC on stdin/stdout, written here rather than taken from the SDK so
 //! that every limit is ours:
 //!
-//! - the child leads a new process group registered with [`crate::process`], so the server and
+//! - the child leads a new process group registered with [`crate::platform::process`], so the server and
 //!   anything it started (`npx`, `sh -c`) die with mypi on every exit path;
 //! - a line longer than [`MAX_LINE`] is not kept: when it is an answer whose id can be read
 //!   from its first or last bytes, the waiting request gets an error saying how big it was
@@ -20,7 +20,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWriteExt, BufRead
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use super::config::Transport as Configured;
-use crate::process::Group;
+use crate::platform::process::Group;
 
 /// The longest line read from a server's stdout.
 pub const MAX_LINE: usize = 32 * 1024 * 1024;
@@ -107,7 +107,7 @@ pub fn spawn(transport: &Configured, base: &Path, log: LineLog) -> std::io::Resu
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
-    let (mut child, group) = crate::process::spawn_group(cmd)?;
+    let (mut child, group) = crate::platform::process::spawn_group(cmd)?;
     let pgid = child
         .id()
         .and_then(|id| i32::try_from(id).ok())
@@ -314,8 +314,8 @@ fn message(
             }
         }
         Line::TooLong { head, tail, len } => {
-            let size = crate::text::mib(len);
-            let limit = crate::text::mib(MAX_LINE);
+            let size = crate::vocab::text::mib(len);
+            let limit = crate::vocab::text::mib(MAX_LINE);
             let tail: Vec<u8> = tail.into_iter().collect();
             let Some(id) = find_id(&head, &tail) else {
                 log(&format!("skipped a message of {size} (over {limit})"));

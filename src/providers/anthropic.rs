@@ -8,10 +8,14 @@ use serde_json::Value;
 use super::sse::{parse_data, post_json, stream_error, SseDecoder, SseEvent, SseEventStream};
 use super::wire::AnthropicBody;
 use super::{EventStream, ModelRequest, Payload, Provider, ProviderError, StreamEvent};
-use crate::protocol::Usage;
+use crate::vocab::protocol::Usage;
 
 /// Where requests go when no base URL is configured.
-pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+pub const DEFAULT_BASE_URL: &str = match crate::config::ProviderKind::Anthropic.official_base_url()
+{
+    Some(url) => url,
+    None => "",
+};
 
 /// The API version header every request carries.
 pub const API_VERSION: &str = "2023-06-01";
@@ -222,9 +226,9 @@ fn block_delta(index: usize, delta: &Value, out: &mut Vec<StreamEvent>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{Message, ToolCall, ToolOutput, ToolSpec};
     use crate::providers::sse::{decode_chunks, serve_once};
     use crate::providers::Accumulator;
+    use crate::vocab::protocol::{Message, ToolCall, ToolOutput, ToolSpec};
     use serde_json::json;
 
     #[test]
@@ -286,7 +290,7 @@ mod tests {
     fn tool_results_with_images_carry_image_blocks() {
         let a = ToolCall::from_raw("t1".into(), "mcp__s__shot".into(), "{}");
         let mut out = ToolOutput::ok("[image image/png, 5 bytes, saved to /tmp/x.png]");
-        out.images.push(crate::protocol::Image {
+        out.images.push(crate::vocab::protocol::Image {
             mime_type: "image/png".into(),
             data: "aGVsbG8=".into(),
         });

@@ -4,7 +4,7 @@
 use tokio_util::sync::CancellationToken;
 
 use super::{Accumulator, ModelRequest, Payload, Provider};
-use crate::protocol::Usage;
+use crate::vocab::protocol::Usage;
 
 /// The reply's text and usage, or why there is none (`cancelled`, the provider's error).
 pub async fn complete(

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{EventStream, Payload, Provider, ProviderError, StreamEvent};
-use crate::protocol::Usage;
+use crate::vocab::protocol::Usage;
 
 /// The text a scripted model sends once its script has run out.
 pub const EXHAUSTED: &str = "(faux script exhausted)";
@@ -290,8 +290,8 @@ impl EventStream for FauxStream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::Message;
     use crate::providers::{Accumulator, ModelRequest};
+    use crate::vocab::protocol::Message;
     use serde_json::json;
 
     fn payload(p: &FauxProvider, user: &str) -> Value {

@@ -19,12 +19,11 @@ pub use complete::complete;
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use std::borrow::Cow;
-use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::protocol::{Message, ToolCall, ToolSpec, Usage};
+use crate::vocab::protocol::{Message, ToolCall, ToolSpec, Usage};
 
 /// Everything a provider needs for one request. The messages are usually the agent's own,
 /// borrowed: a long conversation is not copied to build a request.
@@ -248,33 +247,11 @@ impl Accumulator {
     }
 }
 
-/// How often and how patiently to retry.
-#[derive(Debug, Clone, Copy)]
-pub struct RetryPolicy {
-    pub max_retries: u32,
-    pub base_delay: Duration,
-}
+pub use crate::config::RetryPolicy;
 
-impl Default for RetryPolicy {
-    fn default() -> Self {
-        RetryPolicy {
-            max_retries: 3,
-            base_delay: Duration::from_millis(500),
-        }
-    }
-}
-
-impl RetryPolicy {
-    /// The delay before retry number `attempt` (1-based): exponential, capped at 30 s.
-    pub fn delay(&self, attempt: u32) -> Duration {
-        let factor = 1u32 << attempt.saturating_sub(1).min(6);
-        (self.base_delay * factor).min(Duration::from_secs(30))
-    }
-}
-
-/// The shared HTTP client ([`crate::http::client`]), failures as provider errors.
+/// The shared HTTP client ([`crate::platform::http::client`]), failures as provider errors.
 pub(crate) fn http_client() -> Result<reqwest::Client, ProviderError> {
-    crate::http::client().map_err(ProviderError::Config)
+    crate::platform::http::client().map_err(ProviderError::Config)
 }
 
 /// The endpoint to use: `base_url` unless it is unset or blank, else `default`; without a

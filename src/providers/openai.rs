@@ -7,10 +7,13 @@ use serde_json::{Map, Value};
 use super::sse::{parse_data, post_json, stream_error, SseDecoder, SseEvent, SseEventStream};
 use super::wire::OpenAiBody;
 use super::{EventStream, ModelRequest, Payload, Provider, ProviderError, StreamEvent};
-use crate::protocol::Usage;
+use crate::vocab::protocol::Usage;
 
 /// Where requests go when no base URL is configured.
-pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+pub const DEFAULT_BASE_URL: &str = match crate::config::ProviderKind::OpenAi.official_base_url() {
+    Some(url) => url,
+    None => "",
+};
 
 const NAME: &str = "openai";
 
@@ -191,9 +194,9 @@ fn tool_call_events(position: usize, call: &Value, out: &mut Vec<StreamEvent>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{Message, ToolCall, ToolOutput, ToolSpec};
     use crate::providers::sse::{decode_chunks, serve_once};
     use crate::providers::Accumulator;
+    use crate::vocab::protocol::{Message, ToolCall, ToolOutput, ToolSpec};
     use serde_json::json;
 
     fn request() -> ModelRequest<'static> {

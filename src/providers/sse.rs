@@ -330,7 +330,7 @@ pub(crate) fn connect_error(provider: &str, url: &str, error: &reqwest::Error) -
     if error.is_timeout() && !error.is_connect() {
         message = format!(
             "timed out: the server sent nothing for {} s (MYPI_READ_TIMEOUT_S)",
-            crate::http::read_timeout().as_secs_f64()
+            crate::platform::http::read_timeout().as_secs_f64()
         );
     } else if error.is_timeout() && !message.contains("timed out") {
         message = format!("timed out ({message})");
@@ -375,7 +375,7 @@ pub(crate) fn parse_data(provider: &str, data: &str) -> Result<Value, ProviderEr
         provider: provider.to_string(),
         message: format!(
             "invalid JSON in the stream ({e}): {}",
-            crate::text::truncate_middle(data.trim(), 200)
+            crate::vocab::text::truncate_middle(data.trim(), 200)
         ),
     })
 }

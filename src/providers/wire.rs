@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::ModelRequest;
-use crate::protocol::{Message, Role, ToolCall};
+use crate::vocab::protocol::{Message, Role, ToolCall};
 
 /// A Chat Completions body.
 #[derive(Serialize)]
@@ -194,7 +194,7 @@ enum Block<'a> {
 /// A tool result's content: its text, or (with images) a text block and image blocks.
 struct ResultContent<'a> {
     text: &'a str,
-    images: &'a [crate::protocol::Image],
+    images: &'a [crate::vocab::protocol::Image],
 }
 
 impl Serialize for ResultContent<'_> {

@@ -57,7 +57,7 @@ impl SlashHelper {
                 let name = e.file_name().to_string_lossy().into_owned();
                 let hidden = name.starts_with('.') && !file.starts_with('.');
                 // A name with control characters would put them in the edited line.
-                let unsafe_name = crate::text::inert(&name) != name.as_str();
+                let unsafe_name = crate::vocab::text::inert(&name) != name.as_str();
                 if hidden || unsafe_name || !name.starts_with(file) {
                     return None;
                 }
@@ -145,7 +145,7 @@ mod tests {
 
     #[test]
     fn commands_arguments_and_paths_complete() {
-        let dir = crate::testutil::TempDir::new("complete");
+        let dir = crate::platform::testutil::TempDir::new("complete");
         std::fs::create_dir_all(dir.0.join("src/deep")).unwrap();
         std::fs::write(dir.0.join("src/main.rs"), "").unwrap();
         std::fs::write(dir.0.join("src/.hidden"), "").unwrap();

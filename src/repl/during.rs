@@ -15,7 +15,7 @@ use super::input::{Input, ReadResult};
 use super::render::Printer;
 use super::style::{Role, Style};
 use crate::app::ui::AppUi;
-use crate::run::queue::{Delivery, Queues};
+use crate::vocab::run::queue::{Delivery, Queues};
 
 /// What the user typed while prompts ran (the lines themselves wait in the [`Input`], for
 /// [`Input::take_held`]).
@@ -50,7 +50,7 @@ impl Front<'_> {
             Delivery::Steer => "steering",
             Delivery::FollowUp => "follow-up",
         };
-        let shown = crate::text::inert(&line.replace('\n', " ⏎ ")).into_owned();
+        let shown = crate::vocab::text::inert(&line.replace('\n', " ⏎ ")).into_owned();
         let said = match self.queues.push(line, delivery) {
             Ok(()) => self
                 .style

@@ -460,7 +460,7 @@ fn read_loop(
                     Some(line) => Ok(line),
                     None => {
                         printer.set_reading(true);
-                        let line = editor.readline(&*crate::text::inert(&prompt));
+                        let line = editor.readline(&*crate::vocab::text::inert(&prompt));
                         printer.set_reading(false);
                         line
                     }
@@ -483,7 +483,7 @@ fn read_loop(
             None => {
                 initial.push_str(&super::keys::typed_draft(&mut ahead.bytes));
                 printer.set_reading(true);
-                let prompt = crate::text::inert_sgr(&prompt, true);
+                let prompt = crate::vocab::text::inert_sgr(&prompt, true);
                 let line = editor
                     .readline_with_initial(&*prompt, (&initial, ""))
                     .map(|l| joined(l, &continued));
@@ -526,8 +526,11 @@ impl Ahead {
             .lines
             .pop_front()
             .or_else(|| super::keys::typed_line(&mut self.bytes))?;
-        let shown = crate::text::inert(&line).replace('\n', " ⏎ ");
-        printer.styled(&format!("{}{shown}", crate::text::inert_sgr(prompt, true)));
+        let shown = crate::vocab::text::inert(&line).replace('\n', " ⏎ ");
+        printer.styled(&format!(
+            "{}{shown}",
+            crate::vocab::text::inert_sgr(prompt, true)
+        ));
         Some(line)
     }
 }

@@ -196,7 +196,7 @@ impl RawMode {
     fn enter() -> Option<RawMode> {
         let current = current_mode()?;
         // Back to the settings mypi started with (not the quiet ones `quiet` may have left).
-        let saved = crate::stdio::saved_terminal().unwrap_or(current);
+        let saved = crate::platform::stdio::saved_terminal().unwrap_or(current);
         if !set_keys_mode(current) {
             return None;
         }

@@ -3,6 +3,7 @@
 //! Both hand each line to [`App::handle_line`]; they differ in how they render and in how a
 //! prompt is cancelled (Ctrl-C in the REPL cancels the running prompt and keeps mypi open).
 
+pub mod cli;
 pub mod complete;
 mod during;
 mod editor;
@@ -22,7 +23,7 @@ use std::sync::Arc;
 
 use crate::app::ui::AppUi;
 use crate::app::{App, AppError, LineOutcome, QuitSource};
-use crate::run::queue::Queues;
+use crate::vocab::run::queue::Queues;
 use during::{drive, During, Front};
 use input::{Input, ReadResult};
 pub use print::run_print;
@@ -183,7 +184,7 @@ struct Repl {
     input: Input,
     shared: Shared,
     sink: HumanSink,
-    control: Arc<crate::control::Control>,
+    control: Arc<crate::agent::control::Control>,
     /// What was typed while a line ran (a quit, the end of the input).
     typed: During,
     /// Ctrl-C at an empty prompt once: a second one leaves.
@@ -361,7 +362,7 @@ async fn ask_trust(app: &mut App, printer: &Printer) {
                 "Trust {} and load them? (remembered; `mypi trust --revoke` undoes it)",
                 folder.display()
             );
-            let yes = crate::ui::Ui::confirm(app.ui.as_ref(), &question).await;
+            let yes = crate::vocab::ui::Ui::confirm(app.ui.as_ref(), &question).await;
             if let Some(problem) = app.remember_trust(&folder, yes) {
                 printer.line(&format!("! {problem}"));
             }

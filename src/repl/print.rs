@@ -101,7 +101,7 @@ fn prompt_text(prompt: Option<String>) -> Result<String, i32> {
 /// started, extensions loaded. The exit code when mypi cannot go on.
 async fn start(app: &mut App) -> Result<(), i32> {
     // From here on only mypi writes to stdout, and nothing reads stdin.
-    if let Err(e) = crate::stdio::isolate() {
+    if let Err(e) = crate::platform::stdio::isolate() {
         stderr_line(&format!("mypi: cannot set up standard output: {e}"));
         return Err(1);
     }

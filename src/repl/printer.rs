@@ -10,7 +10,7 @@
 //! garbled and nothing flickers; each row of the block is cut to the width so its height is
 //! known when it is erased.
 //!
-//! Every text that reaches it goes through [`crate::text::inert_sgr`] first (the one rule for
+//! Every text that reaches it goes through [`crate::vocab::text::inert_sgr`] first (the one rule for
 //! text mypi did not write itself: colours kept as plain SGR, every other control character
 //! shown visibly), so the only other escape codes on the screen are the printer's own (the
 //! block's erase codes), added after.
@@ -23,9 +23,9 @@ use rustyline::ExternalPrinter;
 
 use super::style::term_width;
 use super::tool_lines::fit;
-use crate::text::inert_sgr;
+use crate::vocab::text::inert_sgr;
 
-/// `text` as the printer may show it ([`crate::text::inert_sgr`], colours kept).
+/// `text` as the printer may show it ([`crate::vocab::text::inert_sgr`], colours kept).
 fn shown(text: &str) -> String {
     inert_sgr(text, true).into_owned()
 }
@@ -199,9 +199,9 @@ impl Printer {
     }
 
     /// Prints whole lines of text mypi did not colour: every control character in it, escape
-    /// sequences included, is shown visibly ([`crate::text::inert()`]).
+    /// sequences included, is shown visibly ([`crate::vocab::text::inert()`]).
     pub fn line(&self, text: &str) {
-        self.write_line(crate::text::inert(text).into_owned());
+        self.write_line(crate::vocab::text::inert(text).into_owned());
     }
 
     /// Prints whole lines that mypi coloured itself, their foreign parts already made inert:

@@ -14,10 +14,10 @@ use super::spinner::Spinner;
 use super::style::{term_width, terminal_width, Role, Style};
 use super::tool_lines;
 use crate::agent::EventSink;
-use crate::protocol::AgentEvent;
-use crate::text::{inert, inert_sgr};
+use crate::vocab::protocol::AgentEvent;
+use crate::vocab::text::{inert, inert_sgr};
 
-/// A tool call's arguments with every string in them made inert ([`crate::text::inert()`]),
+/// A tool call's arguments with every string in them made inert ([`crate::vocab::text::inert()`]),
 /// for the lines that show the call.
 fn inert_value(value: &serde_json::Value) -> serde_json::Value {
     use serde_json::Value;
@@ -34,10 +34,10 @@ fn inert_value(value: &serde_json::Value) -> serde_json::Value {
 }
 
 /// Writes a line to stderr; a closed stderr is ignored (no panic, unlike `eprintln!`). On a
-/// terminal the text is made inert ([`crate::text::inert()`]): what is written here may hold
+/// terminal the text is made inert ([`crate::vocab::text::inert()`]): what is written here may hold
 /// a server's or a script's words.
 pub fn stderr_line(text: &str) {
-    let text = if crate::stdio::err_is_terminal() {
+    let text = if crate::platform::stdio::err_is_terminal() {
         inert(text)
     } else {
         std::borrow::Cow::Borrowed(text)
@@ -47,22 +47,22 @@ pub fn stderr_line(text: &str) {
 }
 
 /// Writes a line to stdout; a closed stdout (`mypi -p ... | head`) is ignored. On a terminal
-/// the text is made inert ([`crate::text::inert()`]); to a pipe or a file it is written exactly.
+/// the text is made inert ([`crate::vocab::text::inert()`]); to a pipe or a file it is written exactly.
 pub fn stdout_line(text: &str) {
-    if crate::stdio::out_is_terminal() {
-        crate::stdio::out_line(&inert(text));
+    if crate::platform::stdio::out_is_terminal() {
+        crate::platform::stdio::out_line(&inert(text));
     } else {
-        crate::stdio::out_line(text);
+        crate::platform::stdio::out_line(text);
     }
 }
 
 /// Writes one serialized JSON event as a line of stdout; on a terminal the characters JSON
-/// leaves as they are but a terminal would act on are escaped ([`crate::text::inert_json`]).
+/// leaves as they are but a terminal would act on are escaped ([`crate::vocab::text::inert_json`]).
 pub fn json_line(line: &str) {
-    if crate::stdio::out_is_terminal() {
-        crate::stdio::out_line(&crate::text::inert_json(line));
+    if crate::platform::stdio::out_is_terminal() {
+        crate::platform::stdio::out_line(&crate::vocab::text::inert_json(line));
     } else {
-        crate::stdio::out_line(line);
+        crate::platform::stdio::out_line(line);
     }
 }
 
@@ -117,9 +117,9 @@ fn tokens(n: u64) -> String {
 /// than its own turns spent some named), the session's, and the time taken.
 pub fn run_summary(
     model: &str,
-    run: crate::protocol::Usage,
-    by: &[(crate::run::Spender, crate::protocol::Usage)],
-    total: crate::protocol::Usage,
+    run: crate::vocab::protocol::Usage,
+    by: &[(crate::vocab::run::Spender, crate::vocab::protocol::Usage)],
+    total: crate::vocab::protocol::Usage,
     took: std::time::Duration,
 ) -> String {
     let cost = total
@@ -128,7 +128,7 @@ pub fn run_summary(
         .unwrap_or_default();
     let parts: Vec<String> = by
         .iter()
-        .filter(|(s, _)| *s != crate::run::Spender::Agent)
+        .filter(|(s, _)| *s != crate::vocab::run::Spender::Agent)
         .map(|(s, u)| {
             let (i, o) = (tokens(u.input_tokens), tokens(u.output_tokens));
             format!("{} {i} in / {o} out", s.name())
@@ -183,15 +183,17 @@ impl HumanSink {
 
     /// A running call's progress: its output's last lines, or its latest message, go above
     /// the status line (shown once the call has run a while).
-    fn tool_update(&self, id: String, kind: crate::run::UpdateKind, text: &str) {
+    fn tool_update(&self, id: String, kind: crate::vocab::run::UpdateKind, text: &str) {
         let width = term_width().saturating_sub(1);
         let rows: Vec<String> = match kind {
-            crate::run::UpdateKind::Output => {
+            crate::vocab::run::UpdateKind::Output => {
                 let mut outputs = self.outputs.lock().unwrap_or_else(|p| p.into_inner());
                 let buf = outputs.entry(id).or_default();
                 buf.push_str(text);
-                if buf.len() > crate::run::MAX_PROGRESS_BYTES {
-                    *buf = crate::text::tail_bytes(buf, crate::run::MAX_PROGRESS_BYTES).to_string();
+                if buf.len() > crate::vocab::run::MAX_PROGRESS_BYTES {
+                    *buf =
+                        crate::vocab::text::tail_bytes(buf, crate::vocab::run::MAX_PROGRESS_BYTES)
+                            .to_string();
                 }
                 let lines: Vec<&str> = buf.lines().filter(|l| !l.trim().is_empty()).collect();
                 let start = lines.len().saturating_sub(tool_lines::BASH_TAIL_LINES);
@@ -203,7 +205,7 @@ impl HumanSink {
                     })
                     .collect()
             }
-            crate::run::UpdateKind::Progress => {
+            crate::vocab::run::UpdateKind::Progress => {
                 let message = inert(text.lines().last().unwrap_or_default());
                 vec![tool_lines::fit(&format!("  ⋯ {message}"), width)]
             }
@@ -240,7 +242,7 @@ impl HumanSink {
         let text = if self.style.colour() {
             text
         } else {
-            plain = crate::renderers::clean::without_colours(text);
+            plain = crate::tools::renderers::clean::without_colours(text);
             &plain
         };
         for line in text.lines() {
@@ -292,7 +294,7 @@ impl HumanSink {
             let summary = match call.as_ref().and_then(|c| c.3.as_deref()) {
                 Some(text) => {
                     let first = text.lines().next().unwrap_or_default();
-                    crate::renderers::clean::without_colours(first)
+                    crate::tools::renderers::clean::without_colours(first)
                 }
                 None => tool_lines::call_line(&name, &args),
             };
@@ -373,7 +375,8 @@ impl EventSink for HumanSink {
                 match reply_width() {
                     Some(width) => {
                         for line in output.lines() {
-                            for row in crate::text::wrap_line(line, width.saturating_sub(1)) {
+                            for row in crate::vocab::text::wrap_line(line, width.saturating_sub(1))
+                            {
                                 p.styled(&row);
                             }
                         }
@@ -398,7 +401,7 @@ impl EventSink for HumanSink {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::Usage;
+    use crate::vocab::protocol::Usage;
 
     #[test]
     fn the_run_summary_reads_well() {
@@ -417,7 +420,7 @@ mod tests {
 
     #[test]
     fn the_run_summary_names_what_else_spent() {
-        use crate::run::Spender;
+        use crate::vocab::run::Spender;
         let u = Usage::tokens;
         let by = [
             (Spender::Agent, u(2100, 15)),

@@ -8,7 +8,7 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 
 use super::printer::Printer;
-use crate::control::Screen;
+use crate::agent::control::Screen;
 
 pub struct ReplScreen {
     printer: Arc<Printer>,
@@ -32,7 +32,7 @@ impl Screen for ReplScreen {
     fn title(&self, text: &str) {
         if self.terminal {
             // The title is mypi's own escape code; its text is inert (no BEL or ESC ends it).
-            let text = crate::text::inert(text);
+            let text = crate::vocab::text::inert(text);
             super::printer::write_raw(&format!("\x1b]0;{text}\x07"));
         }
     }

@@ -119,7 +119,7 @@ pub fn result_lines(
         _ => {
             let n = content.lines().count();
             let more = if n > 1 {
-                format!(" (+{})", crate::text::plural(n as u64 - 1, "line"))
+                format!(" (+{})", crate::vocab::text::plural(n as u64 - 1, "line"))
             } else {
                 String::new()
             };
@@ -180,7 +180,7 @@ fn bash_lines(content: &str, is_error: bool, style: &Style) -> Vec<String> {
     let mut out = Vec::new();
     let skipped = lines.len().saturating_sub(BASH_TAIL_LINES);
     if skipped > 0 {
-        let above = crate::text::plural(skipped as u64, "line");
+        let above = crate::vocab::text::plural(skipped as u64, "line");
         out.push(style.paint(Role::Dim, &format!("  │ … {above} above")));
     }
     for l in &lines[skipped..] {
@@ -223,7 +223,7 @@ pub fn diff_lines(old: &str, new: &str, style: &Style) -> Vec<String> {
             Role::Dim,
             &format!(
                 "  … {}",
-                crate::text::plural((total - out.len()) as u64, "more diff line")
+                crate::vocab::text::plural((total - out.len()) as u64, "more diff line")
             ),
         ));
     }

@@ -13,9 +13,9 @@ use serde_json::{json, Value};
 use tokio::process::Command;
 
 use super::{Tool, ToolContext, MAX_OUTPUT_BYTES};
-use crate::process::{self, Bounded, End, Sinks};
-use crate::protocol::{ToolOutput, ToolSpec};
-use crate::text::truncate_middle;
+use crate::platform::process::{self, Bounded, End, Sinks};
+use crate::vocab::protocol::{ToolOutput, ToolSpec};
+use crate::vocab::text::truncate_middle;
 use futures_util::future::BoxFuture;
 
 const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -164,7 +164,9 @@ fn watch_output(
         .watch(move |bytes| {
             let mut buf = incoming.0.lock().unwrap_or_else(|p| p.into_inner());
             buf.extend_from_slice(bytes);
-            let over = buf.len().saturating_sub(crate::run::MAX_PROGRESS_BYTES);
+            let over = buf
+                .len()
+                .saturating_sub(crate::vocab::run::MAX_PROGRESS_BYTES);
             buf.drain(..over);
             incoming.1.notify_one();
         });
@@ -183,7 +185,7 @@ fn watch_output(
                 String::from_utf8_lossy(&bytes).into_owned()
             };
             if !text.is_empty() {
-                report(crate::run::UpdateKind::Output, &text);
+                report(crate::vocab::run::UpdateKind::Output, &text);
             }
             tokio::time::sleep(REPORT_EVERY).await;
         }
@@ -242,7 +244,7 @@ fn finish(collected: Bounded, end: End, timeout: Duration, shell: &str) -> ToolO
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::TempDir;
+    use crate::platform::testutil::TempDir;
     use std::time::Instant;
     use tokio_util::sync::CancellationToken;
 
@@ -341,9 +343,9 @@ mod tests {
         let pgid: i32 = out.content.lines().next().unwrap().parse().unwrap();
         tokio::time::sleep(Duration::from_millis(100)).await;
         assert!(
-            crate::process::live_in_group(pgid).is_empty(),
+            crate::platform::process::live_in_group(pgid).is_empty(),
             "{:?}",
-            crate::process::live_in_group(pgid)
+            crate::platform::process::live_in_group(pgid)
         );
     }
 
@@ -356,7 +358,7 @@ mod tests {
         assert!(out.content.ends_with("exit code: 0"), "{}", out.content);
         let pgid: i32 = out.content.lines().next().unwrap().parse().unwrap();
         tokio::time::sleep(Duration::from_millis(100)).await;
-        assert!(crate::process::live_in_group(pgid).is_empty());
+        assert!(crate::platform::process::live_in_group(pgid).is_empty());
     }
 
     #[tokio::test]
@@ -375,7 +377,7 @@ mod tests {
         assert!(out.content.ends_with("\ncancelled"), "{}", out.content);
         let pgid: i32 = out.content.lines().next().unwrap().parse().unwrap();
         tokio::time::sleep(Duration::from_millis(100)).await;
-        assert!(crate::process::live_in_group(pgid).is_empty());
+        assert!(crate::platform::process::live_in_group(pgid).is_empty());
         let again = bash(&dir, json!({"command": "echo hi"})).await;
         assert_eq!(again.content, "hi\nexit code: 0");
         let out = BashTool::new()
@@ -391,7 +393,7 @@ mod tests {
     #[tokio::test]
     async fn missing_cwd_is_an_error() {
         let ctx = std::sync::Arc::new(
-            crate::run::RunContext::detached(
+            crate::vocab::run::RunContext::detached(
                 std::env::temp_dir().join("mypi-bash-test-no-such-folder-xyz"),
             )
             .with_cancel(CancellationToken::new()),
@@ -407,7 +409,7 @@ mod tests {
 
     #[test]
     fn collector_keeps_both_ends() {
-        use crate::process::KEEP_BYTES;
+        use crate::platform::process::KEEP_BYTES;
         let mut c = Bounded::default();
         c.push(&vec![b'a'; KEEP_BYTES + 10]);
         c.push(&vec![b'b'; KEEP_BYTES * 2]);

@@ -18,7 +18,7 @@ use super::fsguard::{Action, Kind, Target};
 use super::replace::{self, CommitError};
 use super::snapshot::Snapshot;
 use super::{Tool, ToolContext};
-use crate::protocol::{ToolOutput, ToolSpec};
+use crate::vocab::protocol::{ToolOutput, ToolSpec};
 use futures_util::future::BoxFuture;
 
 const DESCRIPTION: &str = "\
@@ -243,7 +243,7 @@ fn apply(content: &str, edit: &Edit) -> Result<(String, String), String> {
 mod tests {
     use super::super::fsguard::special;
     use super::*;
-    use crate::testutil::TempDir;
+    use crate::platform::testutil::TempDir;
     use std::fs;
     use std::os::unix::fs::FileTypeExt;
     use std::path::PathBuf;
@@ -258,7 +258,7 @@ mod tests {
 
         async fn edit(&self, args: Value) -> ToolOutput {
             let ctx = std::sync::Arc::new(
-                crate::run::RunContext::detached(self.0.clone())
+                crate::vocab::run::RunContext::detached(self.0.clone())
                     .with_cancel(CancellationToken::new()),
             );
             EditTool::new().call(args, ctx).await

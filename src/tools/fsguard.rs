@@ -259,7 +259,7 @@ pub(super) mod special {
 mod tests {
     use super::special::mkfifo;
     use super::*;
-    use crate::testutil::TempDir;
+    use crate::platform::testutil::TempDir;
     use std::os::unix::fs::symlink;
     use std::os::unix::net::UnixListener;
 

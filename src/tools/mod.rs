@@ -10,6 +10,7 @@ pub mod edit;
 mod fsguard;
 mod page;
 pub mod read;
+pub mod renderers;
 mod replace;
 mod snapshot;
 pub mod write;
@@ -19,9 +20,9 @@ use std::sync::{Arc, OnceLock, RwLock, Weak};
 
 use serde_json::Value;
 
-use crate::owner::{next_id, Handle, Owner, Unregister};
-use crate::protocol::{ToolOutput, ToolSpec};
-use crate::run::RunContext;
+use crate::vocab::owner::{next_id, Handle, Owner, Unregister};
+use crate::vocab::protocol::{ToolOutput, ToolSpec};
+use crate::vocab::run::RunContext;
 use futures_util::future::BoxFuture;
 
 /// Most bytes of tool output the model receives; more is cut in the middle with a note.
@@ -211,7 +212,7 @@ impl ToolRegistry {
     /// characters tool names cannot have as `_` (`mcp__everything__get-sum` for
     /// `mcp__everything__get_sum`), or the one MCP tool whose own name it is (`get-sum`).
     pub fn by_alias(&self, name: &str) -> Option<Arc<ToolEntry>> {
-        let wanted = crate::text::identifier(name);
+        let wanted = crate::vocab::text::identifier(name);
         let active = self.active();
         if let Some(e) = active.iter().find(|e| e.spec().name == wanted) {
             return Some(e.clone());

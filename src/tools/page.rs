@@ -6,8 +6,8 @@
 use std::borrow::Cow;
 use std::io::{self, BufRead, Read};
 
-use crate::protocol::ToolOutput;
-use crate::text::truncate_middle;
+use crate::vocab::protocol::ToolOutput;
+use crate::vocab::text::truncate_middle;
 
 /// Bytes taken from the reader per step while looking for the end of a line.
 const CHUNK: u64 = 64 * 1024;

@@ -13,8 +13,8 @@ use serde_json::{json, Value};
 use super::fsguard::{Action, Kind, Target};
 use super::page::{read_page, render_page};
 use super::{Tool, ToolContext, MAX_OUTPUT_BYTES};
-use crate::protocol::{ToolOutput, ToolSpec};
-use crate::text::truncate_middle;
+use crate::vocab::protocol::{ToolOutput, ToolSpec};
+use crate::vocab::text::truncate_middle;
 use futures_util::future::BoxFuture;
 
 /// Lines shown when the call gives no `limit`.
@@ -202,7 +202,7 @@ fn read_file(target: &Target, offset: usize, limit: usize) -> ToolOutput {
 mod tests {
     use super::super::fsguard::special;
     use super::*;
-    use crate::testutil::TempDir;
+    use crate::platform::testutil::TempDir;
 
     async fn read(dir: &TempDir, args: Value) -> ToolOutput {
         ReadTool::new().call(args, dir.ctx()).await

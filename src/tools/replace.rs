@@ -202,7 +202,7 @@ fn temp_name(file_name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::TempDir;
+    use crate::platform::testutil::TempDir;
     use std::cell::Cell;
     use std::os::unix::fs::PermissionsExt;
 

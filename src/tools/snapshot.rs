@@ -109,7 +109,7 @@ impl Snapshot {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::TempDir;
+    use crate::platform::testutil::TempDir;
     use std::fs::{self, OpenOptions};
     use std::io::Write;
     use std::path::Path;

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use super::fsguard::{Action, Kind, Target};
 use super::replace::{self, CommitError};
 use super::{Tool, ToolContext};
-use crate::protocol::{ToolOutput, ToolSpec};
+use crate::vocab::protocol::{ToolOutput, ToolSpec};
 use futures_util::future::BoxFuture;
 
 const DESCRIPTION: &str = "\
@@ -163,7 +163,7 @@ fn written(target: &Target, n: usize) -> String {
 mod tests {
     use super::super::fsguard::special;
     use super::*;
-    use crate::testutil::TempDir;
+    use crate::platform::testutil::TempDir;
 
     async fn write(dir: &TempDir, path: &str, content: &str) -> ToolOutput {
         WriteTool::new()

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use mypi::process::live_in_group;
+use mypi::platform::process::live_in_group;
 
 use crate::common::{Mypi, Running, TestDir};
 

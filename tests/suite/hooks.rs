@@ -11,11 +11,11 @@ use serde_json::{json, Value};
 
 use mypi::agent::EventSink;
 use mypi::app::{App, LineOutcome};
-use mypi::cli::Cli;
 use mypi::config::Config;
 use mypi::hooks::{EventKind, HookError, HookEvent, HookHandler};
-use mypi::owner::Owner;
-use mypi::protocol::AgentEvent;
+use mypi::repl::cli::Cli;
+use mypi::vocab::owner::Owner;
+use mypi::vocab::protocol::AgentEvent;
 use tokio_util::sync::CancellationToken;
 
 use crate::common::{FakeAnthropic, FakeOpenAi, Reply, TestDir};

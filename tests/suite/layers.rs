@@ -10,32 +10,18 @@ use std::path::{Path, PathBuf};
 
 /// The layers, lowest first, and the top-level modules of each.
 const LAYERS: &[(&str, &[&str])] = &[
-    (
-        "platform",
-        &["alloc", "process", "signals", "stdio", "http"],
-    ),
-    ("vocabulary", &["text", "owner", "protocol", "run", "ui"]),
-    (
-        "configuration",
-        &["trust", "settings", "extflags", "config", "control"],
-    ),
-    (
-        "capabilities",
-        &["hooks", "tools", "commands", "renderers", "providers"],
-    ),
+    ("platform", &["platform"]),
+    ("vocabulary", &["vocab"]),
+    ("configuration", &["config"]),
+    ("capabilities", &["hooks", "tools", "commands", "providers"]),
     ("agent", &["agent"]),
     ("hosts", &["extensions", "mcp"]),
     ("wiring", &["app"]),
-    ("front ends", &["repl", "cli"]),
+    ("front ends", &["repl"]),
 ];
 
 /// Imports that break the rule today, `(from, to)`: each is to be taken away, none added.
-const ALLOWED: &[(&str, &str)] = &[
-    ("config", "extensions"),
-    ("config", "providers"),
-    ("extflags", "cli"),
-    ("settings", "config"),
-];
+const ALLOWED: &[(&str, &str)] = &[];
 
 /// `(from module, to module)` -> the first `file:line` that imports it.
 type Edges = BTreeMap<(String, String), String>;
@@ -233,7 +219,7 @@ fn modules_import_only_from_their_layer_or_below_and_form_no_cycle() {
 
 #[test]
 fn imports_are_read_from_paths_and_groups() {
-    assert_eq!(imported("use crate::text::inert;"), ["text"]);
+    assert_eq!(imported("use crate::vocab::text::inert;"), ["vocab"]);
     assert_eq!(
         imported("use crate::{agent::Agent, hooks, run::{A, B}};"),
         ["agent", "hooks", "run"]

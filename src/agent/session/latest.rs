@@ -82,7 +82,7 @@ fn kind(t: FileType) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::TempDir;
+    use crate::platform::testutil::TempDir;
     use std::fs::File;
     use std::time::Duration;
 

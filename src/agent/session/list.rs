@@ -112,7 +112,7 @@ fn prompt_text(content: &serde_json::Value) -> String {
         serde_json::Value::String(s) => s.clone(),
         other => other.to_string(),
     };
-    crate::text::one_line(&text, usize::MAX)
+    crate::vocab::text::one_line(&text, usize::MAX)
 }
 
 /// Why an id did not name one session.
@@ -176,7 +176,7 @@ pub fn line(s: &SessionInfo, width: usize) -> String {
         s.model.as_deref().unwrap_or("?")
     );
     let room = width.saturating_sub(head.chars().count() + 2).max(20);
-    format!("{head}  {}", crate::text::one_line(prompt, room))
+    format!("{head}  {}", crate::vocab::text::one_line(prompt, room))
 }
 
 /// `2026-12-01 18:02` in the local time zone.

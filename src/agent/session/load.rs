@@ -25,7 +25,7 @@ use serde_json::error::Category;
 
 use super::plan::Plan;
 use super::SessionError;
-use crate::protocol::{Image, Message, Role, ToolCall, Usage};
+use crate::vocab::protocol::{Image, Message, Role, ToolCall, Usage};
 
 /// How the file ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

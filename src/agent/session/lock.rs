@@ -122,7 +122,7 @@ fn same_file(_: &Metadata, _: &Metadata) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::TempDir;
+    use crate::platform::testutil::TempDir;
 
     #[test]
     fn a_second_lock_names_the_holder_and_a_dropped_one_is_free() {

@@ -28,7 +28,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::{ChildRecord, Message};
+use crate::vocab::protocol::{ChildRecord, Message};
 pub use id::new_id;
 use load::Tail;
 use lock::{LockError, SessionLock};
@@ -56,7 +56,9 @@ pub enum Entry {
         compaction: crate::agent::compact::Compaction,
     },
     /// The session's usage after a run (tokens and cost); resuming needs none of it.
-    Totals { usage: crate::protocol::Usage },
+    Totals {
+        usage: crate::vocab::protocol::Usage,
+    },
     /// A run was cancelled by the user.
     Cancel {},
     /// A message of the conversation.
@@ -109,7 +111,7 @@ enum MessageLine<'a> {
         compaction: &'a crate::agent::compact::Compaction,
     },
     Totals {
-        usage: &'a crate::protocol::Usage,
+        usage: &'a crate::vocab::protocol::Usage,
     },
     /// A run was cancelled by the user.
     Cancel {},
@@ -214,7 +216,10 @@ impl SessionSlot {
     }
 
     /// The session's usage so far (after each run; in an open file only).
-    pub fn append_totals(&mut self, usage: &crate::protocol::Usage) -> Result<(), SessionError> {
+    pub fn append_totals(
+        &mut self,
+        usage: &crate::vocab::protocol::Usage,
+    ) -> Result<(), SessionError> {
         match self {
             SessionSlot::Open(w) => w.write_line(&MessageLine::Totals { usage }),
             _ => Ok(()),
@@ -274,8 +279,11 @@ impl SessionSlot {
 
     /// Writes a line a script added (a custom entry, the name), creating the file first
     /// when it is pending.
-    pub fn append_pending(&mut self, entry: &crate::control::Pending) -> Result<(), SessionError> {
-        use crate::control::Pending;
+    pub fn append_pending(
+        &mut self,
+        entry: &crate::agent::control::Pending,
+    ) -> Result<(), SessionError> {
+        use crate::agent::control::Pending;
         self.open()?;
         let SessionSlot::Open(w) = self else {
             return Ok(());

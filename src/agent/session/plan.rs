@@ -7,7 +7,7 @@
 //! The replay is [`compact::apply`]'s, on places instead of messages.
 
 use crate::agent::compact::{self, Compaction};
-use crate::protocol::Message;
+use crate::vocab::protocol::Message;
 
 /// One message of the conversation as resumed.
 enum Slot {
@@ -98,7 +98,7 @@ mod tests {
     /// trimmed.
     fn line(n: usize) -> Message {
         Message {
-            role: crate::protocol::Role::Tool,
+            role: crate::vocab::protocol::Role::Tool,
             tool_call_id: Some(format!("c{n}")),
             ..Message::user(n.to_string().repeat(5_000))
         }

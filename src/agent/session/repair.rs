@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use crate::protocol::{Message, Role};
+use crate::vocab::protocol::{Message, Role};
 
 /// The result given to a tool call that has none.
 pub const INTERRUPTED: &str = "interrupted: this tool call did not finish (mypi was stopped \
@@ -116,7 +116,7 @@ fn interrupted(id: String, name: String) -> Message {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{ToolCall, ToolOutput};
+    use crate::vocab::protocol::{ToolCall, ToolOutput};
     use serde_json::json;
 
     fn call(id: &str) -> ToolCall {

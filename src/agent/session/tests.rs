@@ -4,8 +4,8 @@
 use std::io::Write;
 
 use super::*;
-use crate::protocol::{ToolCall, ToolOutput};
-use crate::testutil::TempDir;
+use crate::platform::testutil::TempDir;
+use crate::vocab::protocol::{ToolCall, ToolOutput};
 
 fn new_session(dir: &Path) -> SessionWriter {
     SessionWriter::create(dir, Path::new("/x"), &new_id(), None).unwrap()
@@ -36,7 +36,7 @@ fn a_resumed_message_keeps_every_field_but_its_details() {
     let tmp = TempDir::new("fields");
     let mut w = new_session(&tmp.0);
     let full = Message {
-        role: crate::protocol::Role::Tool,
+        role: crate::vocab::protocol::Role::Tool,
         content: "out".into(),
         tool_calls: vec![ToolCall {
             id: "c1".into(),
@@ -47,11 +47,11 @@ fn a_resumed_message_keeps_every_field_but_its_details() {
         tool_call_id: Some("c1".into()),
         name: Some("read".into()),
         is_error: true,
-        images: vec![crate::protocol::Image {
+        images: vec![crate::vocab::protocol::Image {
             mime_type: "image/png".into(),
             data: "AAAA".into(),
         }],
-        usage: Some(crate::protocol::Usage {
+        usage: Some(crate::vocab::protocol::Usage {
             input_tokens: 3,
             output_tokens: 4,
             cached_tokens: 1,

@@ -16,7 +16,7 @@ use super::convert::{json_to_lua, lua_to_json};
 use super::raise;
 use crate::extensions::api::{ApiLink, CallbackId};
 use crate::extensions::surface::{self, Arg, Member, Object, Ret, Shape, Ty};
-use crate::run::RunContext;
+use crate::vocab::run::RunContext;
 
 /// Registry name of the table of callbacks (`CallbackId` -> function).
 pub(super) const CALLBACKS: &str = "mypi.callbacks";

@@ -42,7 +42,7 @@ use super::api::{
     ApiLink, CallbackId, Engine, ErrorKind, EventView, Limits, ScriptError, PLAIN_DATA,
 };
 use crate::hooks::SharedText;
-use crate::run::RunContext;
+use crate::vocab::run::RunContext;
 
 /// Builds the engine for an extension (on its worker thread).
 pub fn new_engine(link: Arc<ApiLink>, limits: Limits) -> Result<Box<dyn Engine>, ScriptError> {

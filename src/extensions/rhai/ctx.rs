@@ -16,7 +16,7 @@ use super::bindings::Api;
 use super::convert::{script_err, to_dynamic};
 use crate::extensions::surface::{self, Object, Shape};
 use crate::hooks::SharedText;
-use crate::run::RunContext;
+use crate::vocab::run::RunContext;
 
 /// `ctx`: the context of the run that made the call.
 #[derive(Clone)]

@@ -48,8 +48,8 @@ use self::convert::{to_dynamic, to_json, ErrorContext};
 use self::resolver::{Imports, Resolver};
 use super::api::{ApiLink, CallbackId, Engine, EventView, Limits, ScriptError, PLAIN_DATA};
 use super::meter::CallClock;
-use crate::alloc;
-use crate::run::RunContext;
+use crate::platform::alloc;
+use crate::vocab::run::RunContext;
 
 /// Operations per second of budget a call may run: a backstop behind the clock, far above
 /// what Rhai manages (some 3e8 per second in a release build), so the clock always ends a

@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value as Json};
 use super::{Args, Ret};
 use crate::agent::child::{self, CompleteRequest, MAX_CHILDREN};
 use crate::extensions::api::ApiLink;
-use crate::protocol::{ChildOutcome, Message, Role};
+use crate::vocab::protocol::{ChildOutcome, Message, Role};
 
 /// How many children `api.run_agents` runs at once unless told.
 const DEFAULT_CONCURRENCY: usize = 4;

@@ -8,7 +8,7 @@ use serde_json::{json, Value as Json};
 use super::{checked, Arg, Args, Member, Object, Ret};
 use crate::extensions::api::{ApiLink, CallbackId, ToolDef};
 use crate::hooks::EventKind;
-use crate::run::RunContext;
+use crate::vocab::run::RunContext;
 
 /// Whether `member` asks the user or the app (a dialog, leaving, reloading): refused while
 /// extensions are only checked (the members that run a process, a model or an MCP call are
@@ -94,7 +94,7 @@ pub fn call(
         (Object::Ctx, "progress" | "update") => {
             if let Some(ctx) = ctx {
                 let message = args.take("message").display();
-                ctx.report(crate::run::UpdateKind::Progress, &message);
+                ctx.report(crate::vocab::run::UpdateKind::Progress, &message);
             }
             Ok(Ret::Nil)
         }
@@ -131,7 +131,7 @@ fn ui(link: &ApiLink, name: &str, args: &mut Args<'_>) -> Result<Ret, String> {
         }
         "editor" => Ok(opt_string(link.editor(&args.take("initial").text()))),
         "set_status" => {
-            let key = crate::control::status_key(&link.info.name, &args.take("key").text());
+            let key = crate::agent::control::status_key(&link.info.name, &args.take("key").text());
             let value = args.take("text").opt_text();
             link.host()
                 .control

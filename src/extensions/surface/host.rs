@@ -12,11 +12,11 @@ use std::sync::Arc;
 use serde_json::{json, Value as Json};
 
 use super::{Arg, Args, Member, Object, Ret};
-use crate::control::{Pending, Request, MAX_ENTRY_BYTES, MAX_NAME_BYTES};
+use crate::agent::control::{Pending, Request, MAX_ENTRY_BYTES, MAX_NAME_BYTES};
 use crate::extensions::api::ApiLink;
 use crate::extensions::background::{MAX_EVENT_NAME, MAX_TIMER_MS, MIN_REPEAT_MS};
 use crate::extensions::registrar::Background;
-use crate::run::RunContext;
+use crate::vocab::run::RunContext;
 
 /// A member that returns nothing.
 fn nil(done: Result<(), String>) -> Result<Ret, String> {
@@ -66,7 +66,7 @@ fn control_member(
             // would only be shown as `^[` wherever the name is printed).
             let text = args.take("name").text();
             let kept = text.replace(|c: char| c.is_control() && !matches!(c, '\n' | '\t'), "");
-            let name = crate::control::one_line(&kept);
+            let name = crate::agent::control::one_line(&kept);
             if name.is_empty() || name.len() > MAX_NAME_BYTES {
                 return Err(format!(
                     "the name must be 1 to {MAX_NAME_BYTES} bytes of text on one line"
@@ -227,8 +227,8 @@ fn event_name(arg: Arg) -> Result<String, String> {
 }
 
 /// `api.flag{name, type, default?, description?}` as declared.
-fn flag(arg: Arg, extension: &str) -> Result<crate::extflags::Declared, String> {
-    use crate::extflags::{Declared, Kind};
+fn flag(arg: Arg, extension: &str) -> Result<crate::config::extflags::Declared, String> {
+    use crate::config::extflags::{Declared, Kind};
     let field = |name: &str| arg.clone().field(name);
     let name = field("name").unwrap_or(Arg::Nil).text();
     let valid = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_';
@@ -237,7 +237,7 @@ fn flag(arg: Arg, extension: &str) -> Result<crate::extflags::Declared, String> 
             "the name must be 1 to 64 lowercase letters, digits, '-' or '_' (not {name:?})"
         ));
     }
-    if crate::extflags::own_names().contains(&name) {
+    if crate::config::extflags::own_names().contains(&name) {
         return Err(format!("--{name} is one of mypi's own options"));
     }
     let kind_text = field("type").unwrap_or(Arg::Nil).text();

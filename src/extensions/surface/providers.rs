@@ -5,8 +5,8 @@
 use serde_json::Value as Json;
 
 use super::Arg;
+use crate::config::settings::{ModelInfo, NamedProvider};
 use crate::config::ProviderKind;
-use crate::settings::{ModelInfo, NamedProvider};
 
 /// Most models one provider may list.
 const MAX_MODELS: usize = 1000;

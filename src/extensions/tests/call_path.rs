@@ -14,7 +14,7 @@ use crate::extensions::discovery;
 use crate::extensions::host::ExtensionHost;
 use crate::extensions::services::HostContext;
 use crate::hooks::HookEvent;
-use crate::testutil::TempDir;
+use crate::platform::testutil::TempDir;
 
 fn host(dir: &TempDir, files: &[(&str, &str)]) -> (ExtensionHost, Arc<Mutex<Vec<String>>>) {
     let root = dir.0.join("ext");

@@ -18,8 +18,8 @@ use crate::extensions::api::{
 };
 use crate::extensions::handoff;
 use crate::hooks::{self, HookError, HookEvent, NoticeFn, Step};
-use crate::owner::Owner;
-use crate::run::RunContext;
+use crate::vocab::owner::Owner;
+use crate::vocab::run::RunContext;
 
 /// The thread's body.
 pub(super) fn serve(

@@ -12,9 +12,9 @@ use crate::extensions::api::{
     ApiLink, CallbackId, Engine, ErrorKind, ExtensionInfo, Language, Limits, ScriptError,
 };
 use crate::extensions::registrar::Recording;
-use crate::owner::Owner;
-use crate::run::RunContext;
-use crate::testutil::{TempDir, EVENTS};
+use crate::platform::testutil::{TempDir, EVENTS};
+use crate::vocab::owner::Owner;
+use crate::vocab::run::RunContext;
 
 mod fs;
 mod isolation;
@@ -72,7 +72,7 @@ fn build(files: &[(&str, &str)], limits: Limits, state: Json) -> Ext {
         state,
     ));
     let engine = LuaEngine::new(link, limits).unwrap();
-    let ctx = crate::testutil::run_ctx(&dir.0);
+    let ctx = crate::platform::testutil::run_ctx(&dir.0);
     Ext {
         dir,
         rec,

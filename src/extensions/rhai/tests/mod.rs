@@ -11,9 +11,9 @@ use crate::extensions::api::{
     ApiLink, Engine, ErrorKind, ExtensionInfo, Language, Limits, ScriptError,
 };
 use crate::extensions::registrar::Recording;
-use crate::owner::Owner;
-use crate::run::RunContext;
-use crate::testutil::{TempDir, EVENTS};
+use crate::platform::testutil::{TempDir, EVENTS};
+use crate::vocab::owner::Owner;
+use crate::vocab::run::RunContext;
 
 const BUDGET: Duration = Duration::from_millis(200);
 
@@ -76,7 +76,7 @@ fn on_worker(f: impl FnOnce() + Send + 'static) {
 }
 
 fn ctx() -> Arc<RunContext> {
-    crate::testutil::run_ctx(std::path::Path::new("/w"))
+    crate::platform::testutil::run_ctx(std::path::Path::new("/w"))
 }
 
 impl Fixture {

@@ -22,7 +22,7 @@ impl TempDir {
 
     /// A tool context whose working folder is this folder.
     pub fn ctx(&self) -> ToolContext {
-        std::sync::Arc::new(crate::run::RunContext::detached(self.0.clone()))
+        std::sync::Arc::new(crate::vocab::run::RunContext::detached(self.0.clone()))
     }
 }
 
@@ -33,8 +33,8 @@ impl Drop for TempDir {
 }
 
 /// The context of a test run in `cwd`, session `s1`, model `m1`, print mode.
-pub fn run_ctx(cwd: &std::path::Path) -> std::sync::Arc<crate::run::RunContext> {
-    let mut ctx = crate::run::RunContext::detached(cwd.to_path_buf());
+pub fn run_ctx(cwd: &std::path::Path) -> std::sync::Arc<crate::vocab::run::RunContext> {
+    let mut ctx = crate::vocab::run::RunContext::detached(cwd.to_path_buf());
     ctx.session_id = "s1".into();
     ctx.model = "m1".into();
     std::sync::Arc::new(ctx)

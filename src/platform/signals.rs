@@ -9,7 +9,7 @@
 use std::io::Write;
 use tokio::signal::unix::{signal, SignalKind};
 
-use crate::process;
+use crate::platform::process;
 
 /// What a front end says last when a signal ends mypi, given the signal's name (`--json`
 /// closes its stream of events with an `error` event).
@@ -47,7 +47,7 @@ fn name_of(sig: i32) -> &'static str {
 /// Ends the process at once after killing every child group and restoring the terminal.
 pub fn exit_now(sig: i32) -> ! {
     process::kill_all();
-    crate::stdio::restore_terminal();
+    crate::platform::stdio::restore_terminal();
     let name = name_of(sig);
     // mypi's own words; a closed stderr is ignored.
     let _ = writeln!(std::io::stderr().lock(), "mypi: stopped by {name}");

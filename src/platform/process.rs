@@ -475,7 +475,7 @@ mod tests {
             std::thread::sleep(Duration::from_millis(10));
         }
         assert!(
-            crate::process::live_in_group(pid).is_empty(),
+            crate::platform::process::live_in_group(pid).is_empty(),
             "the process group outlived the call"
         );
     }

@@ -385,7 +385,7 @@ fn shown(item: &Item) -> String {
 fn unknown(path: &str) -> String {
     let near = KEYS
         .iter()
-        .map(|k| (crate::text::edit_distance(path, k.name), k.name))
+        .map(|k| (crate::vocab::text::edit_distance(path, k.name), k.name))
         .filter(|(d, name)| *d <= 3.max(path.len() / 4) || name.ends_with(path))
         .min();
     match near {
@@ -416,7 +416,7 @@ fn provider(
             let fspan = table.key(field).and_then(|k| k.span()).map(|r| r.start);
             let near = PROVIDER_FIELDS
                 .iter()
-                .min_by_key(|f| crate::text::edit_distance(field, f))
+                .min_by_key(|f| crate::vocab::text::edit_distance(field, f))
                 .map(|f| format!("; did you mean `{}`?", at(f)))
                 .unwrap_or_default();
             return Err(file.fail(fspan, format!("unknown key `{}`{near}", at(field))));

@@ -1,13 +1,11 @@
 //! Command-line flags that extensions declare (`api.flag{...}`): `mypi --NAME` or
 //! `mypi --NAME=VALUE` for a long option mypi itself does not have. Before clap parses the
-//! command line, such options are taken out ([`split`]); once the extensions have loaded,
+//! command line, such options are taken out ([`split_for`]); once the extensions have loaded,
 //! each must be one an extension declared, with a value of its type ([`check`]), or mypi
 //! stops with exit 2 as for any unknown option. Subcommands (`mypi ext check`, ...) take
 //! none: there every unknown option is clap's error.
 
 use std::ffi::OsString;
-
-use clap::CommandFactory;
 
 /// A `--NAME[=VALUE]` the command line gave for an extension.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,12 +46,38 @@ impl Kind {
     }
 }
 
-/// mypi's own long options (and `help`, `version`).
+/// mypi's own long options (the command line's, `help` and `version`): the options an
+/// extension may not declare. The command line itself is the front end's (`repl::cli`),
+/// whose test holds this list to it.
+pub const OWN_OPTIONS: &[&str] = &[
+    "print",
+    "json",
+    "provider",
+    "model",
+    "base-url",
+    "faux-script",
+    "continue",
+    "resume",
+    "no-session",
+    "extensions-dir",
+    "no-extensions",
+    "no-builtin-extensions",
+    "no-watch",
+    "trust",
+    "mcp-config",
+    "no-mcp",
+    "max-turns",
+    "help",
+    "version",
+];
+
+/// mypi's own long options ([`OWN_OPTIONS`]).
 pub fn own_names() -> Vec<String> {
-    names_of(&crate::cli::Cli::command())
+    OWN_OPTIONS.iter().map(|s| s.to_string()).collect()
 }
 
-fn names_of(cmd: &clap::Command) -> Vec<String> {
+/// The long options of `cmd` (and `help`, `version`).
+pub fn names_of(cmd: &clap::Command) -> Vec<String> {
     let mut names: Vec<String> = cmd
         .get_arguments()
         .filter_map(|a| a.get_long().map(str::to_string))
@@ -62,13 +86,8 @@ fn names_of(cmd: &clap::Command) -> Vec<String> {
     names
 }
 
-/// Takes the long options mypi does not know out of `args` (not after `--`, and not when
-/// a subcommand is given).
-pub fn split(args: Vec<OsString>) -> (Vec<OsString>, Vec<Given>) {
-    split_for(&crate::cli::Cli::command(), args)
-}
-
-/// [`split`] against the command `cmd` already built (start-up builds it once).
+/// Takes the long options of `args` that the command `cmd` does not know out of it (not
+/// after `--`, and not when a subcommand is given); start-up builds `cmd` once.
 pub fn split_for(cmd: &clap::Command, args: Vec<OsString>) -> (Vec<OsString>, Vec<Given>) {
     let subcommands: Vec<String> = cmd
         .get_subcommands()
@@ -150,7 +169,7 @@ pub fn check(given: &[Given], declared: &[Declared]) -> Result<(), String> {
             let mut near: Vec<String> = own_names()
                 .into_iter()
                 .chain(declared.iter().map(|d| d.name.clone()))
-                .filter(|n| crate::text::edit_distance(n, &g.name) <= 2)
+                .filter(|n| crate::vocab::text::edit_distance(n, &g.name) <= 2)
                 .map(|n| format!("--{n}"))
                 .collect();
             near.sort();
@@ -221,6 +240,12 @@ pub fn help(declared: &[Declared]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The split against mypi's own command line.
+    fn split(args: Vec<OsString>) -> (Vec<OsString>, Vec<Given>) {
+        use clap::CommandFactory;
+        split_for(&crate::repl::cli::Cli::command(), args)
+    }
 
     fn os(args: &[&str]) -> Vec<OsString> {
         args.iter().map(OsString::from).collect()

@@ -96,10 +96,10 @@ pub struct Control {
     status: Mutex<BTreeMap<String, String>>,
     screen: RwLock<Option<Arc<dyn Screen>>>,
     /// Providers extensions registered (`api.provider`), with the extension's name.
-    providers: Mutex<Vec<(String, crate::settings::NamedProvider)>>,
+    providers: Mutex<Vec<(String, crate::config::settings::NamedProvider)>>,
     /// The command line's options for extensions, and the flags extensions declared.
-    flags_given: RwLock<Vec<crate::extflags::Given>>,
-    flags: Mutex<Vec<crate::extflags::Declared>>,
+    flags_given: RwLock<Vec<crate::config::extflags::Given>>,
+    flags: Mutex<Vec<crate::config::extflags::Declared>>,
     /// The project folder is trusted (`api.project_trusted()`): the app sets it from the
     /// trust gate's decision.
     project_trusted: std::sync::atomic::AtomicBool,
@@ -336,7 +336,7 @@ impl Control {
     }
 
     /// `api.provider{...}` of extension `owner`: replaces one of the same name.
-    pub fn add_provider(&self, owner: &str, provider: crate::settings::NamedProvider) {
+    pub fn add_provider(&self, owner: &str, provider: crate::config::settings::NamedProvider) {
         let mut all = lock(&self.providers);
         all.retain(|(_, p)| p.name != provider.name);
         all.push((owner.to_string(), provider));
@@ -348,7 +348,7 @@ impl Control {
     }
 
     /// The providers extensions registered, in order.
-    pub fn providers(&self) -> Vec<crate::settings::NamedProvider> {
+    pub fn providers(&self) -> Vec<crate::config::settings::NamedProvider> {
         lock(&self.providers)
             .iter()
             .map(|(_, p)| p.clone())
@@ -356,11 +356,11 @@ impl Control {
     }
 
     /// The options the command line gave for extensions.
-    pub fn set_flags_given(&self, given: Vec<crate::extflags::Given>) {
+    pub fn set_flags_given(&self, given: Vec<crate::config::extflags::Given>) {
         *self.flags_given.write().unwrap_or_else(|p| p.into_inner()) = given;
     }
 
-    pub fn flags_given(&self) -> Vec<crate::extflags::Given> {
+    pub fn flags_given(&self) -> Vec<crate::config::extflags::Given> {
         self.flags_given
             .read()
             .unwrap_or_else(|p| p.into_inner())
@@ -369,7 +369,7 @@ impl Control {
 
     /// `api.flag{...}`: a name another extension declared is refused; the same extension
     /// declaring it again (a reload) replaces it.
-    pub fn declare_flag(&self, flag: crate::extflags::Declared) -> Result<(), String> {
+    pub fn declare_flag(&self, flag: crate::config::extflags::Declared) -> Result<(), String> {
         let mut all = lock(&self.flags);
         if let Some(other) = all
             .iter()
@@ -389,11 +389,11 @@ impl Control {
     pub fn flag_value(&self, name: &str) -> Option<serde_json::Value> {
         let all = lock(&self.flags);
         let d = all.iter().find(|d| d.name == name)?;
-        Some(crate::extflags::value(d, &self.flags_given()))
+        Some(crate::config::extflags::value(d, &self.flags_given()))
     }
 
     /// The declared flags, in order.
-    pub fn declared_flags(&self) -> Vec<crate::extflags::Declared> {
+    pub fn declared_flags(&self) -> Vec<crate::config::extflags::Declared> {
         lock(&self.flags).clone()
     }
 
@@ -418,18 +418,18 @@ pub fn status_key(extension: &str, key: &str) -> String {
 
 /// A script's text made safe for one line of the terminal: newlines and tabs as spaces,
 /// other control characters (escape sequences included) shown visibly
-/// ([`crate::text::inert()`]), cut to [`MAX_STATUS_BYTES`].
+/// ([`crate::vocab::text::inert()`]), cut to [`MAX_STATUS_BYTES`].
 pub fn one_line(text: &str) -> String {
     let flat: String = text
         .chars()
         .map(|c| if c == '\n' || c == '\t' { ' ' } else { c })
         .collect();
-    let clean = crate::text::inert(&flat);
+    let clean = crate::vocab::text::inert(&flat);
     let clean = clean.trim();
     if clean.len() <= MAX_STATUS_BYTES {
         return clean.to_string();
     }
-    let end = crate::text::floor_char_boundary(clean, MAX_STATUS_BYTES);
+    let end = crate::vocab::text::floor_char_boundary(clean, MAX_STATUS_BYTES);
     format!("{}…", &clean[..end])
 }
 

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::protocol::ChildRecord;
+use crate::vocab::protocol::ChildRecord;
 use queue::Queues;
 
 /// How the front end talks to the user (`ctx.mode`).
@@ -50,7 +50,7 @@ pub const PROGRESS_QUEUE: usize = 256;
 /// The longest progress text passed on (longer is cut to its end).
 pub const MAX_PROGRESS_BYTES: usize = 4096;
 
-pub use crate::protocol::UpdateKind;
+pub use crate::vocab::protocol::UpdateKind;
 
 /// A function a tool reports progress through (for layers that know no [`RunContext`]).
 pub type Reporter = Arc<dyn Fn(UpdateKind, &str) + Send + Sync>;
@@ -82,11 +82,11 @@ impl Spender {
 /// The usage of every model call made for one line (its run, the children it started, its
 /// compactions, scripts' completions), shared by the line's contexts and their children's.
 #[derive(Debug, Default)]
-pub struct Spent(Mutex<Vec<(Spender, crate::protocol::Usage)>>);
+pub struct Spent(Mutex<Vec<(Spender, crate::vocab::protocol::Usage)>>);
 
 impl Spent {
-    pub fn add(&self, by: Spender, usage: crate::protocol::Usage) {
-        if usage == crate::protocol::Usage::default() {
+    pub fn add(&self, by: Spender, usage: crate::vocab::protocol::Usage) {
+        if usage == crate::vocab::protocol::Usage::default() {
             return;
         }
         let mut spent = self.0.lock().unwrap_or_else(|p| p.into_inner());
@@ -100,7 +100,7 @@ impl Spent {
     }
 
     /// Everything counted since the last take, by what spent it, and emptied.
-    pub fn take(&self) -> Vec<(Spender, crate::protocol::Usage)> {
+    pub fn take(&self) -> Vec<(Spender, crate::vocab::protocol::Usage)> {
         std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
     }
 }
@@ -219,7 +219,7 @@ impl RunContext {
     /// Reports progress of the tool call this context was made for (nothing outside one).
     pub fn report(&self, kind: UpdateKind, text: &str) {
         if let (Some(tx), Some(id)) = (&self.progress, &self.call_id) {
-            let text = crate::text::tail_bytes(text, MAX_PROGRESS_BYTES);
+            let text = crate::vocab::text::tail_bytes(text, MAX_PROGRESS_BYTES);
             let _ = tx.try_send((id.clone(), kind, text.to_string()));
         }
     }
@@ -228,7 +228,7 @@ impl RunContext {
     pub fn reporter(&self) -> Option<Reporter> {
         let (tx, id) = (self.progress.clone()?, self.call_id.clone()?);
         Some(Arc::new(move |kind, text: &str| {
-            let text = crate::text::tail_bytes(text, MAX_PROGRESS_BYTES);
+            let text = crate::vocab::text::tail_bytes(text, MAX_PROGRESS_BYTES);
             let _ = tx.try_send((id.clone(), kind, text.to_string()));
         }))
     }

@@ -37,8 +37,8 @@ use std::sync::{Arc, OnceLock, RwLock, Weak};
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use crate::owner::{next_id, Handle, Owner, Unregister};
-use crate::run::{RunContext, RunMode};
+use crate::vocab::owner::{next_id, Handle, Owner, Unregister};
+use crate::vocab::run::{RunContext, RunMode};
 
 /// What a renderer gives back: the text to print, `None` for the default, or why it failed
 /// (the script's `path:line: message`).

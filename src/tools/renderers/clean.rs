@@ -1,12 +1,12 @@
 //! What a renderer's text may put on the terminal ([`clean`]): at most [`MAX_RENDERED_BYTES`]
 //! (longer text is cut in the middle with a note), colours as plain SGR (`ESC [ 1;31 m`)
 //! parsed and emitted again, and every other control character or escape sequence shown
-//! visibly, by the one rule of [`crate::text::inert`](mod@crate::text::inert). A renderer can colour its lines but
+//! visibly, by the one rule of [`crate::vocab::text::inert`](mod@crate::vocab::text::inert). A renderer can colour its lines but
 //! cannot move the cursor, clear the screen, set the window title or rewrite a line with
 //! `\r`, so the REPL's own lines (and the prompt) stay where they are. Colours are reset at
 //! the end, so a renderer that forgets to reset does not colour what follows.
 
-use crate::text::{inert_sgr, truncate_middle};
+use crate::vocab::text::{inert_sgr, truncate_middle};
 
 /// The most text one rendered line (or block of lines) may have.
 pub const MAX_RENDERED_BYTES: usize = 8 * 1024;

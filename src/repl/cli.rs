@@ -13,7 +13,7 @@ use crate::config::Overrides;
 pub struct Cli {
     /// `--NAME[=VALUE]` options for extensions, taken out before parsing (`extflags`).
     #[arg(skip)]
-    pub ext_flags: Vec<crate::extflags::Given>,
+    pub ext_flags: Vec<crate::config::extflags::Given>,
 
     /// Run one prompt (or /command), print the final answer and exit. Without PROMPT, the
     /// prompt is read from standard input.
@@ -146,6 +146,17 @@ impl Cli {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The options extensions may not declare are exactly the command line's.
+    #[test]
+    fn the_own_options_list_is_the_command_lines() {
+        let command = <Cli as clap::CommandFactory>::command();
+        let mut longs = crate::config::extflags::names_of(&command);
+        longs.sort();
+        let mut own = crate::config::extflags::own_names();
+        own.sort();
+        assert_eq!(own, longs);
+    }
 
     #[test]
     fn the_prompt_may_come_after_other_options() {

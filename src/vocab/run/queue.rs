@@ -13,7 +13,7 @@ use std::sync::Mutex;
 
 use tokio::sync::Notify;
 
-pub use crate::protocol::Delivery;
+pub use crate::vocab::protocol::Delivery;
 
 /// How much the queues hold and how many queued prompts run in a row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

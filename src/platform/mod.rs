@@ -1,0 +1,15 @@
+//! The platform layer, lowest of all: what mypi needs of the operating system and nothing
+//! of mypi's own. Child processes in their own process group, killed on every exit path
+//! ([`process`], with the reaper that outlives a `kill -9`); the signals that end mypi
+//! ([`signals`]); the process allocator, which charges every block to a meter ([`alloc`]);
+//! mypi's own stdout in print mode, out of reach of scripts and children ([`stdio`]); the one
+//! HTTP client ([`http`]).
+
+pub mod alloc;
+pub mod http;
+pub mod process;
+pub mod signals;
+pub mod stdio;
+/// Helpers for the unit tests of every layer.
+#[cfg(test)]
+pub mod testutil;
