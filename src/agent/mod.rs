@@ -186,6 +186,18 @@ impl Agent {
         self.messages = messages;
     }
 
+    /// The session's totals as its file says them, when they are more than its messages
+    /// show (child agents', compaction summaries' and scripts' model calls).
+    pub fn restore_totals(&mut self, totals: Option<Usage>) {
+        if let Some(t) = totals {
+            if t.input_tokens + t.output_tokens
+                >= self.usage.input_tokens + self.usage.output_tokens
+            {
+                self.usage = t;
+            }
+        }
+    }
+
     /// Runs one prompt through the `input` hook and the loop, then every follow-up queued
     /// meanwhile. The outcome is the last run's.
     pub async fn prompt(

@@ -117,6 +117,7 @@ struct Continued {
     resumed: bool,
     model: Option<(String, String)>,
     name: Option<String>,
+    totals: Option<crate::vocab::protocol::Usage>,
 }
 
 impl Continued {
@@ -128,6 +129,7 @@ impl Continued {
             resumed: false,
             model: None,
             name: None,
+            totals: None,
         }
     }
 }
@@ -143,6 +145,7 @@ fn opened(resumed: crate::agent::session::Resumed, notice: &NoticeFn) -> Continu
         resumed: true,
         model: resumed.model,
         name: resumed.name,
+        totals: resumed.totals,
     }
 }
 
@@ -193,8 +196,13 @@ impl App {
             wiring.queues.clone(),
         );
         let start = Self::session_start(&config, &notice)?;
-        let (mut session, messages, resumed, last_model) =
-            (start.slot, start.messages, start.resumed, start.model);
+        let (mut session, messages, resumed, last_model, totals) = (
+            start.slot,
+            start.messages,
+            start.resumed,
+            start.model,
+            start.totals,
+        );
         if !resumed {
             // The header of the file to come names what the session starts with.
             session.set_model(&config.provider_name, &config.model)?;
@@ -210,6 +218,7 @@ impl App {
             session,
             messages,
         });
+        agent.restore_totals(totals);
         Self::configure(&mut agent, &config);
         let (commands, ui, control) = (
             wiring.commands.clone(),

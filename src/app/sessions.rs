@@ -73,6 +73,7 @@ impl App {
         let name = resumed.name.clone();
         self.agent
             .resume(SessionSlot::Open(resumed.writer), resumed.messages);
+        self.agent.restore_totals(resumed.totals);
         let file = self.agent.session().map(|w| w.path().to_path_buf());
         self.extensions.context().control.set_session(file, name);
         if let Some((provider, model)) = resumed.model {

@@ -658,4 +658,14 @@ end)"#,
         "{last}"
     );
     assert_eq!(last["session_usage"], last["usage"], "{last}");
+    // A resumed session keeps those totals (its messages alone show only the agent's).
+    let out = Mypi::new(&dir)
+        .openai(&fake)
+        .args(["--continue", "-p", "/session"])
+        .run();
+    let stdout = &out.ok().stdout;
+    assert!(
+        stdout.contains("Tokens this session: 3500 in, 72 out"),
+        "{stdout}"
+    );
 }

@@ -50,6 +50,8 @@ pub struct Loaded {
     pub model: Option<(String, String)>,
     /// The session's name (its last `session_info` line).
     pub name: Option<String>,
+    /// The session's totals as its last `totals` line says (every model call counted).
+    pub totals: Option<crate::vocab::protocol::Usage>,
 }
 
 /// One line as stored: `{"type": "session", ...}` or `{"type": "message", "message": {...}}`.
@@ -71,6 +73,9 @@ struct Line<M> {
     /// `session_info`'s.
     #[serde(default)]
     name: Option<String>,
+    /// A `totals` line's.
+    #[serde(default)]
+    usage: Option<crate::vocab::protocol::Usage>,
 }
 
 /// A stored [`Message`] read without its `details` (serde skips them without building them).
@@ -226,6 +231,7 @@ struct Scan<'p> {
     good_len: u64,
     model: Option<(String, String)>,
     name: Option<String>,
+    totals: Option<crate::vocab::protocol::Usage>,
 }
 
 impl<'p> Scan<'p> {
@@ -241,6 +247,7 @@ impl<'p> Scan<'p> {
             good_len: 0,
             model: None,
             name: None,
+            totals: None,
         }
     }
 
@@ -298,6 +305,11 @@ impl<'p> Scan<'p> {
                 kind: Kind::Compaction,
                 ..
             }) => self.bad_line("a compaction without its details"),
+            Ok(Line {
+                kind: Kind::Totals,
+                usage: Some(u),
+                ..
+            }) => self.totals = Some(u),
             Ok(Line {
                 kind: Kind::Session | Kind::Child | Kind::Totals | Kind::Cancel | Kind::Custom,
                 ..
@@ -421,6 +433,7 @@ impl<'p> Scan<'p> {
             tail,
             model: self.model,
             name: self.name,
+            totals: self.totals,
         })
     }
 }

@@ -325,6 +325,9 @@ pub struct Resumed {
     pub model: Option<(String, String)>,
     /// Its name (`ctx.session.set_name`), if it has one.
     pub name: Option<String>,
+    /// Its totals as its last `totals` line says (children, compaction and scripts' model
+    /// calls included, which its messages do not show).
+    pub totals: Option<crate::vocab::protocol::Usage>,
 }
 
 impl SessionWriter {
@@ -446,6 +449,7 @@ impl SessionWriter {
             warnings,
             model: loaded.model,
             name: loaded.name,
+            totals: loaded.totals,
         })
     }
 
