@@ -3,6 +3,8 @@
 //! request, and to its end, with the agent's 4 built-in tools and 40 more registered. The
 //! model answers at once, in-process, so what is measured is mypi's own start of a child:
 //! provider choice, tool subset, context, agent, hooks, request body.
+// Test and benchmark code: system calls for fixtures and measures, and unwrap as a failed check.
+#![allow(unsafe_code, clippy::unwrap_used)]
 
 #[path = "util/mod.rs"]
 mod util;

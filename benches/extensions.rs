@@ -9,6 +9,8 @@
 //!   must cost nothing).
 //!
 //! The calls are made from a task on the runtime's workers, as the agent makes them.
+// Test and benchmark code: system calls for fixtures and measures, and unwrap as a failed check.
+#![allow(unsafe_code, clippy::unwrap_used)]
 
 #[path = "util/mod.rs"]
 mod util;

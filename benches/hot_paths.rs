@@ -3,6 +3,8 @@
 //! 80,000 deltas of 21 characters to a Lua `message_update` subscriber that does nothing (the
 //! cost per delta must not grow with the text so far). A plain harness (median of repeated
 //! runs, CPU time) keeps the build free of a benchmark framework.
+// Test and benchmark code: system calls for fixtures and measures, and unwrap as a failed check.
+#![allow(unsafe_code, clippy::unwrap_used)]
 
 #[path = "util/mod.rs"]
 mod util;

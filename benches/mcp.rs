@@ -12,6 +12,8 @@
 //! the next by as much as the clients differ.
 //! Prints the medians per call. The server comes from `MYPI_TEST_EVERYTHING` (its
 //! `dist/index.js`); without it the bench says so and does nothing.
+// Test and benchmark code: system calls for fixtures and measures, and unwrap as a failed check.
+#![allow(unsafe_code, clippy::unwrap_used)]
 
 #[path = "mcp_echo.rs"]
 mod mcp_echo;

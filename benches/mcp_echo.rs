@@ -3,6 +3,8 @@
 //! time is mostly the client's own (node's server-everything takes most of a call's time, and
 //! its pace differs from one process to the next by as much as the clients differ). The bench
 //! binary runs it when started with [`FLAG`].
+// Test and benchmark code: system calls for fixtures and measures, and unwrap as a failed check.
+#![allow(unsafe_code, clippy::unwrap_used)]
 
 use std::io::{BufRead, Write};
 

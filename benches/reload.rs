@@ -7,6 +7,8 @@
 //!   swap) and `ExtensionHost::sync` with the changed path (re-discovery + fingerprints +
 //!   reload), so end to end minus both is the file-notification latency;
 //! - scaling: reloading one extension with 1 vs 200 loaded (reload_named and sync).
+// Test and benchmark code: system calls for fixtures and measures, and unwrap as a failed check.
+#![allow(unsafe_code, clippy::unwrap_used)]
 
 #[path = "util/mod.rs"]
 mod util;

@@ -11,6 +11,8 @@
 //! thread's CPU clock costs a system call to read, so it is read only once the wall time
 //! (never less) passes the budget. A call blocked in native code uses no CPU: it still ends
 //! once its wall time passes [`STUCK_FACTOR`] times its budget.
+// `unsafe` here: a thread CPU clock (pthread_getcpuclockid, clock_gettime): std has none.
+#![allow(unsafe_code)]
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};

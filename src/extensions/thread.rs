@@ -1,5 +1,7 @@
 //! The threads extensions run on: each gets a large stack reservation, so that no value a
 //! script can build within its memory cap overflows it when dropped or converted.
+// `unsafe` here: madvise of a thread stack: std has no such call.
+#![allow(unsafe_code)]
 
 use std::sync::Arc;
 

@@ -11,6 +11,8 @@
 //!
 //! Cost: 16 bytes in front of every block and one thread-local read per allocation; an
 //! atomic add only for blocks charged to a meter.
+// `unsafe` here: the global allocator: what this file is for.
+#![allow(unsafe_code)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

@@ -20,6 +20,8 @@
 //! Output is read as it arrives into [`Bounded`] buffers that keep the first and last
 //! [`KEEP_BYTES`] and count what was dropped between, so a child printing without end costs a
 //! fixed amount of memory.
+// `unsafe` here: pre_exec's parent-death signal, process groups, kill(2).
+#![allow(unsafe_code)]
 
 use std::collections::VecDeque;
 use std::process::ExitStatus;

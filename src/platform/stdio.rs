@@ -6,6 +6,8 @@
 //! (a script opening `/dev/stdout`, C code inside a VM, a child that inherits it) or reads fd
 //! 0 then reaches nothing; mypi itself writes through [`out_line`]. In the REPL nothing moves:
 //! rustyline needs the terminal on 0 and 1, and scripts' `print`/`io.write` go to the log.
+// `unsafe` here: dup, fcntl and termios on the standard descriptors.
+#![allow(unsafe_code)]
 
 use std::fs::File;
 use std::io::{self, IsTerminal, Write};

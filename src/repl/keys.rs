@@ -8,6 +8,8 @@
 //!
 //! The reader sleeps in `poll` on standard input and a pipe that [`Stop`] writes to, so it
 //! wakes for a key or for the end of the run and never on a timer.
+// `unsafe` here: termios, poll and read on the terminal, key by key.
+#![allow(unsafe_code)]
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 

@@ -5,6 +5,8 @@
 //! to a prompt, a pipe that stays open and silent for [`PIPE_GRACE`] (a parent process that
 //! never closes it) is not waited for: mypi says so and goes on. At most [`MAX_PIPED`] bytes
 //! are taken; the rest is cut with a note saying so.
+// `unsafe` here: fstat and poll on stdin.
+#![allow(unsafe_code)]
 
 use std::time::Duration;
 

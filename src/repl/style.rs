@@ -1,6 +1,8 @@
 //! Colour for the REPL: on when stdout is a terminal and `NO_COLOR` is not set, off
 //! otherwise (a pipe, a file, print mode, tests), so what is not a terminal gets plain text.
 //! Each kind of line has one [`Role`]; [`Style::paint`] wraps text in its ANSI codes.
+// `unsafe` here: the terminal width (ioctl TIOCGWINSZ).
+#![allow(unsafe_code)]
 
 use std::io::IsTerminal;
 

@@ -233,6 +233,7 @@ pub(super) mod special {
     }
 
     /// Makes a named pipe at `path`.
+    #[allow(unsafe_code)] // mkfifo for a test fixture
     pub fn mkfifo(path: &Path) {
         let c = c_path(path);
         // SAFETY: `c` is a valid NUL-terminated path for the duration of the call.
@@ -241,6 +242,7 @@ pub(super) mod special {
 
     /// Makes a character device like the null device (1, 3) at `path`; false when not
     /// permitted (not root), and the test should skip its device part.
+    #[allow(unsafe_code)] // mknod for a test fixture
     pub fn mknod_null(path: &Path) -> bool {
         let c = c_path(path);
         let dev = libc::makedev(1, 3);

@@ -5,6 +5,8 @@
 //! step and checks what it swapped out, so a target that became a device, FIFO, directory or
 //! another file at the last moment is put back untouched instead of being replaced. The
 //! temporary file never outlives a failed call.
+// `unsafe` here: renameat2 (RENAME_NOREPLACE, RENAME_EXCHANGE): std has no such rename.
+#![allow(unsafe_code)]
 
 use std::fs::{self, Metadata, OpenOptions};
 use std::io::{self, Write};

@@ -1,6 +1,8 @@
 //! Finding a project's sessions: [`list`] describes each (`mypi sessions`, `/resume`) from one
 //! pass over its lines that parses only the few it needs (the header, the first prompt,
 //! model changes), and [`find`] resolves an id or a unique prefix of one (`--resume ID`).
+// `unsafe` here: localtime_r: std has no local time.
+#![allow(unsafe_code)]
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

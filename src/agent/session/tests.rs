@@ -1,5 +1,7 @@
 //! Unit tests of the session file: round trips, the last line, locking, and what
 //! `--continue` passes over.
+// `unsafe` here: mkfifo for a test fixture.
+#![allow(unsafe_code)]
 
 use std::io::Write;
 

@@ -1,3 +1,5 @@
+// `unsafe` here: mkfifo for a test fixture.
+#![allow(unsafe_code)]
 use super::*;
 
 struct Tmp(PathBuf);

@@ -12,6 +12,8 @@
 //! empty unmarked table is `{}`. `json.array{}` marks a table as an array. Functions,
 //! coroutines and userdata cannot be converted: strict mode reports them, lenient mode (used
 //! for `api.state`) drops them.
+// `unsafe` here: the Lua raw API (mlua's ffi) for conversions mlua has no safe call for.
+#![allow(unsafe_code)]
 
 use mlua::{Lua, LuaSerdeExt, Table, Value};
 use serde_json::{Map, Number, Value as Json};

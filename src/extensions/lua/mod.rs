@@ -17,6 +17,8 @@
 //! [`new_engine`] is the [`EngineFactory`](super::api::EngineFactory); [`LuaEngine::new`]
 //! gives the concrete type, whose [`LuaEngine::required_files`] lists the files the script
 //! `require`d (for the hot-reload watcher).
+// `unsafe` here: the Lua raw API (mlua's ffi).
+#![allow(unsafe_code)]
 
 mod convert;
 mod fs;

@@ -4,6 +4,8 @@
 //!
 //! The rules are `convert.rs`'s; the reader gives up (`None`) on anything unusual, and the
 //! careful path there says what and where.
+// `unsafe` here: the Lua raw API (mlua's ffi): what this file is for.
+#![allow(unsafe_code)]
 
 use std::ffi::{c_int, c_void, CStr};
 

@@ -16,6 +16,8 @@
 //! again, and the children keep their parent-death signal.
 //!
 //! Only the `mypi` binary turns it on ([`enable`]); library tests start no reaper.
+// `unsafe` here: the reaper process group and signal dispositions.
+#![allow(unsafe_code)]
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, Write};
