@@ -11,7 +11,7 @@
 // `unsafe` here: termios, poll and read on the terminal, key by key.
 #![allow(unsafe_code)]
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::AsRawFd;
 
 use super::input::ReadResult;
 use super::printer::Printer;
@@ -167,25 +167,20 @@ impl Draft {
 
 /// Ends a key read in progress: [`Stop::stop`] wakes the reader, which gives up.
 pub struct Stop {
-    read: OwnedFd,
-    write: OwnedFd,
+    read: std::io::PipeReader,
+    write: std::io::PipeWriter,
 }
 
 impl Stop {
+    /// A pipe (close-on-exec, as std makes them) the reader polls beside standard input.
     pub fn new() -> std::io::Result<Stop> {
-        let mut fds = [0; 2];
-        // SAFETY: pipe fills two fresh descriptors, owned from here on.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        // SAFETY: both descriptors were just created and nothing else owns them.
-        let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        let (read, write) = std::io::pipe()?;
         Ok(Stop { read, write })
     }
 
     pub fn stop(&self) {
-        // SAFETY: writes one byte from a buffer we own to our own pipe.
-        let _ = unsafe { libc::write(self.write.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
+        use std::io::Write;
+        let _ = (&self.write).write(&[1u8]);
     }
 }
 
