@@ -128,6 +128,8 @@ fn print_mode_is_inert_on_a_terminal_and_exact_on_a_pipe() {
     // --json on a terminal stays valid JSON and inert.
     let mut pty = Pty::spawn(m().arg("--json").command());
     assert_eq!(pty.wait(T), 0, "{:?}", pty.screen());
+    // The terminal may show the output a moment after the process ended.
+    pty.wait_for("\n", pty.wait_for("\"type\":\"final\"", 0, T), T);
     let screen = pty.screen();
     assert_inert(&screen);
     let last = screen
@@ -241,6 +243,8 @@ end)
     // In print mode the notice goes to stderr, a terminal here: inert too.
     let mut pty = Pty::spawn(m().args(["-p", "/hostile"]).command());
     pty.wait(T);
+    // The terminal may show the output a moment after the process ended.
+    pty.wait_for("</output>", 0, T);
     let screen = pty.screen();
     assert_inert(&screen);
     assert!(screen.contains(&shown("notice")), "{screen:?}");
@@ -252,6 +256,7 @@ fn session_listings_are_inert() {
     faux(&dir, &[]).args(["-p", &hostile("prompt")]).run().ok();
     let mut pty = Pty::spawn_sized(Mypi::new(&dir).arg("sessions").command(), 400);
     assert_eq!(pty.wait(T), 0, "{:?}", pty.screen());
+    pty.wait_for("</prompt>", 0, T);
     let screen = pty.screen();
     assert_inert(&screen);
     assert!(screen.contains("<prompt>clip^[]52;"), "{screen:?}");
