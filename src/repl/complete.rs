@@ -124,7 +124,8 @@ impl Highlighter for SlashHelper {
         if !self.colour || !default || prompt != "> " {
             return std::borrow::Cow::Borrowed(prompt);
         }
-        let style = super::style::Style::detect();
+        // Decided once at start (`self.colour`): this runs on every redraw of the line.
+        let style = super::style::Style::with_colour(true);
         std::borrow::Cow::Owned(style.paint(super::style::Role::Prompt, prompt))
     }
 }

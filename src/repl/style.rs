@@ -43,6 +43,11 @@ impl Style {
         Style { colour: false }
     }
 
+    /// Colour on or off as already decided (no look at the terminal).
+    pub fn with_colour(colour: bool) -> Style {
+        Style { colour }
+    }
+
     pub fn colour(&self) -> bool {
         self.colour
     }

@@ -75,13 +75,11 @@ impl Plan {
             match slot {
                 Slot::Made(m) => out.push(m),
                 Slot::File { n, trim } => {
-                    if let Some(m) = read(n) {
-                        out.push(m);
+                    if let Some(mut m) = read(n) {
                         if trim {
-                            compact::trim_outputs(std::slice::from_mut(
-                                out.last_mut().expect("just pushed"),
-                            ));
+                            compact::trim_outputs(std::slice::from_mut(&mut m));
                         }
+                        out.push(m);
                     }
                 }
             }
