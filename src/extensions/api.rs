@@ -428,8 +428,8 @@ impl ApiLink {
 
     /// `api.mcp.*`: one request to the MCP servers, waited for without spinning and outside
     /// the call's budget; the error is the message to raise (the server's, or why not).
-    pub fn mcp(&self, request: crate::mcp::script::Request) -> Result<Value, String> {
-        use crate::mcp::script::Request;
+    pub fn mcp(&self, request: crate::vocab::mcp::McpRequest) -> Result<Value, String> {
+        use crate::vocab::mcp::McpRequest as Request;
         if !matches!(request, Request::Servers | Request::Tools { .. }) {
             self.not_checking()?;
         }

@@ -70,7 +70,7 @@ pub trait Registrar: Send + Sync {
     fn mcp(
         &self,
         _extension: &str,
-        _request: crate::mcp::script::Request,
+        _request: crate::vocab::mcp::McpRequest,
         _ctx: Option<Arc<crate::vocab::run::RunContext>>,
     ) -> BoxFuture<'static, Result<Value, String>> {
         Box::pin(async { Err(NO_MCP.to_string()) })

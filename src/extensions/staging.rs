@@ -300,21 +300,19 @@ impl Registrar for HostRegistrar {
     fn mcp(
         &self,
         extension: &str,
-        request: crate::mcp::script::Request,
+        request: crate::vocab::mcp::McpRequest,
         ctx: Option<Arc<crate::vocab::run::RunContext>>,
     ) -> BoxFuture<'static, Result<serde_json::Value, String>> {
-        let manager = self.ctx.mcp().ok_or_else(|| self.ctx.no_mcp());
-        let hooks = self.ctx.hooks.clone();
+        let Some(service) = self.ctx.mcp() else {
+            let why = self.ctx.no_mcp();
+            return Box::pin(async move { Err(why) });
+        };
         let worker = self.worker().ok().map(|w| w.id);
         let run = Arc::new(
             ctx.unwrap_or_else(|| self.ctx.session())
                 .with_waiting(worker),
         );
-        let extension = extension.to_string();
-        Box::pin(async move {
-            let m = manager?;
-            crate::mcp::script::serve(&m, &hooks, request, &extension, &run).await
-        })
+        service.serve(request, extension, run)
     }
 
     fn run_agents(

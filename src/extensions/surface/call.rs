@@ -260,7 +260,7 @@ fn renderer(link: &ApiLink, args: &mut Args<'_>) -> Result<Ret, String> {
 
 /// `api.mcp.*`: plain data back, or the server's message raised.
 fn mcp(link: &ApiLink, name: &str, args: &mut Args<'_>) -> Result<Ret, String> {
-    use crate::mcp::script::Request;
+    use crate::vocab::mcp::McpRequest as Request;
     // An empty Lua table may arrive as `[]`: no arguments.
     let data = |arg: Arg| match arg {
         Arg::Data(v @ Json::Object(_)) => v,
