@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
-use super::api::Limits;
+use super::script::Limits;
 use crate::agent::child::Spawner;
 use crate::commands::CommandTable;
 use crate::hooks::{HookBus, NoticeFn};

@@ -15,10 +15,11 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 
-use super::api::{CallbackId, ToolDef};
+use super::api::ToolDef;
 use super::background::{Target, Trigger};
 use super::proxies::{CommandProxy, HookProxy, RendererProxy, ToolProxy};
-use super::registrar::{Background, Registrar};
+use super::registrar::{Background, Registrar, Services};
+use super::script::CallbackId;
 use super::services::HostContext;
 use super::worker::Worker;
 use crate::commands::CommandHandler;
@@ -246,6 +247,40 @@ impl Registrar for HostRegistrar {
         )))
     }
 
+    fn background(
+        &self,
+        owner: &Owner,
+        what: Background,
+        cb: CallbackId,
+    ) -> Result<Handle, String> {
+        if !matches!(what, Background::Event(_)) {
+            self.ctx.background.check_room(owner)?;
+        }
+        let target = Target {
+            worker: self.worker()?,
+            cb,
+        };
+        Ok(self.register(Staged::Background(next_id(), owner.clone(), what, target)))
+    }
+
+    fn unstage(&self, id: u64) -> bool {
+        let mut staged = self.lock();
+        let Some(list) = staged.as_mut() else {
+            return false;
+        };
+        let before = list.len();
+        list.retain(|item| match item {
+            Staged::Hook(i, ..)
+            | Staged::Tool(i, ..)
+            | Staged::Command(i, ..)
+            | Staged::Background(i, ..)
+            | Staged::Renderer(i, ..) => *i != id,
+        });
+        before != list.len()
+    }
+}
+
+impl Services for HostRegistrar {
     fn send_message(
         &self,
         text: &str,
@@ -341,41 +376,5 @@ impl Registrar for HostRegistrar {
             let agents = agents.ok_or_else(|| super::registrar::NO_AGENT.to_string())?;
             agents.complete(request, ctx).await
         })
-    }
-
-    fn host(&self) -> Arc<HostContext> {
-        self.ctx.clone()
-    }
-
-    fn background(
-        &self,
-        owner: &Owner,
-        what: Background,
-        cb: CallbackId,
-    ) -> Result<Handle, String> {
-        if !matches!(what, Background::Event(_)) {
-            self.ctx.background.check_room(owner)?;
-        }
-        let target = Target {
-            worker: self.worker()?,
-            cb,
-        };
-        Ok(self.register(Staged::Background(next_id(), owner.clone(), what, target)))
-    }
-
-    fn unstage(&self, id: u64) -> bool {
-        let mut staged = self.lock();
-        let Some(list) = staged.as_mut() else {
-            return false;
-        };
-        let before = list.len();
-        list.retain(|item| match item {
-            Staged::Hook(i, ..)
-            | Staged::Tool(i, ..)
-            | Staged::Command(i, ..)
-            | Staged::Background(i, ..)
-            | Staged::Renderer(i, ..) => *i != id,
-        });
-        before != list.len()
     }
 }

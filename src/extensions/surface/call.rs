@@ -6,7 +6,8 @@ use std::sync::Arc;
 use serde_json::{json, Value as Json};
 
 use super::{checked, Arg, Args, Member, Object, Ret};
-use crate::extensions::api::{ApiLink, CallbackId, ToolDef};
+use crate::extensions::api::{ApiLink, ToolDef};
+use crate::extensions::script::CallbackId;
 use crate::hooks::EventKind;
 use crate::vocab::run::RunContext;
 
