@@ -11,12 +11,11 @@
 //! thread's CPU clock costs a system call to read, so it is read only once the wall time
 //! (never less) passes the budget. A call blocked in native code uses no CPU: it still ends
 //! once its wall time passes [`STUCK_FACTOR`] times its budget.
-// `unsafe` here: a thread CPU clock (pthread_getcpuclockid, clock_gettime): std has none.
-#![allow(unsafe_code)]
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use crate::platform::sys::ThreadClock;
 use crate::vocab::run::RunContext;
 
 /// A call whose wall time (host waits left out) passes this many times its budget is over it,
@@ -48,7 +47,7 @@ struct Call {
     host_depth: u32,
     /// The worker thread's CPU clock and its reading at the start (`None`: not readable,
     /// and wall time counts).
-    cpu: Option<(libc::clockid_t, Duration)>,
+    cpu: Option<(ThreadClock, Duration)>,
     /// CPU time the thread used in host waits, and its reading when the current one began.
     host_cpu: Duration,
     host_cpu_since: Option<Duration>,
@@ -71,7 +70,7 @@ impl Call {
         let Some((clock, start)) = self.cpu else {
             return wall;
         };
-        let Some(cpu) = thread_cpu(clock) else {
+        let Some(cpu) = clock.read() else {
             return wall;
         };
         let waiting = self
@@ -80,28 +79,6 @@ impl Call {
         cpu.saturating_sub(start)
             .saturating_sub(self.host_cpu + waiting)
     }
-}
-
-/// The calling thread's CPU clock (readable from other threads while it lives).
-fn this_thread_clock() -> Option<libc::clockid_t> {
-    let mut clock: libc::clockid_t = 0;
-    // SAFETY: pthread_getcpuclockid(3) writes one clockid_t through a valid pointer for the
-    // calling thread's own handle.
-    let rc = unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut clock) };
-    (rc == 0).then_some(clock)
-}
-
-/// The CPU time a thread's clock shows.
-fn thread_cpu(clock: libc::clockid_t) -> Option<Duration> {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime(2) writes one timespec through a valid pointer.
-    let rc = unsafe { libc::clock_gettime(clock, &mut ts) };
-    let secs = u64::try_from(ts.tv_sec).ok()?;
-    let nanos = u32::try_from(ts.tv_nsec).ok()?;
-    (rc == 0).then(|| Duration::new(secs, nanos))
 }
 
 /// The clock of one worker's calls.
@@ -118,7 +95,7 @@ impl Meter {
     /// A call with `budget`, made by `run` (whose cancellation stops it), starts now on the
     /// calling thread (the worker's).
     pub fn begin(self: &Arc<Self>, budget: Duration, run: Option<Arc<RunContext>>) -> CallClock {
-        let cpu = this_thread_clock().and_then(|c| Some((c, thread_cpu(c)?)));
+        let cpu = ThreadClock::current().and_then(|c| Some((c, c.read()?)));
         self.lock().call = Some(Call {
             start: Instant::now(),
             budget,
@@ -165,7 +142,7 @@ impl Meter {
         if let Some(c) = self.lock().call.as_mut() {
             if c.host_depth == 0 {
                 c.host_since = Some(Instant::now());
-                c.host_cpu_since = c.cpu.and_then(|(clock, _)| thread_cpu(clock));
+                c.host_cpu_since = c.cpu.and_then(|(clock, _)| clock.read());
             }
             c.host_depth += 1;
         }
@@ -184,7 +161,7 @@ impl Drop for HostWait<'_> {
                 if let Some(since) = c.host_since.take() {
                     c.host += since.elapsed();
                 }
-                let now = c.cpu.and_then(|(clock, _)| thread_cpu(clock));
+                let now = c.cpu.and_then(|(clock, _)| clock.read());
                 if let (Some(since), Some(now)) = (c.host_cpu_since.take(), now) {
                     c.host_cpu += now.saturating_sub(since);
                 }
@@ -240,9 +217,9 @@ mod tests {
         );
         // Script time is CPU time: 60 ms of work is over a 50 ms budget (however long it
         // takes on a busy machine).
-        let clock_id = this_thread_clock().unwrap();
-        let before = thread_cpu(clock_id).unwrap();
-        while thread_cpu(clock_id).unwrap() - before < Duration::from_millis(60) {
+        let clock_id = ThreadClock::current().unwrap();
+        let before = clock_id.read().unwrap();
+        while clock_id.read().unwrap() - before < Duration::from_millis(60) {
             std::hint::black_box(0u64);
         }
         assert!(clock.exceeded(Duration::from_millis(50)));

@@ -1,7 +1,5 @@
 //! The threads extensions run on: each gets a large stack reservation, so that no value a
 //! script can build within its memory cap overflows it when dropped or converted.
-// `unsafe` here: madvise of a thread stack: std has no such call.
-#![allow(unsafe_code)]
 
 use std::sync::Arc;
 
@@ -41,28 +39,5 @@ pub fn spawn<F: FnOnce() + Send + 'static>(name: String, f: F) -> std::io::Resul
 /// read as zeros if touched again). After a call that went deep (a Rhai value dropped
 /// recursively) the touched stack would otherwise stay resident until the thread ends.
 pub fn release_unused_stack() {
-    const KEEP: usize = 256 * 1024;
-    // SAFETY: pthread_getattr_np fills `attr` for the calling thread; the range given to
-    // madvise lies inside this thread's stack, below the current frame (minus a margin), where
-    // nothing is live: the stack grows down and no signal handler runs on it meanwhile.
-    unsafe {
-        let mut attr: libc::pthread_attr_t = std::mem::zeroed();
-        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
-            return;
-        }
-        let mut base: *mut libc::c_void = std::ptr::null_mut();
-        let mut size: libc::size_t = 0;
-        let got = libc::pthread_attr_getstack(&attr, &mut base, &mut size);
-        libc::pthread_attr_destroy(&mut attr);
-        if got != 0 || base.is_null() {
-            return;
-        }
-        let here = &size as *const _ as usize;
-        let page = 4096;
-        let low = (base as usize + page * 16).next_multiple_of(page);
-        let high = here.saturating_sub(KEEP) / page * page;
-        if high > low {
-            libc::madvise(low as *mut libc::c_void, high - low, libc::MADV_DONTNEED);
-        }
-    }
+    crate::platform::sys::release_stack_below(256 * 1024);
 }

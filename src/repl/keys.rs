@@ -8,10 +8,12 @@
 //!
 //! The reader sleeps in `poll` on standard input and a pipe that [`Stop`] writes to, so it
 //! wakes for a key or for the end of the run and never on a timer.
-// `unsafe` here: termios, poll and read on the terminal, key by key.
-#![allow(unsafe_code)]
+use std::os::fd::AsFd;
 
-use std::os::fd::AsRawFd;
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::sys::termios::{
+    tcgetattr, tcsetattr, InputFlags, LocalFlags, SetArg, SpecialCharacterIndices, Termios,
+};
 
 use super::printer::Printer;
 
@@ -202,14 +204,17 @@ impl Stop {
 
 /// The terminal in key-at-a-time mode without echo, restored when dropped.
 struct RawMode {
-    saved: libc::termios,
+    saved: Termios,
 }
 
 impl RawMode {
     fn enter() -> Option<RawMode> {
         let current = current_mode()?;
         // Back to the settings mypi started with (not the quiet ones `quiet` may have left).
-        let saved = crate::platform::stdio::saved_terminal().unwrap_or(current);
+        let saved = match crate::platform::stdio::saved_terminal() {
+            Some(t) => Termios::from(t),
+            None => current.clone(),
+        };
         if !set_keys_mode(current) {
             return None;
         }
@@ -222,29 +227,22 @@ impl RawMode {
 impl Drop for RawMode {
     fn drop(&mut self) {
         super::printer::write_raw("\x1b[?2004l");
-        // SAFETY: restores settings read by tcgetattr.
-        unsafe {
-            libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, &self.saved);
-        }
+        let _ = tcsetattr(std::io::stdin().as_fd(), SetArg::TCSANOW, &self.saved);
     }
 }
 
-fn current_mode() -> Option<libc::termios> {
-    // SAFETY: tcgetattr fills the zeroed struct or fails without touching it.
-    unsafe {
-        let mut t: libc::termios = std::mem::zeroed();
-        (libc::tcgetattr(libc::STDIN_FILENO, &mut t) == 0).then_some(t)
-    }
+fn current_mode() -> Option<Termios> {
+    tcgetattr(std::io::stdin().as_fd()).ok()
 }
 
 /// Keys one at a time, no echo; signals (Ctrl-C) stay on.
-fn set_keys_mode(mut t: libc::termios) -> bool {
-    t.c_lflag &= !(libc::ECHO | libc::ICANON | libc::IEXTEN);
-    t.c_iflag &= !(libc::ICRNL | libc::IXON);
-    t.c_cc[libc::VMIN] = 1;
-    t.c_cc[libc::VTIME] = 0;
-    // SAFETY: tcsetattr reads the struct we own.
-    unsafe { libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, &t) == 0 }
+fn set_keys_mode(mut t: Termios) -> bool {
+    t.local_flags
+        .remove(LocalFlags::ECHO | LocalFlags::ICANON | LocalFlags::IEXTEN);
+    t.input_flags.remove(InputFlags::ICRNL | InputFlags::IXON);
+    t.control_chars[SpecialCharacterIndices::VMIN as usize] = 1;
+    t.control_chars[SpecialCharacterIndices::VTIME as usize] = 0;
+    tcsetattr(std::io::stdin().as_fd(), SetArg::TCSANOW, &t).is_ok()
 }
 
 /// Stops the terminal echoing keys right after a line was read, so keys typed before the
@@ -258,31 +256,23 @@ pub fn quiet() {
 
 /// Waits for standard input or `stop` (`timeout_ms` -1: no limit). Whether stdin has bytes.
 fn wait(stop: &Stop, timeout_ms: i32) -> Option<bool> {
-    let mut fds = [
-        libc::pollfd {
-            fd: libc::STDIN_FILENO,
-            events: libc::POLLIN,
-            revents: 0,
-        },
-        libc::pollfd {
-            fd: stop.read.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        },
-    ];
+    let stdin = std::io::stdin();
+    let timeout = PollTimeout::try_from(timeout_ms).unwrap_or(PollTimeout::NONE);
     loop {
-        // SAFETY: poll on two valid pollfds we own.
-        let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout_ms) };
-        if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-            continue;
+        let mut fds = [
+            PollFd::new(stdin.as_fd(), PollFlags::POLLIN),
+            PollFd::new(stop.read.as_fd(), PollFlags::POLLIN),
+        ];
+        match poll(&mut fds, timeout) {
+            Err(nix::errno::Errno::EINTR) => continue,
+            Ok(n) if n > 0 => {}
+            _ => return Some(false),
         }
-        if n <= 0 {
-            return Some(false);
-        }
-        if fds[1].revents != 0 {
+        let woke = |fd: &PollFd| fd.revents().is_some_and(|r| !r.is_empty());
+        if woke(&fds[1]) {
             return None;
         }
-        return Some(fds[0].revents != 0);
+        return Some(woke(&fds[0]));
     }
 }
 
@@ -330,14 +320,14 @@ pub fn read_keys(
             }
             Some(false) => {}
             Some(true) => {
-                // SAFETY: reads into a buffer we own, at most its length.
-                let n =
-                    unsafe { libc::read(libc::STDIN_FILENO, buf.as_mut_ptr().cast(), buf.len()) };
-                if n <= 0 {
-                    printer.set_draft(None);
-                    return ReadResult::Eof;
-                }
-                pending.extend_from_slice(&buf[..n as usize]);
+                let n = match nix::unistd::read(std::io::stdin().as_fd(), &mut buf) {
+                    Ok(n) if n > 0 => n,
+                    _ => {
+                        printer.set_draft(None);
+                        return ReadResult::Eof;
+                    }
+                };
+                pending.extend_from_slice(&buf[..n]);
                 if let Some(done) = take_keys(&mut draft, pending, printer) {
                     return done;
                 }

@@ -5,8 +5,6 @@
 //! to a prompt, a pipe that stays open and silent for [`PIPE_GRACE`] (a parent process that
 //! never closes it) is not waited for: mypi says so and goes on. At most [`MAX_PIPED`] bytes
 //! are taken; the rest is cut with a note saying so.
-// `unsafe` here: fstat and poll on stdin.
-#![allow(unsafe_code)]
 
 use std::time::Duration;
 
@@ -30,32 +28,25 @@ pub enum Stdin {
 
 /// Looks at standard input, waiting at most `grace` for a pipe to send something or close.
 pub fn stdin_state(grace: Duration) -> Stdin {
-    // SAFETY: fstat on fd 0 fills the zeroed struct and touches nothing else.
-    let mode = unsafe {
-        let mut st: libc::stat = std::mem::zeroed();
-        if libc::fstat(0, &mut st) != 0 {
-            return Stdin::None;
-        }
-        st.st_mode & libc::S_IFMT
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    use nix::sys::stat::{fstat, SFlag};
+    use std::os::fd::AsFd;
+    let stdin = std::io::stdin();
+    let Ok(st) = fstat(stdin.as_fd()) else {
+        return Stdin::None;
     };
-    match mode {
-        libc::S_IFREG => Stdin::Ready,
-        libc::S_IFIFO | libc::S_IFSOCK => {
-            let mut fd = libc::pollfd {
-                fd: 0,
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            let ms = grace.as_millis().min(i32::MAX as u128) as i32;
-            // SAFETY: one valid pollfd, on a descriptor this process owns.
-            let ready = unsafe { libc::poll(&mut fd, 1, ms) };
-            if ready > 0 {
-                Stdin::Ready
-            } else {
-                Stdin::Silent { waited: grace }
-            }
-        }
-        _ => Stdin::None,
+    let kind = SFlag::from_bits_truncate(st.st_mode & SFlag::S_IFMT.bits());
+    if kind == SFlag::S_IFREG {
+        return Stdin::Ready;
+    }
+    if kind != SFlag::S_IFIFO && kind != SFlag::S_IFSOCK {
+        return Stdin::None;
+    }
+    let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
+    let timeout = PollTimeout::try_from(grace).unwrap_or(PollTimeout::MAX);
+    match poll(&mut fds, timeout) {
+        Ok(ready) if ready > 0 => Stdin::Ready,
+        _ => Stdin::Silent { waited: grace },
     }
 }
 

@@ -1,8 +1,6 @@
 //! Colour for the REPL: on when stdout is a terminal and `NO_COLOR` is not set, off
 //! otherwise (a pipe, a file, print mode, tests), so what is not a terminal gets plain text.
 //! Each kind of line has one [`Role`]; [`Style::paint`] wraps text in its ANSI codes.
-// `unsafe` here: the terminal width (ioctl TIOCGWINSZ).
-#![allow(unsafe_code)]
 
 use std::io::IsTerminal;
 
@@ -83,16 +81,7 @@ pub fn term_width() -> usize {
 /// The width of the terminal stdout is, read now (a resize shows at the next call); `None`
 /// when stdout is not a terminal.
 pub fn terminal_width() -> Option<usize> {
-    // SAFETY: TIOCGWINSZ fills the zeroed winsize struct and nothing else.
-    let cols = unsafe {
-        let mut ws: libc::winsize = std::mem::zeroed();
-        if libc::ioctl(1, libc::TIOCGWINSZ, &mut ws) == 0 {
-            ws.ws_col as usize
-        } else {
-            0
-        }
-    };
-    (cols >= 20).then_some(cols)
+    crate::platform::sys::stdout_columns().filter(|&cols| cols >= 20)
 }
 
 #[cfg(test)]

@@ -225,29 +225,20 @@ pub(crate) fn same_file(a: &Metadata, b: &Metadata) -> bool {
 /// Special files for the tools' unit tests, made inside their temporary folders only.
 #[cfg(test)]
 pub(super) mod special {
-    use std::ffi::CString;
+    use nix::sys::stat::{Mode, SFlag};
     use std::path::Path;
 
-    fn c_path(path: &Path) -> CString {
-        CString::new(path.to_str().unwrap()).unwrap()
-    }
-
     /// Makes a named pipe at `path`.
-    #[allow(unsafe_code)] // mkfifo for a test fixture
     pub fn mkfifo(path: &Path) {
-        let c = c_path(path);
-        // SAFETY: `c` is a valid NUL-terminated path for the duration of the call.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        nix::unistd::mkfifo(path, Mode::from_bits_truncate(0o644)).unwrap();
     }
 
     /// Makes a character device like the null device (1, 3) at `path`; false when not
     /// permitted (not root), and the test should skip its device part.
-    #[allow(unsafe_code)] // mknod for a test fixture
     pub fn mknod_null(path: &Path) -> bool {
-        let c = c_path(path);
-        let dev = libc::makedev(1, 3);
-        // SAFETY: `c` is a valid NUL-terminated path for the duration of the call.
-        unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o644, dev) == 0 }
+        let dev = nix::sys::stat::makedev(1, 3);
+        let mode = Mode::from_bits_truncate(0o644);
+        nix::sys::stat::mknod(path, SFlag::S_IFCHR, mode, dev).is_ok()
     }
 
     /// Whether `path` is still a character device (not replaced by a regular file).

@@ -5,8 +5,6 @@
 //! step and checks what it swapped out, so a target that became a device, FIFO, directory or
 //! another file at the last moment is put back untouched instead of being replaced. The
 //! temporary file never outlives a failed call.
-// `unsafe` here: renameat2 (RENAME_NOREPLACE, RENAME_EXCHANGE): std has no such rename.
-#![allow(unsafe_code)]
 
 use std::fs::{self, Metadata, OpenOptions};
 use std::io::{self, Write};
@@ -149,35 +147,18 @@ enum RenameMode {
 }
 
 /// `renameat2(2)`: a rename that does not replace, or that swaps.
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn rename2(from: &Path, to: &Path, mode: RenameMode) -> io::Result<()> {
-    use std::ffi::CString;
-    use std::os::unix::ffi::OsStrExt;
-    let from = CString::new(from.as_os_str().as_bytes())?;
-    let to = CString::new(to.as_os_str().as_bytes())?;
+    use nix::fcntl::{renameat2, RenameFlags, AT_FDCWD};
     let flags = match mode {
-        RenameMode::NoReplace => libc::RENAME_NOREPLACE,
-        RenameMode::Exchange => libc::RENAME_EXCHANGE,
+        RenameMode::NoReplace => RenameFlags::RENAME_NOREPLACE,
+        RenameMode::Exchange => RenameFlags::RENAME_EXCHANGE,
     };
-    // SAFETY: both paths are valid NUL-terminated strings that live through the call.
-    let rc = unsafe {
-        libc::renameat2(
-            libc::AT_FDCWD,
-            from.as_ptr(),
-            libc::AT_FDCWD,
-            to.as_ptr(),
-            flags,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    renameat2(AT_FDCWD, from, AT_FDCWD, to, flags).map_err(io::Error::from)
 }
 
 /// Elsewhere the callers fall back to a plain rename after their last check.
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn rename2(_from: &Path, _to: &Path, _mode: RenameMode) -> io::Result<()> {
     Err(io::Error::from_raw_os_error(libc::ENOSYS))
 }

@@ -367,6 +367,34 @@ fn sibling_files_form_no_cycle_but_the_known_ones() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
+/// The files that may use `unsafe`: the platform layer, and the Lua raw API.
+const UNSAFE_FILES: &[&str] = &[
+    "src/platform/",
+    "src/extensions/lua/convert.rs",
+    "src/extensions/lua/mod.rs",
+    "src/extensions/lua/raw.rs",
+];
+
+#[test]
+fn unsafe_code_stays_in_the_platform_and_the_lua_raw_api() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    source_files(&root.join("src"), &mut files);
+    let mut problems = Vec::new();
+    for file in files {
+        let rel = file.strip_prefix(root).unwrap().display().to_string();
+        let text = std::fs::read_to_string(&file).unwrap();
+        let allowed = UNSAFE_FILES.iter().any(|p| rel.starts_with(p));
+        if text.contains("allow(unsafe_code)") && !allowed {
+            problems.push(format!(
+                "{rel} allows unsafe code: put the system call behind a safe function in \
+                 src/platform/sys.rs (or use nix)"
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
 #[test]
 fn imports_are_read_from_paths_and_groups() {
     assert_eq!(imported("use crate::vocab::text::inert;"), ["vocab"]);

@@ -1,8 +1,6 @@
 //! Finding a project's sessions: [`list`] describes each (`mypi sessions`, `/resume`) from one
 //! pass over its lines that parses only the few it needs (the header, the first prompt,
 //! model changes), and [`find`] resolves an id or a unique prefix of one (`--resume ID`).
-// `unsafe` here: localtime_r: std has no local time.
-#![allow(unsafe_code)]
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -185,20 +183,11 @@ pub fn line(s: &SessionInfo, width: usize) -> String {
 pub fn local_time(t: SystemTime) -> String {
     let secs = t
         .duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| d.as_secs() as libc::time_t)
+        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
         .unwrap_or(0);
-    // SAFETY: localtime_r fills the zeroed tm from a time_t we own; no shared state.
-    let tm = unsafe {
-        let mut tm: libc::tm = std::mem::zeroed();
-        libc::localtime_r(&secs, &mut tm);
-        tm
-    };
+    let t = crate::platform::sys::local_time(secs);
     format!(
         "{:04}-{:02}-{:02} {:02}:{:02}",
-        tm.tm_year + 1900,
-        tm.tm_mon + 1,
-        tm.tm_mday,
-        tm.tm_hour,
-        tm.tm_min
+        t.year, t.month, t.day, t.hour, t.minute
     )
 }

@@ -1,7 +1,5 @@
 //! Unit tests of the session file: round trips, the last line, locking, and what
 //! `--continue` passes over.
-// `unsafe` here: mkfifo for a test fixture.
-#![allow(unsafe_code)]
 
 use std::io::Write;
 
@@ -215,9 +213,7 @@ fn continue_passes_over_folders_fifos_and_foreign_files() {
         .unwrap();
     fs::create_dir(tmp.0.join("zz-folder.jsonl")).unwrap();
     let fifo = tmp.0.join("zz-fifo.jsonl");
-    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    // SAFETY: mkfifo(3) with a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
     fs::write(tmp.0.join("zz-notes.jsonl"), "garbage\n").unwrap();
     let r = SessionWriter::resume_latest(&tmp.0, None).unwrap();
     assert_eq!(r.writer.path(), path);

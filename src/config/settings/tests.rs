@@ -1,5 +1,3 @@
-// `unsafe` here: mkfifo for a test fixture.
-#![allow(unsafe_code)]
 use super::*;
 
 struct Tmp(PathBuf);
@@ -133,8 +131,7 @@ fn an_oversized_file_is_refused_with_its_size() {
 fn a_fifo_or_a_huge_file_is_refused_without_waiting_or_reading_it_all() {
     let t = Tmp::new("bounded");
     let fifo = t.0.join("config.toml");
-    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
     let started = std::time::Instant::now();
     let e = Files::load(Some(&fifo), None, true)
         .unwrap_err()

@@ -1,0 +1,131 @@
+//! The system calls mypi needs that neither std nor `nix` offers safely, each behind a safe
+//! function with its safety argument: a thread's CPU clock (the scripts' budgets), giving a
+//! thread's unused stack back, the local time, and the terminal's width. Everything else of
+//! the kind goes through `nix` (termios, poll, fstat, renameat2, mkfifo).
+// `unsafe` here: the libc calls above.
+#![allow(unsafe_code)]
+
+use std::time::Duration;
+
+/// A thread's CPU clock, readable from other threads while that thread lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThreadClock(libc::clockid_t);
+
+impl ThreadClock {
+    /// The calling thread's clock.
+    pub fn current() -> Option<ThreadClock> {
+        let mut clock: libc::clockid_t = 0;
+        // SAFETY: pthread_getcpuclockid(3) writes one clockid_t through a valid pointer for
+        // the calling thread's own handle.
+        let rc = unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut clock) };
+        (rc == 0).then_some(ThreadClock(clock))
+    }
+
+    /// The CPU time the clock shows (`None` once its thread is gone).
+    pub fn read(self) -> Option<Duration> {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: clock_gettime(2) writes one timespec through a valid pointer.
+        let rc = unsafe { libc::clock_gettime(self.0, &mut ts) };
+        let secs = u64::try_from(ts.tv_sec).ok()?;
+        let nanos = u32::try_from(ts.tv_nsec).ok()?;
+        (rc == 0).then(|| Duration::new(secs, nanos))
+    }
+}
+
+/// Gives the pages of the calling thread's stack below the current frame, less `keep` bytes,
+/// back to the system (they read as zeros if touched again).
+pub fn release_stack_below(keep: usize) {
+    // SAFETY: pthread_getattr_np fills `attr` for the calling thread; the range given to
+    // madvise lies inside this thread's stack, below the current frame (minus a margin), where
+    // nothing is live: the stack grows down and no signal handler runs on it meanwhile.
+    unsafe {
+        let mut attr: libc::pthread_attr_t = std::mem::zeroed();
+        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
+            return;
+        }
+        let mut base: *mut libc::c_void = std::ptr::null_mut();
+        let mut size: libc::size_t = 0;
+        let got = libc::pthread_attr_getstack(&attr, &mut base, &mut size);
+        libc::pthread_attr_destroy(&mut attr);
+        if got != 0 || base.is_null() {
+            return;
+        }
+        let here = &size as *const _ as usize;
+        let page = 4096;
+        let low = (base as usize + page * 16).next_multiple_of(page);
+        let high = here.saturating_sub(keep) / page * page;
+        if high > low {
+            libc::madvise(low as *mut libc::c_void, high - low, libc::MADV_DONTNEED);
+        }
+    }
+}
+
+/// A moment in the local time zone, to the minute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LocalTime {
+    pub year: i32,
+    /// 1 to 12.
+    pub month: i32,
+    pub day: i32,
+    pub hour: i32,
+    pub minute: i32,
+}
+
+/// `secs` after the epoch in the local time zone (std has no local time).
+pub fn local_time(secs: i64) -> LocalTime {
+    let t = secs as libc::time_t;
+    // SAFETY: localtime_r fills the zeroed tm we own from a time_t we own; no shared state.
+    let tm = unsafe {
+        let mut tm: libc::tm = std::mem::zeroed();
+        libc::localtime_r(&t, &mut tm);
+        tm
+    };
+    LocalTime {
+        year: tm.tm_year + 1900,
+        month: tm.tm_mon + 1,
+        day: tm.tm_mday,
+        hour: tm.tm_hour,
+        minute: tm.tm_min,
+    }
+}
+
+/// The columns of the terminal on standard output (`None` off a terminal).
+pub fn stdout_columns() -> Option<usize> {
+    // SAFETY: TIOCGWINSZ fills the zeroed winsize struct and nothing else.
+    let cols = unsafe {
+        let mut ws: libc::winsize = std::mem::zeroed();
+        if libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) == 0 {
+            ws.ws_col as usize
+        } else {
+            0
+        }
+    };
+    (cols > 0).then_some(cols)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_threads_clock_counts_its_work() {
+        let clock = ThreadClock::current().unwrap();
+        let before = clock.read().unwrap();
+        let mut x = 0u64;
+        while clock.read().unwrap() - before < Duration::from_millis(5) {
+            x = x.wrapping_add(1);
+        }
+        assert!(x > 0);
+    }
+
+    #[test]
+    fn local_time_is_a_calendar_date() {
+        let t = local_time(1_700_000_000);
+        assert_eq!(t.year, 2023);
+        assert!((1..=12).contains(&t.month) && (1..=31).contains(&t.day));
+        assert!((0..24).contains(&t.hour) && (0..60).contains(&t.minute));
+    }
+}
