@@ -26,6 +26,8 @@ pub enum Builtin {
     Extensions,
     Reload,
     Mcp,
+    /// `/hooks`: the settings hooks loaded (Claude Code's, Codex's).
+    Hooks,
     Last,
     Quit,
 }
@@ -121,7 +123,7 @@ impl CommandTable {
     pub fn with_builtins() -> Arc<Self> {
         let table = Arc::new(CommandTable::default());
         let _ = table.weak_self.set(Arc::downgrade(&table));
-        let builtins: [(&str, &[&str], &str, Builtin); 13] = [
+        let builtins: [(&str, &[&str], &str, Builtin); 14] = [
             ("help", &["?"], "list the commands", Builtin::Help),
             (
                 "tools",
@@ -177,6 +179,12 @@ impl CommandTable {
                 &[],
                 "show the MCP servers; /mcp reconnect NAME starts one again",
                 Builtin::Mcp,
+            ),
+            (
+                "hooks",
+                &[],
+                "list the settings hooks loaded (.claude/settings.json, hooks.json)",
+                Builtin::Hooks,
             ),
             (
                 "last",

@@ -326,7 +326,8 @@ impl EventSink for HumanSink {
             AgentEvent::TurnStart { .. } => self.spinner.start("thinking"),
             AgentEvent::TextDelta { .. }
             | AgentEvent::Notice { .. }
-            | AgentEvent::ToolUpdate { .. } => {}
+            | AgentEvent::ToolUpdate { .. }
+            | AgentEvent::HookRun(_) => {}
             // The reply so far is shown whole before anything that ends or follows it.
             AgentEvent::ToolCall { .. } | AgentEvent::ToolResult { .. } => self.text("", true),
             _ => {
@@ -393,7 +394,9 @@ impl EventSink for HumanSink {
             AgentEvent::AgentStart { .. }
             | AgentEvent::TurnStart { .. }
             | AgentEvent::TurnEnd { .. }
-            | AgentEvent::Session { .. } => {}
+            | AgentEvent::Session { .. }
+            // Settings hooks are quiet in the REPL; their failures are notices.
+            | AgentEvent::HookRun(_) => {}
         }
     }
 }

@@ -393,7 +393,12 @@ pub enum AgentEvent {
     Error { message: String },
     /// A slash command answered (no model involved).
     Command { name: String, output: String },
+    /// A settings hook (Claude Code's, Codex's) ran.
+    HookRun(HookRun),
 }
+
+mod hook_run;
+pub use hook_run::{HookOutcome, HookRun};
 
 impl AgentEvent {
     /// A retry as the user reads it: `HTTP 503 ...; retrying in 0.5 s (1/3)`.
@@ -570,6 +575,10 @@ mod tests {
                 },
                 json!({"type":"command","name":"help","output":"o"}),
             ),
+            (
+                AgentEvent::HookRun(hook_run::tests::sample()),
+                hook_run::tests::shape(),
+            ),
         ];
         let mut covered = std::collections::BTreeSet::new();
         for (event, shape) in cases {
@@ -593,8 +602,9 @@ mod tests {
             AgentEvent::Final { .. } => "final",
             AgentEvent::Error { .. } => "error",
             AgentEvent::Command { .. } => "command",
+            AgentEvent::HookRun(_) => "hook_run",
         };
         assert_eq!(name(&AgentEvent::TurnStart { turn: 0 }), "turn_start");
-        assert_eq!(covered.len(), 15, "{covered:?}");
+        assert_eq!(covered.len(), 16, "{covered:?}");
     }
 }

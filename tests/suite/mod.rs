@@ -11,6 +11,7 @@ mod budgets;
 mod call_path;
 mod cancel;
 mod children;
+mod claude_hooks;
 mod compaction;
 mod config_file;
 mod errors;

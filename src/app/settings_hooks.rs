@@ -1,0 +1,100 @@
+//! Settings hooks at start-up: Claude Code's and Codex's command hooks
+//! ([`crate::config::claude_hooks`]) read once the trust gate has decided (the project's files
+//! only in a trusted project; the gate's notice names them when it is not), put on the hook
+//! bus ([`crate::hooks::command`]), and listed by `/hooks`. A line's hook runs reach its
+//! event sink as `hook_run` events ([`forward`]).
+
+use std::future::Future;
+use std::sync::Arc;
+
+use super::App;
+use crate::agent::EventSink;
+use crate::config::claude_hooks;
+use crate::hooks::command::{self, HookEnv};
+use crate::vocab::protocol::AgentEvent;
+use crate::vocab::run::RunContext;
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
+
+impl App {
+    /// Reads the settings hooks and puts them on the bus (once; the project's files only
+    /// when the folder is trusted now). Each problem with a file is one notice.
+    pub fn load_settings_hooks(&self) {
+        let home = self.config.home.as_deref();
+        let trusted =
+            crate::config::pick::folder_trusted(&self.config.cwd, home, self.config.trust);
+        let loaded = claude_hooks::load(home, &self.config.cwd, trusted);
+        let context = self.extensions.context();
+        for problem in loaded.problems {
+            (context.notice)(problem);
+        }
+        if loaded.hooks.is_empty() {
+            return;
+        }
+        let control = context.control.clone();
+        let env = HookEnv {
+            project_dir: self.config.cwd.clone(),
+            notice: context.notice.clone(),
+            ui: self.ui.clone(),
+            transcript: Arc::new(move || control.session_file()),
+        };
+        let registered = command::register(&self.hooks, loaded.hooks, env);
+        if let Err(again) = self.settings_hooks.set(registered) {
+            // Loaded twice: the first stays.
+            again.remove();
+        }
+    }
+
+    /// `/hooks`.
+    pub(super) fn hooks_text(&self) -> String {
+        let hooks = self
+            .settings_hooks
+            .get()
+            .map(|r| r.hooks.as_slice())
+            .unwrap_or_default();
+        command::listing(hooks)
+    }
+}
+
+/// The project's settings files with hooks, as the trust gate lists them.
+pub(super) fn project_hook_files(app: &App) -> Vec<String> {
+    claude_hooks::project_files_with_hooks(&app.config.cwd, app.config.home.as_deref())
+        .into_iter()
+        .map(|p| {
+            p.strip_prefix(&app.config.cwd)
+                .unwrap_or(&p)
+                .display()
+                .to_string()
+        })
+        .collect()
+}
+
+/// `ctx` sending its events (see [`RunContext::emit`]) to the returned receiver.
+pub(super) fn with_events(
+    ctx: Arc<RunContext>,
+) -> (Arc<RunContext>, UnboundedReceiver<AgentEvent>) {
+    let (tx, rx) = unbounded_channel();
+    let ctx = Arc::unwrap_or_clone(ctx).with_events(tx);
+    (Arc::new(ctx), rx)
+}
+
+/// Runs `work`, passing the events sent to `events` meanwhile on to `sink` as they come,
+/// and the last ones once it is done.
+pub(super) async fn forward<T>(
+    mut events: UnboundedReceiver<AgentEvent>,
+    sink: &dyn EventSink,
+    work: impl Future<Output = T>,
+) -> T {
+    let mut work = std::pin::pin!(work);
+    loop {
+        tokio::select! {
+            biased;
+            out = &mut work => {
+                while let Ok(event) = events.try_recv() {
+                    sink.emit(event);
+                }
+                return out;
+            }
+            Some(event) = events.recv() => sink.emit(event),
+        }
+    }
+}
