@@ -84,7 +84,8 @@ pub(super) async fn forward<T>(
     sink: &dyn EventSink,
     work: impl Future<Output = T>,
 ) -> T {
-    let mut work = std::pin::pin!(work);
+    // On the heap: a line's future is large, and a debug build's worker stack is not.
+    let mut work = Box::pin(work);
     loop {
         tokio::select! {
             biased;

@@ -82,26 +82,20 @@ pub fn hook_runs(out: &Output) -> Vec<Value> {
 
 #[test]
 fn a_python_guard_blocks_rm_rf_and_the_model_reads_why() {
-    if !tools_present() {
+    let Some(dir) = project(json!({
+        "PreToolUse": [
+            {"matcher": "Bash", "hooks": [command("python3 \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.py")]},
+            {"matcher": "*", "hooks": [command(RECORD)]}
+        ],
+        "PostToolUse": [{"matcher": "Write|Edit", "hooks": [command(RECORD)]}],
+        "UserPromptSubmit": [{"hooks": [command("echo CONTEXT-FROM-HOOK; jq -c . >> \"$CLAUDE_PROJECT_DIR/seen.jsonl\"")]}],
+        "Stop": [{"hooks": [command(RECORD)]}],
+        "SessionStart": [{"hooks": [command("echo SESSION-CONTEXT-FROM-HOOK")]}]
+    })) else {
         return;
-    }
-    let dir = TestDir::new();
+    };
     dir.write(".claude/hooks/guard.py", GUARD);
     dir.write("build/keep", "k");
-    settings(
-        &dir,
-        ".claude/settings.json",
-        json!({
-            "PreToolUse": [
-                {"matcher": "Bash", "hooks": [command("python3 \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.py")]},
-                {"matcher": "*", "hooks": [command(RECORD)]}
-            ],
-            "PostToolUse": [{"matcher": "Write|Edit", "hooks": [command(RECORD)]}],
-            "UserPromptSubmit": [{"hooks": [command("echo CONTEXT-FROM-HOOK; jq -c . >> \"$CLAUDE_PROJECT_DIR/seen.jsonl\"")]}],
-            "Stop": [{"hooks": [command(RECORD)]}],
-            "SessionStart": [{"hooks": [command("echo SESSION-CONTEXT-FROM-HOOK")]}]
-        }),
-    );
     let fake = FakeAnthropic::with_replies(vec![
         Reply::tool_calls(vec![(
             "toolu_1",
@@ -208,4 +202,168 @@ fn a_python_guard_blocks_rm_rf_and_the_model_reads_why() {
         ],
         "{runs:?}"
     );
+}
+
+#[test]
+fn json_answers_deny_rewrite_and_add_context() {
+    let deny = r#"jq -n '{hookSpecificOutput: {hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "DENIED-BY-JQ"}}'"#;
+    let rewrite = r#"jq -c '{hookSpecificOutput: {hookEventName: "PreToolUse", permissionDecision: "allow", updatedInput: {new_string: (.tool_input.new_string + " (checked)")}}}'"#;
+    let context = r#"jq -n '{systemMessage: "POST-SYSTEM-MESSAGE", hookSpecificOutput: {hookEventName: "PostToolUse", additionalContext: "POST-CONTEXT-FOR-MODEL"}}'"#;
+    let Some(dir) = project(json!({
+        "PreToolUse": [
+            {"matcher": "^Bash$", "hooks": [command(deny)]},
+            {"matcher": "Edit", "hooks": [command(rewrite)]}
+        ],
+        "PostToolUse": [{"matcher": "", "hooks": [command(context)]}]
+    })) else {
+        return;
+    };
+    dir.write("notes.txt", "old line\n");
+    // jq one-liners as Claude Code's docs write them.
+    let fake = FakeOpenAi::with_replies(vec![
+        Reply::tool_calls(vec![
+            ("call_1", "bash", json!({"command": "echo RAN > ran.txt"})),
+            (
+                "call_2",
+                "edit",
+                json!({"path": "notes.txt", "old_text": "old line", "new_text": "new line"}),
+            ),
+        ]),
+        Reply::text("done"),
+    ]);
+    let out = Mypi::new(&dir)
+        .openai(&fake)
+        .args(["--json", "-p", "go"])
+        .run();
+    out.ok();
+    assert!(!dir.exists("ran.txt"), "a denied call ran");
+    // updatedInput came back with mypi's argument names.
+    assert_eq!(dir.read("notes.txt"), "new line (checked)\n");
+    let reqs = fake.requests();
+    let results = tool_results(&reqs[1]);
+    assert!(results[0].content.contains("DENIED-BY-JQ"), "{results:?}");
+    // additionalContext reached the model with the result; the systemMessage the user.
+    assert!(
+        results[1].content.contains("POST-CONTEXT-FOR-MODEL"),
+        "{results:?}"
+    );
+    let notices: Vec<Value> = events(&out)
+        .into_iter()
+        .filter(|e| e["type"] == "notice")
+        .collect();
+    assert!(
+        notices
+            .iter()
+            .any(|n| n["message"] == "POST-SYSTEM-MESSAGE"),
+        "{notices:?}"
+    );
+}
+
+#[test]
+fn continue_false_and_exit_two_stop_a_prompt_before_the_model() {
+    if !tools_present() {
+        return;
+    }
+    for (hook, shown) in [
+        (
+            r#"echo '{"continue": false, "stopReason": "STOPPED-BY-HOOK"}'"#,
+            "STOPPED-BY-HOOK",
+        ),
+        ("echo PROMPT-REFUSED >&2; exit 2", "PROMPT-REFUSED"),
+    ] {
+        let dir = TestDir::new();
+        settings(
+            &dir,
+            ".claude/settings.json",
+            json!({"UserPromptSubmit": [{"hooks": [command(hook)]}]}),
+        );
+        let fake = FakeOpenAi::with_replies(vec![Reply::text("must not be asked")]);
+        let out = Mypi::new(&dir).openai(&fake).args(["-p", "hello"]).run();
+        assert_eq!(fake.request_count(), 0, "{}", out.describe());
+        assert!(out.stdout.contains(shown), "{}", out.describe());
+    }
+}
+
+#[test]
+fn other_exit_codes_are_a_notice_and_the_call_goes_on() {
+    let Some(dir) =
+        project(json!({"PreToolUse": [{"hooks": [command("echo HOOK-BROKE >&2; exit 3")]}]}))
+    else {
+        return;
+    };
+    let fake = bash_then_done("echo RAN > ran.txt");
+    let out = Mypi::new(&dir).openai(&fake).args(["-p", "go"]).run();
+    out.ok();
+    assert!(dir.exists("ran.txt"), "{}", out.describe());
+    assert!(
+        out.stderr.contains(
+            "PreToolUse hook [echo HOOK-BROKE >&2; exit 3] failed with exit code 3: HOOK-BROKE"
+        ),
+        "{}",
+        out.describe()
+    );
+}
+
+#[test]
+fn a_hook_past_its_timeout_is_killed_and_mypi_goes_on() {
+    let hook = json!({"type": "command", "command": "echo $$ > \"$CLAUDE_PROJECT_DIR/hook.pid\"; sleep 100", "timeout": 1});
+    let Some(dir) = project(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [hook]}]})) else {
+        return;
+    };
+    let fake = bash_then_done("echo RAN > ran.txt");
+    let started = Instant::now();
+    let out = Mypi::new(&dir)
+        .openai(&fake)
+        .args(["--json", "-p", "go"])
+        .run();
+    out.ok();
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(dir.exists("ran.txt"), "a timed-out hook does not block");
+    let runs = hook_runs(&out);
+    assert_eq!(runs[0]["outcome"], "timed_out", "{runs:?}");
+    assert!(
+        out.stdout.contains("timed out after 1 s"),
+        "{}",
+        out.describe()
+    );
+    let pid: i32 = dir.read("hook.pid").trim().parse().unwrap();
+    assert_gone(pid);
+}
+
+/// Waits a few seconds for process `pid` to be gone.
+pub fn assert_gone(pid: i32) {
+    let start = Instant::now();
+    let alive = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            !s.rsplit_once(')')
+                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+        })
+    };
+    while alive() && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!alive(), "the hook's process {pid} outlived it");
+}
+
+/// A trusted project whose `.claude/settings.json` holds `hooks`; `None` (the test skips)
+/// without `jq` or `python3`.
+pub fn project(hooks: Value) -> Option<TestDir> {
+    if !tools_present() {
+        return None;
+    }
+    let dir = TestDir::new();
+    settings(&dir, ".claude/settings.json", hooks);
+    Some(dir)
+}
+
+/// A fake model that calls `bash` with `cmd`, then answers "done".
+pub fn bash_then_done(cmd: &str) -> FakeOpenAi {
+    FakeOpenAi::with_replies(vec![
+        Reply::tool_calls(vec![("call_1", "bash", json!({"command": cmd}))]),
+        Reply::text("done"),
+    ])
 }

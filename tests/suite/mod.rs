@@ -12,6 +12,7 @@ mod call_path;
 mod cancel;
 mod children;
 mod claude_hooks;
+mod claude_hooks_more;
 mod compaction;
 mod config_file;
 mod errors;

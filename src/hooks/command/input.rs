@@ -10,9 +10,12 @@ use crate::hooks::{CompactReason, HookEvent, InputSource, Reason};
 use crate::vocab::protocol::Role;
 use crate::vocab::run::RunContext;
 
-/// mypi's built-in tools as Claude Code names them, with their arguments (mypi's name,
-/// Claude Code's). Other tools (scripts', MCP's `mcp__server__tool`) keep their names.
-const TOOLS: [(&str, &str, &[(&str, &str)]); 4] = [
+/// A tool's arguments: (mypi's name, Claude Code's).
+type Renames = &'static [(&'static str, &'static str)];
+
+/// mypi's built-in tools as Claude Code names them, with their arguments. Other tools
+/// (scripts', MCP's `mcp__server__tool`) keep their names.
+const TOOLS: [(&str, &str, Renames); 4] = [
     (
         "bash",
         "Bash",
@@ -52,7 +55,7 @@ pub fn claude_tool_name(name: &str) -> &str {
         .map_or(name, |(_, theirs, _)| theirs)
 }
 
-fn renames(name: &str) -> &'static [(&'static str, &'static str)] {
+fn renames(name: &str) -> Renames {
     TOOLS
         .iter()
         .find(|(ours, _, _)| *ours == name)
