@@ -109,7 +109,7 @@ pub struct App {
     /// What `!cmd` lines kept for the next prompt.
     shell_context: shell::ShellContext,
     /// Claude Code's and Codex's command hooks, once loaded ([`App::load_settings_hooks`]).
-    settings_hooks: std::sync::OnceLock<crate::hooks::command::Registered>,
+    settings_hooks: settings_hooks::SettingsHooks,
 }
 
 /// The session start-up goes on with: its slot, messages, whether it was resumed, the
@@ -191,7 +191,8 @@ impl App {
         let provider = provider_for(&config, &config.model)?;
         // One count of repeated notices for every source (see `hooks::repeats`).
         let reports = Arc::new(crate::hooks::repeats::Repeats::new(notice));
-        let notice = crate::hooks::repeats::Repeats::counting(&reports);
+        let settings_hooks = settings_hooks::SettingsHooks::default();
+        let notice = settings_hooks.notifying(crate::hooks::repeats::Repeats::counting(&reports));
         let wiring = Wiring::new(&config, &reports);
         let (tools, hooks, queues) = (
             wiring.tools.clone(),
@@ -263,7 +264,7 @@ impl App {
             models,
             quitting: false,
             shell_context: shell::ShellContext::default(),
-            settings_hooks: std::sync::OnceLock::new(),
+            settings_hooks,
         };
         if let Some((provider, model)) = last_model {
             app.restore_model(&provider, &model, &restore_notice);

@@ -5,15 +5,37 @@
 //! event sink as `hook_run` events ([`forward`]).
 
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use super::App;
 use crate::agent::EventSink;
 use crate::config::claude_hooks;
-use crate::hooks::command::{self, HookEnv};
+use crate::hooks::command::{self, HookEnv, Registered};
+use crate::hooks::NoticeFn;
 use crate::vocab::protocol::AgentEvent;
 use crate::vocab::run::RunContext;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
+
+/// The settings hooks of this process, once loaded, and where notices reach their
+/// `Notification` hooks.
+#[derive(Default)]
+pub struct SettingsHooks {
+    registered: OnceLock<Registered>,
+    notify: Arc<OnceLock<NoticeFn>>,
+}
+
+impl SettingsHooks {
+    /// `notice`, also telling the `Notification` hooks once they are loaded.
+    pub fn notifying(&self, notice: NoticeFn) -> NoticeFn {
+        let notify = self.notify.clone();
+        Arc::new(move |message: String| {
+            if let Some(n) = notify.get() {
+                n(message.clone());
+            }
+            notice(message);
+        })
+    }
+}
 
 impl App {
     /// Reads the settings hooks and puts them on the bus (once; the project's files only
@@ -24,30 +46,36 @@ impl App {
             crate::config::pick::folder_trusted(&self.config.cwd, home, self.config.trust);
         let loaded = claude_hooks::load(home, &self.config.cwd, trusted);
         let context = self.extensions.context();
-        for problem in loaded.problems {
-            (context.notice)(problem);
-        }
+        let problems = loaded.problems;
+        let say = |problems: Vec<String>| problems.into_iter().for_each(|p| (context.notice)(p));
         if loaded.hooks.is_empty() {
-            return;
+            return say(problems);
         }
-        let control = context.control.clone();
+        let (control, services) = (context.control.clone(), context.clone());
         let env = HookEnv {
             project_dir: self.config.cwd.clone(),
             notice: context.notice.clone(),
             ui: self.ui.clone(),
             transcript: Arc::new(move || control.session_file()),
+            session: Arc::new(move || services.session()),
         };
         let registered = command::register(&self.hooks, loaded.hooks, env);
-        if let Err(again) = self.settings_hooks.set(registered) {
+        if let Some(n) = registered.notifier() {
+            let _ = self.settings_hooks.notify.set(n);
+        }
+        if let Err(again) = self.settings_hooks.registered.set(registered) {
             // Loaded twice: the first stays.
             again.remove();
         }
+        // Said once the hooks are on: a `Notification` hook hears them too.
+        say(problems);
     }
 
     /// `/hooks`.
     pub(super) fn hooks_text(&self) -> String {
         let hooks = self
             .settings_hooks
+            .registered
             .get()
             .map(|r| r.hooks.as_slice())
             .unwrap_or_default();

@@ -287,3 +287,60 @@ fn codex_hooks_json_blocks_like_claude_codes() {
     let results = tool_results(&fake.requests()[1]);
     assert!(results[0].content.contains("CODEX-NO-PUSH"), "{results:?}");
 }
+
+#[test]
+fn notification_hooks_hear_notices_and_permission_questions() {
+    let Some(dir) = project(json!({
+        "Notification": [{"hooks": [command(RECORD)]}],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [command(
+            r#"echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask", "permissionDecisionReason": "ASK-REASON"}}'"#
+        )]}],
+        "PermissionRequest": [{"hooks": [command("true")]}]
+    })) else {
+        return;
+    };
+    // In print mode nobody can answer: the call does not run, and the user is told.
+    let fake = bash_then_done("echo RAN > ran.txt");
+    let out = Mypi::new(&dir).openai(&fake).args(["-p", "go"]).run();
+    out.ok();
+    assert!(!dir.exists("ran.txt"), "{}", out.describe());
+    assert!(
+        out.stderr
+            .contains("a PreToolUse hook asks to confirm this Bash call (ASK-REASON); nobody can answer in print mode, so it is not run"),
+        "{}",
+        out.describe()
+    );
+    let kinds = |seen: &[Value]| -> Vec<String> {
+        of_event(seen, "Notification")
+            .iter()
+            .map(|v| format!("{} {}", v["notification_type"], v["message"]))
+            .collect()
+    };
+    assert!(
+        kinds(&seen(&dir))
+            .iter()
+            .any(|k| k == "\"permission_prompt\" \"mypi needs your permission to use Bash\""),
+        "{:?}",
+        kinds(&seen(&dir))
+    );
+    // A notice (here: an event mypi does not run) reaches the Notification hooks.
+    let mut m = Mypi::new(&dir)
+        .args(["--provider", "faux", "--no-watch"])
+        .spawn();
+    let start = std::time::Instant::now();
+    while !kinds(&seen(&dir))
+        .iter()
+        .any(|k| k.contains("PermissionRequest"))
+        && start.elapsed() < Duration::from_secs(20)
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    m.send_line("/quit");
+    m.wait().ok();
+    let notices = kinds(&seen(&dir));
+    assert!(
+        notices.iter().any(|k| k.starts_with("\"notice\"")
+            && k.contains("hooks for PermissionRequest are not run by mypi")),
+        "{notices:?}"
+    );
+}

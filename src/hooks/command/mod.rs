@@ -12,7 +12,7 @@
 //! | `SessionStart` | `session_start` | its context joins the system prompt of the session's runs |
 //! | `SessionEnd` | `session_shutdown` | nothing (it is told) |
 //! | `PreCompact` | `session_before_compact` | a block cancels the compaction |
-//! | `Notification` | (when a hook's `ask` waits for the user) | nothing (it is told) |
+//! | `Notification` | mypi's notices; a hook's `ask` waiting for the user | nothing (it is told) |
 //!
 //! They run after every script's handlers of the same event ([`ORDER`]): a guard sees the
 //! arguments the call will really run with. Each run is reported to the line's sink as a
@@ -23,6 +23,7 @@ mod input;
 mod run;
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures_util::future::BoxFuture;
@@ -50,6 +51,8 @@ pub struct HookEnv {
     pub ui: Arc<dyn Ui>,
     /// The session file (`transcript_path`), once there is one.
     pub transcript: Arc<dyn Fn() -> Option<PathBuf> + Send + Sync>,
+    /// The context of calls made outside a run (a notice's `Notification` hooks).
+    pub session: Arc<dyn Fn() -> Arc<RunContext> + Send + Sync>,
 }
 
 /// State the hooks of one load share.
@@ -58,6 +61,8 @@ struct Shared {
     /// `SessionStart` hooks' context, for the session it was given in.
     session_context: Mutex<(String, Vec<String>)>,
     notification: Vec<Arc<CommandHook>>,
+    /// `Notification` hooks running for a notice: what they report is no new notification.
+    notifying: AtomicUsize,
 }
 
 /// The settings hooks on the bus (dropping it leaves them there; [`Registered::remove`]
@@ -94,6 +99,7 @@ pub fn register(bus: &HookBus, hooks: Vec<CommandHook>, env: HookEnv) -> Registe
         env,
         session_context: Mutex::default(),
         notification,
+        notifying: AtomicUsize::new(0),
     });
     let mut files: Vec<&PathBuf> = Vec::new();
     let mut handles = Vec::new();
@@ -135,10 +141,29 @@ impl Registered {
         }
     }
 
-    /// Runs the `Notification` hooks for `message` (`kind` is Claude Code's
-    /// `notification_type`, which their matcher is tried on).
-    pub async fn notify(&self, message: &str, kind: &str, ctx: &Arc<RunContext>) {
-        self.shared.notify(message, kind, ctx).await;
+    /// A function that runs the `Notification` hooks (`notification_type` `notice`) for a
+    /// notice, on the side; `None` when there are none. What they report themselves does
+    /// not notify again.
+    pub fn notifier(&self) -> Option<NoticeFn> {
+        if self.shared.notification.is_empty() {
+            return None;
+        }
+        let shared = self.shared.clone();
+        Some(Arc::new(move |message: String| {
+            let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+                return;
+            };
+            if shared.notifying.load(Ordering::Acquire) > 0 {
+                return;
+            }
+            let shared = shared.clone();
+            shared.notifying.fetch_add(1, Ordering::AcqRel);
+            runtime.spawn(async move {
+                let ctx = (shared.env.session)();
+                shared.notify(&message, "notice", &ctx).await;
+                shared.notifying.fetch_sub(1, Ordering::AcqRel);
+            });
+        }))
     }
 }
 
