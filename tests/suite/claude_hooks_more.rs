@@ -344,3 +344,39 @@ fn notification_hooks_hear_notices_and_permission_questions() {
         "{notices:?}"
     );
 }
+
+#[test]
+fn a_pre_compact_hook_sees_the_trigger_and_exit_2_cancels_the_compaction() {
+    let hook = "jq -c . >> \"$CLAUDE_PROJECT_DIR/seen.jsonl\"; echo KEEP-THE-DETAILS >&2; exit 2";
+    let Some(dir) =
+        project(json!({"PreCompact": [{"matcher": "manual", "hooks": [command(hook)]}]}))
+    else {
+        return;
+    };
+    let fake = FakeOpenAi::with_replies(vec![Reply::text("a"), Reply::text("b")]);
+    for (i, prompt) in ["one", "two"].into_iter().enumerate() {
+        let mut m = Mypi::new(&dir).openai(&fake);
+        if i > 0 {
+            m = m.arg("--continue");
+        }
+        m.args(["-p", prompt]).run().ok();
+    }
+    let out = Mypi::new(&dir)
+        .openai(&fake)
+        .args(["--continue", "-p", "/compact keep names"])
+        .run();
+    out.ok();
+    assert!(
+        out.stdout
+            .contains("Compaction cancelled: PreCompact hook [")
+            && out.stdout.contains("KEEP-THE-DETAILS"),
+        "{}",
+        out.describe()
+    );
+    assert_eq!(fake.request_count(), 2, "no summary was asked for");
+    let seen = seen(&dir);
+    let pre = of_event(&seen, "PreCompact");
+    assert_eq!(pre.len(), 1, "{seen:?}");
+    assert_eq!(pre[0]["trigger"], "manual");
+    assert_eq!(pre[0]["custom_instructions"], "keep names");
+}

@@ -361,10 +361,11 @@ impl Shared {
     /// Asks the user whether the `tool` call a hook asked about may run; in print mode
     /// nobody can answer, and it does not.
     async fn confirm(&self, tool: &str, reason: &str, ctx: &Arc<RunContext>) -> bool {
+        // The hook's words reach the terminal in the question: made inert first.
         let why = if reason.is_empty() {
             String::new()
         } else {
-            format!(" ({reason})")
+            format!(" ({})", crate::vocab::text::inert::inert(reason))
         };
         self.notify(
             &format!("mypi needs your permission to use {tool}"),
