@@ -367,3 +367,32 @@ pub fn bash_then_done(cmd: &str) -> FakeOpenAi {
         Reply::text("done"),
     ])
 }
+
+#[test]
+fn settings_hooks_run_after_scripts_and_see_what_they_rewrote() {
+    let Some(dir) =
+        project(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [command(RECORD)]}]}))
+    else {
+        return;
+    };
+    super::ext_util::install(
+        &dir,
+        "rewrite.lua",
+        r#"api.on("tool_call", function(e)
+  if e.name == "bash" then return { updated_args = { command = "echo SCRIPT > s.txt" } } end
+end)"#,
+    );
+    let fake = bash_then_done("echo MODEL > m.txt");
+    let out = Mypi::new(&dir).openai(&fake).args(["-p", "go"]).run();
+    out.ok();
+    assert!(
+        dir.exists("s.txt") && !dir.exists("m.txt"),
+        "{}",
+        out.describe()
+    );
+    let seen = seen(&dir);
+    assert_eq!(
+        of_event(&seen, "PreToolUse")[0]["tool_input"],
+        json!({"command": "echo SCRIPT > s.txt"})
+    );
+}
