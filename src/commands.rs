@@ -183,7 +183,7 @@ impl CommandTable {
             (
                 "hooks",
                 &[],
-                "list the settings hooks loaded (.claude/settings.json, hooks.json)",
+                "list the settings hooks (Claude Code's .claude/settings.json, Codex's hooks.json)",
                 Builtin::Hooks,
             ),
             (
