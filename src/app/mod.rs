@@ -484,6 +484,7 @@ impl App {
     ) -> Result<LineOutcome, AppError> {
         self.sync_providers();
         self.refresh_session();
+        self.pending_hook_runs(sink);
         let (ctx, events) = settings_hooks::with_events(self.run_context(cancel.clone()));
         let outcome = settings_hooks::forward(events, sink, self.line_in(line, sink, &ctx)).await;
         // Model calls made outside a run (`/compact`, a command's `api.complete`) count in

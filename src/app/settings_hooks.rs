@@ -71,6 +71,13 @@ impl App {
         say(problems);
     }
 
+    /// Passes the `hook_run` events of runs outside a line (the session's start) to `sink`.
+    pub(super) fn pending_hook_runs(&self, sink: &dyn EventSink) {
+        if let Some(r) = self.settings_hooks.registered.get() {
+            r.take_pending().into_iter().for_each(|e| sink.emit(e));
+        }
+    }
+
     /// `/hooks`.
     pub(super) fn hooks_text(&self) -> String {
         let hooks = self

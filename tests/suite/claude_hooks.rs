@@ -194,6 +194,7 @@ fn a_python_guard_blocks_rm_rf_and_the_model_reads_why() {
     assert_eq!(
         names,
         [
+            "SessionStart",
             "UserPromptSubmit",
             "PreToolUse",
             "PreToolUse",
@@ -202,6 +203,10 @@ fn a_python_guard_blocks_rm_rf_and_the_model_reads_why() {
         ],
         "{runs:?}"
     );
+    // The session's start ran before the line: its event comes right after `session`.
+    let all = events(&out);
+    assert_eq!(all[0]["type"], "session");
+    assert_eq!(all[1]["event"], "SessionStart", "{}", all[1]);
 }
 
 #[test]

@@ -63,7 +63,12 @@ struct Shared {
     notification: Vec<Arc<CommandHook>>,
     /// `Notification` hooks running for a notice: what they report is no new notification.
     notifying: AtomicUsize,
+    /// `hook_run` events of runs outside a line (the session's start), for the next line.
+    pending: Mutex<Vec<AgentEvent>>,
 }
+
+/// The most `hook_run` events kept for the next line.
+const MAX_PENDING: usize = 100;
 
 /// The settings hooks on the bus (dropping it leaves them there; [`Registered::remove`]
 /// takes them off).
@@ -100,6 +105,7 @@ pub fn register(bus: &HookBus, hooks: Vec<CommandHook>, env: HookEnv) -> Registe
         session_context: Mutex::default(),
         notification,
         notifying: AtomicUsize::new(0),
+        pending: Mutex::default(),
     });
     let mut files: Vec<&PathBuf> = Vec::new();
     let mut handles = Vec::new();
@@ -139,6 +145,18 @@ impl Registered {
         for h in &self.handles {
             h.remove();
         }
+    }
+
+    /// The `hook_run` events of runs made outside a line since the last call (the
+    /// session's start, notices'), for the next line's sink.
+    pub fn take_pending(&self) -> Vec<AgentEvent> {
+        std::mem::take(
+            &mut *self
+                .shared
+                .pending
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        )
     }
 
     /// A function that runs the `Notification` hooks (`notification_type` `notice`) for a
@@ -257,19 +275,32 @@ impl Shared {
         .await;
         let duration_ms = ran.duration.as_millis() as u64;
         let answer = answer::read(hook.event, &format!("[{}]", hook.command), ran);
-        ctx.emit(AgentEvent::HookRun(HookRun {
-            event: hook.event.name().to_string(),
-            command: hook.command.clone(),
-            source: hook.source.display().to_string(),
-            tool,
-            outcome: answer.outcome,
-            exit_code: answer.exit_code,
-            duration_ms,
-        }));
+        self.report(
+            ctx,
+            HookRun {
+                event: hook.event.name().to_string(),
+                command: hook.command.clone(),
+                source: hook.source.display().to_string(),
+                tool,
+                outcome: answer.outcome,
+                exit_code: answer.exit_code,
+                duration_ms,
+            },
+        );
         for n in &answer.notices {
             (self.env.notice)(n.clone());
         }
         answer
+    }
+
+    /// Sends a run's `hook_run` event to the line's sink, or keeps it for the next line.
+    fn report(&self, ctx: &RunContext, run: HookRun) {
+        if !ctx.emit(AgentEvent::HookRun(run.clone())) {
+            let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+            if pending.len() < MAX_PENDING {
+                pending.push(AgentEvent::HookRun(run));
+            }
+        }
     }
 
     /// What `answer` does to the event it ran for: the bus result fields, and what else
