@@ -52,11 +52,21 @@ impl App {
             return say(problems);
         }
         let (control, services) = (context.control.clone(), context.clone());
+        let sessions = (!self.config.no_session).then(|| self.config.sessions_dir());
+        let session_of = services.clone();
+        // The session file, or where it will be before its first line is written.
+        let transcript = move || {
+            control.session_file().or_else(|| {
+                let id = session_of.session().session_id.clone();
+                let dir = sessions.as_ref().filter(|_| !id.is_empty())?;
+                Some(dir.join(format!("{id}.jsonl")))
+            })
+        };
         let env = HookEnv {
             project_dir: self.config.cwd.clone(),
             notice: context.notice.clone(),
             ui: self.ui.clone(),
-            transcript: Arc::new(move || control.session_file()),
+            transcript: Arc::new(transcript),
             session: Arc::new(move || services.session()),
         };
         let registered = command::register(&self.hooks, loaded.hooks, env);

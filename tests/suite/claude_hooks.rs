@@ -172,6 +172,14 @@ fn a_python_guard_blocks_rm_rf_and_the_model_reads_why() {
     assert_eq!(post[0]["tool_response"]["filePath"], abs);
     let prompt = of_event(&seen, "UserPromptSubmit");
     assert_eq!(prompt[0]["prompt"], "clean up");
+    // Before its first line the session file is where it will be.
+    let id = prompt[0]["session_id"].as_str().unwrap();
+    let transcript = prompt[0]["transcript_path"].as_str().unwrap();
+    assert!(
+        transcript.ends_with(&format!("/{id}.jsonl")),
+        "{transcript}"
+    );
+    assert_eq!(transcript, pre[0]["transcript_path"].as_str().unwrap());
     let stop = of_event(&seen, "Stop");
     assert_eq!(stop.len(), 1);
     assert_eq!(stop[0]["stop_hook_active"], false);
