@@ -380,3 +380,35 @@ fn a_pre_compact_hook_sees_the_trigger_and_exit_2_cancels_the_compaction() {
     assert_eq!(pre[0]["trigger"], "manual");
     assert_eq!(pre[0]["custom_instructions"], "keep names");
 }
+
+#[test]
+fn an_ask_answer_asks_the_user_in_the_repl() {
+    let ask = r#"echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask", "permissionDecisionReason": "touches the disk"}}'"#;
+    let Some(dir) = project(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [command(ask)]}]}))
+    else {
+        return;
+    };
+    for (answer, runs) in [("y", true), ("n", false)] {
+        let _ = std::fs::remove_file(dir.join("ran.txt"));
+        let fake = bash_then_done("echo RAN > ran.txt");
+        let mut m = Mypi::new(&dir).openai(&fake).arg("--no-watch").spawn();
+        m.send_line("go");
+        m.wait_for_text(
+            "A hook asks before this Bash call (touches the disk). Run it? [y/N]",
+            Duration::from_secs(20),
+        );
+        m.send_line(answer);
+        m.wait_for_text("done", Duration::from_secs(20));
+        m.send_line("/quit");
+        m.wait().ok();
+        assert_eq!(dir.exists("ran.txt"), runs, "{answer}");
+        let result = &tool_results(&fake.requests()[1])[0];
+        assert_eq!(
+            result
+                .content
+                .contains("the user did not allow this Bash call"),
+            !runs,
+            "{result:?}"
+        );
+    }
+}
