@@ -135,15 +135,9 @@ pub fn stdin_for(
     stop_active: bool,
 ) -> Option<(Map<String, Value>, String)> {
     let mut m = Map::new();
-    let mut put = |k: &str, v: Value| {
-        m.insert(k.to_string(), v);
-    };
     let matched = match (event, bus) {
         (ClaudeEvent::PreToolUse, HookEvent::ToolCall { id, name, args, .. }) => {
-            put("tool_name", json!(claude_tool_name(name)));
-            put("tool_input", to_claude_args(name, args, ctx));
-            put("tool_use_id", json!(id));
-            claude_tool_name(name).to_string()
+            tool_fields(&mut m, id, name, args, ctx)
         }
         (
             ClaudeEvent::PostToolUse,
@@ -156,11 +150,11 @@ pub fn stdin_for(
                 ..
             },
         ) => {
-            put("tool_name", json!(claude_tool_name(name)));
-            put("tool_input", to_claude_args(name, args, ctx));
-            put("tool_use_id", json!(id));
-            put("tool_response", tool_response(name, args, result, ctx));
-            claude_tool_name(name).to_string()
+            m.insert(
+                "tool_response".into(),
+                tool_response(name, args, result, ctx),
+            );
+            tool_fields(&mut m, id, name, args, ctx)
         }
         (
             ClaudeEvent::UserPromptSubmit,
@@ -169,28 +163,56 @@ pub fn stdin_for(
                 source: InputSource::User,
             },
         ) => {
-            put("prompt", json!(text));
+            m.insert("prompt".into(), json!(text));
             String::new()
         }
         (ClaudeEvent::Stop | ClaudeEvent::SubagentStop, HookEvent::AgentEnd { messages }) => {
-            let wanted = if ctx.depth == 0 {
-                ClaudeEvent::Stop
-            } else {
-                ClaudeEvent::SubagentStop
+            let wanted = match ctx.depth {
+                0 => ClaudeEvent::Stop,
+                _ => ClaudeEvent::SubagentStop,
             };
             if event != wanted {
                 return None;
             }
-            let last = messages
-                .iter()
-                .rev()
-                .find(|m| m.role == Role::Assistant)
-                .map(|m| m.content.clone())
-                .unwrap_or_default();
-            put("stop_hook_active", json!(stop_active));
-            put("last_assistant_message", json!(last));
+            let last = messages.iter().rev().find(|m| m.role == Role::Assistant);
+            let last = last.map(|m| m.content.clone()).unwrap_or_default();
+            m.insert("stop_hook_active".into(), json!(stop_active));
+            m.insert("last_assistant_message".into(), json!(last));
             String::new()
         }
+        _ => {
+            let (key, value, more) = session_field(event, bus)?;
+            m.insert(key.into(), json!(value));
+            m.extend(more);
+            value.to_string()
+        }
+    };
+    Some((m, matched))
+}
+
+/// A tool event's fields; the tool's name as the matcher reads it.
+fn tool_fields(
+    m: &mut Map<String, Value>,
+    id: &str,
+    name: &str,
+    args: &Value,
+    ctx: &RunContext,
+) -> String {
+    let tool = claude_tool_name(name);
+    m.insert("tool_name".into(), json!(tool));
+    m.insert("tool_input".into(), to_claude_args(name, args, ctx));
+    m.insert("tool_use_id".into(), json!(id));
+    tool.to_string()
+}
+
+/// The field the matcher of a session event reads (`source`, `reason`, `trigger`), its
+/// value, and the event's other fields.
+fn session_field(
+    event: ClaudeEvent,
+    bus: &HookEvent,
+) -> Option<(&'static str, &'static str, Map<String, Value>)> {
+    let none = Map::new();
+    Some(match (event, bus) {
         (ClaudeEvent::SessionStart, HookEvent::SessionStart { reason }) => {
             let source = match reason {
                 Reason::Startup => "startup",
@@ -198,8 +220,7 @@ pub fn stdin_for(
                 Reason::New => "clear",
                 Reason::Reload | Reason::Quit => return None,
             };
-            put("source", json!(source));
-            source.to_string()
+            ("source", source, none)
         }
         (ClaudeEvent::SessionEnd, HookEvent::SessionShutdown { reason }) => {
             let why = match reason {
@@ -208,8 +229,7 @@ pub fn stdin_for(
                 Reason::Resume => "other",
                 Reason::Startup | Reason::Reload => return None,
             };
-            put("reason", json!(why));
-            why.to_string()
+            ("reason", why, none)
         }
         (
             ClaudeEvent::PreCompact,
@@ -223,16 +243,13 @@ pub fn stdin_for(
                 CompactReason::Manual => "manual",
                 CompactReason::Auto | CompactReason::Overflow => "auto",
             };
-            put("trigger", json!(trigger));
-            put(
-                "custom_instructions",
-                json!(instructions.clone().unwrap_or_default()),
-            );
-            trigger.to_string()
+            let mut more = none;
+            let instructions = instructions.clone().unwrap_or_default();
+            more.insert("custom_instructions".into(), json!(instructions));
+            ("trigger", trigger, more)
         }
         _ => return None,
-    };
-    Some((m, matched))
+    })
 }
 
 /// The fields every event has, added to an event's own.

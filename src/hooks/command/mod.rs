@@ -322,27 +322,7 @@ impl Shared {
         }
         let block = |reason: String| Some(json!({"block": true, "reason": reason}));
         match hook.event {
-            ClaudeEvent::PreToolUse => {
-                if let Some(why) = a.stop {
-                    ctx.cancel.cancel();
-                    return block(why);
-                }
-                if let Some(reason) = a.block {
-                    return block(reason);
-                }
-                let tool = tool.unwrap_or_default();
-                if let Some(reason) = a.ask {
-                    if !self.confirm(&tool, &reason, ctx).await {
-                        return block(format!("the user did not allow this {tool} call"));
-                    }
-                }
-                match (a.updated_input, current) {
-                    (Some(u), Current::Args(name, args)) => {
-                        Some(json!({"updated_args": input::from_claude_args(&name, &args, &u)}))
-                    }
-                    _ => None,
-                }
-            }
+            ClaudeEvent::PreToolUse => self.pre_tool_use(a, current, tool, ctx).await,
             ClaudeEvent::PostToolUse => {
                 if a.stop.is_some() {
                     ctx.cancel.cancel();
@@ -386,6 +366,37 @@ impl Shared {
                 .or(a.block)
                 .map(|reason| json!({"cancel": true, "reason": reason})),
             ClaudeEvent::SessionEnd | ClaudeEvent::Notification => None,
+        }
+    }
+
+    /// What a `PreToolUse` answer does: blocks (stopping the run for `continue: false`),
+    /// asks the user, or rewrites the arguments.
+    async fn pre_tool_use(
+        &self,
+        a: Answer,
+        current: Current,
+        tool: Option<String>,
+        ctx: &Arc<RunContext>,
+    ) -> Option<Value> {
+        let block = |reason: String| Some(json!({"block": true, "reason": reason}));
+        if let Some(why) = a.stop {
+            ctx.cancel.cancel();
+            return block(why);
+        }
+        if let Some(reason) = a.block {
+            return block(reason);
+        }
+        let tool = tool.unwrap_or_default();
+        if let Some(reason) = a.ask {
+            if !self.confirm(&tool, &reason, ctx).await {
+                return block(format!("the user did not allow this {tool} call"));
+            }
+        }
+        match (a.updated_input, current) {
+            (Some(u), Current::Args(name, args)) => {
+                Some(json!({"updated_args": input::from_claude_args(&name, &args, &u)}))
+            }
+            _ => None,
         }
     }
 
