@@ -190,7 +190,9 @@ fn a_child_agents_calls_fire_pre_tool_use_and_its_end_subagent_stop() {
 #[test]
 fn a_stop_hook_exiting_2_makes_the_agent_go_on_once() {
     let hook = "jq -e .stop_hook_active >/dev/null && exit 0; echo 'KEEP-GOING: run the tests' >&2; exit 2";
-    let Some(dir) = project(json!({"Stop": [{"hooks": [command(hook)]}]})) else {
+    // A matcher on Stop is not read (Claude Code reads none there).
+    let Some(dir) = project(json!({"Stop": [{"matcher": "Bash", "hooks": [command(hook)]}]}))
+    else {
         return;
     };
     // Claude Code's docs' loop guard: stop_hook_active says the agent already went on.

@@ -239,7 +239,12 @@ impl HookHandler for CommandHandler {
         let Some((fields, matched)) = input::stdin_for(claude, event, ctx, active) else {
             return Box::pin(async { Ok(None) });
         };
-        if !self.hook.matcher.matches(&matched) {
+        // Claude Code reads no matcher for prompts and stops: they run for all.
+        let unmatched = matches!(
+            claude,
+            ClaudeEvent::UserPromptSubmit | ClaudeEvent::Stop | ClaudeEvent::SubagentStop
+        );
+        if !unmatched && !self.hook.matcher.matches(&matched) {
             return Box::pin(async { Ok(None) });
         }
         let tool =
