@@ -299,9 +299,10 @@ fn continue_false_and_exit_two_stop_a_prompt_before_the_model() {
 
 #[test]
 fn other_exit_codes_are_a_notice_and_the_call_goes_on() {
-    let Some(dir) =
-        project(json!({"PreToolUse": [{"hooks": [command("echo HOOK-BROKE >&2; exit 3")]}]}))
-    else {
+    let Some(dir) = project(json!({
+        "PreToolUse": [{"hooks": [command("echo HOOK-BROKE >&2; exit 3")]}],
+        "PostToolUse": [{"hooks": [command("echo POST-FEEDBACK >&2; exit 2")]}]
+    })) else {
         return;
     };
     let fake = bash_then_done("echo RAN > ran.txt");
@@ -314,6 +315,14 @@ fn other_exit_codes_are_a_notice_and_the_call_goes_on() {
         ),
         "{}",
         out.describe()
+    );
+    // A PostToolUse exit 2: the tool ran; its stderr joins the result the model reads.
+    let result = &tool_results(&fake.requests()[1])[0];
+    assert!(
+        result
+            .content
+            .contains("PostToolUse hook error: [echo POST-FEEDBACK >&2; exit 2]: POST-FEEDBACK"),
+        "{result:?}"
     );
 }
 

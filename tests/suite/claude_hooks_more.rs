@@ -188,28 +188,33 @@ fn a_child_agents_calls_fire_pre_tool_use_and_its_end_subagent_stop() {
 }
 
 #[test]
-fn a_stop_hook_exiting_2_makes_the_agent_go_on_once() {
-    let hook = "jq -e .stop_hook_active >/dev/null && exit 0; echo 'KEEP-GOING: run the tests' >&2; exit 2";
-    // A matcher on Stop is not read (Claude Code reads none there).
-    let Some(dir) = project(json!({"Stop": [{"matcher": "Bash", "hooks": [command(hook)]}]}))
-    else {
-        return;
-    };
+fn a_stop_hook_blocking_makes_the_agent_go_on_once() {
     // Claude Code's docs' loop guard: stop_hook_active says the agent already went on.
-    let fake = FakeOpenAi::with_replies(vec![
-        Reply::text("first answer"),
-        Reply::text("second answer"),
-    ]);
-    let out = Mypi::new(&dir).openai(&fake).args(["-p", "go"]).run();
-    out.ok();
-    assert_eq!(out.stdout.trim(), "second answer", "{}", out.describe());
-    let reqs = fake.requests();
-    assert_eq!(reqs.len(), 2);
-    let last = user_texts(&reqs[1]).pop().unwrap();
-    assert!(
-        last.starts_with("Stop hook feedback:") && last.contains("KEEP-GOING: run the tests"),
-        "{last}"
-    );
+    let guard = "jq -e .stop_hook_active >/dev/null && exit 0; ";
+    for answer in [
+        "echo 'KEEP-GOING: run the tests' >&2; exit 2",
+        r#"echo '{"decision": "block", "reason": "KEEP-GOING: run the tests"}'"#,
+    ] {
+        // A matcher on Stop is not read (Claude Code reads none there).
+        let hook = command(&format!("{guard}{answer}"));
+        let Some(dir) = project(json!({"Stop": [{"matcher": "Bash", "hooks": [hook]}]})) else {
+            return;
+        };
+        let fake = FakeOpenAi::with_replies(vec![
+            Reply::text("first answer"),
+            Reply::text("second answer"),
+        ]);
+        let out = Mypi::new(&dir).openai(&fake).args(["-p", "go"]).run();
+        out.ok();
+        assert_eq!(out.stdout.trim(), "second answer", "{}", out.describe());
+        let reqs = fake.requests();
+        assert_eq!(reqs.len(), 2);
+        let last = user_texts(&reqs[1]).pop().unwrap();
+        assert!(
+            last.starts_with("Stop hook feedback:") && last.contains("KEEP-GOING: run the tests"),
+            "{last}"
+        );
+    }
 }
 
 #[test]
