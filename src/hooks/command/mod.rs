@@ -167,10 +167,9 @@ impl Registered {
             return None;
         }
         let shared = self.shared.clone();
+        // Notices come from extensions' threads too: the runtime is the one of the load.
+        let runtime = tokio::runtime::Handle::try_current().ok()?;
         Some(Arc::new(move |message: String| {
-            let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-                return;
-            };
             if shared.notifying.load(Ordering::Acquire) > 0 {
                 return;
             }
