@@ -26,6 +26,8 @@ pub enum Builtin {
     Extensions,
     Reload,
     Mcp,
+    /// `/hooks`: the settings hooks loaded (Claude Code's, Codex's).
+    Hooks,
     Last,
     Quit,
 }
@@ -124,7 +126,7 @@ impl CommandTable {
             weak_self: weak.clone(),
             ..Default::default()
         });
-        let builtins: [(&str, &[&str], &str, Builtin); 13] = [
+        let builtins: [(&str, &[&str], &str, Builtin); 14] = [
             ("help", &["?"], "list the commands", Builtin::Help),
             (
                 "tools",
@@ -180,6 +182,12 @@ impl CommandTable {
                 &[],
                 "show the MCP servers; /mcp reconnect NAME starts one again",
                 Builtin::Mcp,
+            ),
+            (
+                "hooks",
+                &[],
+                "list the settings hooks (Claude Code's .claude/settings.json, Codex's hooks.json)",
+                Builtin::Hooks,
             ),
             (
                 "last",

@@ -16,6 +16,7 @@ use crate::vocab::owner::{next_id, Handle, Owner, Unregister};
 use crate::vocab::run::RunContext;
 use futures_util::future::BoxFuture;
 
+pub mod command;
 mod event;
 pub mod repeats;
 mod result;

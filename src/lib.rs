@@ -25,11 +25,13 @@
 //!   not write itself safe for a terminal (every front end's writer goes through it).
 //! - [`config`]: what the user asked for, as data: config files and the environment
 //!   ([`config::settings`]), the options extensions declare ([`config::extflags`]), which
-//!   project folders are trusted ([`config::trust`]), and the resolved configuration
+//!   project folders are trusted ([`config::trust`]), Claude Code's and Codex's settings
+//!   hooks ([`config::claude_hooks`]), and the resolved configuration
 //!   ([`config::keyguard`]: a project's configuration never sends a key of the user's to a host
 //!   the user did not name).
 //! - Capabilities: [`hooks`] (typed events, results, the chaining rules and the bus;
-//!   [`hooks::repeats`] says a burst of notices of one kind in a few lines), [`tools`] (the
+//!   [`hooks::repeats`] says a burst of notices of one kind in a few lines;
+//!   [`hooks::command`] runs settings hooks as handlers on it), [`tools`] (the
 //!   tool trait, the registry, the built-in tools, and [`tools::renderers`]: how the REPL shows
 //!   a tool's lines when a script renders them), [`commands`] (the slash-command table),
 //!   [`providers`] (OpenAI-compatible, Anthropic and faux models behind one trait).

@@ -28,6 +28,7 @@ impl App {
             Builtin::Extensions => self.extensions_text(),
             Builtin::Reload => self.reload(args).await,
             Builtin::Mcp => self.mcp_command(args).await.map_err(AppError::Command)?,
+            Builtin::Hooks => self.hooks_text(),
             Builtin::Last => self.last_result_text(),
             Builtin::Quit => match self.may_quit(super::QuitSource::Command, true).await {
                 Ok(()) => return Ok(LineOutcome::Quit),

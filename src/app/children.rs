@@ -254,7 +254,8 @@ fn turns_of(messages: &[Message]) -> u32 {
 /// A child's events, passed up as typed [`AgentEvent::Child`] events (each front end says how
 /// it shows them): through the tool call that started the child, so they reach that run's
 /// sink in order, before the call's result; a child started outside a tool call (from a hook
-/// handler or a command) goes to the front end's outlet. What the child streams is not passed
+/// handler or a command) reports to the line's sink, or with no line running (a timer's) to
+/// the front end's outlet. What the child streams is not passed
 /// on: print mode's stdout stays the parent's answer.
 struct ChildSink {
     parent: Arc<RunContext>,
@@ -280,12 +281,17 @@ impl EventSink for ChildSink {
             | AgentEvent::Retry { .. } => (self.tag(), event),
             _ => return,
         };
-        if !self.parent.report_child(child.clone(), event.clone()) {
-            self.outlet.emit(AgentEvent::Child {
-                call_id: None,
-                child,
-                event: Box::new(event),
-            });
+        if self.parent.report_child(child.clone(), event.clone()) {
+            return;
+        }
+        let event = AgentEvent::Child {
+            call_id: None,
+            child,
+            event: Box::new(event),
+        };
+        // Outside a tool call: the line's sink while a line runs, else the front end's.
+        if !self.parent.emit(event.clone()) {
+            self.outlet.emit(event);
         }
     }
 }

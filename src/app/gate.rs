@@ -73,6 +73,8 @@ impl App {
         }
         let agents = agent_files(&self.config.cwd);
         files.extend(agents.iter().cloned());
+        let hook_files = super::settings_hooks::project_hook_files(self);
+        files.extend(hook_files.iter().cloned());
         if files.is_empty() || self.config.trust {
             return Gate::Open;
         }
@@ -91,6 +93,9 @@ impl App {
         if !agents.is_empty() {
             let s = if agents.len() == 1 { "" } else { "s" };
             parts.push(format!("{} agent file{s} (.agents/agents)", agents.len()));
+        }
+        if !hook_files.is_empty() {
+            parts.push(format!("settings hooks ({})", hook_files.join(", ")));
         }
         let what = parts.join(" and ");
         let closed = |reason: &str| Gate::Closed {

@@ -15,6 +15,7 @@ mod models;
 mod requests;
 pub use requests::QuitSource;
 mod sessions;
+mod settings_hooks;
 pub mod shell;
 pub mod types;
 pub mod ui;
@@ -107,6 +108,8 @@ pub struct App {
     pub quitting: bool,
     /// What `!cmd` lines kept for the next prompt.
     shell_context: shell::ShellContext,
+    /// Claude Code's and Codex's command hooks, once loaded ([`App::load_settings_hooks`]).
+    settings_hooks: settings_hooks::SettingsHooks,
 }
 
 /// The session start-up goes on with: its slot, messages, whether it was resumed, the
@@ -194,7 +197,8 @@ impl App {
         let provider = provider_for(&config, &config.model)?;
         // One count of repeated notices for every source (see `hooks::repeats`).
         let reports = Arc::new(crate::hooks::repeats::Repeats::new(notice));
-        let notice = crate::hooks::repeats::Repeats::counting(&reports);
+        let settings_hooks = settings_hooks::SettingsHooks::default();
+        let notice = settings_hooks.notifying(crate::hooks::repeats::Repeats::counting(&reports));
         let wiring = Wiring::new(&config, &reports);
         let (tools, hooks, queues) = (
             wiring.tools.clone(),
@@ -266,6 +270,7 @@ impl App {
             models,
             quitting: false,
             shell_context: shell::ShellContext::default(),
+            settings_hooks,
         };
         if let Some((provider, model)) = last_model {
             app.restore_model(&provider, &model, &restore_notice);
@@ -395,6 +400,7 @@ impl App {
 
     /// Loads the extensions and announces them; returns their summaries.
     pub async fn load_extensions(&self) -> Vec<Summary> {
+        self.load_settings_hooks();
         let infos = crate::extensions::builtin::discover(
             &self.config.extension_roots,
             self.config.builtin_extensions,
@@ -484,8 +490,9 @@ impl App {
     ) -> Result<LineOutcome, AppError> {
         self.sync_providers();
         self.refresh_session();
-        let ctx = self.run_context(cancel.clone());
-        let outcome = self.line_in(line, sink, &ctx).await;
+        self.pending_hook_runs(sink);
+        let (ctx, events) = settings_hooks::with_events(self.run_context(cancel.clone()));
+        let outcome = settings_hooks::forward(events, sink, self.line_in(line, sink, &ctx)).await;
         // Model calls made outside a run (`/compact`, a command's `api.complete`) count in
         // the session's totals too.
         self.agent.add_spent(ctx.spent.take());
@@ -576,10 +583,9 @@ impl App {
                 break;
             };
             self.refresh_session();
-            let ctx = self.run_context(cancel.clone());
-            let outcome = self
-                .agent
-                .prompt(&text, InputSource::Extension, sink, &ctx)
+            let (ctx, events) = settings_hooks::with_events(self.run_context(cancel.clone()));
+            let run = self.agent.prompt(&text, InputSource::Extension, sink, &ctx);
+            let outcome = settings_hooks::forward(events, sink, run)
                 .await
                 .map_err(AppError::from);
             let failed = outcome.is_err();

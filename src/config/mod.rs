@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::vocab::run::queue::QueueLimits;
 
+pub mod claude_hooks;
 pub mod extflags;
 pub mod keyguard;
 mod limits;

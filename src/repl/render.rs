@@ -362,7 +362,8 @@ impl EventSink for HumanSink {
             AgentEvent::TextDelta { .. }
             | AgentEvent::Notice { .. }
             | AgentEvent::Child { .. }
-            | AgentEvent::ToolUpdate { .. } => {}
+            | AgentEvent::ToolUpdate { .. }
+            | AgentEvent::HookRun(_) => {}
             // The reply so far is shown whole before anything that ends or follows it.
             AgentEvent::ToolCall { .. } | AgentEvent::ToolResult { .. } => self.text("", true),
             _ => {
@@ -426,7 +427,9 @@ impl EventSink for HumanSink {
             AgentEvent::AgentStart { .. }
             | AgentEvent::TurnStart { .. }
             | AgentEvent::TurnEnd { .. }
-            | AgentEvent::Session { .. } => {}
+            | AgentEvent::Session { .. }
+            // Settings hooks are quiet in the REPL; their failures are notices.
+            | AgentEvent::HookRun(_) => {}
         }
     }
 }

@@ -12,6 +12,8 @@ mod call_path;
 mod cancel;
 mod child_events;
 mod children;
+mod claude_hooks;
+mod claude_hooks_more;
 mod compaction;
 mod config_file;
 mod errors;

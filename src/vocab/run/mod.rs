@@ -143,7 +143,13 @@ pub struct RunContext {
     progress: Option<ProgressTx>,
     /// The usage of the line's model calls, children's included.
     pub spent: Arc<Spent>,
+    /// Where events that come from outside the agent's loop (a settings hook's run) reach
+    /// the line's event sink, when the line has one; children's runs share their parent's.
+    events: Option<EventTx>,
 }
+
+/// Sends events to a line's sink ([`RunContext::with_events`]).
+pub type EventTx = tokio::sync::mpsc::UnboundedSender<crate::vocab::protocol::AgentEvent>;
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -176,6 +182,7 @@ impl RunContext {
             records: Arc::default(),
             progress: None,
             spent: Arc::default(),
+            events: None,
         }
     }
 
@@ -212,7 +219,22 @@ impl RunContext {
             records: Arc::default(),
             progress: None,
             spent: self.spent.clone(),
+            events: self.events.clone(),
         }
+    }
+
+    /// The same context, its events (see [`RunContext::emit`]) sent through `tx`.
+    pub fn with_events(mut self, tx: EventTx) -> Self {
+        self.events = Some(tx);
+        self
+    }
+
+    /// Sends `event` to the line's sink; false when this context has none (a session
+    /// event outside a line).
+    pub fn emit(&self, event: crate::vocab::protocol::AgentEvent) -> bool {
+        self.events
+            .as_ref()
+            .is_some_and(|tx| tx.send(event).is_ok())
     }
 
     /// The context of one tool call of this run: the same run, with the call's id, a place
