@@ -14,6 +14,7 @@ mod limits;
 pub mod pick;
 mod session_dirs;
 pub mod settings;
+pub mod sources;
 pub mod trust;
 pub use limits::RetryPolicy;
 use pick::{load_files, pick_provider};
