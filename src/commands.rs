@@ -27,6 +27,7 @@ pub enum Builtin {
     Reload,
     Mcp,
     Last,
+    Skills,
     Quit,
 }
 
@@ -61,6 +62,8 @@ pub struct Command {
     pub name: String,
     pub aliases: Vec<String>,
     pub description: String,
+    /// What the arguments are (a prompt file's `argument-hint`), shown after the name.
+    pub hint: String,
     pub owner: Owner,
     pub action: Action,
 }
@@ -121,7 +124,7 @@ impl CommandTable {
     pub fn with_builtins() -> Arc<Self> {
         let table = Arc::new(CommandTable::default());
         let _ = table.weak_self.set(Arc::downgrade(&table));
-        let builtins: [(&str, &[&str], &str, Builtin); 13] = [
+        let builtins: [(&str, &[&str], &str, Builtin); 14] = [
             ("help", &["?"], "list the commands", Builtin::Help),
             (
                 "tools",
@@ -184,6 +187,12 @@ impl CommandTable {
                 "show the last tool result whole, as the model got it",
                 Builtin::Last,
             ),
+            (
+                "skills",
+                &[],
+                "list the skills the model is told about; /skill:NAME [text] runs one",
+                Builtin::Skills,
+            ),
             ("quit", &["exit", "q"], "leave mypi", Builtin::Quit),
         ];
         for (name, aliases, description, b) in builtins {
@@ -192,6 +201,7 @@ impl CommandTable {
                 name: name.into(),
                 aliases: aliases.iter().map(|a| a.to_string()).collect(),
                 description: description.into(),
+                hint: String::new(),
                 owner: Owner::core(),
                 action: Action::Builtin(b),
             });
@@ -263,6 +273,7 @@ impl CommandTable {
             name: final_name.clone(),
             aliases: Vec::new(),
             description: description.to_string(),
+            hint: String::new(),
             owner,
             action,
         });
@@ -275,6 +286,29 @@ impl CommandTable {
             name: final_name,
             notice,
         }
+    }
+
+    /// Registers a prompt file's command (its text goes to the model) unless `name` is
+    /// taken: a built-in or a script's command wins, and the error names whose it is.
+    pub fn register_prompt(
+        &self,
+        owner: Owner,
+        (name, description, hint): (&str, &str, &str),
+        handler: Arc<dyn CommandHandler>,
+    ) -> Result<(), String> {
+        if let Some(prev) = self.lookup(name) {
+            return Err(format!("/{name} is taken by {}", prev.owner));
+        }
+        self.insert(Command {
+            id: next_id(),
+            name: name.to_string(),
+            aliases: Vec::new(),
+            description: description.to_string(),
+            hint: hint.to_string(),
+            owner,
+            action: Action::Prompt(handler),
+        });
+        Ok(())
     }
 
     /// Removes every command `owner` registered; returns how many went.
@@ -317,10 +351,14 @@ impl CommandTable {
     /// The `/help` text, generated from the table.
     pub fn help(&self) -> String {
         let all = self.all();
-        let width = all.iter().map(|c| c.name.len()).max().unwrap_or(0) + 1;
+        let shown = |c: &Command| match c.hint.is_empty() {
+            true => c.name.clone(),
+            false => format!("{} {}", c.name, c.hint),
+        };
+        let width = all.iter().map(|c| shown(c).len()).max().unwrap_or(0) + 1;
         let mut out = String::from("Commands:\n");
         for c in all {
-            let mut line = format!("  /{:<width$} {}", c.name, c.description);
+            let mut line = format!("  /{:<width$} {}", shown(&c), c.description);
             if !c.aliases.is_empty() {
                 let aliases: Vec<String> = c.aliases.iter().map(|a| format!("/{a}")).collect();
                 line.push_str(&format!(" (also {})", aliases.join(", ")));

@@ -29,6 +29,7 @@ impl App {
             Builtin::Reload => self.reload(args).await,
             Builtin::Mcp => self.mcp_command(args).await.map_err(AppError::Command)?,
             Builtin::Last => self.last_result_text(),
+            Builtin::Skills => self.skills_text(),
             Builtin::Quit => match self.may_quit(super::QuitSource::Command, true).await {
                 Ok(()) => return Ok(LineOutcome::Quit),
                 Err(stay) => stay,

@@ -16,6 +16,7 @@ mod requests;
 pub use requests::QuitSource;
 mod sessions;
 pub mod shell;
+mod sources;
 pub mod types;
 pub mod ui;
 mod wiring;
@@ -229,6 +230,7 @@ impl App {
         control.set_flags_given(config.ext_flags.clone());
         agent.control = Some(control.clone());
         agent.renderers = Some(wiring.renderers.clone());
+        agent.skills = Some(wiring.skills.clone());
         let host = wiring.host(&config, &notice);
         host.control.set_project_trusted(config.project_trusted);
         let children = Arc::new(children::Children::new(children::ChildParts {
@@ -388,18 +390,22 @@ impl App {
     }
 
     /// Loads the extensions and announces them; returns their summaries.
+    /// Skills start being discovered first (scripts see them), prompt files become
+    /// commands last (a script's command of the same name wins).
     pub async fn load_extensions(&self) -> Vec<Summary> {
+        self.start_skills();
         let infos = crate::extensions::builtin::discover(
             &self.config.extension_roots,
             self.config.builtin_extensions,
         );
-        if infos.is_empty() {
-            return Vec::new();
+        let mut summaries = Vec::new();
+        if !infos.is_empty() {
+            summaries = self.extensions.load_all(infos).await;
+            self.extensions
+                .announce(&summaries, crate::hooks::Reason::Startup)
+                .await;
         }
-        let summaries = self.extensions.load_all(infos).await;
-        self.extensions
-            .announce(&summaries, crate::hooks::Reason::Startup)
-            .await;
+        self.add_prompt_commands();
         summaries
     }
 
@@ -523,7 +529,13 @@ impl App {
                 }
             }
         }
-        let command = resolved.map_err(|unknown| AppError::Command(unknown.to_string()))?;
+        let command = match resolved {
+            Ok(command) => command,
+            Err(unknown) => match self.skill_command(name, args) {
+                Some(text) => return self.send_prompt(&text?, sink, &ctx).await,
+                None => return Err(AppError::Command(unknown.to_string())),
+            },
+        };
         let outcome = match &command.action {
             Action::Builtin(b) => self.builtin(*b, args).await?,
             Action::Handler(h) => LineOutcome::Output(
@@ -536,12 +548,7 @@ impl App {
                     .call(args, &ctx)
                     .await
                     .map_err(|e| AppError::Command(format!("/{}: {e}", command.name)))?;
-                let text = self.shell_context.take_into(&text);
-                let outcome = self
-                    .agent
-                    .prompt(&text, InputSource::User, sink, &ctx)
-                    .await?;
-                return Ok(LineOutcome::Ran(outcome));
+                return self.send_prompt(&text, sink, &ctx).await;
             }
         };
         // Child agents a command ran are kept in the session like a tool's.

@@ -3,6 +3,7 @@
 //! REPL's confirm prompt (as a future the worker waits on). The host implements it per extension (so registrations can call back
 //! into that extension's worker); tests use `Recording`.
 
+use crate::config::sources::catalog::Skill;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -105,6 +106,11 @@ pub trait Registrar: Send + Sync {
         _result: Option<CallbackId>,
     ) -> Result<Handle, String> {
         Err("renderers cannot be registered here".to_string())
+    }
+
+    /// `api.skill{name, description, path}`: a skill for the model's list.
+    fn skill(&self, _owner: &Owner, _skill: Skill) -> Result<Handle, String> {
+        Err("skills cannot be added here".to_string())
     }
 
     /// Drops a registration made during loading that was not committed yet; false when

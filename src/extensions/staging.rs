@@ -22,6 +22,7 @@ use super::registrar::{Background, Registrar};
 use super::services::HostContext;
 use super::worker::Worker;
 use crate::commands::CommandHandler;
+use crate::config::sources::catalog::Skill;
 use crate::hooks::{EventKind, HookHandler};
 use crate::tools::renderers::Renderer;
 use crate::tools::Tool;
@@ -36,6 +37,7 @@ enum Staged {
     Command(u64, Owner, String, String, Arc<dyn CommandHandler>),
     Background(u64, Owner, Background, Target),
     Renderer(u64, Owner, String, Arc<dyn Renderer>),
+    Skill(u64, Owner, Box<Skill>),
 }
 
 /// One extension's registrar. While loading, registrations are staged so that a version
@@ -139,6 +141,11 @@ impl HostRegistrar {
                     (ctx.notice)(n);
                 }
             }
+            Staged::Skill(id, owner, skill) => {
+                if let Some(n) = ctx.skills.add(id, owner, *skill) {
+                    (ctx.notice)(n);
+                }
+            }
         }
     }
 
@@ -155,6 +162,10 @@ impl HostRegistrar {
             Staged::Renderer(id, ..) => (
                 *id,
                 Arc::downgrade(&self.ctx.renderers) as Weak<dyn Unregister>,
+            ),
+            Staged::Skill(id, ..) => (
+                *id,
+                Arc::downgrade(&self.ctx.skills) as Weak<dyn Unregister>,
             ),
         };
         if let Err(item) = self.stage(item) {
@@ -244,6 +255,10 @@ impl Registrar for HostRegistrar {
             tool.to_string(),
             Arc::new(proxy),
         )))
+    }
+
+    fn skill(&self, owner: &Owner, skill: Skill) -> Result<Handle, String> {
+        Ok(self.register(Staged::Skill(next_id(), owner.clone(), Box::new(skill))))
     }
 
     fn send_message(
@@ -376,7 +391,8 @@ impl Registrar for HostRegistrar {
             | Staged::Tool(i, ..)
             | Staged::Command(i, ..)
             | Staged::Background(i, ..)
-            | Staged::Renderer(i, ..) => *i != id,
+            | Staged::Renderer(i, ..)
+            | Staged::Skill(i, ..) => *i != id,
         });
         before != list.len()
     }

@@ -35,9 +35,23 @@ impl SlashHelper {
         self.commands
             .complete(prefix)
             .into_iter()
-            .map(|name| Pair {
-                display: format!("/{name}"),
-                replacement: format!("/{name} "),
+            .map(|name| {
+                // A prompt's candidate shows what it takes and what it does.
+                let display = match self.commands.lookup(&name) {
+                    Some(c) if matches!(c.action, crate::commands::Action::Prompt(_)) => {
+                        let hint = match c.hint.is_empty() {
+                            true => String::new(),
+                            false => format!(" {}", c.hint),
+                        };
+                        let line = format!("/{name}{hint} — {}", c.description);
+                        crate::vocab::text::inert(&line).into_owned()
+                    }
+                    _ => format!("/{name}"),
+                };
+                Pair {
+                    display,
+                    replacement: format!("/{name} "),
+                }
             })
             .collect()
     }

@@ -39,6 +39,15 @@ pub fn prompt_roots(home: Option<&Path>, project: Option<&Path>) -> Vec<(PathBuf
     )
 }
 
+/// The prompt files under `roots` (listed, not read).
+pub fn paths(roots: &[(PathBuf, Origin)]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for (root, _) in roots {
+        walk(root, &mut Vec::new(), &mut out);
+    }
+    out.into_iter().map(|(_, p)| p).collect()
+}
+
 /// Every prompt file under `roots`, earlier roots winning a name (with a notice).
 pub fn discover(roots: &[(PathBuf, Origin)]) -> Found<PromptFile> {
     let mut found: Found<PromptFile> = Found::default();

@@ -29,6 +29,16 @@ pub fn skill_roots(home: Option<&Path>, project: Option<&Path>) -> Vec<(PathBuf,
     )
 }
 
+/// The `SKILL.md` files under `roots` (listed, not read).
+pub fn paths(roots: &[(PathBuf, Origin)]) -> Vec<PathBuf> {
+    roots
+        .iter()
+        .flat_map(|(root, _)| sorted_entries(root))
+        .map(|(_, dir)| dir.join("SKILL.md"))
+        .filter(|p| p.is_file())
+        .collect()
+}
+
 /// Every skill under `roots`, earlier roots winning a name (with a notice).
 pub fn discover(roots: &[(PathBuf, Origin)]) -> Found<SkillFile> {
     let mut found = Found::default();
