@@ -60,6 +60,7 @@ mod session_memory;
 mod session_safety;
 mod sessions;
 mod shell_escape;
+mod skills;
 mod streaming;
 mod subagent_tool;
 mod subagents;

@@ -47,6 +47,22 @@ fn listing(link: &ApiLink) -> Json {
     )
 }
 
+/// `path` with its `.` and `..` parts resolved without the file system (links kept).
+fn lexical(path: &std::path::Path) -> std::path::PathBuf {
+    use std::path::Component;
+    let mut out = std::path::PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 /// The skill `api.skill{...}` describes: a relative path is the script's folder's.
 fn definition(link: &ApiLink, arg: Arg) -> Result<Skill, String> {
     let field = |name: &str| {
@@ -66,7 +82,7 @@ fn definition(link: &ApiLink, arg: Arg) -> Result<Skill, String> {
         ));
     }
     let base = link.info.path.parent().unwrap_or(&link.info.root);
-    let path = base.join(path);
+    let path = lexical(&base.join(path));
     if !path.is_file() {
         return Err(format!("there is no file at {}", path.display()));
     }
