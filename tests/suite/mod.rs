@@ -43,6 +43,7 @@ mod parity_more;
 mod print_etiquette;
 mod print_mode;
 mod project_secrets;
+mod prompt_files;
 mod readme_tour;
 mod reload;
 mod reload_more;

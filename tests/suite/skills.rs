@@ -501,3 +501,63 @@ api.command("rhai-skills", |args, ctx| {
         err.describe()
     );
 }
+
+#[test]
+fn in_one_repl_session_skills_come_and_go_and_overflow_is_said_once() {
+    let dir = TestDir::new();
+    dir.write(".agents/config.toml", "[skills]\nbudget = 120\n");
+    skill(
+        &dir,
+        "home/.agents/skills/first",
+        "first",
+        "The first skill, listed",
+        "",
+    );
+    dir.write("extras/late.md", "LATE");
+    install(
+        &dir,
+        "late.lua",
+        r#"
+local h
+api.command("add-late", function()
+  h = api.skill{ name = "late", description = "Added later, over the budget", path = "../../extras/late.md" }
+  return "added"
+end)
+api.command("drop-late", function() return "dropped " .. tostring(h:remove()) end)
+"#,
+    );
+    let fake = FakeOpenAi::with_replies((0..4).map(|_| Reply::text("ok")).collect());
+    let mut m = Mypi::new(&dir).openai(&fake).args(["--no-watch"]).spawn();
+    let wait = Duration::from_secs(15);
+    m.wait_for_line("mypi ", wait);
+    m.send_line("/add-late");
+    m.wait_for_line("added", wait);
+    m.send_line("one");
+    m.wait_for_line("ok", wait);
+    m.send_line("two");
+    m.wait_for_line("ok", wait);
+    m.send_line("/skills");
+    m.wait_for_line("(left out: over the [skills] budget)", wait);
+    m.send_line("/drop-late");
+    m.wait_for_line("dropped true", wait);
+    m.send_line("three");
+    m.wait_for_line("ok", wait);
+    m.send_line("/skills");
+    m.wait_for_line("runs one.", wait);
+    m.send_line("/quit");
+    let out = m.wait();
+    out.ok();
+    let reqs = fake.requests();
+    assert_eq!(reqs.len(), 3);
+    for req in &reqs {
+        let sys = system_prompt(req);
+        assert!(sys.contains("- first: The first skill, listed"), "{sys}");
+        assert!(!sys.contains("- late:"), "{sys}");
+    }
+    let listings: Vec<&str> = out.stdout.split("Skills (the model").collect();
+    assert_eq!(listings.len(), 3, "{}", out.stdout);
+    assert!(listings[1].contains("Added later"), "{}", listings[1]);
+    assert!(!listings[2].contains("Added later"), "{}", listings[2]);
+    let notice = "! 1 skill is left out of the model's list (over the budget of 120 characters, [skills] budget): late";
+    assert_eq!(out.stdout.matches(notice).count(), 1, "{}", out.describe());
+}
