@@ -353,7 +353,7 @@ async fn ask_trust(app: &mut App, printer: &Printer) {
         }
         Gate::Ask { folder, files } => {
             printer.line(
-                "This folder has its own extensions or MCP servers. They run as you and can run any command:",
+                "This folder has its own extensions, MCP servers, agents, skills or prompt files; they act as you (scripts and servers can run any command):",
             );
             for f in &files {
                 printer.line(&format!("  {f}"));

@@ -561,3 +561,51 @@ api.command("drop-late", function() return "dropped " .. tostring(h:remove()) en
     let notice = "! 1 skill is left out of the model's list (over the budget of 120 characters, [skills] budget): late";
     assert_eq!(out.stdout.matches(notice).count(), 1, "{}", out.describe());
 }
+
+#[test]
+fn the_repl_asks_about_a_projects_skills_and_prompt_files_and_obeys() {
+    let wait = Duration::from_secs(20);
+    for (answer, acts) in [("y", true), ("n", false)] {
+        let dir = TestDir::new();
+        dir.untrust();
+        skill(
+            &dir,
+            ".agents/skills/house",
+            "house",
+            "House style skills",
+            "",
+        );
+        dir.write(".claude/commands/hi.md", "PROJECT-PROMPT $1");
+        let m = Mypi::new(&dir).args(["--provider", "faux", "--no-session", "--no-watch"]);
+        let mut pty = crate::common::pty::Pty::spawn_sized(m.command(), 160);
+        let at = pty.wait_for("skills or prompt files", 0, wait);
+        let at = pty.wait_for(".agents/skills/house/SKILL.md", at, wait);
+        let at = pty.wait_for(".claude/commands/hi.md", at, wait);
+        let at = pty.wait_for("[y/N]", at, wait);
+        pty.type_keys(&format!("{answer}\r"));
+        let at = pty.wait_for("> ", at, wait);
+        pty.type_keys("/skills\r");
+        let at = pty.wait_for("> ", at + 1, wait);
+        pty.type_keys("/hi there\r");
+        let at = pty.wait_for("> ", at + 1, wait);
+        let _ = at;
+        pty.type_keys("/quit\r");
+        assert_eq!(pty.wait(wait), 0, "{}", pty.screen());
+        let screen = pty.screen();
+        assert_eq!(
+            screen.contains("House style skills [project]"),
+            acts,
+            "{answer}: {screen}"
+        );
+        assert_eq!(
+            screen.contains("PROJECT-PROMPT there"),
+            acts,
+            "{answer}: {screen}"
+        );
+        assert_eq!(
+            screen.contains("unknown command /hi"),
+            !acts,
+            "{answer}: {screen}"
+        );
+    }
+}
