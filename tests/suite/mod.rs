@@ -62,6 +62,7 @@ mod session_safety;
 mod sessions;
 mod shell_escape;
 mod skills;
+mod skills_repl;
 mod streaming;
 mod subagent_tool;
 mod subagents;
