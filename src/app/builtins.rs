@@ -89,10 +89,12 @@ impl App {
 
     /// Reloads every extension, re-discovering files; what happened, one line each.
     pub(super) async fn reload_all(&self) -> String {
+        self.forget_sources();
         let lines = self
             .extensions
             .reload_all(&self.config.extension_roots)
             .await;
+        self.add_prompt_commands();
         if lines.is_empty() {
             "no extensions to reload".to_string()
         } else {

@@ -55,6 +55,11 @@ fn agent_files(cwd: &std::path::Path) -> Vec<String> {
     names
 }
 
+/// `path` as shown below the project folder `cwd`.
+fn relative(cwd: &std::path::Path, path: &std::path::Path) -> String {
+    path.strip_prefix(cwd).unwrap_or(path).display().to_string()
+}
+
 /// How the gate's line names the project's skills and prompt files.
 fn sources_parts(skills: usize, prompts: usize) -> Vec<String> {
     let mut parts = Vec::new();
@@ -94,13 +99,12 @@ impl App {
         let agents = agent_files(&self.config.cwd);
         files.extend(agents.iter().cloned());
         let (skills, prompts) = super::sources::project_files(&self.config.cwd);
-        let shown = |p: &PathBuf| {
-            p.strip_prefix(&self.config.cwd)
-                .unwrap_or(p)
-                .display()
-                .to_string()
-        };
-        files.extend(skills.iter().chain(&prompts).map(shown));
+        files.extend(
+            skills
+                .iter()
+                .chain(&prompts)
+                .map(|p| relative(&self.config.cwd, p)),
+        );
         if files.is_empty() || self.config.trust {
             return Gate::Open;
         }

@@ -69,7 +69,7 @@ impl App {
             (host.notice)(problem);
         }
         for p in found.items {
-            let owner = Owner::new(format!("{} prompt", p.origin.name()), 0);
+            let owner = prompt_owner(p.origin);
             let hint = p.argument_hint.clone().unwrap_or_default();
             let handler = Arc::new(PromptFileCommand {
                 path: p.path.clone(),
@@ -81,6 +81,16 @@ impl App {
                     p.path.display()
                 ));
             }
+        }
+    }
+
+    /// Before `/reload` reloads the extensions: the skills are discovered again and the
+    /// prompt files' commands are dropped, so that a reloaded script's command gets its name;
+    /// [`App::add_prompt_commands`] registers the files found then.
+    pub(super) fn forget_sources(&self) {
+        self.start_skills();
+        for origin in [Origin::Project, Origin::User] {
+            self.commands.remove_owner(&prompt_owner(origin));
         }
     }
 
@@ -148,6 +158,11 @@ impl App {
             .await?;
         Ok(LineOutcome::Ran(outcome))
     }
+}
+
+/// Whose a prompt file's command is: `project prompt` or `user prompt`.
+fn prompt_owner(origin: Origin) -> Owner {
+    Owner::new(format!("{} prompt", origin.name()), 0)
 }
 
 /// The prompt `/skill:NAME` sends, as pi writes it: the skill's body (front matter left

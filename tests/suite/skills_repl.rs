@@ -114,3 +114,40 @@ fn the_repl_asks_about_a_projects_skills_and_prompt_files_and_obeys() {
         );
     }
 }
+
+#[test]
+fn reload_finds_new_skills_and_prompt_files_and_a_scripts_command_takes_its_name() {
+    let dir = TestDir::new();
+    dir.write("home/.claude/commands/mine.md", "PROMPT-MINE");
+    let mut m = Mypi::new(&dir)
+        .args(["--provider", "faux", "--no-session", "--no-watch"])
+        .spawn();
+    let wait = Duration::from_secs(15);
+    m.wait_for_line("mypi ", wait);
+    m.send_line("/mine");
+    m.wait_for_line("PROMPT-MINE", wait);
+    skill(
+        &dir,
+        "home/.agents/skills/fresh",
+        "fresh",
+        "Written after start",
+    );
+    dir.write(".agents/prompts/later.md", "PROMPT-LATER $1");
+    install(
+        &dir,
+        "mine.lua",
+        r#"api.command("mine", function() return "SCRIPT-MINE" end)"#,
+    );
+    m.send_line("/reload");
+    m.wait_for_line("mine", wait);
+    m.send_line("/skills");
+    m.wait_for_line("fresh  Written after start [user]", wait);
+    m.send_line("/later now");
+    m.wait_for_line("PROMPT-LATER now", wait);
+    m.send_line("/mine");
+    m.wait_for_line("SCRIPT-MINE", wait);
+    m.send_line("/quit");
+    let out = m.wait();
+    out.ok();
+    assert!(!out.stdout.contains("/mine:2"), "{}", out.describe());
+}

@@ -6,7 +6,7 @@
 //! budget`): the skills that do not fit are left out, and the user is told which.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
 
 use super::skills::{discover, SkillFile};
@@ -51,7 +51,8 @@ pub struct Listing {
 /// The skills of this process.
 pub struct Catalog {
     budget: usize,
-    found: OnceLock<Vec<Skill>>,
+    /// The skills found in folders, once discovery has ended.
+    found: Mutex<Option<Vec<Skill>>>,
     pending: Mutex<Option<JoinHandle<Vec<Skill>>>>,
     scripts: RwLock<Vec<(u64, Owner, Skill)>>,
     /// The skills last reported as left out (a notice is given when this changes).
@@ -63,15 +64,15 @@ impl Catalog {
     pub fn new(budget: usize) -> Arc<Catalog> {
         Arc::new(Catalog {
             budget,
-            found: OnceLock::new(),
+            found: Mutex::new(None),
             pending: Mutex::new(None),
             scripts: RwLock::new(Vec::new()),
             reported: Mutex::new(Vec::new()),
         })
     }
 
-    /// Starts discovering the skills under `roots` on a thread; its problems go to `report`.
-    /// The first reader of the catalog waits for it.
+    /// Starts discovering the skills under `roots` on a thread (again, on `/reload`); its
+    /// problems go to `report`. The first reader of the catalog waits for it.
     pub fn discover_in_background(&self, roots: Vec<(PathBuf, Origin)>, report: Report) {
         let run = move || {
             let found = discover(&roots);
@@ -82,20 +83,24 @@ impl Catalog {
         };
         let handle = std::thread::Builder::new().name("skills".into()).spawn(run);
         if let Ok(handle) = handle {
+            let mut found = self.found.lock().unwrap_or_else(|p| p.into_inner());
+            *found = None;
             *self.pending.lock().unwrap_or_else(|p| p.into_inner()) = Some(handle);
         }
     }
 
     /// The skills found in folders (waiting for discovery if it is still running).
-    fn files(&self) -> &[Skill] {
-        self.found.get_or_init(|| {
+    fn files(&self) -> Vec<Skill> {
+        let mut found = self.found.lock().unwrap_or_else(|p| p.into_inner());
+        if found.is_none() {
             let handle = self
                 .pending
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .take();
-            handle.and_then(|h| h.join().ok()).unwrap_or_default()
-        })
+            *found = Some(handle.and_then(|h| h.join().ok()).unwrap_or_default());
+        }
+        found.clone().unwrap_or_default()
     }
 
     /// Every skill: the folders' (less those a script's replaces), then the scripts'.
@@ -103,9 +108,8 @@ impl Catalog {
         let scripts = self.scripts.read().unwrap_or_else(|p| p.into_inner());
         let mut out: Vec<Skill> = self
             .files()
-            .iter()
+            .into_iter()
             .filter(|f| !scripts.iter().any(|(_, _, s)| s.name == f.name))
-            .cloned()
             .collect();
         out.extend(scripts.iter().map(|(_, _, s)| s.clone()));
         out
