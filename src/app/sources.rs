@@ -115,7 +115,9 @@ impl App {
                 s.name, s.description, s.source
             ));
             out.push_str(&format!("\n  {:<width$}  {}", "", s.path.display()));
-            if !listed {
+            if s.manual {
+                out.push_str(" (not offered to the model: disable-model-invocation)");
+            } else if !listed {
                 left += 1;
                 out.push_str(" (left out: over the [skills] budget)");
             }

@@ -267,6 +267,32 @@ fn skill_command_sends_the_skill_with_the_text() {
             "<skill name=\"pdf\" location=\"{path}\">\nReferences are relative to {folder}.\n\nUse pdftotext on {{file}}.\n</skill>\n\nextract the tables"
         )]
     );
+    // `disable-model-invocation: true`: never in the model's list, run by `/skill:NAME`.
+    dir.write(
+        ".agents/skills/deploy/SKILL.md",
+        "---\nname: deploy\ndescription: Deploy it\ndisable-model-invocation: true\n---\nDEPLOY-STEPS",
+    );
+    let fake = FakeOpenAi::with_replies(vec![Reply::text("ok")]);
+    print(&dir, &fake, "/skill:deploy").ok();
+    let req = &fake.requests()[0];
+    assert!(
+        !system_prompt(req).contains("- deploy:"),
+        "{}",
+        system_prompt(req)
+    );
+    assert!(system_prompt(req).contains("- pdf: Read PDFs"));
+    assert!(
+        user_texts(req)[0].contains("DEPLOY-STEPS"),
+        "{:?}",
+        user_texts(req)
+    );
+    let list = command(&dir, "/skills");
+    assert!(
+        list.stdout
+            .contains("(not offered to the model: disable-model-invocation)"),
+        "{}",
+        list.stdout
+    );
     let out = command(&dir, "/skill:nope");
     assert!(
         out.stderr

@@ -28,6 +28,8 @@ pub struct Skill {
     pub path: PathBuf,
     /// `project`, `user`, or `extension NAME`.
     pub source: String,
+    /// Never offered to the model (`disable-model-invocation`); `/skill:NAME` runs it.
+    pub manual: bool,
 }
 
 impl From<SkillFile> for Skill {
@@ -37,6 +39,7 @@ impl From<SkillFile> for Skill {
             description: f.description,
             path: f.path,
             source: f.origin.name().to_string(),
+            manual: f.manual,
         }
     }
 }
@@ -147,6 +150,10 @@ impl Catalog {
         let mut lines = String::new();
         let mut skills = Vec::new();
         for skill in self.skills() {
+            if skill.manual {
+                skills.push((skill, false));
+                continue;
+            }
             let line = format!(
                 "- {}: {} (file: {})\n",
                 skill.name,
@@ -176,7 +183,7 @@ impl Catalog {
         let left: Vec<String> = listing
             .skills
             .iter()
-            .filter(|(_, listed)| !listed)
+            .filter(|(s, listed)| !listed && !s.manual)
             .map(|(s, _)| s.name.clone())
             .collect();
         let mut reported = self.reported.lock().unwrap_or_else(|p| p.into_inner());
@@ -219,6 +226,7 @@ mod tests {
             description: format!("{name} things"),
             path: PathBuf::from(format!("/s/{name}/SKILL.md")),
             source: source.into(),
+            manual: false,
         }
     }
 
@@ -243,6 +251,12 @@ mod tests {
         assert!(notice.contains("2 skills are left out"), "{notice}");
         assert!(notice.ends_with("bb, c; /skills lists them"), "{notice}");
         assert_eq!(c.prompt_section().1, None);
+        let mut manual = skill("m", "extension ext");
+        manual.manual = true;
+        c.add(5, owner.clone(), manual);
+        assert_eq!(c.prompt_section().1, None, "a manual skill is not left out");
+        assert!(!c.prompt_section().0.contains("- m:"));
+        assert!(c.unregister(5));
         assert!(c.unregister(2));
         assert_eq!(c.listing().skills.len(), 2);
         assert!(c

@@ -2,8 +2,9 @@
 //! project and under HOME. Only each `SKILL.md`'s front matter is read (its first 64 KiB at
 //! most); a skill folder's other files are never listed. `name` and `description` are
 //! required; a file without them, or whose front matter is broken, is reported once with
-//! its path and line, and skipped. `allowed-tools` is read and ignored (mypi asks no
-//! permission to run a tool, so there is nothing to pre-approve).
+//! its path and line, and skipped. `disable-model-invocation: true` keeps a skill out of the
+//! model's list (`/skill:NAME` still runs it), as in Claude Code and pi. `allowed-tools` is
+//! ignored (mypi asks no permission to run a tool, so there is nothing to pre-approve).
 
 use std::path::{Path, PathBuf};
 
@@ -18,6 +19,8 @@ pub struct SkillFile {
     /// The absolute path of its `SKILL.md`.
     pub path: PathBuf,
     pub origin: Origin,
+    /// `disable-model-invocation: true`: run by `/skill:NAME` only, never offered to the model.
+    pub manual: bool,
 }
 
 /// The folders skills are read from: the project's (when given) before the user's.
@@ -103,6 +106,7 @@ fn read_skill(path: &Path, origin: Origin) -> Result<SkillFile, String> {
         description,
         path: path.to_path_buf(),
         origin,
+        manual: front.line("disable-model-invocation").as_deref() == Some("true"),
     })
 }
 

@@ -91,5 +91,6 @@ fn definition(link: &ApiLink, arg: Arg) -> Result<Skill, String> {
         description,
         path,
         source: format!("extension {}", link.info.name),
+        manual: false,
     })
 }
