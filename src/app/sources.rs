@@ -55,9 +55,8 @@ impl App {
     pub(super) fn start_skills(&self) {
         let host = self.extensions.context();
         let roots = skills::skill_roots(self.config.home.as_deref(), self.trusted_project());
-        let notice = host.notice.clone();
         host.skills
-            .discover_in_background(roots, Arc::new(move |line| notice(line)));
+            .discover_in_background(roots, host.notice.clone());
     }
 
     /// Registers the prompt files as commands (after the extensions: theirs win).
