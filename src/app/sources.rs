@@ -21,7 +21,8 @@ use crate::vocab::run::RunContext;
 /// model to read instead.
 const MAX_INLINE_BYTES: u64 = 256 * 1024;
 
-/// A prompt file as a command: its body, read when it runs, with the arguments put in.
+/// A prompt file as a command: its body, read when it runs, with the arguments put in and
+/// the files it mentions (`@path`) attached.
 struct PromptFileCommand {
     path: PathBuf,
 }
@@ -30,13 +31,14 @@ impl CommandHandler for PromptFileCommand {
     fn call(
         &self,
         args: &str,
-        _ctx: &Arc<RunContext>,
+        ctx: &Arc<RunContext>,
     ) -> BoxFuture<'static, Result<String, CommandError>> {
         let body = prompts::body(&self.path);
-        let args = args.to_string();
+        let (args, cwd) = (args.to_string(), ctx.cwd.clone());
         Box::pin(async move {
             let body = body.map_err(|e| CommandError(e.to_string()))?;
-            Ok(prompts::expand(&body, &args))
+            // `@path` mentions attach files, as in a typed line (and in Claude Code).
+            super::mentions::expand(&prompts::expand(&body, &args), &cwd).map_err(CommandError)
         })
     }
 }

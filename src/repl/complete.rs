@@ -17,6 +17,9 @@ use crate::commands::CommandTable;
 /// The choices for a command's first argument (by command name), or none.
 pub type ArgChoices = Arc<dyn Fn(&str) -> Vec<String> + Send + Sync>;
 
+/// What [`ArgChoices`] is asked for the skills' names (`/skill:NAME` completes them).
+pub const SKILLS: &str = "skill:";
+
 /// Most `@path` candidates offered at once.
 const MAX_PATHS: usize = 200;
 
@@ -32,8 +35,14 @@ pub struct SlashHelper {
 impl SlashHelper {
     /// `/name` at the start of the line.
     fn command(&self, prefix: &str) -> Vec<Pair> {
-        self.commands
-            .complete(prefix)
+        let mut names = self.commands.complete(prefix);
+        if let Some(skill) = prefix.strip_prefix(SKILLS) {
+            let skills = (self.args)(SKILLS).into_iter();
+            let unsafe_name = |n: &String| crate::vocab::text::inert(n) != n.as_str();
+            let found = skills.filter(|n| n.starts_with(skill) && !unsafe_name(n));
+            names.extend(found.map(|n| format!("{SKILLS}{n}")));
+        }
+        names
             .into_iter()
             .map(|name| Pair {
                 // A prompt's candidate shows what it takes and what it does.

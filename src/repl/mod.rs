@@ -73,15 +73,18 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
     0
 }
 
-/// Tab completion: commands, paths, and the arguments of `/reload` and `/model`.
+/// Tab completion: commands, paths, the arguments of `/reload` and `/model`, and the names
+/// after `/skill:`.
 fn completer(app: &App) -> complete::SlashHelper {
     let (extensions, models) = (app.extensions.clone(), app.models.clone());
+    let skills = app.extensions.context().skills.clone();
     let configured = app.configured_models();
     complete::SlashHelper {
         commands: app.commands.clone(),
         cwd: app.config.cwd.clone(),
         args: Arc::new(move |name: &str| match name {
             "reload" => extensions.summaries().into_iter().map(|s| s.name).collect(),
+            complete::SKILLS => skills.skills().into_iter().map(|s| s.name).collect(),
             "model" => {
                 let mut names = models.lock().map(|m| m.clone()).unwrap_or_default();
                 for c in &configured {

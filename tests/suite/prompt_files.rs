@@ -74,11 +74,13 @@ fn prompt_files_send_their_text_with_the_arguments_put_in() {
             "Deploy api to staging, then .",
         ]
     );
-    // The file is read when the command runs: an edit counts at once.
-    dir.write(".agents/prompts/review.md", "Look again at $1.");
+    // The file is read when the command runs: an edit counts at once; `@path` attaches the
+    // file as in a typed line.
+    dir.write(".agents/prompts/review.md", "Look again at @$1.");
+    dir.write("lib.rs", "fn lib() {}");
     assert_eq!(
         sent(&dir, &["/review lib.rs"]),
-        vec!["Look again at lib.rs."]
+        vec!["Look again at @lib.rs.\n\n<file path=\"lib.rs\">\nfn lib() {}\n</file>"]
     );
 }
 
@@ -150,6 +152,10 @@ fn a_builtin_or_script_command_wins_over_a_prompt_file() {
 fn the_repl_shows_a_prompts_hint_after_tab_completes_its_name() {
     let dir = TestDir::new();
     files(&dir);
+    dir.write(
+        "home/.claude/skills/pdf/SKILL.md",
+        "---\nname: pdf\ndescription: Read PDFs\n---\nUSE-PDFTOTEXT",
+    );
     let m = Mypi::new(&dir).args(["--provider", "faux", "--no-session", "--no-watch"]);
     let mut pty = Pty::spawn_sized(m.command(), 120);
     let t = Duration::from_secs(20);
@@ -162,6 +168,12 @@ fn the_repl_shows_a_prompts_hint_after_tab_completes_its_name() {
     );
     pty.type_keys("Box\r");
     let at = pty.wait_for("(all: Box).", at, t);
+    let at = pty.wait_for("> ", at, t);
+    // After `/skill:`, Tab completes the skills' names.
+    pty.type_keys("/skill:pd\t");
+    let at = pty.wait_for("/skill:pdf", at, t);
+    pty.type_keys("now\r");
+    let at = pty.wait_for("USE-PDFTOTEXT", at, t);
     pty.wait_for("> ", at, t);
     pty.type_keys("/quit\r");
     assert_eq!(pty.wait(t), 0, "{}", pty.screen());
