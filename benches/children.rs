@@ -86,7 +86,7 @@ fn main() {
         tools,
         hooks: HookBus::new(Arc::new(|_| {})),
         system_prompt: "You are a child.".into(),
-        notice: Arc::new(|_| {}),
+        outlet: Arc::new(Discard),
         provider: provider.clone(),
     }));
     // The parent runs the same model: its children share its provider.
@@ -126,4 +126,11 @@ fn main() {
         ms(util::median(first)),
         ms(util::median(whole))
     );
+}
+
+/// An outlet that keeps nothing (no child here starts outside a tool call).
+struct Discard;
+
+impl mypi::agent::EventSink for Discard {
+    fn emit(&self, _: mypi::vocab::protocol::AgentEvent) {}
 }

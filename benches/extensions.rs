@@ -20,10 +20,11 @@ use std::time::{Duration, Instant};
 use util::*;
 
 use futures_util::future::BoxFuture;
-use mypi::extensions::api::{ApiLink, CallbackId, ExtensionInfo, Language, Limits, ToolDef};
+use mypi::extensions::api::{ApiLink, LinkHost, ToolDef};
 use mypi::extensions::discovery;
 use mypi::extensions::host::ExtensionHost;
-use mypi::extensions::registrar::Registrar;
+use mypi::extensions::registrar::{Registrar, Services};
+use mypi::extensions::script::{CallbackId, ExtensionInfo, Language, Limits};
 use mypi::extensions::services::HostContext;
 use mypi::hooks::HookEvent;
 use mypi::tools::ToolRegistry;
@@ -69,6 +70,17 @@ impl Registrar for NullRegistrar {
     fn command(&self, _: &Owner, _: &str, _: &str, _: CallbackId) -> Result<Handle, String> {
         Ok(null_handle())
     }
+    fn background(
+        &self,
+        _: &Owner,
+        _: mypi::extensions::registrar::Background,
+        _: CallbackId,
+    ) -> Result<Handle, String> {
+        Ok(null_handle())
+    }
+}
+
+impl Services for NullRegistrar {
     fn send_message(&self, _: &str, _: &str, _: Option<Arc<Queues>>) -> Result<(), String> {
         Ok(())
     }
@@ -79,17 +91,6 @@ impl Registrar for NullRegistrar {
     }
     fn cwd(&self) -> PathBuf {
         self.0.clone()
-    }
-    fn host(&self) -> Arc<HostContext> {
-        context(&self.0)
-    }
-    fn background(
-        &self,
-        _: &Owner,
-        _: mypi::extensions::registrar::Background,
-        _: CallbackId,
-    ) -> Result<Handle, String> {
-        Ok(null_handle())
     }
 }
 
@@ -123,7 +124,7 @@ fn in_vm(dir: &Path, language: Language, source: &str) -> Duration {
     let link = Arc::new(ApiLink::new(
         info,
         Owner::new("vm", 1),
-        registrar.clone(),
+        LinkHost::of(registrar.clone(), context(dir)),
         json!({}),
     ));
     let factory = match language {

@@ -390,7 +390,10 @@ async fn through_lua(server: &Server) -> LuaCalls {
     let m = Manager::new(vec![entry(server)], dir.clone(), Hooks::quiet(), registry);
     m.start();
     m.wait_connecting(Duration::from_secs(30)).await;
-    ctx.set_mcp(m.clone());
+    ctx.set_mcp(Arc::new(mypi::mcp::script::ScriptService {
+        manager: m.clone(),
+        hooks: ctx.hooks.clone(),
+    }));
     let host = ExtensionHost::new(ctx.clone());
     let loaded = host.load_all(discovery::discover(&[root])).await;
     assert!(loaded.iter().all(|s| s.error.is_none()), "{loaded:?}");

@@ -6,7 +6,7 @@
 //! Built-in actions need the running agent, so the table only names them ([`Builtin`]); the
 //! front end carries them out. Script commands are [`CommandHandler`]s.
 
-use std::sync::{Arc, OnceLock, RwLock, Weak};
+use std::sync::{Arc, RwLock, Weak};
 
 use crate::vocab::owner::{next_id, Handle, Owner, Unregister};
 use crate::vocab::run::RunContext;
@@ -98,7 +98,8 @@ impl std::fmt::Display for Unknown {
 #[derive(Default)]
 pub struct CommandTable {
     entries: RwLock<Vec<Arc<Command>>>,
-    weak_self: OnceLock<Weak<CommandTable>>,
+    /// Itself, for the handles it gives out.
+    weak_self: Weak<CommandTable>,
 }
 
 /// Splits `/name rest` into `("name", "rest")`; `None` when the line is not a command: it
@@ -122,8 +123,10 @@ pub fn parse_line(line: &str) -> Option<(&str, &str)> {
 impl CommandTable {
     /// A table holding the built-ins.
     pub fn with_builtins() -> Arc<Self> {
-        let table = Arc::new(CommandTable::default());
-        let _ = table.weak_self.set(Arc::downgrade(&table));
+        let table = Arc::new_cyclic(|weak| CommandTable {
+            weak_self: weak.clone(),
+            ..Default::default()
+        });
         let builtins: [(&str, &[&str], &str, Builtin); 14] = [
             ("help", &["?"], "list the commands", Builtin::Help),
             (
@@ -277,10 +280,7 @@ impl CommandTable {
             owner,
             action,
         });
-        let target: Weak<dyn Unregister> = match self.weak_self.get() {
-            Some(w) => w.clone(),
-            None => Weak::<CommandTable>::new(),
-        };
+        let target: Weak<dyn Unregister> = self.weak_self.clone();
         Registered {
             handle: Handle::new(id, target),
             name: final_name,

@@ -8,7 +8,7 @@
 //! An event nobody subscribed to costs one atomic load ([`HookBus::has`]).
 
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, OnceLock, RwLock, Weak};
+use std::sync::{Arc, RwLock, Weak};
 
 use serde_json::Value;
 
@@ -194,7 +194,8 @@ pub struct HookBus {
     mask: AtomicU32,
     notice: NoticeFn,
     repeats: Arc<repeats::Repeats>,
-    weak_self: OnceLock<Weak<HookBus>>,
+    /// Itself, for the handles it gives out.
+    weak_self: Weak<HookBus>,
 }
 
 impl HookBus {
@@ -206,15 +207,13 @@ impl HookBus {
 
     /// A bus reporting through `repeats`, which other sources of notices share.
     pub fn reporting_to(repeats: Arc<repeats::Repeats>) -> Arc<Self> {
-        let bus = Arc::new(HookBus {
+        Arc::new_cyclic(|weak| HookBus {
             lists: std::array::from_fn(|_| RwLock::new(Arc::new(Vec::new()))),
             mask: AtomicU32::new(0),
             notice: repeats::Repeats::counting(&repeats),
             repeats,
-            weak_self: OnceLock::new(),
-        });
-        let _ = bus.weak_self.set(Arc::downgrade(&bus));
-        bus
+            weak_self: weak.clone(),
+        })
     }
 
     /// Reports how often each report of the run repeated ("… 6,310 more: ...").
@@ -246,10 +245,7 @@ impl HookBus {
             list.push(Arc::new(Entry { id, owner, handler }));
             list.sort_by_key(|e| (e.owner.order, e.id));
         });
-        let target: Weak<dyn Unregister> = match self.weak_self.get() {
-            Some(w) => w.clone(),
-            None => Weak::<HookBus>::new(),
-        };
+        let target: Weak<dyn Unregister> = self.weak_self.clone();
         Handle::new(id, target)
     }
 

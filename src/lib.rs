@@ -84,7 +84,10 @@
 //! hook bus and a [`vocab::run::RunContext::child`] one level deeper, whose cancellation is the
 //! parent's child token. Its transcript goes back up as a [`vocab::protocol::ChildRecord`] in the
 //! calling tool call's context, and the parent agent writes it to the session before that
-//! call's result. The extensions shipped in the binary (`scripts/`, [`extensions::builtin`])
+//! call's result. What the child does goes up as typed [`vocab::protocol::AgentEvent::Child`]
+//! events (through the calling tool call's report channel to the parent's sink, or, for a
+//! child started outside a tool call, to the front end's outlet), which each front end
+//! renders its own way. The extensions shipped in the binary (`scripts/`, [`extensions::builtin`])
 //! load like user ones; `subagent.lua` builds its tool on this API.
 //!
 //! These docs are for the people working on mypi, so they link to private items: read them

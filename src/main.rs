@@ -7,7 +7,6 @@ use std::sync::Arc;
 use clap::Parser;
 use mypi::app::{check, App};
 use mypi::config::{Config, Mode};
-use mypi::hooks::NoticeFn;
 use mypi::repl;
 use mypi::repl::cli::{Cli, Command, ExtAction, McpAction};
 use mypi::repl::render::{stderr_line, stdout_line, Printer};
@@ -148,9 +147,9 @@ fn run(cli: Cli) -> i32 {
     }
     let app = async move {
         let printer = Printer::new();
-        let notice = notice_for(&config.mode, &printer);
+        let outlet = outlet_for(&config.mode, &printer);
         let repl_mode = config.mode == Mode::Repl;
-        let app = match App::build(config, notice) {
+        let app = match App::build(config, outlet) {
             Ok(app) => app,
             Err(e) => {
                 stderr_line(&format!("mypi: {e}"));
@@ -177,21 +176,14 @@ fn run(cli: Cli) -> i32 {
     })
 }
 
-/// Where notices go: a JSON event in `--json` mode, stderr in print mode, a `!` line in the
-/// REPL.
-fn notice_for(mode: &Mode, printer: &Arc<Printer>) -> NoticeFn {
+/// The front end's outlet for what happens outside a run: JSON events in `--json` mode,
+/// stderr in print mode, `!` lines in the REPL.
+fn outlet_for(mode: &Mode, printer: &Arc<Printer>) -> Arc<dyn mypi::agent::EventSink> {
+    use mypi::repl::render::{JsonSink, OutletSink, PrintSink};
     match mode {
-        Mode::Print { json: true, .. } => Arc::new(|message| {
-            if let Ok(line) = serde_json::to_string(&AgentEvent::Notice { message }) {
-                // Like the other JSON events: a closed stdout is not worth a panic.
-                mypi::repl::render::json_line(&line);
-            }
-        }),
-        Mode::Print { .. } => Arc::new(|message| stderr_line(&format!("mypi: {message}"))),
-        Mode::Repl => {
-            let p = printer.clone();
-            Arc::new(move |message| p.line(&format!("! {message}")))
-        }
+        Mode::Print { json: true, .. } => Arc::new(JsonSink),
+        Mode::Print { .. } => Arc::new(PrintSink),
+        Mode::Repl => Arc::new(OutletSink(printer.clone())),
     }
 }
 

@@ -18,7 +18,7 @@ use crate::hooks::{CallAbout, EventKind, HookEvent};
 use crate::tools::renderers::Rendered;
 use crate::tools::{ToolEntry, MAX_OUTPUT_BYTES};
 use crate::vocab::protocol::{AgentEvent, Message, ToolCall, ToolOutput};
-use crate::vocab::run::RunContext;
+use crate::vocab::run::{CallReport, RunContext};
 use crate::vocab::text::truncate_middle;
 
 /// A call after its hooks: ready to run, or already answered (blocked, invalid).
@@ -29,7 +29,7 @@ enum Prepared {
 
 /// Calls running together; each yields its index in the batch and its output.
 type Group = FuturesUnordered<BoxFuture<'static, (usize, ToolOutput)>>;
-type Progress = tokio::sync::mpsc::Receiver<(String, crate::vocab::run::UpdateKind, String)>;
+type Progress = tokio::sync::mpsc::Receiver<(String, CallReport)>;
 
 /// One batch in progress: the calls, the arguments they run with, and the results so far.
 struct Batch<'a> {
@@ -317,17 +317,26 @@ fn shown(rendered: Rendered, sink: &dyn EventSink) -> Option<String> {
 
 /// A progress report as a `tool_update` event, for a call still running (never after its
 /// result).
-fn pass_on((id, kind, text): (String, crate::vocab::run::UpdateKind, String), batch: &Batch<'_>) {
+fn pass_on((id, report): (String, CallReport), batch: &Batch<'_>) {
     let Some(i) = batch.calls.iter().position(|c| c.id == id) else {
         return;
     };
-    if batch.results[i].is_none() {
-        let name = batch.calls[i].name.clone();
-        batch.sink.emit(AgentEvent::ToolUpdate {
-            id,
-            name,
-            kind,
-            text,
-        });
+    match report {
+        // Progress after the result is stale.
+        CallReport::Progress { kind, text } if batch.results[i].is_none() => {
+            let name = batch.calls[i].name.clone();
+            batch.sink.emit(AgentEvent::ToolUpdate {
+                id,
+                name,
+                kind,
+                text,
+            });
+        }
+        CallReport::Progress { .. } => {}
+        CallReport::Child { child, event } => batch.sink.emit(AgentEvent::Child {
+            call_id: Some(id),
+            child,
+            event,
+        }),
     }
 }

@@ -28,10 +28,7 @@ use crate::vocab::protocol::{AgentEvent, ChildRecord, Message, Usage};
 use crate::vocab::run::RunContext;
 use session::{SessionError, SessionSlot, SessionWriter};
 
-/// Where the agent reports what it does (`--json` lines, the terminal, a test's list).
-pub trait EventSink: Send + Sync {
-    fn emit(&self, event: AgentEvent);
-}
+pub use crate::vocab::protocol::EventSink;
 
 /// Why a prompt failed.
 #[derive(Debug, thiserror::Error)]

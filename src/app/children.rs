@@ -3,8 +3,8 @@
 //! A child starts with no I/O at all: a provider value, a tool subset sharing the parent's
 //! tools, an empty conversation; its first model request is its first system call.
 //!
-//! What a child does is shown to the user as short notice lines (its tool calls, its end),
-//! never as its streamed text: print mode's stdout stays the parent's answer.
+//! What a child does reaches the front end as typed `child` events (its tool calls, results,
+//! notices, failure), never its streamed text: print mode's stdout stays the parent's answer.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, RwLock};
@@ -16,10 +16,10 @@ use crate::agent::child::{self, ChildSpec, CompleteRequest, Completion, Spawner}
 use crate::agent::session::SessionSlot;
 use crate::agent::{Agent, AgentParts, EventSink};
 use crate::config::{Config, ProviderKind};
-use crate::hooks::{HookBus, InputSource, NoticeFn};
+use crate::hooks::{HookBus, InputSource};
 use crate::providers::{ModelRequest, Provider};
 use crate::tools::ToolRegistry;
-use crate::vocab::protocol::{AgentEvent, ChildOutcome, ChildRecord, Message};
+use crate::vocab::protocol::{AgentEvent, ChildOutcome, ChildRecord, ChildTag, Message};
 use crate::vocab::run::RunContext;
 use crate::vocab::text::truncate_middle;
 
@@ -29,8 +29,8 @@ pub struct ChildParts {
     pub tools: Arc<ToolRegistry>,
     pub hooks: Arc<HookBus>,
     pub system_prompt: String,
-    /// Where children's notice lines go.
-    pub notice: NoticeFn,
+    /// Where the events of children started outside a tool call go (the front end's).
+    pub outlet: Arc<dyn EventSink>,
     /// The agent's provider now.
     pub provider: Arc<dyn Provider>,
 }
@@ -41,7 +41,7 @@ pub struct Children {
     tools: Arc<ToolRegistry>,
     hooks: Arc<HookBus>,
     system_prompt: String,
-    notice: NoticeFn,
+    outlet: Arc<dyn EventSink>,
     /// The agent's provider (kept current by `/model`): a child with the same provider and
     /// model shares it, so a faux script's replies go on where the parent left them.
     current: RwLock<Arc<dyn Provider>>,
@@ -55,7 +55,7 @@ impl Children {
             tools: parts.tools,
             hooks: parts.hooks,
             system_prompt: parts.system_prompt,
-            notice: parts.notice,
+            outlet: parts.outlet,
             current: RwLock::new(parts.provider),
             max_depth: child::MAX_DEPTH,
         }
@@ -156,7 +156,8 @@ impl Children {
         agent.max_turns = spec.max_turns.unwrap_or(self.config.max_turns);
         agent.children = Some(Vec::new());
         let sink = ChildSink {
-            notice: self.notice.clone(),
+            parent: parent.clone(),
+            outlet: self.outlet.clone(),
             name: label(&spec),
             depth: ctx.depth,
             turn: AtomicU32::new(0),
@@ -250,10 +251,14 @@ fn turns_of(messages: &[Message]) -> u32 {
         .count() as u32
 }
 
-/// A child's events as notice lines, the line-mode status of a running child: which child,
-/// its turn, and the tool it calls (`[scout · depth 1 · turn 2] read {"path":"a.rs"}`).
+/// A child's events, passed up as typed [`AgentEvent::Child`] events (each front end says how
+/// it shows them): through the tool call that started the child, so they reach that run's
+/// sink in order, before the call's result; a child started outside a tool call (from a hook
+/// handler or a command) goes to the front end's outlet. What the child streams is not passed
+/// on: print mode's stdout stays the parent's answer.
 struct ChildSink {
-    notice: NoticeFn,
+    parent: Arc<RunContext>,
+    outlet: Arc<dyn EventSink>,
     name: String,
     depth: u32,
     turn: AtomicU32,
@@ -261,27 +266,36 @@ struct ChildSink {
 
 impl EventSink for ChildSink {
     fn emit(&self, event: AgentEvent) {
-        let what = match event {
+        let (child, event) = match event {
             AgentEvent::TurnStart { turn } => {
                 self.turn.store(turn, Ordering::Relaxed);
                 return;
             }
-            AgentEvent::ToolCall {
-                name, arguments, ..
-            } => format!("{name} {}", truncate_middle(&arguments.to_string(), 100)),
-            AgentEvent::Error { message } => format!("failed: {message}"),
-            AgentEvent::Notice { message } => message,
-            AgentEvent::Retry { .. } => match event.retry_text() {
-                Some(text) => text,
-                None => return,
-            },
+            // A grandchild's events keep their own tag.
+            AgentEvent::Child { child, event, .. } => (child, *event),
+            AgentEvent::ToolCall { .. }
+            | AgentEvent::ToolResult { .. }
+            | AgentEvent::Error { .. }
+            | AgentEvent::Notice { .. }
+            | AgentEvent::Retry { .. } => (self.tag(), event),
             _ => return,
         };
-        (self.notice)(format!(
-            "[{} · depth {} · turn {}] {what}",
-            self.name,
-            self.depth,
-            self.turn.load(Ordering::Relaxed)
-        ));
+        if !self.parent.report_child(child.clone(), event.clone()) {
+            self.outlet.emit(AgentEvent::Child {
+                call_id: None,
+                child,
+                event: Box::new(event),
+            });
+        }
+    }
+}
+
+impl ChildSink {
+    fn tag(&self) -> ChildTag {
+        ChildTag {
+            name: self.name.clone(),
+            depth: self.depth,
+            turn: self.turn.load(Ordering::Relaxed),
+        }
     }
 }

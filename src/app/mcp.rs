@@ -38,7 +38,11 @@ impl App {
             manager.use_cache(cache_dir(home));
         }
         manager.start();
-        self.extensions.context().set_mcp(manager.clone());
+        let scripts = self.extensions.context();
+        scripts.set_mcp(Arc::new(crate::mcp::script::ScriptService {
+            manager: manager.clone(),
+            hooks: scripts.hooks.clone(),
+        }));
         self.mcp = Some(manager);
     }
 

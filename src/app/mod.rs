@@ -183,9 +183,15 @@ pub fn make_provider(
 }
 
 impl App {
-    /// Builds the app. `notice` receives reports from hooks and start-up warnings.
-    pub fn build(config: Config, notice: NoticeFn) -> Result<App, AppError> {
+    /// Builds the app. `outlet` is the front end's: it receives what happens outside a run
+    /// (notices from hooks and scripts, start-up warnings, child agents started outside a
+    /// tool call), as the same typed events a run's sink receives.
+    pub fn build(config: Config, outlet: Arc<dyn EventSink>) -> Result<App, AppError> {
         crate::platform::http::set_read_timeout(config.read_timeout);
+        let notice: NoticeFn = {
+            let outlet = outlet.clone();
+            Arc::new(move |message| outlet.emit(AgentEvent::Notice { message }))
+        };
         let provider = provider_for(&config, &config.model)?;
         // One count of repeated notices for every source (see `hooks::repeats`).
         let reports = Arc::new(crate::hooks::repeats::Repeats::new(notice));
@@ -238,7 +244,7 @@ impl App {
             tools: tools.clone(),
             hooks: hooks.clone(),
             system_prompt,
-            notice: host.notice.clone(),
+            outlet,
             provider: agent.provider().clone(),
         }));
         host.set_agents(Arc::new(children.clone()));

@@ -6,7 +6,7 @@ use std::sync::{Arc, RwLock};
 use super::ui;
 use crate::commands::CommandTable;
 use crate::config::Config;
-use crate::extensions::api::Limits;
+use crate::extensions::script::Limits;
 use crate::extensions::services::HostContext;
 use crate::hooks::repeats::Repeats;
 use crate::hooks::{HookBus, NoticeFn};

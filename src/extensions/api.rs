@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde::Serialize;
 use serde_json::Value;
 
 use super::files::{list_folder, read_text, Listing};
@@ -22,158 +21,8 @@ use crate::hooks::SharedText;
 use crate::vocab::owner::{Handle, Owner};
 use crate::vocab::run::RunContext;
 
-pub use super::registrar::{Registrar, ToolDef};
-
-/// Identifies a script function the engine keeps (a handler, a tool's `execute`, a command).
-pub type CallbackId = u64;
-
-/// The language of an extension.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Language {
-    Lua,
-    Rhai,
-}
-
-impl Language {
-    pub fn from_path(path: &std::path::Path) -> Option<Language> {
-        match path.extension()?.to_str()? {
-            "lua" => Some(Language::Lua),
-            "rhai" => Some(Language::Rhai),
-            _ => None,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Language::Lua => "lua",
-            Language::Rhai => "rhai",
-        }
-    }
-}
-
-/// `api.extension`: who this script is.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ExtensionInfo {
-    /// Path relative to its root without the suffix (`git/guard`).
-    pub name: String,
-    pub path: PathBuf,
-    pub language: Language,
-    /// The discovery root it came from (for `require` of helper modules).
-    #[serde(skip)]
-    pub root: PathBuf,
-    /// The source of an extension that ships inside mypi (its path is then a name only).
-    #[serde(skip)]
-    pub embedded: Option<&'static str>,
-}
-
-impl ExtensionInfo {
-    /// The script's source: the embedded text, or the file's bytes.
-    pub fn source(&self) -> std::io::Result<std::borrow::Cow<'static, [u8]>> {
-        match self.embedded {
-            Some(text) => Ok(std::borrow::Cow::Borrowed(text.as_bytes())),
-            None => std::fs::read(&self.path).map(std::borrow::Cow::Owned),
-        }
-    }
-}
-
-/// Most names `api.read_dir` returns.
-pub const MAX_DIR_ENTRIES: usize = 10_000;
-
-/// Per-call limits.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Limits {
-    /// Time a call may run (the CPU budget), default 1 s; tools may set their own.
-    pub budget: Duration,
-    /// The VM's memory cap (Lua: its allocator limit; Rhai: what its thread allocated and
-    /// has not freed, see `alloc.rs`), default 64 MiB (`MYPI_EXT_MEMORY_MB`).
-    pub memory_bytes: usize,
-    /// The largest value a script may hand to the host (see `crossing.rs`), default 16 MiB
-    /// (`MYPI_EXT_VALUE_MB`).
-    pub max_value_bytes: usize,
-    /// Rhai: the deepest call nesting.
-    pub max_call_levels: usize,
-    /// Rhai: the largest string, array and map a script may build.
-    pub max_string_bytes: usize,
-    pub max_array_len: usize,
-    pub max_map_len: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            budget: Duration::from_secs(1),
-            memory_bytes: 64 * 1024 * 1024,
-            max_value_bytes: 16 * 1024 * 1024,
-            max_call_levels: 64,
-            max_string_bytes: 16 * 1024 * 1024,
-            max_array_len: 1_000_000,
-            max_map_len: 100_000,
-        }
-    }
-}
-
-/// What a failed load or call reports. `message` carries `path:line: what happened`.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{message}")]
-pub struct ScriptError {
-    pub kind: ErrorKind,
-    pub message: String,
-}
-
-/// The kinds of script failure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorKind {
-    Syntax,
-    Runtime,
-    /// The call ran past its budget.
-    Budget,
-    /// The script hit its memory or size limits.
-    Memory,
-    /// The host gave up waiting (the engine is stuck in native code) or the worker is gone.
-    Unavailable,
-}
-
-/// What a callback's result may be, in both languages' messages.
-pub const PLAIN_DATA: &str = "return plain data (tables, strings, numbers, booleans)";
-
-impl ScriptError {
-    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        ScriptError {
-            kind,
-            message: message.into(),
-        }
-    }
-
-    pub fn runtime(message: impl Into<String>) -> Self {
-        Self::new(ErrorKind::Runtime, message)
-    }
-
-    /// A call stopped at `at` (`path:line`, or the path) for running past its CPU `budget`;
-    /// the same words in both languages, and the same on a busy machine (the budget, not the
-    /// time the check caught it at).
-    pub fn over_budget(at: &str, budget: Duration) -> Self {
-        Self::new(
-            ErrorKind::Budget,
-            format!(
-                "{at}: stopped after {:.1} s (the CPU budget); does it loop forever?",
-                budget.as_secs_f64()
-            ),
-        )
-    }
-
-    /// A call stopped at `at` for using more than `cap` bytes of memory; the same words in
-    /// both languages.
-    pub fn out_of_memory(at: &str, cap: usize) -> Self {
-        Self::new(
-            ErrorKind::Memory,
-            format!(
-                "{at}: out of memory: the script used more than its {} (MYPI_EXT_MEMORY_MB)",
-                crate::extensions::crossing::mib(cap)
-            ),
-        )
-    }
-}
+pub use super::registrar::{Registrar, Services, ToolDef};
+use super::script::{CallbackId, ExecResult, ExtensionInfo, Limits, ScriptError};
 
 /// What an engine does, on its worker thread.
 pub trait Engine {
@@ -257,13 +106,25 @@ impl EventView<'_> {
 pub type EngineFactory =
     fn(link: Arc<ApiLink>, limits: Limits) -> Result<Box<dyn Engine>, ScriptError>;
 
-/// The result of `api.exec`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ExecResult {
-    pub code: Option<i32>,
-    pub stdout: String,
-    pub stderr: String,
-    pub timed_out: bool,
+/// What an extension's link reaches the host through (see [`Registrar`], [`Services`]).
+pub struct LinkHost {
+    pub registrar: Arc<dyn Registrar>,
+    pub services: Arc<dyn Services>,
+    pub context: Arc<super::services::HostContext>,
+}
+
+impl LinkHost {
+    /// A host whose registrar also serves the requests (the extension host's, a test's).
+    pub fn of<T: Registrar + Services + 'static>(
+        both: Arc<T>,
+        context: Arc<super::services::HostContext>,
+    ) -> Self {
+        LinkHost {
+            registrar: both.clone(),
+            services: both,
+            context,
+        }
+    }
 }
 
 /// One extension's link to the host.
@@ -271,6 +132,9 @@ pub struct ApiLink {
     pub info: ExtensionInfo,
     pub owner: Owner,
     pub(super) registrar: Arc<dyn Registrar>,
+    pub(super) services: Arc<dyn Services>,
+    /// What all extensions share (registries, session, the app's control).
+    host: Arc<super::services::HostContext>,
     initial_state: Value,
     handles: Mutex<Vec<(u64, Handle)>>,
     /// The clock of the running call (shared with the worker's watchdog).
@@ -282,16 +146,13 @@ pub struct ApiLink {
 }
 
 impl ApiLink {
-    pub fn new(
-        info: ExtensionInfo,
-        owner: Owner,
-        registrar: Arc<dyn Registrar>,
-        initial_state: Value,
-    ) -> Self {
+    pub fn new(info: ExtensionInfo, owner: Owner, host: LinkHost, initial_state: Value) -> Self {
         ApiLink {
             info,
             owner,
-            registrar,
+            registrar: host.registrar,
+            services: host.services,
+            host: host.context,
             initial_state,
             handles: Mutex::new(Vec::new()),
             meter: Arc::new(Meter::default()),
@@ -377,19 +238,18 @@ impl ApiLink {
     /// message goes to the queues of the run that made the call (the session's when idle).
     pub fn send_message(&self, text: &str, deliver_as: Option<&str>) -> Result<(), String> {
         let queues = self.current().map(|c| c.queues.clone());
-        self.registrar
+        self.services
             .send_message(text, deliver_as.unwrap_or("steer"), queues)
     }
 
     /// `api.log(msg)`: a debug line (shown with `MYPI_LOG=1`).
     pub fn log(&self, msg: &str) {
-        self.registrar.log(&format!("[{}] {msg}", self.info.name));
+        self.services.log(&format!("[{}] {msg}", self.info.name));
     }
 
     /// `api.notify(msg)` / `ctx.ui.notify(msg)`: a line shown to the user.
     pub fn notify(&self, msg: &str) {
-        self.registrar
-            .notify(&format!("[{}] {msg}", self.info.name));
+        self.services.notify(&format!("[{}] {msg}", self.info.name));
     }
 
     /// The context of the running call (set by the worker around each call).
@@ -424,8 +284,8 @@ impl ApiLink {
     ) -> Result<ExecResult, String> {
         self.not_checking()?;
         let dir = match cwd {
-            Some(c) => self.registrar.cwd().join(c),
-            None => self.registrar.cwd(),
+            Some(c) => self.services.cwd().join(c),
+            None => self.services.cwd(),
         };
         let cancel = self.current().map(|c| c.cancel.clone()).unwrap_or_default();
         let run = super::exec::run(cmd.to_string(), args.to_vec(), timeout_ms, dir, cancel);
@@ -434,12 +294,12 @@ impl ApiLink {
 
     /// `api.mcp.*`: one request to the MCP servers, waited for without spinning and outside
     /// the call's budget; the error is the message to raise (the server's, or why not).
-    pub fn mcp(&self, request: crate::mcp::script::Request) -> Result<Value, String> {
-        use crate::mcp::script::Request;
+    pub fn mcp(&self, request: crate::vocab::mcp::McpRequest) -> Result<Value, String> {
+        use crate::vocab::mcp::McpRequest as Request;
         if !matches!(request, Request::Servers | Request::Tools { .. }) {
             self.not_checking()?;
         }
-        let asked = self.registrar.mcp(&self.info.name, request, self.current());
+        let asked = self.services.mcp(&self.info.name, request, self.current());
         let cancel = self.current().map(|c| c.cancel.clone()).unwrap_or_default();
         self.host_wait(async move {
             tokio::select! {
@@ -457,9 +317,7 @@ impl ApiLink {
         concurrency: usize,
     ) -> Result<Vec<crate::vocab::protocol::ChildOutcome>, String> {
         self.not_checking()?;
-        let asked = self
-            .registrar
-            .run_agents(specs, concurrency, self.current());
+        let asked = self.services.run_agents(specs, concurrency, self.current());
         self.host_wait(asked)?
     }
 
@@ -469,7 +327,7 @@ impl ApiLink {
         request: crate::agent::child::CompleteRequest,
     ) -> Result<crate::agent::child::Completion, String> {
         self.not_checking()?;
-        let asked = self.registrar.complete(request, self.current());
+        let asked = self.services.complete(request, self.current());
         self.host_wait(asked)?
     }
 
@@ -495,7 +353,7 @@ impl ApiLink {
 
     /// What all extensions share (registries, session, the app's control).
     pub fn host(&self) -> Arc<super::services::HostContext> {
-        self.registrar.host()
+        self.host.clone()
     }
 
     /// Refuses a host operation while extensions are only checked (`mypi ext check`).
@@ -508,7 +366,7 @@ impl ApiLink {
 
     /// The working folder (relative paths of `read_file`, `exec` and the like are against it).
     pub fn cwd(&self) -> PathBuf {
-        self.registrar.cwd()
+        self.services.cwd()
     }
 
     /// Where `path` points: a leading `~/` is the home folder, a relative path is against
@@ -516,14 +374,14 @@ impl ApiLink {
     pub fn resolve(&self, path: &str) -> PathBuf {
         match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
             (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
-            _ => self.registrar.cwd().join(path),
+            _ => self.services.cwd().join(path),
         }
     }
 
     /// Reads a file (Rhai's `read_file`); relative paths are against the working folder. Only
     /// regular files (a FIFO would block the call), and at most `max` bytes.
     pub fn read_file(&self, path: &str, max: usize) -> Result<String, String> {
-        read_text(&self.registrar.cwd().join(path), max)
+        read_text(&self.services.cwd().join(path), max)
     }
 
     /// The text of the file at `path` (Lua's `fs.read`), as [`ApiLink::read_file`] reads it.
@@ -534,21 +392,21 @@ impl ApiLink {
     /// `api.read_dir(path)`: the names in a folder, sorted, folders with a trailing `/`
     /// (hidden ones included); a folder that does not exist has none. A leading `~/` is the
     /// home folder; relative paths are against the working folder. At most
-    /// [`MAX_DIR_ENTRIES`] names.
+    /// [`MAX_DIR_ENTRIES`](super::script::MAX_DIR_ENTRIES) names.
     pub fn read_dir(&self, path: &str) -> Result<Vec<String>, String> {
         list_folder(&self.resolve(path), Listing::Marked)
     }
 
     /// Rhai's `list_dir(path)`: the plain names in a folder (relative to the working
     /// folder), sorted; a folder that cannot be read, or does not exist, is an error. At
-    /// most [`MAX_DIR_ENTRIES`] names, as for [`ApiLink::read_dir`].
+    /// most [`MAX_DIR_ENTRIES`](super::script::MAX_DIR_ENTRIES) names, as for [`ApiLink::read_dir`].
     pub fn list_dir(&self, path: &str) -> Result<Vec<String>, String> {
-        list_folder(&self.registrar.cwd().join(path), Listing::Plain)
+        list_folder(&self.services.cwd().join(path), Listing::Plain)
     }
 
     /// Writes a file (Rhai's `write_file`), creating parent folders.
     pub fn write_file(&self, path: &str, content: &str) -> Result<(), String> {
-        self.write_path(&self.registrar.cwd().join(path), content)
+        self.write_path(&self.services.cwd().join(path), content)
     }
 
     /// Writes the file at `path` (Lua's `fs.write`) as [`ApiLink::write_file`] does.

@@ -23,7 +23,9 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::api::CallbackId;
+mod watch;
+
+use super::script::CallbackId;
 use super::worker::Worker;
 use crate::hooks::NoticeFn;
 use crate::vocab::owner::{Owner, Unregister};
@@ -95,14 +97,15 @@ pub struct Background {
     settled: tokio::sync::Notify,
     runtime: Option<tokio::runtime::Handle>,
     notice: NoticeFn,
-    weak_self: OnceLock<Weak<Background>>,
+    /// Itself, for the handles and tasks it gives out.
+    weak_self: Weak<Background>,
 }
 
 impl Background {
     /// Background registrations reporting through `notice`; tasks run on the runtime current
     /// now (none outside a runtime: then nothing starts, and saying so is the caller's).
     pub fn new(notice: NoticeFn) -> Arc<Self> {
-        let bg = Arc::new(Background {
+        Arc::new_cyclic(|weak| Background {
             subs: RwLock::new(Vec::new()),
             tasks: Mutex::new(Vec::new()),
             queue: OnceLock::new(),
@@ -111,18 +114,13 @@ impl Background {
             settled: tokio::sync::Notify::new(),
             runtime: tokio::runtime::Handle::try_current().ok(),
             notice,
-            weak_self: OnceLock::new(),
-        });
-        let _ = bg.weak_self.set(Arc::downgrade(&bg));
-        bg
+            weak_self: weak.clone(),
+        })
     }
 
     /// What a handle of these registrations unregisters through.
     pub fn target(&self) -> Weak<dyn Unregister> {
-        match self.weak_self.get() {
-            Some(w) => w.clone(),
-            None => Weak::<Background>::new(),
-        }
+        self.weak_self.clone()
     }
 
     fn tasks(&self) -> std::sync::MutexGuard<'_, Vec<Task>> {
@@ -223,7 +221,7 @@ impl Background {
     }
 
     fn target_self(&self) -> Weak<Background> {
-        self.weak_self.get().cloned().unwrap_or_default()
+        self.weak_self.clone()
     }
 
     fn runtime(&self) -> Result<&tokio::runtime::Handle, String> {
@@ -278,13 +276,8 @@ impl Background {
             }
             Trigger::Watch { path } => {
                 let (tx, rx) = mpsc::unbounded_channel();
-                let watcher = super::background_watch::watch(&path, tx)?;
-                rt.spawn(super::background_watch::run(
-                    watcher,
-                    rx,
-                    call,
-                    stop.clone(),
-                ));
+                let watcher = watch::watch(&path, tx)?;
+                rt.spawn(watch::run(watcher, rx, call, stop.clone()));
             }
         }
         self.tasks().push(Task { id, owner, stop });

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use super::api::{ExtensionInfo, Language};
+use super::script::{ExtensionInfo, Language};
 
 /// Where the shipped extensions seem to live (their paths in messages).
 pub const ROOT: &str = "builtin:scripts";

@@ -7,7 +7,7 @@
 //! The cap is set once per worker thread ([`set_thread_cap`]) when its engine starts, so each
 //! conversion on that thread can start a [`Crossing`] without the limits at hand.
 //!
-//! [`Limits::max_value_bytes`]: super::api::Limits::max_value_bytes
+//! [`Limits::max_value_bytes`]: super::script::Limits::max_value_bytes
 
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, Ordering};

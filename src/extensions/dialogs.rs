@@ -53,8 +53,8 @@ impl ApiLink {
 
     /// `ctx.ui.confirm(question, {timeout_ms?})`: false after the timeout too.
     pub fn confirm_within(&self, question: &str, timeout: Option<Duration>) -> bool {
-        let (registrar, q) = (self.registrar.clone(), self.prefixed(question));
-        self.dialog(|| async move { Some(registrar.confirm(&q).await) }, timeout)
+        let (services, q) = (self.services.clone(), self.prefixed(question));
+        self.dialog(|| async move { Some(services.confirm(&q).await) }, timeout)
             .unwrap_or(false)
     }
 
@@ -73,13 +73,13 @@ impl ApiLink {
             question.push_str(&format!("\n  {}. {o}", i + 1));
         }
         question.push_str(&format!("\nChoose 1-{} (Enter: none):", options.len()));
-        let registrar = self.registrar.clone();
+        let services = self.services.clone();
         let options = options.to_vec();
         self.dialog(
             || async move {
                 let mut q = question;
                 for _ in 0..SELECT_TRIES {
-                    let answer = registrar.ask(&q).await?;
+                    let answer = services.ask(&q).await?;
                     let answer = answer.trim();
                     if answer.is_empty() {
                         return None;
@@ -107,11 +107,11 @@ impl ApiLink {
             Some(d) => self.prefixed(&format!("{prompt} [{d}]")),
             None => self.prefixed(prompt),
         };
-        let registrar = self.registrar.clone();
+        let services = self.services.clone();
         let fallback = default.clone();
         let answered = self.dialog(
             || async move {
-                match registrar.ask(&question).await {
+                match services.ask(&question).await {
                     Some(line) if line.trim().is_empty() => Some(fallback),
                     Some(line) => Some(Some(line.trim_end_matches(['\r', '\n']).to_string())),
                     // Nobody can answer (print mode): the default.
@@ -125,8 +125,8 @@ impl ApiLink {
 
     /// `ctx.ui.editor(initial)`: the text as the user saved it, or `None`.
     pub fn editor(&self, initial: &str) -> Option<String> {
-        let (registrar, initial) = (self.registrar.clone(), initial.to_string());
-        self.dialog(|| async move { registrar.edit(&initial).await }, None)
+        let (services, initial) = (self.services.clone(), initial.to_string());
+        self.dialog(|| async move { services.edit(&initial).await }, None)
     }
 }
 

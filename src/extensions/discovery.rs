@@ -6,7 +6,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::api::{ExtensionInfo, Language};
+use super::script::{ExtensionInfo, Language};
 
 /// Whether a file or folder name is skipped by discovery.
 pub fn is_hidden(name: &str) -> bool {

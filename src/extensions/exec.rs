@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
-use super::api::ExecResult;
+use super::script::ExecResult;
 use crate::platform::process::{self, Bounded, End, Sinks};
 
 /// The default timeout of `api.exec`.

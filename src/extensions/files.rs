@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::api::MAX_DIR_ENTRIES;
+use super::script::MAX_DIR_ENTRIES;
 
 /// How a folder is listed: `api.read_dir`'s way (folders marked with `/`, a missing
 /// folder empty) or Rhai's `list_dir` way (plain names, a missing folder an error).

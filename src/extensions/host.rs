@@ -11,7 +11,8 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::api::{ApiLink, EngineFactory, ErrorKind, ExtensionInfo, Language, ScriptError};
+use super::api::{ApiLink, EngineFactory, LinkHost};
+use super::script::{ErrorKind, ExtensionInfo, Language, ScriptError};
 use super::services::HostContext;
 use super::staging::HostRegistrar;
 use super::worker::{LoadReceiver, Waited, Worker};
@@ -218,13 +219,19 @@ impl ExtensionHost {
             return (owner, worker, registrar, rx);
         }
         let (info2, owner2, reg2) = (info.clone(), owner.clone(), registrar.clone());
+        let context = self.ctx.clone();
         let (worker, rx) = Worker::spawn(
             info.name.clone(),
             self.ctx.limits,
             factory(info.language),
             move |worker| {
                 reg2.attach(worker);
-                Arc::new(ApiLink::new(info2, owner2, reg2, state))
+                Arc::new(ApiLink::new(
+                    info2,
+                    owner2,
+                    LinkHost::of(reg2, context),
+                    state,
+                ))
             },
         );
         (owner, worker, registrar, rx)

@@ -2,16 +2,19 @@
 //! owning its VM, the engine-neutral script API, and the Lua and Rhai engines.
 //!
 //! - `discovery.rs`: roots and files, names;
+//! - `script.rs`: a script as host and engines know it (its identity, limits, errors);
 //! - `api.rs`: [`api::ApiLink`] (what `api.*` does) and the [`api::Engine`] trait;
-//! - `registrar.rs`: the host side the link calls into, as a trait;
-//! - `staging.rs`: its implementation, which stages a loading version's registrations;
+//! - `registrar.rs`: the host side the link calls into, as two small traits:
+//!   [`registrar::Registrar`] (registrations) and [`registrar::Services`] (what a script asks
+//!   of the agent: messages, dialogs, MCP, children, model calls);
+//! - `staging.rs`: their implementation, which stages a loading version's registrations;
 //! - `services.rs`: [`services::HostContext`], what every extension shares;
 //! - `worker.rs`: the thread per extension, jobs (one callback, or a whole handler chain),
 //!   the watchdog, busy / disabled; `meter.rs`: the clock it reads; `handoff.rs`: the
 //!   bounded poll that spares a burst of calls the threads' wake-ups;
 //! - `proxies.rs`: script handlers, tools and commands as Rust registry entries;
 //! - `host.rs`: loading, staging, reload of one extension, listing, unloading;
-//! - `background.rs`, `background_watch.rs`: events between extensions, timers and file
+//! - `background.rs` (and `background/watch.rs`): events between extensions, timers and file
 //!   watches, which call a script outside any run;
 //! - `reload.rs`: the file watcher, debounce, and syncing the loaded set with the files;
 //! - `lua/`, `rhai/`: the engines; `tape.rs`: events serialized for them without a JSON
@@ -19,7 +22,6 @@
 
 pub mod api;
 pub mod background;
-mod background_watch;
 pub mod builtin;
 pub mod crossing;
 mod dialogs;
@@ -36,6 +38,7 @@ mod reference;
 pub mod registrar;
 pub mod reload;
 pub mod rhai;
+pub mod script;
 pub mod services;
 pub mod staging;
 pub mod surface;

@@ -13,7 +13,7 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use super::api::CallbackId;
+use super::script::CallbackId;
 use super::worker::{Chain, Worker};
 use crate::commands::{CommandError, CommandHandler};
 use crate::hooks::{Emitted, HandlerGroup, HookError, HookEvent, HookHandler, NoticeFn};

@@ -17,10 +17,11 @@ mod tests {
 
     use serde_json::json;
 
-    use crate::extensions::api::{ApiLink, Engine, ExtensionInfo, Language, Limits};
+    use crate::extensions::api::{ApiLink, Engine};
     use crate::extensions::lua::LuaEngine;
     use crate::extensions::registrar::Recording;
     use crate::extensions::rhai::RhaiEngine;
+    use crate::extensions::script::{ExtensionInfo, Language, Limits};
     use crate::extensions::surface::{Object, MEMBERS};
     use crate::hooks::EventKind;
     use crate::platform::testutil::TempDir;
@@ -61,7 +62,7 @@ mod tests {
         Arc::new(ApiLink::new(
             info,
             Owner::new("names", 1),
-            registrar,
+            registrar.link_host(),
             json!({}),
         ))
     }

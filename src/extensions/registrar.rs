@@ -1,7 +1,10 @@
-//! [`Registrar`]: what an extension's [`ApiLink`](super::api::ApiLink) needs from the host —
-//! registering into the Rust registries under the extension's owner, the queues, notices, the
-//! REPL's confirm prompt (as a future the worker waits on). The host implements it per extension (so registrations can call back
-//! into that extension's worker); tests use `Recording`.
+//! The two small interfaces an extension's [`ApiLink`](super::api::ApiLink) reaches the host
+//! through: [`Registrar`], registering into the Rust registries under the extension's owner,
+//! and [`Services`], what a script may ask of the agent (queue a message, log and notify, ask
+//! the user, the working folder, MCP servers, child agents and model calls) as futures the
+//! worker waits on. The host implements both per extension (so a registration can call back
+//! into that extension's worker, and a request knows which worker waits); tests use
+//! `Recording`.
 
 use crate::config::sources::catalog::Skill;
 use std::path::PathBuf;
@@ -10,7 +13,7 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use super::api::CallbackId;
+use super::script::CallbackId;
 use crate::vocab::owner::{Handle, Owner};
 use crate::vocab::run::queue::Queues;
 
@@ -33,7 +36,8 @@ pub const NO_MCP: &str =
 /// What `api.run_agent` and `api.complete` say where there is no agent.
 pub const NO_AGENT: &str = "there is no agent here to run a model (mypi ext check)";
 
-/// The host side of the script API.
+/// What an extension registers: hook handlers, tools, commands, renderers and background
+/// callbacks, each under the extension's owner, staged while its top level runs.
 pub trait Registrar: Send + Sync {
     fn on(&self, owner: &Owner, event: &str, cb: CallbackId) -> Result<Handle, String>;
     fn tool(&self, owner: &Owner, def: ToolDef, cb: CallbackId) -> Result<Handle, String>;
@@ -44,6 +48,36 @@ pub trait Registrar: Send + Sync {
         description: &str,
         cb: CallbackId,
     ) -> Result<Handle, String>;
+    /// `api.renderer(tool, {call, result})`: at least one of the callbacks is set.
+    fn renderer(
+        &self,
+        _owner: &Owner,
+        _tool: &str,
+        _call: Option<CallbackId>,
+        _result: Option<CallbackId>,
+    ) -> Result<Handle, String> {
+        Err("renderers cannot be registered here".to_string())
+    }
+
+    /// `api.skill{name, description, path}`: a skill for the model's list.
+    fn skill(&self, _owner: &Owner, _skill: Skill) -> Result<Handle, String> {
+        Err("skills cannot be added here".to_string())
+    }
+
+    /// Drops a registration made during loading that was not committed yet; false when
+    /// there is none with that id.
+    fn unstage(&self, _id: u64) -> bool {
+        false
+    }
+
+    /// `api.events.on`, `api.timer`, `api.watch`: a registration that calls `cb` outside
+    /// any run.
+    fn background(&self, owner: &Owner, what: Background, cb: CallbackId)
+        -> Result<Handle, String>;
+}
+
+/// What a script may ask of the agent besides registering.
+pub trait Services: Send + Sync {
     /// Queues `text` on `queues` (the calling run's), or the session's when `None`.
     fn send_message(
         &self,
@@ -71,7 +105,7 @@ pub trait Registrar: Send + Sync {
     fn mcp(
         &self,
         _extension: &str,
-        _request: crate::mcp::script::Request,
+        _request: crate::vocab::mcp::McpRequest,
         _ctx: Option<Arc<crate::vocab::run::RunContext>>,
     ) -> BoxFuture<'static, Result<Value, String>> {
         Box::pin(async { Err(NO_MCP.to_string()) })
@@ -96,36 +130,6 @@ pub trait Registrar: Send + Sync {
     ) -> BoxFuture<'static, Result<crate::agent::child::Completion, String>> {
         Box::pin(async { Err(NO_AGENT.to_string()) })
     }
-
-    /// `api.renderer(tool, {call, result})`: at least one of the callbacks is set.
-    fn renderer(
-        &self,
-        _owner: &Owner,
-        _tool: &str,
-        _call: Option<CallbackId>,
-        _result: Option<CallbackId>,
-    ) -> Result<Handle, String> {
-        Err("renderers cannot be registered here".to_string())
-    }
-
-    /// `api.skill{name, description, path}`: a skill for the model's list.
-    fn skill(&self, _owner: &Owner, _skill: Skill) -> Result<Handle, String> {
-        Err("skills cannot be added here".to_string())
-    }
-
-    /// Drops a registration made during loading that was not committed yet; false when
-    /// there is none with that id.
-    fn unstage(&self, _id: u64) -> bool {
-        false
-    }
-
-    /// What all extensions share: the registries, the session, the app's control.
-    fn host(&self) -> Arc<super::services::HostContext>;
-
-    /// `api.events.on`, `api.timer`, `api.watch`: a registration that calls `cb` outside
-    /// any run.
-    fn background(&self, owner: &Owner, what: Background, cb: CallbackId)
-        -> Result<Handle, String>;
 }
 
 /// What [`Registrar::background`] registers.
@@ -161,7 +165,6 @@ mod recording {
         pub confirm_answer: bool,
         pub cwd: PathBuf,
         weak: Mutex<Option<Weak<Recording>>>,
-        host: std::sync::OnceLock<Arc<crate::extensions::services::HostContext>>,
     }
 
     impl Recording {
@@ -184,6 +187,16 @@ mod recording {
                 None => Weak::<Recording>::new(),
             };
             Handle::new(next_id(), weak)
+        }
+
+        /// What a link reaches: this registrar, and a host context of its own with no user
+        /// to ask.
+        pub fn link_host(self: &Arc<Self>) -> crate::extensions::api::LinkHost {
+            let context = crate::extensions::services::HostContext::standalone(
+                self.cwd.clone(),
+                Arc::new(|_| {}),
+            );
+            crate::extensions::api::LinkHost::of(self.clone(), Arc::new(context))
         }
 
         /// The recorded calls of one kind, as `(what, cb)`.
@@ -241,6 +254,17 @@ mod recording {
             }
             handle.ok_or_else(|| "a renderer needs a function".to_string())
         }
+        fn background(
+            &self,
+            _o: &Owner,
+            what: Background,
+            cb: CallbackId,
+        ) -> Result<Handle, String> {
+            Ok(self.record("background", &format!("{what:?}"), cb))
+        }
+    }
+
+    impl Services for Recording {
         fn send_message(
             &self,
             text: &str,
@@ -266,24 +290,6 @@ mod recording {
         }
         fn cwd(&self) -> PathBuf {
             self.cwd.clone()
-        }
-        fn background(
-            &self,
-            _o: &Owner,
-            what: Background,
-            cb: CallbackId,
-        ) -> Result<Handle, String> {
-            Ok(self.record("background", &format!("{what:?}"), cb))
-        }
-        fn host(&self) -> Arc<crate::extensions::services::HostContext> {
-            self.host
-                .get_or_init(|| {
-                    Arc::new(crate::extensions::services::HostContext::standalone(
-                        self.cwd.clone(),
-                        Arc::new(|_| {}),
-                    ))
-                })
-                .clone()
         }
     }
 }

@@ -6,13 +6,14 @@
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
-use super::api::Limits;
+use super::script::Limits;
 use crate::agent::child::Spawner;
 use crate::commands::CommandTable;
 use crate::config::sources::catalog::Catalog;
 use crate::hooks::{HookBus, NoticeFn};
 use crate::tools::renderers::RendererRegistry;
 use crate::tools::ToolRegistry;
+use crate::vocab::mcp::McpService;
 use crate::vocab::run::queue::Queues;
 use crate::vocab::run::RunContext;
 use crate::vocab::ui::{NoUi, Ui};
@@ -38,7 +39,7 @@ pub struct HostContext {
     /// Whether `api.log` lines are shown (`MYPI_LOG=1`).
     pub log: bool,
     /// The MCP servers, once the app started them (`api.mcp.*`).
-    pub mcp: RwLock<Option<Arc<crate::mcp::Manager>>>,
+    pub mcp: RwLock<Option<Arc<dyn McpService>>>,
     /// Why there is no MCP manager, when MCP is turned off (`--no-mcp`, ...).
     pub mcp_off: std::sync::OnceLock<String>,
     /// What runs child agents and model calls (`api.run_agent`, `api.complete`); none
@@ -106,8 +107,8 @@ impl HostContext {
             .clone()
     }
 
-    /// The MCP manager, when servers are configured.
-    pub fn mcp(&self) -> Option<Arc<crate::mcp::Manager>> {
+    /// What serves `api.mcp.*`, when servers are configured.
+    pub fn mcp(&self) -> Option<Arc<dyn McpService>> {
         self.mcp.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
@@ -120,9 +121,9 @@ impl HostContext {
         }
     }
 
-    /// Hands the MCP manager to the scripts.
-    pub fn set_mcp(&self, manager: Arc<crate::mcp::Manager>) {
-        *self.mcp.write().unwrap_or_else(|p| p.into_inner()) = Some(manager);
+    /// Hands the MCP servers to the scripts.
+    pub fn set_mcp(&self, service: Arc<dyn McpService>) {
+        *self.mcp.write().unwrap_or_else(|p| p.into_inner()) = Some(service);
     }
 
     /// What runs child agents, when there is an agent.

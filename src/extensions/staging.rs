@@ -15,10 +15,11 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 
-use super::api::{CallbackId, ToolDef};
+use super::api::ToolDef;
 use super::background::{Target, Trigger};
 use super::proxies::{CommandProxy, HookProxy, RendererProxy, ToolProxy};
-use super::registrar::{Background, Registrar};
+use super::registrar::{Background, Registrar, Services};
+use super::script::CallbackId;
 use super::services::HostContext;
 use super::worker::Worker;
 use crate::commands::CommandHandler;
@@ -261,6 +262,41 @@ impl Registrar for HostRegistrar {
         Ok(self.register(Staged::Skill(next_id(), owner.clone(), Box::new(skill))))
     }
 
+    fn background(
+        &self,
+        owner: &Owner,
+        what: Background,
+        cb: CallbackId,
+    ) -> Result<Handle, String> {
+        if !matches!(what, Background::Event(_)) {
+            self.ctx.background.check_room(owner)?;
+        }
+        let target = Target {
+            worker: self.worker()?,
+            cb,
+        };
+        Ok(self.register(Staged::Background(next_id(), owner.clone(), what, target)))
+    }
+
+    fn unstage(&self, id: u64) -> bool {
+        let mut staged = self.lock();
+        let Some(list) = staged.as_mut() else {
+            return false;
+        };
+        let before = list.len();
+        list.retain(|item| match item {
+            Staged::Hook(i, ..)
+            | Staged::Tool(i, ..)
+            | Staged::Command(i, ..)
+            | Staged::Background(i, ..)
+            | Staged::Renderer(i, ..)
+            | Staged::Skill(i, ..) => *i != id,
+        });
+        before != list.len()
+    }
+}
+
+impl Services for HostRegistrar {
     fn send_message(
         &self,
         text: &str,
@@ -315,21 +351,19 @@ impl Registrar for HostRegistrar {
     fn mcp(
         &self,
         extension: &str,
-        request: crate::mcp::script::Request,
+        request: crate::vocab::mcp::McpRequest,
         ctx: Option<Arc<crate::vocab::run::RunContext>>,
     ) -> BoxFuture<'static, Result<serde_json::Value, String>> {
-        let manager = self.ctx.mcp().ok_or_else(|| self.ctx.no_mcp());
-        let hooks = self.ctx.hooks.clone();
+        let Some(service) = self.ctx.mcp() else {
+            let why = self.ctx.no_mcp();
+            return Box::pin(async move { Err(why) });
+        };
         let worker = self.worker().ok().map(|w| w.id);
         let run = Arc::new(
             ctx.unwrap_or_else(|| self.ctx.session())
                 .with_waiting(worker),
         );
-        let extension = extension.to_string();
-        Box::pin(async move {
-            let m = manager?;
-            crate::mcp::script::serve(&m, &hooks, request, &extension, &run).await
-        })
+        service.serve(request, extension, run)
     }
 
     fn run_agents(
@@ -358,42 +392,5 @@ impl Registrar for HostRegistrar {
             let agents = agents.ok_or_else(|| super::registrar::NO_AGENT.to_string())?;
             agents.complete(request, ctx).await
         })
-    }
-
-    fn host(&self) -> Arc<HostContext> {
-        self.ctx.clone()
-    }
-
-    fn background(
-        &self,
-        owner: &Owner,
-        what: Background,
-        cb: CallbackId,
-    ) -> Result<Handle, String> {
-        if !matches!(what, Background::Event(_)) {
-            self.ctx.background.check_room(owner)?;
-        }
-        let target = Target {
-            worker: self.worker()?,
-            cb,
-        };
-        Ok(self.register(Staged::Background(next_id(), owner.clone(), what, target)))
-    }
-
-    fn unstage(&self, id: u64) -> bool {
-        let mut staged = self.lock();
-        let Some(list) = staged.as_mut() else {
-            return false;
-        };
-        let before = list.len();
-        list.retain(|item| match item {
-            Staged::Hook(i, ..)
-            | Staged::Tool(i, ..)
-            | Staged::Command(i, ..)
-            | Staged::Background(i, ..)
-            | Staged::Renderer(i, ..)
-            | Staged::Skill(i, ..) => *i != id,
-        });
-        before != list.len()
     }
 }

@@ -18,7 +18,7 @@ mod skills;
 
 use serde_json::{json, Value as Json};
 
-use super::api::ExtensionInfo;
+use super::script::ExtensionInfo;
 use crate::vocab::run::RunContext;
 
 use args::{checked, Args};
@@ -232,13 +232,14 @@ mod tests {
         let info = ExtensionInfo {
             name: "t".into(),
             path: dir.0.join("t.lua"),
-            language: crate::extensions::api::Language::Lua,
+            language: crate::extensions::script::Language::Lua,
             root: dir.0.clone(),
             embedded: None,
         };
         let registrar = crate::extensions::registrar::Recording::new(dir.0.clone());
         let owner = crate::vocab::owner::Owner::new("t", 1);
-        let link = crate::extensions::api::ApiLink::new(info, owner, registrar, json!({}));
+        let link =
+            crate::extensions::api::ApiLink::new(info, owner, registrar.link_host(), json!({}));
         let ctx = crate::platform::testutil::run_ctx(&dir.0);
         for m in MEMBERS
             .iter()

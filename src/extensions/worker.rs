@@ -20,9 +20,10 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use super::api::{ApiLink, CallbackId, EngineFactory, ErrorKind, Limits, ScriptError};
+use super::api::{ApiLink, EngineFactory};
 use super::handoff::{self, Last};
 use super::meter::Watch;
+use super::script::{CallbackId, ErrorKind, Limits, ScriptError};
 use crate::hooks::{self, Emitted, HookError, HookEvent, NoticeFn, Step};
 use crate::vocab::owner::Owner;
 use crate::vocab::run::RunContext;

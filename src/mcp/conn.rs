@@ -18,21 +18,14 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::config::ServerConfig;
+use super::connect::Process;
 pub use super::connect::StartError;
 use super::connect::{self, readable};
 use super::deadline::Deadlines;
-use super::handler::{Changes, Handler, Hooks, LEGACY_VERSION};
+use super::handler::{Changes, Handler, LEGACY_VERSION};
+use super::reports::Hooks;
 use super::stdio::StderrTail;
 use super::McpError;
-use crate::platform::process::Group;
-
-/// The child process of a stdio server (a task owns the `Child` and waits for its exit).
-pub struct Process {
-    pub group: Group,
-    pub pgid: i32,
-    /// Cancelled when the child has exited.
-    pub exited: CancellationToken,
-}
 
 /// How long a call's answer waits for the tool re-list that the call started (see
 /// [`Conn::tools_settled`]).

@@ -12,10 +12,18 @@ use rmcp::transport::StreamableHttpClientTransport;
 use tokio_util::sync::CancellationToken;
 
 use super::config::{ServerConfig, Transport};
-use super::conn::Process;
-use super::handler::{Handler, Hooks};
+use super::handler::Handler;
 use super::noticing::Noticing;
+use super::reports::Hooks;
 use super::stdio::{self, StderrTail};
+
+/// The child process of a stdio server (a task owns the `Child` and waits for its exit).
+pub struct Process {
+    pub group: crate::platform::process::Group,
+    pub pgid: i32,
+    /// Cancelled when the child has exited.
+    pub exited: CancellationToken,
+}
 
 /// The running client side of a connection.
 pub(super) type Service = RunningService<RoleClient, Handler>;
@@ -130,7 +138,7 @@ fn spawn(
     let log_hooks = hooks.clone();
     let name = config.name.clone();
     let log: stdio::LineLog =
-        Arc::new(move |line: &str| super::handler::append_log(&log_hooks, &name, line));
+        Arc::new(move |line: &str| super::reports::append_log(&log_hooks, &name, line));
     let spawned = stdio::spawn(&config.transport, cwd, log).map_err(|e| StartError {
         message: format!("cannot start {}: {e}", command_of(config)),
         stderr: String::new(),

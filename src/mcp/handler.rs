@@ -3,7 +3,7 @@
 //! notifications:
 //!
 //! - `roots/list`: the working folder (which leaves the machine for a remote server);
-//! - elicitation: asked through [`Elicit`] (the REPL asks field by field; print mode declines),
+//! - elicitation: asked through [`Elicit`](super::reports::Elicit) (the REPL asks field by field; print mode declines),
 //!   with the schema's defaults filled in for the fields left out; while it is open, the
 //!   connection's request deadlines are held (`deadline.rs`);
 //! - sampling: declined with a message saying mypi does not offer it;
@@ -15,12 +15,10 @@
 // Roots, sampling and logging are deprecated in the 2026 generation; 2025 servers use them.
 #![allow(deprecated)]
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use futures_util::future::BoxFuture;
 use rmcp::model::{
     ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
     ElicitResult, ErrorData, ListRootsResult, LoggingMessageNotificationParam,
@@ -30,51 +28,11 @@ use rmcp::ClientHandler;
 use serde_json::{json, Value};
 use tokio::sync::Notify;
 
+use super::reports::{append_log, Elicitation, Elicited, Hooks};
+
 /// The protocol version offered in the `initialize` request (the SDK's default would put the
 /// stateless generation's version there).
 pub const LEGACY_VERSION: &str = "2025-11-25";
-
-/// The user's answer to an elicitation.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Elicited {
-    Accept(Value),
-    Decline,
-    Cancel,
-}
-
-/// What a server asks the user for (a form elicitation).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Elicitation {
-    pub message: String,
-    /// The requested JSON Schema (its properties sorted by name, as JSON objects are here).
-    pub schema: Value,
-    /// The schema's property names in the server's order.
-    pub order: Vec<String>,
-}
-
-/// Asks the user for what a server requests: `(server, request)`.
-pub type Elicit = Arc<dyn Fn(&str, &Elicitation) -> BoxFuture<'static, Elicited> + Send + Sync>;
-
-/// What a connection reports to the rest of mypi.
-#[derive(Clone)]
-pub struct Hooks {
-    /// A progress line for the user (the REPL's status line).
-    pub progress: Arc<dyn Fn(&str) + Send + Sync>,
-    pub elicit: Elicit,
-    /// Where server log messages go.
-    pub log_file: Option<PathBuf>,
-}
-
-impl Hooks {
-    /// No user: progress is dropped, elicitation declined, logs kept nowhere.
-    pub fn quiet() -> Hooks {
-        Hooks {
-            progress: Arc::new(|_| {}),
-            elicit: Arc::new(|_, _| Box::pin(async { Elicited::Decline })),
-            log_file: None,
-        }
-    }
-}
 
 /// Which lists a server said changed, waiting for the refresh task.
 #[derive(Default)]
@@ -153,29 +111,6 @@ pub fn fill_defaults(schema: &Value, content: &mut Value) {
         if let Some(default) = prop.get("default") {
             map.entry(name.clone()).or_insert_with(|| default.clone());
         }
-    }
-}
-
-/// Appends a line about `server` to the MCP log file (when there is one); lines are cut to
-/// 8 KiB so a chatty server cannot fill a line without end.
-pub fn append_log(hooks: &Hooks, server: &str, line: &str) {
-    let Some(path) = &hooks.log_file else {
-        return;
-    };
-    if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    if let Ok(mut f) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-    {
-        let secs = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        let line: String = line.chars().take(8192).collect();
-        let _ = writeln!(f, "{secs} [{server}] {line}");
     }
 }
 

@@ -16,9 +16,11 @@ use tokio_util::sync::CancellationToken;
 use super::cache;
 use super::config::{ServerConfig, Transport};
 use super::conn::{Conn, StartError};
-use super::handler::Hooks;
 use super::registry::Registry;
-use super::waiting::CONNECT_WAIT;
+use super::reports::Hooks;
+use waiting::CONNECT_WAIT;
+
+pub mod waiting;
 use super::McpError;
 
 /// Delays before the second and third attempt to reach an HTTP server that failed to start

@@ -31,17 +31,17 @@ pub mod naming;
 mod noticing;
 mod progress;
 pub mod registry;
+pub mod reports;
 pub mod script;
 pub mod spill;
 pub mod stdio;
-mod waiting;
 
 use std::time::Duration;
 
-pub use handler::{Elicit, Elicitation, Elicited, Hooks};
+pub use manager::waiting::{CONNECT_WAIT, PROMPT_GRACE};
 pub use manager::{Manager, State};
 pub use registry::Registry;
-pub use waiting::{CONNECT_WAIT, PROMPT_GRACE};
+pub use reports::{Elicit, Elicitation, Elicited, Hooks};
 
 /// Why an MCP request failed. The Display is what the user (or the model) reads.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

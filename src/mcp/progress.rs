@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use rmcp::model::ProgressNotificationParam;
 
 use super::deadline::Deadlines;
-use super::handler::{append_log, Hooks};
+use super::reports::{append_log, Hooks};
 
 /// The calls of one connection that want its progress notifications, by a number of their
 /// own: a notification goes to each (the SDK picks the progress tokens, so a notification

@@ -1,4 +1,5 @@
-//! `api.mcp.*` on the host side: a script's request ([`Request`]) served by the manager,
+//! `api.mcp.*` on the host side: a script's request ([`Request`]) served by the manager
+//! ([`ScriptService`], the extension host's [`McpService`]),
 //! returning plain data. A script's tool call passes the same `tool_call` / `tool_result`
 //! hooks as the model's, under the same agent tool name, with `origin = {extension = NAME}`
 //! in the event: a guard that blocks `mcp__fs__write_file` for the model blocks
@@ -12,29 +13,29 @@ use serde_json::{json, Value};
 use super::content;
 use super::manager::Manager;
 use crate::hooks::{CallAbout, EventKind, HookBus, HookEvent, Origin};
+use crate::vocab::mcp::McpService;
 use crate::vocab::run::RunContext;
+use futures_util::future::BoxFuture;
 
-/// What a script asked for.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Request {
-    Servers,
-    Tools {
-        server: String,
-    },
-    Call {
-        server: String,
-        tool: String,
-        args: Value,
-    },
-    ReadResource {
-        server: String,
-        uri: String,
-    },
-    Prompt {
-        server: String,
-        name: String,
-        args: Value,
-    },
+pub use crate::vocab::mcp::McpRequest as Request;
+
+/// The manager as scripts' [`McpService`]: their calls pass the hooks of `hooks`.
+pub struct ScriptService {
+    pub manager: Arc<Manager>,
+    pub hooks: Arc<HookBus>,
+}
+
+impl McpService for ScriptService {
+    fn serve(
+        &self,
+        request: Request,
+        extension: &str,
+        ctx: Arc<RunContext>,
+    ) -> BoxFuture<'static, Result<Value, String>> {
+        let (manager, hooks) = (self.manager.clone(), self.hooks.clone());
+        let extension = extension.to_string();
+        Box::pin(async move { serve(&manager, &hooks, request, &extension, &ctx).await })
+    }
 }
 
 static NEXT_CALL: AtomicU64 = AtomicU64::new(1);

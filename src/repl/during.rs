@@ -11,7 +11,8 @@
 
 use std::future::Future;
 
-use super::input::{Input, ReadResult};
+use super::input::{is_quit, Input};
+use super::keys::ReadResult;
 use super::render::Printer;
 use super::style::{Role, Style};
 use crate::app::ui::AppUi;
@@ -62,11 +63,6 @@ impl Front<'_> {
         };
         self.printer.styled(&said);
     }
-}
-
-/// Whether `line` asks to leave.
-pub fn is_quit(line: &str) -> bool {
-    matches!(line.trim(), "/quit" | "/exit" | "/q")
 }
 
 /// Runs `work` to its end while reading what the user types meanwhile into `during`.

@@ -14,25 +14,12 @@ use rustyline::Editor;
 use tokio::sync::{mpsc, oneshot};
 
 use super::complete::SlashHelper;
-use super::keys::Stop;
+use super::keys::{ReadResult, Stop};
 use super::render::Printer;
 
-/// What reading a line gave.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ReadResult {
-    Line(String),
-    /// Ctrl-C at the prompt.
-    Interrupted,
-    /// Ctrl-D or end of input.
-    Eof,
-    /// A read during a run was given up when the run ended (nothing was typed).
-    Nothing,
-    /// Alt+Enter during a run: the line is a follow-up.
-    FollowUp(String),
-    /// Esc during a run.
-    Cancel,
-    /// The run ended while a line was being typed: the line editor goes on with it.
-    Draft(String),
+/// Whether `line` asks to leave.
+pub fn is_quit(line: &str) -> bool {
+    matches!(line.trim(), "/quit" | "/exit" | "/q")
 }
 
 /// What the input thread is asked to do.
@@ -211,7 +198,7 @@ impl Input {
         // Off a terminal a line typed during a run answers a question or waits its turn:
         // it is handed on under the same lock, so a question asked just now cannot miss it.
         if let (false, ReadResult::Line(line)) = (self.terminal, &result) {
-            if during && !super::during::is_quit(line) {
+            if during && !is_quit(line) {
                 deliver_into(&mut w, line.clone());
                 return ReadResult::Nothing;
             }

@@ -13,9 +13,25 @@
 
 use std::os::fd::AsRawFd;
 
-use super::input::ReadResult;
 use super::printer::Printer;
 
+/// What reading a line gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadResult {
+    Line(String),
+    /// Ctrl-C at the prompt.
+    Interrupted,
+    /// Ctrl-D or end of input.
+    Eof,
+    /// A read during a run was given up when the run ended (nothing was typed).
+    Nothing,
+    /// Alt+Enter during a run: the line is a follow-up.
+    FollowUp(String),
+    /// Esc during a run.
+    Cancel,
+    /// The run ended while a line was being typed: the line editor goes on with it.
+    Draft(String),
+}
 /// How long after a lone Esc byte the rest of a key's sequence may still come.
 pub const ESC_WAIT_MS: i32 = 30;
 

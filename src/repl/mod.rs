@@ -25,7 +25,8 @@ use crate::app::ui::AppUi;
 use crate::app::{App, AppError, LineOutcome, QuitSource};
 use crate::vocab::run::queue::Queues;
 use during::{drive, During, Front};
-use input::{Input, ReadResult};
+use input::Input;
+use keys::ReadResult;
 pub use print::run_print;
 use render::{stderr_line, HumanSink, Printer};
 

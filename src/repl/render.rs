@@ -14,8 +14,8 @@ use super::spinner::Spinner;
 use super::style::{term_width, terminal_width, Role, Style};
 use super::tool_lines;
 use crate::agent::EventSink;
-use crate::vocab::protocol::AgentEvent;
-use crate::vocab::text::{inert, inert_sgr};
+use crate::vocab::protocol::{AgentEvent, ChildTag};
+use crate::vocab::text::{inert, inert_sgr, truncate_middle};
 
 /// A tool call's arguments with every string in them made inert ([`crate::vocab::text::inert()`]),
 /// for the lines that show the call.
@@ -82,16 +82,51 @@ pub struct PrintSink;
 
 impl EventSink for PrintSink {
     fn emit(&self, event: AgentEvent) {
-        match event {
-            AgentEvent::Notice { message } => stderr_line(&format!("mypi: {message}")),
-            AgentEvent::Retry { .. } => {
-                if let Some(text) = event.retry_text() {
-                    stderr_line(&format!("mypi: {text}"));
-                }
-            }
-            _ => {}
+        if let Some(text) = notice_text(&event) {
+            stderr_line(&format!("mypi: {text}"));
         }
     }
+}
+
+/// The REPL's outlet: what happens outside a run (a script's notice, a reload, a child
+/// agent a hook handler started) as `!` lines.
+pub struct OutletSink(pub Arc<Printer>);
+
+impl EventSink for OutletSink {
+    fn emit(&self, event: AgentEvent) {
+        if let Some(text) = notice_text(&event) {
+            self.0.line(&format!("! {text}"));
+        }
+    }
+}
+
+/// The notice line of an event that is shown as one (a notice, a retry, what a child agent
+/// did), unpainted and not yet made inert.
+pub fn notice_text(event: &AgentEvent) -> Option<String> {
+    match event {
+        AgentEvent::Notice { message } => Some(message.clone()),
+        AgentEvent::Retry { .. } => event.retry_text(),
+        AgentEvent::Child { child, event, .. } => child_line(child, event),
+        _ => None,
+    }
+}
+
+/// A child agent's event as the line-mode status of a running child: which child, its turn,
+/// and what it did (`[scout · depth 1 · turn 2] read {"path":"a.rs"}`); its results are not
+/// shown.
+fn child_line(child: &ChildTag, event: &AgentEvent) -> Option<String> {
+    let what = match event {
+        AgentEvent::ToolCall {
+            name, arguments, ..
+        } => format!("{name} {}", truncate_middle(&arguments.to_string(), 100)),
+        AgentEvent::Error { message } => format!("failed: {message}"),
+        AgentEvent::Notice { .. } | AgentEvent::Retry { .. } => notice_text(event)?,
+        _ => return None,
+    };
+    Some(format!(
+        "[{} · depth {} · turn {}] {what}",
+        child.name, child.depth, child.turn
+    ))
 }
 
 /// The width the reply is wrapped at: the terminal's (80 when a terminal does not tell);
@@ -326,6 +361,7 @@ impl EventSink for HumanSink {
             AgentEvent::TurnStart { .. } => self.spinner.start("thinking"),
             AgentEvent::TextDelta { .. }
             | AgentEvent::Notice { .. }
+            | AgentEvent::Child { .. }
             | AgentEvent::ToolUpdate { .. } => {}
             // The reply so far is shown whole before anything that ends or follows it.
             AgentEvent::ToolCall { .. } | AgentEvent::ToolResult { .. } => self.text("", true),
@@ -352,11 +388,8 @@ impl EventSink for HumanSink {
                 ..
             } => self.tool_result(&id, &name, (&content, is_error), rendered),
             AgentEvent::ToolUpdate { id, kind, text, .. } => self.tool_update(id, kind, &text),
-            AgentEvent::Notice { message } => {
-                p.styled(&paint(Role::Notice, &format!("! {}", inert(&message))))
-            }
-            AgentEvent::Retry { .. } => {
-                if let Some(text) = event.retry_text() {
+            AgentEvent::Notice { .. } | AgentEvent::Retry { .. } | AgentEvent::Child { .. } => {
+                if let Some(text) = notice_text(&event) {
                     p.styled(&paint(Role::Notice, &format!("! {}", inert(&text))));
                 }
             }

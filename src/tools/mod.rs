@@ -127,16 +127,18 @@ pub struct ToolRegistry {
     entries: RwLock<Vec<Arc<ToolEntry>>>,
     /// `api.set_active_tools(names)`: only these are offered (and callable); `None`: all.
     only: RwLock<Option<Vec<String>>>,
-    weak_self: OnceLock<Weak<ToolRegistry>>,
+    /// Itself, for the handles it gives out.
+    weak_self: Weak<ToolRegistry>,
     /// What may still add tools (see [`LateTools`]).
     late: RwLock<Option<Weak<dyn LateTools>>>,
 }
 
 impl ToolRegistry {
     pub fn new() -> Arc<Self> {
-        let reg = Arc::new(ToolRegistry::default());
-        let _ = reg.weak_self.set(Arc::downgrade(&reg));
-        reg
+        Arc::new_cyclic(|weak| ToolRegistry {
+            weak_self: weak.clone(),
+            ..Default::default()
+        })
     }
 
     /// Registers a tool for `owner`.
@@ -165,10 +167,7 @@ impl ToolRegistry {
             validator: OnceLock::new(),
         }));
         drop(entries);
-        let target: Weak<dyn Unregister> = match self.weak_self.get() {
-            Some(w) => w.clone(),
-            None => Weak::<ToolRegistry>::new(),
-        };
+        let target: Weak<dyn Unregister> = self.weak_self.clone();
         Registered {
             handle: Handle::new(id, target),
             notice,

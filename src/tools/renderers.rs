@@ -32,7 +32,7 @@
 pub mod clean;
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock, RwLock, Weak};
+use std::sync::{Arc, RwLock, Weak};
 
 use futures_util::future::BoxFuture;
 use serde_json::Value;
@@ -90,14 +90,16 @@ pub struct RendererRegistry {
     entries: RwLock<Vec<Arc<Entry>>>,
     /// How many entries there are (read without the lock, on every tool call).
     count: AtomicUsize,
-    weak_self: OnceLock<Weak<RendererRegistry>>,
+    /// Itself, for the handles it gives out.
+    weak_self: Weak<RendererRegistry>,
 }
 
 impl RendererRegistry {
     pub fn new() -> Arc<Self> {
-        let reg = Arc::new(RendererRegistry::default());
-        let _ = reg.weak_self.set(Arc::downgrade(&reg));
-        reg
+        Arc::new_cyclic(|weak| RendererRegistry {
+            weak_self: weak.clone(),
+            ..Default::default()
+        })
     }
 
     /// Registers `renderer` for `tool` under `owner`.
@@ -129,10 +131,7 @@ impl RendererRegistry {
         }));
         self.count.store(entries.len(), Ordering::Release);
         drop(entries);
-        let target: Weak<dyn Unregister> = match self.weak_self.get() {
-            Some(w) => w.clone(),
-            None => Weak::<RendererRegistry>::new(),
-        };
+        let target: Weak<dyn Unregister> = self.weak_self.clone();
         Registered {
             handle: Handle::new(id, target),
             notice,

@@ -305,6 +305,23 @@ pub struct SpentBy {
     pub usage: Usage,
 }
 
+/// Where the agent reports what it does (`--json` lines, the terminal, a test's list, and the
+/// front end's outlet for what happens outside a run).
+pub trait EventSink: Send + Sync {
+    fn emit(&self, event: AgentEvent);
+}
+
+/// Which child agent an event came from ([`AgentEvent::Child`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChildTag {
+    /// The child's name (its agent file's), or the start of its task.
+    pub name: String,
+    /// 1 for a child of the user's agent, 2 for its child, ...
+    pub depth: u32,
+    /// The child's model turn when the event happened (0 before its first).
+    pub turn: u32,
+}
+
 /// Everything the agent reports while it works. `--json` prints each as one line; the human
 /// renderer prints text deltas as they arrive and a line per tool call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -358,6 +375,16 @@ pub enum AgentEvent {
     TurnEnd { turn: u32, usage: Usage },
     /// A notice for the user (blocked streams, extension messages).
     Notice { message: String },
+    /// What a child agent did: one of its tool calls, results, notices, retries or its
+    /// failure (never its streamed text). `call_id` is the parent's tool call that started
+    /// it, when one did (the subagent tool; not a hook handler's `api.run_agent`). A
+    /// grandchild's events come up as they are, with their own tag.
+    Child {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+        child: ChildTag,
+        event: Box<AgentEvent>,
+    },
     /// A model request failed before anything arrived and is sent again after `delay_ms`.
     Retry {
         attempt: u32,
@@ -558,6 +585,22 @@ mod tests {
                 json!({"type":"notice","message":"n"}),
             ),
             (
+                AgentEvent::Child {
+                    call_id: Some("p1".into()),
+                    child: ChildTag {
+                        name: "scout".into(),
+                        depth: 1,
+                        turn: 2,
+                    },
+                    event: Box::new(AgentEvent::Error {
+                        message: "e".into(),
+                    }),
+                },
+                json!({"type":"child","call_id":"p1",
+                       "child":{"name":"scout","depth":1,"turn":2},
+                       "event":{"type":"error","message":"e"}}),
+            ),
+            (
                 AgentEvent::Error {
                     message: "e".into(),
                 },
@@ -588,6 +631,7 @@ mod tests {
             AgentEvent::ToolUpdate { .. } => "tool_update",
             AgentEvent::TurnEnd { .. } => "turn_end",
             AgentEvent::Notice { .. } => "notice",
+            AgentEvent::Child { .. } => "child",
             AgentEvent::Retry { .. } => "retry",
             AgentEvent::Session { .. } => "session",
             AgentEvent::Final { .. } => "final",
@@ -595,6 +639,6 @@ mod tests {
             AgentEvent::Command { .. } => "command",
         };
         assert_eq!(name(&AgentEvent::TurnStart { turn: 0 }), "turn_start");
-        assert_eq!(covered.len(), 15, "{covered:?}");
+        assert_eq!(covered.len(), 16, "{covered:?}");
     }
 }

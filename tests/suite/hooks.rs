@@ -71,8 +71,19 @@ fn rig_for(provider: &str, url: &str, key_var: &'static str) -> Rig {
     let config = Config::resolve(&cli.overrides(), &env, dir.path().to_path_buf()).unwrap();
     let notices = Arc::new(Mutex::new(Vec::new()));
     let n = notices.clone();
-    let app = App::build(config, Arc::new(move |m| n.lock().unwrap().push(m))).unwrap();
+    let app = App::build(config, Arc::new(Outlet(n))).unwrap();
     Rig { app, notices, dir }
+}
+
+/// The test's front-end outlet: keeps the notice lines.
+struct Outlet(Arc<Mutex<Vec<String>>>);
+
+impl mypi::agent::EventSink for Outlet {
+    fn emit(&self, event: mypi::vocab::protocol::AgentEvent) {
+        if let Some(text) = mypi::repl::render::notice_text(&event) {
+            self.0.lock().unwrap().push(text);
+        }
+    }
 }
 
 fn rig(fake: &FakeOpenAi) -> Rig {

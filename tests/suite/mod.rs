@@ -10,6 +10,7 @@ mod api_tools;
 mod budgets;
 mod call_path;
 mod cancel;
+mod child_events;
 mod children;
 mod compaction;
 mod config_file;

@@ -3,7 +3,7 @@
 //!
 //! - `fs.list(path) -> {names}`: `api.read_dir` (sorted, folders end in `/`, hidden names
 //!   included, `{}` for a folder that does not exist, at most
-//!   [`MAX_DIR_ENTRIES`](crate::extensions::api::MAX_DIR_ENTRIES) names);
+//!   [`MAX_DIR_ENTRIES`](crate::extensions::script::MAX_DIR_ENTRIES) names);
 //! - `fs.read(path) -> text`: Rhai's `read_file` (a regular file's UTF-8 text, up to the
 //!   script's string size limit; FIFOs and devices are refused, so a read cannot block);
 //! - `fs.write(path, text)`: Rhai's `write_file` (creates parent folders);

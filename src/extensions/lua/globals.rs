@@ -14,7 +14,8 @@ use serde_json::Value as Json;
 
 use super::convert::{json_to_lua, lua_to_json};
 use super::raise;
-use crate::extensions::api::{ApiLink, CallbackId};
+use crate::extensions::api::ApiLink;
+use crate::extensions::script::CallbackId;
 use crate::extensions::surface::{self, Arg, Member, Object, Ret, Shape, Ty};
 use crate::vocab::run::RunContext;
 

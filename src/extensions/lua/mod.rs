@@ -40,9 +40,8 @@ use serde_json::Value as Json;
 
 use self::modules::Modules;
 use self::sandbox::{Budget, Spent};
-use super::api::{
-    ApiLink, CallbackId, Engine, ErrorKind, EventView, Limits, ScriptError, PLAIN_DATA,
-};
+use super::api::{ApiLink, Engine, EventView};
+use super::script::{CallbackId, ErrorKind, Limits, ScriptError, PLAIN_DATA};
 use crate::hooks::SharedText;
 use crate::vocab::run::RunContext;
 

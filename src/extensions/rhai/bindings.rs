@@ -16,7 +16,8 @@ use ::rhai::{Dynamic, Engine, FnPtr, NativeCallContext, INT};
 use super::convert::{script_err, to_dynamic, to_json};
 use super::ctx::{Ctx, Session, Ui};
 use super::state::State;
-use crate::extensions::api::{ApiLink, CallbackId};
+use crate::extensions::api::ApiLink;
+use crate::extensions::script::CallbackId;
 use crate::extensions::surface::{self, Arg, Member, Object, Ret, Shape, Ty};
 
 type RhaiResult<T> = Result<T, Box<::rhai::EvalAltResult>>;

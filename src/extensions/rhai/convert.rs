@@ -7,8 +7,8 @@ use std::time::Duration;
 use ::rhai::{Dynamic, EvalAltResult, Map, ParseError, Position, FLOAT, INT};
 use serde_json::{Map as JsonMap, Number, Value};
 
-use crate::extensions::api::{ErrorKind, ScriptError};
 use crate::extensions::crossing::Crossing;
+use crate::extensions::script::{ErrorKind, ScriptError};
 use crate::extensions::tape::{Tape, Tok};
 
 /// JSON -> Rhai: objects become maps, arrays arrays, `null` unit.

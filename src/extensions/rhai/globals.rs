@@ -4,7 +4,7 @@
 //!
 //! - `read_file(path) -> string`, `write_file(path, text)` (creates parent folders),
 //!   `file_exists(path) -> bool`, `list_dir(path) -> [names]` (sorted, at most
-//!   [`MAX_DIR_ENTRIES`](crate::extensions::api::MAX_DIR_ENTRIES));
+//!   [`MAX_DIR_ENTRIES`](crate::extensions::script::MAX_DIR_ENTRIES));
 //! - `json_encode(value) -> string`, `json_decode(text) -> value`;
 //! - `regex_match(pattern, text) -> bool`, `regex_find(pattern, text) -> [captures] | ()`,
 //!   `regex_replace(pattern, text, replacement) -> string` ([`Patterns`]);

@@ -46,8 +46,9 @@ use serde_json::Value;
 use self::bindings::{Api, Callbacks};
 use self::convert::{to_dynamic, to_json, ErrorContext};
 use self::resolver::{Imports, Resolver};
-use super::api::{ApiLink, CallbackId, Engine, EventView, Limits, ScriptError, PLAIN_DATA};
+use super::api::{ApiLink, Engine, EventView};
 use super::meter::CallClock;
+use super::script::{CallbackId, Limits, ScriptError, PLAIN_DATA};
 use crate::platform::alloc;
 use crate::vocab::run::RunContext;
 

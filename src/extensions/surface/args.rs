@@ -5,7 +5,7 @@
 use serde_json::Value as Json;
 
 use super::{Field, Member, Ty};
-use crate::extensions::api::CallbackId;
+use crate::extensions::script::CallbackId;
 
 /// A value a script passed, as its engine converted it.
 #[derive(Debug, Clone, PartialEq)]

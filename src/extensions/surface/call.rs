@@ -6,7 +6,8 @@ use std::sync::Arc;
 use serde_json::{json, Value as Json};
 
 use super::{checked, Arg, Args, Member, Object, Ret};
-use crate::extensions::api::{ApiLink, CallbackId, ToolDef};
+use crate::extensions::api::{ApiLink, ToolDef};
+use crate::extensions::script::CallbackId;
 use crate::hooks::EventKind;
 use crate::vocab::run::RunContext;
 
@@ -263,7 +264,7 @@ fn renderer(link: &ApiLink, args: &mut Args<'_>) -> Result<Ret, String> {
 
 /// `api.mcp.*`: plain data back, or the server's message raised.
 fn mcp(link: &ApiLink, name: &str, args: &mut Args<'_>) -> Result<Ret, String> {
-    use crate::mcp::script::Request;
+    use crate::vocab::mcp::McpRequest as Request;
     // An empty Lua table may arrive as `[]`: no arguments.
     let data = |arg: Arg| match arg {
         Arg::Data(v @ Json::Object(_)) => v,

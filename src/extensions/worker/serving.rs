@@ -13,10 +13,9 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::{disabled, on_budget, Chain, Health, Job, DEEP_JOB};
-use crate::extensions::api::{
-    ApiLink, CallbackId, Engine, EngineFactory, EventView, Limits, ScriptError,
-};
+use crate::extensions::api::{ApiLink, Engine, EngineFactory, EventView};
 use crate::extensions::handoff;
+use crate::extensions::script::{CallbackId, Limits, ScriptError};
 use crate::hooks::{self, HookError, HookEvent, NoticeFn, Step};
 use crate::vocab::owner::Owner;
 use crate::vocab::run::RunContext;

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::vocab::protocol::ChildRecord;
+use crate::vocab::protocol::{AgentEvent, ChildRecord, ChildTag};
 use queue::Queues;
 
 /// How the front end talks to the user (`ctx.mode`).
@@ -38,11 +38,22 @@ impl RunMode {
     }
 }
 
-/// Where the tool calls of one batch report progress while they run: `(call id, kind,
-/// text)`, read by the agent, which turns each into a `tool_update` event. Bounded and lossy:
-/// a report that finds the channel full is dropped (progress is for the eye, the result
-/// carries what counts).
-pub type ProgressTx = tokio::sync::mpsc::Sender<(String, UpdateKind, String)>;
+/// What a running tool call reports to the agent that runs it, besides its result.
+#[derive(Debug)]
+pub enum CallReport {
+    /// Progress: the agent turns it into a `tool_update` event.
+    Progress { kind: UpdateKind, text: String },
+    /// What a child agent the call started did: the agent passes it on as a `child` event.
+    Child {
+        child: ChildTag,
+        event: Box<AgentEvent>,
+    },
+}
+
+/// Where the tool calls of one batch report while they run: `(call id, report)`, read by the
+/// agent. Bounded and lossy: a report that finds the channel full is dropped (reports are
+/// for the eye, the result carries what counts).
+pub type ProgressTx = tokio::sync::mpsc::Sender<(String, CallReport)>;
 
 /// How many progress reports may wait for the agent.
 pub const PROGRESS_QUEUE: usize = 256;
@@ -218,9 +229,8 @@ impl RunContext {
 
     /// Reports progress of the tool call this context was made for (nothing outside one).
     pub fn report(&self, kind: UpdateKind, text: &str) {
-        if let (Some(tx), Some(id)) = (&self.progress, &self.call_id) {
-            let text = crate::vocab::text::tail_bytes(text, MAX_PROGRESS_BYTES);
-            let _ = tx.try_send((id.clone(), kind, text.to_string()));
+        if let Some(report) = self.reporter() {
+            report(kind, text);
         }
     }
 
@@ -228,9 +238,20 @@ impl RunContext {
     pub fn reporter(&self) -> Option<Reporter> {
         let (tx, id) = (self.progress.clone()?, self.call_id.clone()?);
         Some(Arc::new(move |kind, text: &str| {
-            let text = crate::vocab::text::tail_bytes(text, MAX_PROGRESS_BYTES);
-            let _ = tx.try_send((id.clone(), kind, text.to_string()));
+            let text = crate::vocab::text::tail_bytes(text, MAX_PROGRESS_BYTES).to_string();
+            let _ = tx.try_send((id.clone(), CallReport::Progress { kind, text }));
         }))
+    }
+
+    /// Reports what a child agent started by this context's tool call did; false (nothing
+    /// sent) outside a tool call, where the caller finds another way to the user.
+    pub fn report_child(&self, child: ChildTag, event: AgentEvent) -> bool {
+        let (Some(tx), Some(id)) = (&self.progress, &self.call_id) else {
+            return false;
+        };
+        let event = Box::new(event);
+        let _ = tx.try_send((id.clone(), CallReport::Child { child, event }));
+        true
     }
 
     /// Keeps a child run made in this context until the agent stores it.

@@ -8,10 +8,11 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value as Json};
 
 use super::LuaEngine;
-use crate::extensions::api::{
-    ApiLink, CallbackId, Engine, ErrorKind, ExtensionInfo, Language, Limits, ScriptError,
-};
+use crate::extensions::api::{ApiLink, Engine};
 use crate::extensions::registrar::Recording;
+use crate::extensions::script::{
+    CallbackId, ErrorKind, ExtensionInfo, Language, Limits, ScriptError,
+};
 use crate::platform::testutil::{TempDir, EVENTS};
 use crate::vocab::owner::Owner;
 use crate::vocab::run::RunContext;
@@ -68,7 +69,7 @@ fn build(files: &[(&str, &str)], limits: Limits, state: Json) -> Ext {
     let link = Arc::new(ApiLink::new(
         info,
         Owner::new("test", 1),
-        rec.clone(),
+        rec.link_host(),
         state,
     ));
     let engine = LuaEngine::new(link, limits).unwrap();

@@ -7,10 +7,9 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::RhaiEngine;
-use crate::extensions::api::{
-    ApiLink, Engine, ErrorKind, ExtensionInfo, Language, Limits, ScriptError,
-};
+use crate::extensions::api::{ApiLink, Engine};
 use crate::extensions::registrar::Recording;
+use crate::extensions::script::{ErrorKind, ExtensionInfo, Language, Limits, ScriptError};
 use crate::platform::testutil::{TempDir, EVENTS};
 use crate::vocab::owner::Owner;
 use crate::vocab::run::RunContext;
@@ -51,7 +50,7 @@ fn fixture_with(main: &str, files: &[(&str, &str)], limits: Limits, state: Value
     let link = Arc::new(ApiLink::new(
         info,
         Owner::new("main", 1),
-        rec.clone(),
+        rec.link_host(),
         state,
     ));
     let engine = RhaiEngine::new(link, limits).unwrap();

@@ -17,9 +17,9 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use tokio::time::Instant;
 
-use super::manager::{Entry, Manager, State};
-use super::naming::Namer;
-use super::registry::RESOURCE_TOOLS;
+use super::{Entry, Manager, State};
+use crate::mcp::naming::Namer;
+use crate::mcp::registry::RESOURCE_TOOLS;
 use crate::tools::LateTools;
 
 /// How long after the servers' start a prompt waits for those whose tools are unknown.

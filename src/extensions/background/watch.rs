@@ -11,7 +11,7 @@ use notify::{RecursiveMode, Watcher as _};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::background::{changed, Caller, WATCH_DEBOUNCE};
+use super::{changed, Caller, WATCH_DEBOUNCE};
 
 /// A batch is handed over at the latest this long after its first change.
 const MAX_WAIT: Duration = Duration::from_millis(1000);

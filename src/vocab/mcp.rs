@@ -1,0 +1,45 @@
+//! What scripts may ask of the MCP servers (`api.mcp.*`), as a request ([`McpRequest`]) and
+//! the service that answers it ([`McpService`]). The extension host holds the service as a
+//! value the wiring hands it; the MCP host implements it. Neither knows the other's types.
+
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+
+use crate::vocab::run::RunContext;
+
+/// What a script asked of the MCP servers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum McpRequest {
+    /// `api.mcp.servers()`: every server and its state.
+    Servers,
+    /// `api.mcp.tools(server)`.
+    Tools { server: String },
+    /// `api.mcp.call(server, tool, args)`.
+    Call {
+        server: String,
+        tool: String,
+        args: Value,
+    },
+    /// `api.mcp.read_resource(server, uri)`.
+    ReadResource { server: String, uri: String },
+    /// `api.mcp.prompt(server, name, args)`.
+    Prompt {
+        server: String,
+        name: String,
+        args: Value,
+    },
+}
+
+/// Answers scripts' MCP requests.
+pub trait McpService: Send + Sync {
+    /// Serves `request` for extension `extension`, in the run `ctx`: plain data, or the
+    /// message to raise in the script.
+    fn serve(
+        &self,
+        request: McpRequest,
+        extension: &str,
+        ctx: Arc<RunContext>,
+    ) -> BoxFuture<'static, Result<Value, String>>;
+}
