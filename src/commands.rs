@@ -469,6 +469,28 @@ mod tests {
     }
 
     #[test]
+    fn a_prompt_files_command_shows_its_hint_and_yields_a_taken_name() {
+        let t = CommandTable::with_builtins();
+        let owner = Owner::new("user prompt", 0);
+        let entry = ("fe:card", "Make a card", "<name>");
+        assert!(t
+            .register_prompt(owner.clone(), entry, Arc::new(Reply("x")))
+            .is_ok());
+        assert!(
+            t.help()
+                .contains("  /fe:card <name>  Make a card [user prompt]\n"),
+            "{}",
+            t.help()
+        );
+        let taken = t.register_prompt(owner, ("help", "h", ""), Arc::new(Reply("x")));
+        assert_eq!(taken.err().as_deref(), Some("/help is taken by core"));
+        assert!(matches!(
+            t.lookup("help").unwrap().action,
+            Action::Builtin(_)
+        ));
+    }
+
+    #[test]
     fn duplicate_script_commands_stay_reachable() {
         let t = CommandTable::with_builtins();
         let a = t.register(Owner::new("a", 1), "todos", "a", Arc::new(Reply("a")));
