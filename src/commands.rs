@@ -29,6 +29,7 @@ pub enum Builtin {
     /// `/hooks`: the settings hooks loaded (Claude Code's, Codex's).
     Hooks,
     Last,
+    Skills,
     Quit,
 }
 
@@ -63,6 +64,8 @@ pub struct Command {
     pub name: String,
     pub aliases: Vec<String>,
     pub description: String,
+    /// What the arguments are (a prompt file's `argument-hint`), shown after the name.
+    pub hint: String,
     pub owner: Owner,
     pub action: Action,
 }
@@ -126,7 +129,7 @@ impl CommandTable {
             weak_self: weak.clone(),
             ..Default::default()
         });
-        let builtins: [(&str, &[&str], &str, Builtin); 14] = [
+        let builtins: [(&str, &[&str], &str, Builtin); 15] = [
             ("help", &["?"], "list the commands", Builtin::Help),
             (
                 "tools",
@@ -195,6 +198,12 @@ impl CommandTable {
                 "show the last tool result whole, as the model got it",
                 Builtin::Last,
             ),
+            (
+                "skills",
+                &[],
+                "list the skills the model is told about; /skill:NAME [text] runs one",
+                Builtin::Skills,
+            ),
             ("quit", &["exit", "q"], "leave mypi", Builtin::Quit),
         ];
         for (name, aliases, description, b) in builtins {
@@ -203,6 +212,7 @@ impl CommandTable {
                 name: name.into(),
                 aliases: aliases.iter().map(|a| a.to_string()).collect(),
                 description: description.into(),
+                hint: String::new(),
                 owner: Owner::core(),
                 action: Action::Builtin(b),
             });
@@ -274,6 +284,7 @@ impl CommandTable {
             name: final_name.clone(),
             aliases: Vec::new(),
             description: description.to_string(),
+            hint: String::new(),
             owner,
             action,
         });
@@ -283,6 +294,29 @@ impl CommandTable {
             name: final_name,
             notice,
         }
+    }
+
+    /// Registers a prompt file's command (its text goes to the model) unless `name` is
+    /// taken: a built-in or a script's command wins, and the error names whose it is.
+    pub fn register_prompt(
+        &self,
+        owner: Owner,
+        (name, description, hint): (&str, &str, &str),
+        handler: Arc<dyn CommandHandler>,
+    ) -> Result<(), String> {
+        if let Some(prev) = self.lookup(name) {
+            return Err(format!("/{name} is taken by {}", prev.owner));
+        }
+        self.insert(Command {
+            id: next_id(),
+            name: name.to_string(),
+            aliases: Vec::new(),
+            description: description.to_string(),
+            hint: hint.to_string(),
+            owner,
+            action: Action::Prompt(handler),
+        });
+        Ok(())
     }
 
     /// Removes every command `owner` registered; returns how many went.
@@ -325,10 +359,14 @@ impl CommandTable {
     /// The `/help` text, generated from the table.
     pub fn help(&self) -> String {
         let all = self.all();
-        let width = all.iter().map(|c| c.name.len()).max().unwrap_or(0) + 1;
+        let shown = |c: &Command| match c.hint.is_empty() {
+            true => c.name.clone(),
+            false => format!("{} {}", c.name, c.hint),
+        };
+        let width = all.iter().map(|c| shown(c).len()).max().unwrap_or(0) + 1;
         let mut out = String::from("Commands:\n");
         for c in all {
-            let mut line = format!("  /{:<width$} {}", c.name, c.description);
+            let mut line = format!("  /{:<width$} {}", shown(&c), c.description);
             if !c.aliases.is_empty() {
                 let aliases: Vec<String> = c.aliases.iter().map(|a| format!("/{a}")).collect();
                 line.push_str(&format!(" (also {})", aliases.join(", ")));
@@ -436,6 +474,28 @@ mod tests {
         assert!(err.to_string().contains("did you mean /help"));
         let err = t.resolve("zzzzzzzz").err().unwrap();
         assert!(err.to_string().contains("/help lists the commands"));
+    }
+
+    #[test]
+    fn a_prompt_files_command_shows_its_hint_and_yields_a_taken_name() {
+        let t = CommandTable::with_builtins();
+        let owner = Owner::new("user prompt", 0);
+        let entry = ("fe:card", "Make a card", "<name>");
+        assert!(t
+            .register_prompt(owner.clone(), entry, Arc::new(Reply("x")))
+            .is_ok());
+        assert!(
+            t.help()
+                .contains("  /fe:card <name>  Make a card [user prompt]\n"),
+            "{}",
+            t.help()
+        );
+        let taken = t.register_prompt(owner, ("help", "h", ""), Arc::new(Reply("x")));
+        assert_eq!(taken.err().as_deref(), Some("/help is taken by core"));
+        assert!(matches!(
+            t.lookup("help").unwrap().action,
+            Action::Builtin(_)
+        ));
     }
 
     #[test]

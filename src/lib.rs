@@ -25,8 +25,9 @@
 //!   not write itself safe for a terminal (every front end's writer goes through it).
 //! - [`config`]: what the user asked for, as data: config files and the environment
 //!   ([`config::settings`]), the options extensions declare ([`config::extflags`]), which
-//!   project folders are trusted ([`config::trust`]), Claude Code's and Codex's settings
-//!   hooks ([`config::claude_hooks`]), and the resolved configuration
+//!   project folders are trusted ([`config::trust`]), what users wrote for other agents
+//!   (skills, prompt files: [`config::sources`]; Claude Code's and Codex's settings hooks:
+//!   [`config::claude_hooks`]), and the resolved configuration
 //!   ([`config::keyguard`]: a project's configuration never sends a key of the user's to a host
 //!   the user did not name).
 //! - Capabilities: [`hooks`] (typed events, results, the chaining rules and the bus;

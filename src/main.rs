@@ -426,6 +426,9 @@ fn run_ext(action: &ExtAction, cli: &Cli, cwd: std::path::PathBuf) -> i32 {
 fn runtime() -> Option<tokio::runtime::Runtime> {
     match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        // Address space, not memory (pages are touched only as deep as a call goes): room for
+        // a debug build's large futures, which a 2 MiB stack overflowed once.
+        .thread_stack_size(8 * 1024 * 1024)
         .enable_all()
         .build()
     {

@@ -95,6 +95,8 @@ pub struct Agent {
     /// How the REPL shows tool lines scripts render (`None` in a child, whose tool lines
     /// are notices).
     pub renderers: Option<Arc<crate::tools::renderers::RendererRegistry>>,
+    /// The skills listed in each run's system prompt (see [`crate::config::sources`]).
+    pub skills: Option<Arc<crate::config::sources::catalog::Catalog>>,
 }
 
 impl Agent {
@@ -117,6 +119,7 @@ impl Agent {
             last_context: None,
             control: None,
             renderers: None,
+            skills: None,
         }
     }
 

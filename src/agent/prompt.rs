@@ -1,6 +1,8 @@
-//! The base system prompt and the project instructions appended to it: every `AGENTS.md`
-//! from the repository root (the nearest folder with `.git`) down to the working folder,
-//! outermost first, as other coding agents do.
+//! The base system prompt and the project instructions appended to it: from each folder
+//! between the repository root (the nearest folder with `.git`) and the working folder,
+//! outermost first, its `AGENTS.md`, or its `CLAUDE.md` when it has no `AGENTS.md` (pi's
+//! rule: one file a folder, so a project that keeps both, one copying the other, is not
+//! read twice). Read in any project, trusted or not: they are instructions, not code.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -26,8 +28,8 @@ pub fn system_prompt(cwd: &Path) -> String {
     prompt
 }
 
-/// `AGENTS.md` files from the repository root down to `cwd` (outermost first). Without a
-/// repository, only the one in `cwd`.
+/// The instruction files from the repository root down to `cwd` (outermost first): each
+/// folder's `AGENTS.md`, else its `CLAUDE.md`. Without a repository, only `cwd`'s.
 pub fn agents_files(cwd: &Path) -> Vec<PathBuf> {
     let mut folders = Vec::new();
     let mut found_root = false;
@@ -44,8 +46,12 @@ pub fn agents_files(cwd: &Path) -> Vec<PathBuf> {
     folders
         .into_iter()
         .rev()
-        .map(|d| d.join("AGENTS.md"))
-        .filter(|p| p.is_file())
+        .filter_map(|d| {
+            ["AGENTS.md", "CLAUDE.md"]
+                .into_iter()
+                .map(|name| d.join(name))
+                .find(|p| p.is_file())
+        })
         .collect()
 }
 
@@ -65,6 +71,17 @@ mod tests {
         assert_eq!(files, vec![root.join("AGENTS.md"), sub.join("AGENTS.md")]);
         let p = system_prompt(&sub);
         assert!(p.find("root rules").unwrap() < p.find("sub rules").unwrap());
+        // A folder's CLAUDE.md is read when it has no AGENTS.md, never both.
+        fs::write(root.join("a/CLAUDE.md"), "claude rules").unwrap();
+        fs::write(root.join("CLAUDE.md"), "shadowed").unwrap();
+        let p = system_prompt(&sub);
+        let (r, c, s) = (
+            p.find("root rules").unwrap(),
+            p.find("claude rules").unwrap(),
+            p.find("sub rules").unwrap(),
+        );
+        assert!(r < c && c < s, "{p}");
+        assert!(!p.contains("shadowed"), "{p}");
         fs::remove_dir_all(&root).unwrap();
     }
 }

@@ -44,6 +44,16 @@ impl Agent {
             prompt: prompt.clone(),
         });
         let mut system_prompt = self.system_prompt.clone();
+        if let Some(skills) = &self.skills {
+            let (section, notice) = skills.prompt_section();
+            if !section.is_empty() {
+                system_prompt.push_str("\n\n");
+                system_prompt.push_str(&section);
+            }
+            if let Some(message) = notice {
+                sink.emit(AgentEvent::Notice { message });
+            }
+        }
         if self.hooks.has(EventKind::BeforeAgentStart) {
             let out = self
                 .hooks

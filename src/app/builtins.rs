@@ -30,6 +30,7 @@ impl App {
             Builtin::Mcp => self.mcp_command(args).await.map_err(AppError::Command)?,
             Builtin::Hooks => self.hooks_text(),
             Builtin::Last => self.last_result_text(),
+            Builtin::Skills => self.skills_text(),
             Builtin::Quit => match self.may_quit(super::QuitSource::Command, true).await {
                 Ok(()) => return Ok(LineOutcome::Quit),
                 Err(stay) => stay,
@@ -89,10 +90,12 @@ impl App {
 
     /// Reloads every extension, re-discovering files; what happened, one line each.
     pub(super) async fn reload_all(&self) -> String {
+        self.forget_sources();
         let lines = self
             .extensions
             .reload_all(&self.config.extension_roots)
             .await;
+        self.add_prompt_commands();
         if lines.is_empty() {
             "no extensions to reload".to_string()
         } else {

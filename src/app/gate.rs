@@ -1,6 +1,8 @@
 //! The trust gate in front of the project's own extensions (`<cwd>/.agents/extensions`), MCP
-//! servers (`<cwd>/.mcp.json`, whose entries start processes) and agent files
-//! (`<cwd>/.agents/agents`, which would replace the user's own): they
+//! servers (`<cwd>/.mcp.json`, whose entries start processes), agent files
+//! (`<cwd>/.agents/agents`, which would replace the user's own), skills and prompt files
+//! (`.agents/skills`, `.claude/skills`, `.agents/prompts`, `.claude/commands`: text the
+//! model would follow as the user's own): they
 //! load only in a trusted folder (`--trust`, `mypi trust`, or a "yes" the REPL remembered).
 //! The REPL asks once per folder on a terminal, showing what would load; print mode (and a
 //! REPL reading a pipe) loads none in an untrusted folder and says so in one line.
@@ -53,6 +55,29 @@ fn agent_files(cwd: &std::path::Path) -> Vec<String> {
     names
 }
 
+/// `path` as shown below the project folder `cwd`.
+fn relative(cwd: &std::path::Path, path: &std::path::Path) -> String {
+    path.strip_prefix(cwd).unwrap_or(path).display().to_string()
+}
+
+/// How the gate's line names the project's skills and prompt files.
+fn sources_parts(skills: usize, prompts: usize) -> Vec<String> {
+    let mut parts = Vec::new();
+    if skills > 0 {
+        let s = if skills == 1 { "" } else { "s" };
+        parts.push(format!(
+            "{skills} skill{s} (.agents/skills, .claude/skills)"
+        ));
+    }
+    if prompts > 0 {
+        let s = if prompts == 1 { "" } else { "s" };
+        parts.push(format!(
+            "{prompts} prompt file{s} (.agents/prompts, .claude/commands)"
+        ));
+    }
+    parts
+}
+
 impl App {
     /// What the trust settings allow for the project's own extensions.
     pub fn project_gate(&self) -> Gate {
@@ -75,6 +100,13 @@ impl App {
         files.extend(agents.iter().cloned());
         let hook_files = super::settings_hooks::project_hook_files(self);
         files.extend(hook_files.iter().cloned());
+        let (skills, prompts) = super::sources::project_files(&self.config.cwd);
+        files.extend(
+            skills
+                .iter()
+                .chain(&prompts)
+                .map(|p| relative(&self.config.cwd, p)),
+        );
         if files.is_empty() || self.config.trust {
             return Gate::Open;
         }
@@ -97,6 +129,7 @@ impl App {
         if !hook_files.is_empty() {
             parts.push(format!("settings hooks ({})", hook_files.join(", ")));
         }
+        parts.extend(sources_parts(skills.len(), prompts.len()));
         let what = parts.join(" and ");
         let closed = |reason: &str| Gate::Closed {
             why: format!(

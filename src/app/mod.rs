@@ -12,11 +12,13 @@ pub use gate::{folder_trusted, untrusted_project_root, Gate};
 pub mod mcp;
 pub mod mentions;
 mod models;
+mod opening;
 mod requests;
 pub use requests::QuitSource;
 mod sessions;
 mod settings_hooks;
 pub mod shell;
+mod sources;
 pub mod types;
 pub mod ui;
 mod wiring;
@@ -24,7 +26,7 @@ use wiring::Wiring;
 
 use std::sync::Arc;
 
-use crate::agent::session::{SessionError, SessionSlot, SessionWriter};
+use crate::agent::session::SessionError;
 use crate::agent::{prompt, Agent, AgentError, AgentParts, EventSink, RunOutcome};
 use crate::commands::{self, Action, CommandTable};
 use crate::config::{Config, ConfigError, Mode, ProviderKind};
@@ -112,46 +114,6 @@ pub struct App {
     settings_hooks: settings_hooks::SettingsHooks,
 }
 
-/// The session start-up goes on with: its slot, messages, whether it was resumed, the
-/// provider and model it was last using, and its name.
-struct Continued {
-    slot: SessionSlot,
-    messages: Vec<crate::vocab::protocol::Message>,
-    resumed: bool,
-    model: Option<(String, String)>,
-    name: Option<String>,
-    totals: Option<crate::vocab::protocol::Usage>,
-}
-
-impl Continued {
-    /// A session that starts now.
-    fn fresh(slot: SessionSlot) -> Continued {
-        Continued {
-            slot,
-            messages: Vec::new(),
-            resumed: false,
-            model: None,
-            name: None,
-            totals: None,
-        }
-    }
-}
-
-/// A resumed session as start-up goes on with it, its warnings said.
-fn opened(resumed: crate::agent::session::Resumed, notice: &NoticeFn) -> Continued {
-    for w in resumed.warnings {
-        notice(w);
-    }
-    Continued {
-        slot: SessionSlot::Open(resumed.writer),
-        messages: resumed.messages,
-        resumed: true,
-        model: resumed.model,
-        name: resumed.name,
-        totals: resumed.totals,
-    }
-}
-
 /// Builds the provider the configuration names.
 pub fn provider_for(config: &Config, model: &str) -> Result<Arc<dyn Provider>, AppError> {
     make_provider(
@@ -205,7 +167,7 @@ impl App {
             wiring.hooks.clone(),
             wiring.queues.clone(),
         );
-        let start = Self::session_start(&config, &notice)?;
+        let start = opening::session_start(&config, &notice)?;
         let (mut session, messages, resumed, last_model, totals) = (
             start.slot,
             start.messages,
@@ -239,6 +201,7 @@ impl App {
         control.set_flags_given(config.ext_flags.clone());
         agent.control = Some(control.clone());
         agent.renderers = Some(wiring.renderers.clone());
+        agent.skills = Some(wiring.skills.clone());
         let host = wiring.host(&config, &notice);
         host.control.set_project_trusted(config.project_trusted);
         let children = Arc::new(children::Children::new(children::ChildParts {
@@ -292,21 +255,6 @@ impl App {
         agent.prices = models::prices_for(config);
     }
 
-    /// The session the agent starts with: none (`--no-session`), the last one here
-    /// (`--continue`), the one named by `--resume ID`, or a new one, written once it has
-    /// something in it.
-    fn session_start(config: &Config, notice: &NoticeFn) -> Result<Continued, AppError> {
-        Ok(if config.no_session {
-            Continued::fresh(SessionSlot::Off)
-        } else if config.continue_session {
-            Self::continue_session(config, notice)?
-        } else if let Some(id) = config.resume.as_deref().filter(|id| !id.is_empty()) {
-            Self::resume_by_id(config, id, notice)?
-        } else {
-            Continued::fresh(Self::pending_session(config))
-        })
-    }
-
     /// A resumed session goes on with the provider and model it last used, unless the
     /// command line names another; when that provider cannot be reached now, it says so.
     fn restore_model(&mut self, provider: &str, model: &str, notice: &NoticeFn) {
@@ -316,52 +264,9 @@ impl App {
         }
         if let Err(e) = self.switch_model(provider, model) {
             notice(format!(
-                "the session used {provider}/{model}, which cannot be used now ({e}); going on                  with {}/{}",
+                "the session used {provider}/{model}, which cannot be used now ({e}); going on with {}/{}",
                 self.config.provider_name, self.config.model
             ));
-        }
-    }
-
-    /// The latest session for `--continue`, and whether it was resumed. One that another mypi
-    /// has open is left to it: this process says so and starts a new session instead.
-    fn continue_session(config: &Config, notice: &NoticeFn) -> Result<Continued, AppError> {
-        let sources = config.session_sources();
-        if let Some(skipped) = sources.skipped {
-            notice(skipped);
-        }
-        let Some(dir) = sources.dir else {
-            return Err(SessionError::NoneToContinue {
-                dir: config.sessions_dir(),
-                passed_over: Vec::new(),
-            }
-            .into());
-        };
-        match SessionWriter::resume_latest(&dir, sources.legacy.as_deref()) {
-            Ok(resumed) => Ok(opened(resumed, notice)),
-            Err(e @ SessionError::Locked { .. }) => {
-                notice(format!("{e}; starting a new session"));
-                Ok(Continued::fresh(Self::pending_session(config)))
-            }
-            Err(e) => Err(e.into()),
-        }
-    }
-
-    /// The session `--resume ID` names (an id or a unique prefix of one).
-    fn resume_by_id(config: &Config, id: &str, notice: &NoticeFn) -> Result<Continued, AppError> {
-        let (sessions, skipped) = crate::agent::session::list::readable(&config.session_sources());
-        if let Some(skipped) = skipped {
-            notice(skipped);
-        }
-        let path = crate::agent::session::list::find(&sessions, id)
-            .map_err(|e| AppError::Usage(e.to_string()))?;
-        Ok(opened(SessionWriter::resume(&path)?, notice))
-    }
-
-    fn pending_session(config: &Config) -> SessionSlot {
-        if config.no_session {
-            SessionSlot::Off
-        } else {
-            SessionSlot::pending(config.sessions_dir(), config.cwd.clone())
         }
     }
 
@@ -399,19 +304,23 @@ impl App {
     }
 
     /// Loads the extensions and announces them; returns their summaries.
+    /// Skills start being discovered first (scripts see them), prompt files become
+    /// commands last (a script's command of the same name wins).
     pub async fn load_extensions(&self) -> Vec<Summary> {
         self.load_settings_hooks();
+        self.start_skills();
         let infos = crate::extensions::builtin::discover(
             &self.config.extension_roots,
             self.config.builtin_extensions,
         );
-        if infos.is_empty() {
-            return Vec::new();
+        let mut summaries = Vec::new();
+        if !infos.is_empty() {
+            summaries = self.extensions.load_all(infos).await;
+            self.extensions
+                .announce(&summaries, crate::hooks::Reason::Startup)
+                .await;
         }
-        let summaries = self.extensions.load_all(infos).await;
-        self.extensions
-            .announce(&summaries, crate::hooks::Reason::Startup)
-            .await;
+        self.add_prompt_commands();
         summaries
     }
 
@@ -492,7 +401,9 @@ impl App {
         self.refresh_session();
         self.pending_hook_runs(sink);
         let (ctx, events) = settings_hooks::with_events(self.run_context(cancel.clone()));
-        let outcome = settings_hooks::forward(events, sink, self.line_in(line, sink, &ctx)).await;
+        // On the heap: a line's future is large, and a debug build's worker stack is not.
+        let work = Box::pin(self.line_in(line, sink, &ctx));
+        let outcome = settings_hooks::forward(events, sink, work).await;
         // Model calls made outside a run (`/compact`, a command's `api.complete`) count in
         // the session's totals too.
         self.agent.add_spent(ctx.spent.take());
@@ -536,7 +447,13 @@ impl App {
                 }
             }
         }
-        let command = resolved.map_err(|unknown| AppError::Command(unknown.to_string()))?;
+        let command = match resolved {
+            Ok(command) => command,
+            Err(unknown) => match self.skill_command(name, args) {
+                Some(text) => return self.send_prompt(&text?, sink, &ctx).await,
+                None => return Err(AppError::Command(unknown.to_string())),
+            },
+        };
         let outcome = match &command.action {
             Action::Builtin(b) => self.builtin(*b, args).await?,
             Action::Handler(h) => LineOutcome::Output(
@@ -549,12 +466,7 @@ impl App {
                     .call(args, &ctx)
                     .await
                     .map_err(|e| AppError::Command(format!("/{}: {e}", command.name)))?;
-                let text = self.shell_context.take_into(&text);
-                let outcome = self
-                    .agent
-                    .prompt(&text, InputSource::User, sink, &ctx)
-                    .await?;
-                return Ok(LineOutcome::Ran(outcome));
+                return self.send_prompt(&text, sink, &ctx).await;
             }
         };
         // Child agents a command ran are kept in the session like a tool's.
@@ -584,7 +496,7 @@ impl App {
             };
             self.refresh_session();
             let (ctx, events) = settings_hooks::with_events(self.run_context(cancel.clone()));
-            let run = self.agent.prompt(&text, InputSource::Extension, sink, &ctx);
+            let run = Box::pin(self.agent.prompt(&text, InputSource::Extension, sink, &ctx));
             let outcome = settings_hooks::forward(events, sink, run)
                 .await
                 .map_err(AppError::from);

@@ -70,7 +70,8 @@ impl App {
             )));
         }
         self.emit_session(Reason::New, true).await;
-        self.agent.reset(Self::pending_session(&self.config));
+        self.agent
+            .reset(super::opening::pending_session(&self.config));
         // The header of the new file names what it starts with.
         self.agent
             .set_session_model(&self.config.provider_name, &self.config.model)?;

@@ -127,10 +127,8 @@ pub(super) fn with_events(
 pub(super) async fn forward<T>(
     mut events: UnboundedReceiver<AgentEvent>,
     sink: &dyn EventSink,
-    work: impl Future<Output = T>,
+    mut work: impl Future<Output = T> + Unpin,
 ) -> T {
-    // On the heap: a line's future is large, and a debug build's worker stack is not.
-    let mut work = Box::pin(work);
     loop {
         tokio::select! {
             biased;

@@ -23,6 +23,7 @@ pub(super) struct Wiring {
     pub ui: Arc<ui::AppUi>,
     pub control: Arc<crate::agent::control::Control>,
     pub renderers: Arc<crate::tools::renderers::RendererRegistry>,
+    pub skills: Arc<crate::config::sources::catalog::Catalog>,
 }
 
 impl Wiring {
@@ -39,6 +40,7 @@ impl Wiring {
             ui: Arc::new(ui::AppUi::default()),
             control: crate::agent::control::Control::new(),
             renderers: crate::tools::renderers::RendererRegistry::new(),
+            skills: crate::config::sources::catalog::Catalog::new(config.skills_budget),
         }
     }
 
@@ -49,6 +51,7 @@ impl Wiring {
             tools: self.tools.clone(),
             commands: self.commands.clone(),
             renderers: self.renderers.clone(),
+            skills: self.skills.clone(),
             queues: self.queues.clone(),
             notice: notice.clone(),
             cwd: config.cwd.clone(),

@@ -17,6 +17,8 @@ pub(super) struct Limits {
     pub ext_memory_bytes: usize,
     pub ext_value_bytes: usize,
     pub context_window: Option<u64>,
+    /// Characters of the skills list in the system prompt (`MYPI_SKILLS_BUDGET`).
+    pub skills_budget: usize,
 }
 
 /// Resolves the limits from `cli` and the variables `var` gives.
@@ -58,6 +60,7 @@ pub(super) fn limits(
         ext_memory_bytes: mib(count(var, "MYPI_EXT_MEMORY_MB", 64)?),
         ext_value_bytes: mib(count(var, "MYPI_EXT_VALUE_MB", 16)?),
         context_window,
+        skills_budget: count(var, "MYPI_SKILLS_BUDGET", 16_000)? as usize,
     })
 }
 

@@ -15,6 +15,7 @@ mod limits;
 pub mod pick;
 mod session_dirs;
 pub mod settings;
+pub mod sources;
 pub mod trust;
 pub use limits::RetryPolicy;
 use pick::{load_files, pick_provider};
@@ -235,6 +236,8 @@ pub struct Config {
     /// What turned MCP off, as the user would name it (`--no-mcp`, `MYPI_MCP=0`, or the
     /// config file line of `[mcp] enabled = false`); `None` while MCP is on.
     pub mcp_off: Option<String>,
+    /// Characters of the skills list in each request (`[skills] budget`, default 16000).
+    pub skills_budget: usize,
 }
 
 impl Config {
@@ -282,6 +285,7 @@ impl Config {
         Ok(Config {
             sessions,
             context_window: limits.context_window,
+            skills_budget: limits.skills_budget,
             mcp_files,
             project_mcp,
             mcp_off,

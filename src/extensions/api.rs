@@ -219,6 +219,12 @@ impl ApiLink {
         Ok(self.keep(handle))
     }
 
+    /// `api.skill{name, description, path}`.
+    pub fn skill(&self, skill: crate::config::sources::catalog::Skill) -> Result<u64, String> {
+        let handle = self.registrar.skill(&self.owner, skill)?;
+        Ok(self.keep(handle))
+    }
+
     /// `handle:remove()`: false when it was already removed.
     pub fn remove(&self, id: u64) -> bool {
         let mut handles = self.handles.lock().unwrap_or_else(|p| p.into_inner());

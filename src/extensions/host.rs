@@ -445,6 +445,7 @@ impl ExtensionHost {
         self.ctx.commands.remove_owner(owner);
         self.ctx.background.remove_owner(owner);
         self.ctx.renderers.remove_owner(owner);
+        self.ctx.skills.remove_owner(owner);
     }
 
     fn summary(&self, l: &Loaded) -> Summary {

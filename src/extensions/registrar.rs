@@ -6,6 +6,7 @@
 //! into that extension's worker, and a request knows which worker waits); tests use
 //! `Recording`.
 
+use crate::config::sources::catalog::Skill;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -56,6 +57,11 @@ pub trait Registrar: Send + Sync {
         _result: Option<CallbackId>,
     ) -> Result<Handle, String> {
         Err("renderers cannot be registered here".to_string())
+    }
+
+    /// `api.skill{name, description, path}`: a skill for the model's list.
+    fn skill(&self, _owner: &Owner, _skill: Skill) -> Result<Handle, String> {
+        Err("skills cannot be added here".to_string())
     }
 
     /// Drops a registration made during loading that was not committed yet; false when

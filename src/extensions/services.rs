@@ -9,6 +9,7 @@ use std::sync::{Arc, RwLock};
 use super::script::Limits;
 use crate::agent::child::Spawner;
 use crate::commands::CommandTable;
+use crate::config::sources::catalog::Catalog;
 use crate::hooks::{HookBus, NoticeFn};
 use crate::tools::renderers::RendererRegistry;
 use crate::tools::ToolRegistry;
@@ -24,6 +25,8 @@ pub struct HostContext {
     pub commands: Arc<CommandTable>,
     /// How the REPL shows tools' lines (`api.renderer`).
     pub renderers: Arc<RendererRegistry>,
+    /// The skills the model is told about (`api.skills`, `api.skill`).
+    pub skills: Arc<Catalog>,
     /// The session's queues (`api.send_message` outside a run).
     pub queues: Arc<Queues>,
     pub notice: NoticeFn,
@@ -69,6 +72,7 @@ impl HostContext {
             tools: ToolRegistry::new(),
             commands: CommandTable::with_builtins(),
             renderers: RendererRegistry::new(),
+            skills: Catalog::new(crate::config::sources::catalog::DEFAULT_BUDGET),
             queues: session.queues.clone(),
             notice: notice.clone(),
             session: RwLock::new(Arc::new(session)),

@@ -23,6 +23,7 @@ use super::script::CallbackId;
 use super::services::HostContext;
 use super::worker::Worker;
 use crate::commands::CommandHandler;
+use crate::config::sources::catalog::Skill;
 use crate::hooks::{EventKind, HookHandler};
 use crate::tools::renderers::Renderer;
 use crate::tools::Tool;
@@ -37,6 +38,7 @@ enum Staged {
     Command(u64, Owner, String, String, Arc<dyn CommandHandler>),
     Background(u64, Owner, Background, Target),
     Renderer(u64, Owner, String, Arc<dyn Renderer>),
+    Skill(u64, Owner, Box<Skill>),
 }
 
 /// One extension's registrar. While loading, registrations are staged so that a version
@@ -140,6 +142,11 @@ impl HostRegistrar {
                     (ctx.notice)(n);
                 }
             }
+            Staged::Skill(id, owner, skill) => {
+                if let Some(n) = ctx.skills.add(id, owner, *skill) {
+                    (ctx.notice)(n);
+                }
+            }
         }
     }
 
@@ -156,6 +163,10 @@ impl HostRegistrar {
             Staged::Renderer(id, ..) => (
                 *id,
                 Arc::downgrade(&self.ctx.renderers) as Weak<dyn Unregister>,
+            ),
+            Staged::Skill(id, ..) => (
+                *id,
+                Arc::downgrade(&self.ctx.skills) as Weak<dyn Unregister>,
             ),
         };
         if let Err(item) = self.stage(item) {
@@ -247,6 +258,10 @@ impl Registrar for HostRegistrar {
         )))
     }
 
+    fn skill(&self, owner: &Owner, skill: Skill) -> Result<Handle, String> {
+        Ok(self.register(Staged::Skill(next_id(), owner.clone(), Box::new(skill))))
+    }
+
     fn background(
         &self,
         owner: &Owner,
@@ -274,7 +289,8 @@ impl Registrar for HostRegistrar {
             | Staged::Tool(i, ..)
             | Staged::Command(i, ..)
             | Staged::Background(i, ..)
-            | Staged::Renderer(i, ..) => *i != id,
+            | Staged::Renderer(i, ..)
+            | Staged::Skill(i, ..) => *i != id,
         });
         before != list.len()
     }

@@ -14,6 +14,7 @@ mod call;
 mod host;
 mod members;
 mod providers;
+mod skills;
 
 use serde_json::{json, Value as Json};
 

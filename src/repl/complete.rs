@@ -17,6 +17,9 @@ use crate::commands::CommandTable;
 /// The choices for a command's first argument (by command name), or none.
 pub type ArgChoices = Arc<dyn Fn(&str) -> Vec<String> + Send + Sync>;
 
+/// What [`ArgChoices`] is asked for the skills' names (`/skill:NAME` completes them).
+pub const SKILLS: &str = "skill:";
+
 /// Most `@path` candidates offered at once.
 const MAX_PATHS: usize = 200;
 
@@ -32,14 +35,38 @@ pub struct SlashHelper {
 impl SlashHelper {
     /// `/name` at the start of the line.
     fn command(&self, prefix: &str) -> Vec<Pair> {
-        self.commands
-            .complete(prefix)
+        let mut names = self.commands.complete(prefix);
+        if let Some(skill) = prefix.strip_prefix(SKILLS) {
+            let skills = (self.args)(SKILLS).into_iter();
+            let unsafe_name = |n: &String| crate::vocab::text::inert(n) != n.as_str();
+            let found = skills.filter(|n| n.starts_with(skill) && !unsafe_name(n));
+            names.extend(found.map(|n| format!("{SKILLS}{n}")));
+        }
+        names
             .into_iter()
             .map(|name| Pair {
-                display: format!("/{name}"),
+                // A prompt's candidate shows what it takes and what it does.
+                display: match self.prompt_summary(&name) {
+                    Some(summary) => format!("/{name} {summary}"),
+                    None => format!("/{name}"),
+                },
                 replacement: format!("/{name} "),
             })
             .collect()
+    }
+
+    /// A prompt command's argument hint and description (`<file> — Review a file`), inert;
+    /// none for other commands.
+    fn prompt_summary(&self, name: &str) -> Option<String> {
+        let c = self.commands.lookup(name)?;
+        if !matches!(c.action, crate::commands::Action::Prompt(_)) {
+            return None;
+        }
+        let text = match c.hint.is_empty() {
+            true => format!("— {}", c.description),
+            false => format!("{} — {}", c.hint, c.description),
+        };
+        Some(crate::vocab::text::inert(&text).into_owned())
     }
 
     /// `@dir/fil` -> the entries of `dir` starting with `fil`.
@@ -113,6 +140,19 @@ impl Completer for SlashHelper {
 
 impl Hinter for SlashHelper {
     type Hint = String;
+
+    /// After a prompt command's name (`/review` or `/review `, the cursor at the end), what
+    /// it takes and does, dimmed after the cursor (Tab completes the name, then this shows).
+    fn hint(&self, line: &str, pos: usize, _ctx: &Context<'_>) -> Option<String> {
+        let rest = line.strip_prefix('/')?;
+        let name = rest.trim_end();
+        if pos < line.len() || name.is_empty() || name.contains(char::is_whitespace) {
+            return None;
+        }
+        let summary = self.prompt_summary(name)?;
+        let gap = if rest.ends_with(' ') { "" } else { " " };
+        Some(format!("{gap}{summary}"))
+    }
 }
 impl Highlighter for SlashHelper {
     fn highlight_prompt<'b, 's: 'b, 'p: 'b>(
@@ -127,6 +167,11 @@ impl Highlighter for SlashHelper {
         // Decided once at start (`self.colour`): this runs on every redraw of the line.
         let style = super::style::Style::with_colour(true);
         std::borrow::Cow::Owned(style.paint(super::style::Role::Prompt, prompt))
+    }
+
+    fn highlight_hint<'h>(&self, hint: &'h str) -> std::borrow::Cow<'h, str> {
+        let style = super::style::Style::with_colour(self.colour);
+        std::borrow::Cow::Owned(style.paint(super::style::Role::Dim, hint))
     }
 }
 impl Validator for SlashHelper {}

@@ -74,15 +74,18 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
     0
 }
 
-/// Tab completion: commands, paths, and the arguments of `/reload` and `/model`.
+/// Tab completion: commands, paths, the arguments of `/reload` and `/model`, and the names
+/// after `/skill:`.
 fn completer(app: &App) -> complete::SlashHelper {
     let (extensions, models) = (app.extensions.clone(), app.models.clone());
+    let skills = app.extensions.context().skills.clone();
     let configured = app.configured_models();
     complete::SlashHelper {
         commands: app.commands.clone(),
         cwd: app.config.cwd.clone(),
         args: Arc::new(move |name: &str| match name {
             "reload" => extensions.summaries().into_iter().map(|s| s.name).collect(),
+            complete::SKILLS => skills.skills().into_iter().map(|s| s.name).collect(),
             "model" => {
                 let mut names = models.lock().map(|m| m.clone()).unwrap_or_default();
                 for c in &configured {
@@ -283,7 +286,8 @@ impl Repl {
     async fn run_line(&mut self, line: &str) -> bool {
         let cancel = self.app.ui.new_prompt();
         let started = std::time::Instant::now();
-        let work = self.app.handle_line(line, &self.sink, &cancel);
+        // On the heap: a line's future is large (a debug build's worker stack is 2 MiB).
+        let work = Box::pin(self.app.handle_line(line, &self.sink, &cancel));
         let front = self.shared.front();
         let result = drive(work, &mut self.input, &mut self.typed, &front).await;
         if matches!(result, Ok(LineOutcome::Quit)) || self.typed.quit || self.app.quitting {
@@ -354,7 +358,7 @@ async fn ask_trust(app: &mut App, printer: &Printer) {
         }
         Gate::Ask { folder, files } => {
             printer.line(
-                "This folder has its own extensions or MCP servers. They run as you and can run any command:",
+                "This folder has its own extensions, MCP servers, agents, skills or prompt files; they act as you (scripts and servers can run any command):",
             );
             for f in &files {
                 printer.line(&format!("  {f}"));

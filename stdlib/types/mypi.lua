@@ -689,6 +689,22 @@ function api.set_active_tools(names) end
 ---@return {name: string, description: string, owner: string}[]
 function api.commands() end
 
+---Every skill the model is told about, in the model's order: `source` is `project`,
+---`user` or `extension NAME`; `listed` is false for one left out by the `[skills] budget`.
+---@return {name: string, description: string, path: string, source: string, listed: boolean}[]
+function api.skills() end
+
+---@class mypi.SkillDef
+---@field name string one word; a skill of the same name from a folder is replaced
+---@field description string when to use it (1 to 1024 characters)
+---@field path string its SKILL.md; a relative path is the script's folder's
+
+---Adds a skill: its name, description and path are listed in each request, and the model
+---reads the file when a task needs it. Removed with the handle, or with the extension.
+---@param definition mypi.SkillDef
+---@return mypi.Handle
+function api.skill(definition) end
+
 ---A debug line on stderr, prefixed `[extension name]`; shown only with `MYPI_LOG=1`.
 ---@param message any
 function api.log(message) end

@@ -64,6 +64,9 @@ pub fn call(
             Ok(Ret::Handle { id, cb })
         }
         (Object::Api, "renderer") => renderer(link, &mut args).map_err(fail),
+        (Object::Api, "skills" | "skill") => {
+            super::skills::call(link, member.name, &mut args).map_err(fail)
+        }
         (Object::Api, "send_message") => {
             let text = args.take("text").text();
             let deliver_as = args

@@ -29,6 +29,11 @@ const PROVIDER_FIELDS: &[Field] = &[
     opt("api_key_env", Ty::Str),
     opt("models", Ty::Table),
 ];
+const SKILL_FIELDS: &[Field] = &[
+    req("name", Ty::Str),
+    req("description", Ty::Str),
+    req("path", Ty::Str),
+];
 const SELECT_FIELDS: &[Field] = &[opt("timeout_ms", Ty::Int)];
 const INPUT_FIELDS: &[Field] = &[opt("default", Ty::Str), opt("timeout_ms", Ty::Int)];
 const EXEC_FIELDS: &[Field] = &[opt("timeout_ms", Ty::Int), opt("cwd", Ty::Str)];
@@ -214,6 +219,18 @@ pub const MEMBERS: &[Member] = &[
         "commands",
         &[],
         "the slash commands: {name, description, owner}",
+    ),
+    function(
+        Object::Api,
+        "skills",
+        &[],
+        "the skills the model is told about: {name, description, path, source, listed}",
+    ),
+    function(
+        Object::Api,
+        "skill",
+        &[req("definition", Ty::Record(SKILL_FIELDS))],
+        "add a skill (a SKILL.md the model may read); returns a handle",
     ),
     function(
         Object::Api,
