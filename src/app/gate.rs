@@ -130,7 +130,7 @@ impl App {
             parts.push(format!("settings hooks ({})", hook_files.join(", ")));
         }
         parts.extend(sources_parts(skills.len(), prompts.len()));
-        let what = parts.join(" and ");
+        let what = crate::vocab::text::and_list(&parts);
         let closed = |reason: &str| Gate::Closed {
             why: format!(
                 "{what} in {} not loaded: {reason} (pass --trust, or run `mypi trust {}`)",

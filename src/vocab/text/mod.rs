@@ -112,6 +112,15 @@ pub fn plural(n: impl Into<u64>, noun: &str) -> String {
     }
 }
 
+/// Parts as a sentence lists them: `a`, `a and b`, `a, b and c`.
+pub fn and_list(parts: &[String]) -> String {
+    match parts {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
 /// `16 MiB`, `512 KiB`, `100 bytes`.
 pub fn mib(bytes: usize) -> String {
     if bytes >= 1024 * 1024 && bytes.is_multiple_of(1024 * 1024) {
@@ -155,6 +164,15 @@ pub fn ceil_char_boundary(s: &str, mut i: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lists_read_as_a_sentence() {
+        let parts = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(and_list(&parts(&[])), "");
+        assert_eq!(and_list(&parts(&["a"])), "a");
+        assert_eq!(and_list(&parts(&["a", "b"])), "a and b");
+        assert_eq!(and_list(&parts(&["a", "b", "c"])), "a, b and c");
+    }
 
     #[test]
     fn the_tail_starts_on_a_character() {
