@@ -88,6 +88,7 @@ fn main() {
         system_prompt: "You are a child.".into(),
         outlet: Arc::new(Discard),
         provider: provider.clone(),
+        skills: mypi::config::sources::catalog::Catalog::new(16_000),
     }));
     // The parent runs the same model: its children share its provider.
     let parent = Arc::new(RunContext::new(

@@ -33,6 +33,8 @@ pub struct ChildParts {
     pub outlet: Arc<dyn EventSink>,
     /// The agent's provider now.
     pub provider: Arc<dyn Provider>,
+    /// The skills, listed to a child that can read them.
+    pub skills: Arc<crate::config::sources::catalog::Catalog>,
 }
 
 /// Builds children for the scripts.
@@ -45,6 +47,7 @@ pub struct Children {
     /// The agent's provider (kept current by `/model`): a child with the same provider and
     /// model shares it, so a faux script's replies go on where the parent left them.
     current: RwLock<Arc<dyn Provider>>,
+    skills: Arc<crate::config::sources::catalog::Catalog>,
     pub max_depth: u32,
 }
 
@@ -57,6 +60,7 @@ impl Children {
             system_prompt: parts.system_prompt,
             outlet: parts.outlet,
             current: RwLock::new(parts.provider),
+            skills: parts.skills,
             max_depth: child::MAX_DEPTH,
         }
     }
@@ -155,6 +159,10 @@ impl Children {
         agent.retry = self.config.retry;
         agent.max_turns = spec.max_turns.unwrap_or(self.config.max_turns);
         agent.children = Some(Vec::new());
+        // The skills, as the user's agent has them, for a child that can read a skill's file.
+        if agent.tools().get("read").is_some() {
+            agent.skills = Some(self.skills.clone());
+        }
         let sink = ChildSink {
             parent: parent.clone(),
             outlet: self.outlet.clone(),

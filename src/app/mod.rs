@@ -211,6 +211,7 @@ impl App {
             system_prompt,
             outlet,
             provider: agent.provider().clone(),
+            skills: wiring.skills.clone(),
         }));
         host.set_agents(Arc::new(children.clone()));
         let models = Arc::new(std::sync::Mutex::new(vec![agent

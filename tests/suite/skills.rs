@@ -527,3 +527,46 @@ api.command("rhai-skills", |args, ctx| {
         err.describe()
     );
 }
+
+#[test]
+fn a_child_that_can_read_is_told_the_skills_and_one_that_cannot_is_not() {
+    let dir = TestDir::new();
+    skill(
+        &dir,
+        ".agents/skills/alpha",
+        "alpha",
+        "Project alpha work",
+        "BODY",
+    );
+    install(
+        &dir,
+        "kids.lua",
+        r#"api.command("kids", function()
+  local a = api.run_agent{ task = "with read", tools = { "read" } }
+  local b = api.run_agent{ task = "with bash", tools = { "bash" } }
+  return a.text .. "+" .. b.text
+end)"#,
+    );
+    let fake = FakeOpenAi::with_replies(vec![Reply::text("one"), Reply::text("two")]);
+    let out = Mypi::new(&dir)
+        .openai(&fake)
+        .args(["--no-session", "-p", "/kids"])
+        .run();
+    out.ok();
+    assert_eq!(out.stdout.trim(), "one+two");
+    let reqs = fake.requests();
+    let reader = reqs
+        .iter()
+        .find(|r| user_texts(r) == ["with read"])
+        .unwrap();
+    let runner = reqs
+        .iter()
+        .find(|r| user_texts(r) == ["with bash"])
+        .unwrap();
+    assert!(
+        system_prompt(reader).contains("- alpha: Project alpha work"),
+        "{}",
+        system_prompt(reader)
+    );
+    assert!(!system_prompt(runner).contains("alpha"));
+}
