@@ -9,7 +9,8 @@
 //! CPU time, not wall time: on a busy machine a thread waits for a core, and a script that
 //! needs a tenth of its budget must not be stopped for the time it was not running. The
 //! thread's CPU clock costs a system call to read, so it is read only once the wall time
-//! (never less) passes the budget. A call blocked in native code uses no CPU: it still ends
+//! (never less) passes the budget, and a call's start reuses a reading less than
+//! [`REUSE_READING`] old (a burst of short calls pays for one reading in many). A call blocked in native code uses no CPU: it still ends
 //! once its wall time passes [`STUCK_FACTOR`] times its budget.
 
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -36,7 +37,16 @@ pub enum Watch {
 #[derive(Default)]
 struct State {
     call: Option<Call>,
+    /// The worker thread's CPU clock, once asked for (a meter serves one worker thread).
+    clock: Option<ThreadClock>,
+    /// The clock's last reading, and when it was taken.
+    last: Option<(Instant, Duration)>,
 }
+
+/// How old a reading of the CPU clock may be to stand for a call's start: a burst of short
+/// calls (a handler per streamed delta) then pays the system call once in many calls, and a
+/// call is charged at most this much CPU time it did not use.
+const REUSE_READING: Duration = Duration::from_micros(100);
 
 struct Call {
     start: Instant,
@@ -95,9 +105,21 @@ impl Meter {
     /// A call with `budget`, made by `run` (whose cancellation stops it), starts now on the
     /// calling thread (the worker's).
     pub fn begin(self: &Arc<Self>, budget: Duration, run: Option<Arc<RunContext>>) -> CallClock {
-        let cpu = ThreadClock::current().and_then(|c| Some((c, c.read()?)));
-        self.lock().call = Some(Call {
-            start: Instant::now(),
+        let start = Instant::now();
+        let mut state = self.lock();
+        if state.clock.is_none() {
+            state.clock = ThreadClock::current();
+        }
+        let cpu = match (state.clock, state.last) {
+            (Some(clock), Some((when, cpu))) if start - when < REUSE_READING => Some((clock, cpu)),
+            (Some(clock), _) => clock.read().map(|cpu| {
+                state.last = Some((start, cpu));
+                (clock, cpu)
+            }),
+            (None, _) => None,
+        };
+        state.call = Some(Call {
+            start,
             budget,
             host: Duration::ZERO,
             host_since: None,
