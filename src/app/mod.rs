@@ -168,40 +168,15 @@ impl App {
             wiring.queues.clone(),
         );
         let start = opening::session_start(&config, &notice)?;
-        let (mut session, messages, resumed, last_model, totals) = (
-            start.slot,
-            start.messages,
-            start.resumed,
-            start.model,
-            start.totals,
-        );
-        if !resumed {
-            // The header of the file to come names what the session starts with.
-            session.set_model(&config.provider_name, &config.model)?;
-        }
+        let (resumed, last_model, name) = (start.resumed, start.model.clone(), start.name.clone());
         let restore_notice = notice.clone();
         let system_prompt = prompt::system_prompt(&config.cwd);
-        let mut agent = Agent::new(AgentParts {
-            provider,
-            tools: tools.clone(),
-            hooks: hooks.clone(),
-            cwd: config.cwd.clone(),
-            system_prompt: system_prompt.clone(),
-            session,
-            messages,
-        });
-        agent.restore_totals(totals);
-        Self::configure(&mut agent, &config);
+        let agent = Self::agent(&config, provider, &wiring, start, &system_prompt)?;
         let (commands, ui, control) = (
             wiring.commands.clone(),
             wiring.ui.clone(),
             wiring.control.clone(),
         );
-        control.set_system_prompt(&system_prompt);
-        control.set_flags_given(config.ext_flags.clone());
-        agent.control = Some(control.clone());
-        agent.renderers = Some(wiring.renderers.clone());
-        agent.skills = Some(wiring.skills.clone());
         let host = wiring.host(&config, &notice);
         host.control.set_project_trusted(config.project_trusted);
         let children = Arc::new(children::Children::new(children::ChildParts {
@@ -241,11 +216,41 @@ impl App {
         }
         app.refresh_session();
         app.agent.show_context();
-        control.set_session(
-            app.agent.session().map(|w| w.path().to_path_buf()),
-            start.name,
-        );
+        control.set_session(app.agent.session().map(|w| w.path().to_path_buf()), name);
         Ok(app)
+    }
+
+    /// The user's agent: the session start-up opened, the configuration's limits, the
+    /// wiring's control, renderers and skills.
+    fn agent(
+        config: &Config,
+        provider: Arc<dyn Provider>,
+        wiring: &Wiring,
+        start: opening::Continued,
+        system_prompt: &str,
+    ) -> Result<Agent, AppError> {
+        let mut session = start.slot;
+        if !start.resumed {
+            // The header of the file to come names what the session starts with.
+            session.set_model(&config.provider_name, &config.model)?;
+        }
+        let mut agent = Agent::new(AgentParts {
+            provider,
+            tools: wiring.tools.clone(),
+            hooks: wiring.hooks.clone(),
+            cwd: config.cwd.clone(),
+            system_prompt: system_prompt.to_string(),
+            session,
+            messages: start.messages,
+        });
+        agent.restore_totals(start.totals);
+        Self::configure(&mut agent, config);
+        wiring.control.set_system_prompt(system_prompt);
+        wiring.control.set_flags_given(config.ext_flags.clone());
+        agent.control = Some(wiring.control.clone());
+        agent.renderers = Some(wiring.renderers.clone());
+        agent.skills = Some(wiring.skills.clone());
+        Ok(agent)
     }
 
     /// The agent's limits and prices from the configuration.
