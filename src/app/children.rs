@@ -173,20 +173,7 @@ impl Children {
         let result = agent
             .prompt(&spec.task, InputSource::Extension, &sink, &ctx)
             .await;
-        let outcome = match result {
-            Ok(o) => ChildOutcome {
-                text: o.text,
-                turns: o.turns,
-                usage: o.usage,
-                error: None,
-            },
-            Err(e) => ChildOutcome {
-                text: String::new(),
-                turns: turns_of(agent.messages()),
-                usage: agent.usage(),
-                error: Some(e.to_string()),
-            },
-        };
+        let outcome = outcome_of(result, &agent);
         let record = ChildRecord {
             tool_call_id: parent.call_id.clone(),
             depth: ctx.depth,
@@ -249,6 +236,27 @@ fn label(spec: &ChildSpec) -> String {
     spec.name
         .clone()
         .unwrap_or_else(|| truncate_middle(&spec.task, 30))
+}
+
+/// What a child's run gave its caller: its answer, or why it failed with what it spent.
+fn outcome_of(
+    result: Result<crate::agent::RunOutcome, crate::agent::AgentError>,
+    agent: &Agent,
+) -> ChildOutcome {
+    match result {
+        Ok(o) => ChildOutcome {
+            text: o.text,
+            turns: o.turns,
+            usage: o.usage,
+            error: None,
+        },
+        Err(e) => ChildOutcome {
+            text: String::new(),
+            turns: turns_of(agent.messages()),
+            usage: agent.usage(),
+            error: Some(e.to_string()),
+        },
+    }
 }
 
 /// Model turns in a transcript (assistant messages).
