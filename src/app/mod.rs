@@ -110,6 +110,9 @@ pub struct App {
     pub quitting: bool,
     /// What `!cmd` lines kept for the next prompt.
     shell_context: shell::ShellContext,
+    /// What a front end attaches to the next prompt (an editor's resources), after its
+    /// `@path` mentions were expanded, so an attached file's text is never read as mentions.
+    pub attached: Vec<String>,
     /// Claude Code's and Codex's command hooks, once loaded ([`App::load_settings_hooks`]).
     settings_hooks: settings_hooks::SettingsHooks,
 }
@@ -233,6 +236,7 @@ impl App {
             models,
             quitting: false,
             shell_context: shell::ShellContext::default(),
+            attached: Vec::new(),
             settings_hooks,
         };
         if let Some((provider, model)) = last_model {
@@ -349,6 +353,7 @@ impl App {
             Mode::Repl => RunMode::Repl,
             Mode::Print { json: true, .. } => RunMode::Json,
             Mode::Print { .. } => RunMode::Print,
+            Mode::Acp => RunMode::Acp,
         };
         Arc::new(RunContext::new(
             self.config.cwd.clone(),
@@ -377,6 +382,7 @@ impl App {
         cancel: &CancellationToken,
     ) -> Result<LineOutcome, AppError> {
         let outcome = self.line(line, sink, cancel).await;
+        self.attached.clear();
         self.after_line(sink).await;
         outcome
     }
@@ -428,7 +434,11 @@ impl App {
             };
             let text = mentions::expand(&text, &self.config.cwd).map_err(AppError::Command)?;
             self.wait_for_mcp().await;
-            let text = self.shell_context.take_into(&text);
+            let mut text = self.shell_context.take_into(&text);
+            for block in std::mem::take(&mut self.attached) {
+                text.push_str("\n\n");
+                text.push_str(&block);
+            }
             let outcome = self
                 .agent
                 .prompt(&text, InputSource::User, sink, &ctx)
