@@ -228,3 +228,53 @@ fn acp_stdout_is_the_protocols_even_when_a_tool_writes_to_it() {
     // The tool's output reaches the editor inside the protocol.
     assert!(out.stdout.contains("to-stdout"), "{}", out.describe());
 }
+
+#[test]
+fn acp_extensions_run_in_acp_mode_and_an_untrusted_projects_are_skipped_with_a_notice() {
+    let dir = TestDir::new();
+    super::ext_util::install(
+        &dir,
+        "gate.lua",
+        r#"api.on("input", function(e, ctx)
+             api.notify("mode " .. ctx.mode)
+             if e.text == "forbidden" then return {block = true, reason = "not that"} end
+           end)"#,
+    );
+    let fake = crate::common::FakeOpenAi::with_replies(vec![Reply::text("fine")]);
+    let (mut client, _) = AcpClient::start(Mypi::new(&dir).openai(&fake));
+    let session = client.new_session(dir.path());
+    let (reason, updates) = client.run_prompt(&session, "forbidden");
+    assert_eq!(reason, "refusal", "{updates:?}");
+    let said = agent_text(&updates);
+    assert!(said.contains("\n[mypi] [gate] mode acp\n"), "{updates:?}");
+    assert!(said.contains("refused the prompt: not that"), "{updates:?}");
+    let (reason, updates) = client.run_prompt(&session, "allowed");
+    assert_eq!(reason, "end_turn");
+    assert!(agent_text(&updates).ends_with("fine"), "{updates:?}");
+    client.finish().ok();
+
+    // Untrusted, the project's extension is skipped, and the editor is told after it has
+    // the session's id.
+    dir.untrust();
+    let (mut client, _) = AcpClient::start(Mypi::new(&dir).arg("--provider").arg("faux"));
+    let id = client.request(
+        "session/new",
+        json!({"cwd": dir.path().display().to_string(), "mcpServers": []}),
+    );
+    let answer = client.response(&json!(id));
+    let session = answer["result"]["sessionId"].as_str().unwrap().to_string();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let notice = loop {
+        let m = client.next_message(deadline);
+        let text = m["params"]["update"]["content"]["text"]
+            .as_str()
+            .unwrap_or_default();
+        if text.contains("not trusted") {
+            break m;
+        }
+    };
+    assert_eq!(notice["params"]["sessionId"], session.as_str(), "{notice}");
+    let (_, updates) = client.run_prompt(&session, "forbidden");
+    assert!(!agent_text(&updates).contains("mode acp"), "{updates:?}");
+    client.finish().ok();
+}

@@ -83,7 +83,11 @@ impl Opening {
         tokio::spawn(async move {
             let opened = sessions.open(self.cwd, self.load, connection).await;
             let sent = match opened {
-                Ok(id) => responder.respond(response(id)),
+                Ok((id, sink)) => {
+                    let sent = responder.respond(response(id));
+                    sink.release();
+                    sent
+                }
                 Err(e) => responder.respond_with_error(e),
             };
             if let Err(e) = sent {

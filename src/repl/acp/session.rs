@@ -66,13 +66,14 @@ impl Sessions {
     }
 
     /// Opens a session in `cwd`: a new one, or the one `load` names (its conversation sent
-    /// to the editor as updates first). Returns its id.
+    /// to the editor as updates first). Returns its id, and its sink, to be released once
+    /// the editor has the id.
     pub async fn open(
         &self,
         cwd: PathBuf,
         load: Option<String>,
         connection: ConnectionTo<Client>,
-    ) -> Result<SessionId, Error> {
+    ) -> Result<(SessionId, Arc<AcpSink>), Error> {
         let mut overrides = self.overrides.clone();
         overrides.continue_session = false;
         if load.is_some() && overrides.no_session {
@@ -118,12 +119,12 @@ impl Sessions {
         }
         if load.is_some() {
             for update in super::updates::replay(app.agent.messages(), &cwd) {
-                sink.send(update);
+                sink.send_now(update);
             }
         }
         let (jobs, rx) = mpsc::unbounded_channel();
         let running = Arc::new(Mutex::new(None));
-        let task = tokio::spawn(serve(app, sink, running.clone(), rx));
+        let task = tokio::spawn(serve(app, sink.clone(), running.clone(), rx));
         self.tasks
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -133,7 +134,7 @@ impl Sessions {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(id.clone(), handle);
-        Ok(id)
+        Ok((id, sink))
     }
 
     /// Whether the session is open, and its folder.
@@ -280,7 +281,12 @@ async fn run_prompt(
         return Ok(StopReason::Cancelled);
     }
     match outcome {
-        Ok(LineOutcome::Ran(run)) if run.blocked.is_some() => Ok(StopReason::Refusal),
+        Ok(LineOutcome::Ran(run)) if run.blocked.is_some() => {
+            let reason = run.blocked.unwrap_or_default();
+            let message = format!("a handler refused the prompt: {reason}");
+            sink.emit(crate::vocab::protocol::AgentEvent::Notice { message });
+            Ok(StopReason::Refusal)
+        }
         Ok(_) => Ok(StopReason::EndTurn),
         Err(AppError::Agent(AgentError::TooManyTurns(_))) => Ok(StopReason::MaxTurnRequests),
         Err(AppError::Agent(AgentError::Cancelled)) => Ok(StopReason::Cancelled),

@@ -315,11 +315,15 @@ pub fn replay(messages: &[crate::vocab::protocol::Message], cwd: &Path) -> Vec<S
 
 /// Sends a session's events to the editor as `session/update` notifications. One per
 /// session, used both as the session's outlet and as its runs' sink; the session id is set
-/// once the app is built (what comes before is said on stderr).
+/// once the app is built (what comes before is said on stderr). Until the editor has the
+/// session's id (the answer to `session/new`), updates are held, then [`AcpSink::release`]d:
+/// what start-up says (the trust gate, an extension that failed to load) reaches an editor
+/// that knows the session.
 pub struct AcpSink {
     connection: ConnectionTo<Client>,
     session: OnceLock<SessionId>,
     mapper: Mutex<Mapper>,
+    held: Mutex<Option<Vec<SessionUpdate>>>,
 }
 
 impl AcpSink {
@@ -328,6 +332,7 @@ impl AcpSink {
             connection,
             session: OnceLock::new(),
             mapper: Mutex::new(Mapper::new(cwd)),
+            held: Mutex::new(Some(Vec::new())),
         }
     }
 
@@ -336,8 +341,25 @@ impl AcpSink {
         let _ = self.session.set(id);
     }
 
-    /// Sends one update.
+    /// Sends one update (holds it until [`AcpSink::release`]).
     pub fn send(&self, update: SessionUpdate) {
+        if let Some(held) = self.held.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+            held.push(update);
+            return;
+        }
+        self.send_now(update);
+    }
+
+    /// Sends the updates held so far; from now on each goes as it comes.
+    pub fn release(&self) {
+        let held = self.held.lock().unwrap_or_else(|p| p.into_inner()).take();
+        for update in held.into_iter().flatten() {
+            self.send_now(update);
+        }
+    }
+
+    /// Sends one update now (a loaded conversation's, before the answer to `session/load`).
+    pub fn send_now(&self, update: SessionUpdate) {
         if let Some(id) = self.session.get() {
             let note = SessionNotification::new(id.clone(), update);
             if let Err(e) = self.connection.send_notification(note) {
