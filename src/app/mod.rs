@@ -102,6 +102,9 @@ pub struct App {
     pub resumed: bool,
     /// The MCP servers (after [`App::start_mcp`]).
     pub mcp: Option<Arc<crate::mcp::Manager>>,
+    /// MCP servers a front end adds to the configured ones (an editor's, in `mypi acp`);
+    /// they win by name, and [`App::start_mcp`] starts them with the rest.
+    pub given_mcp: Vec<crate::mcp::config::ServerConfig>,
     /// Runs the scripts' child agents.
     pub children: Arc<children::Children>,
     /// The models used in this process, the current one first (what `/model` completes).
@@ -232,6 +235,7 @@ impl App {
             watcher: None,
             resumed,
             mcp: None,
+            given_mcp: Vec::new(),
             children,
             models,
             quitting: false,

@@ -278,3 +278,39 @@ fn acp_extensions_run_in_acp_mode_and_an_untrusted_projects_are_skipped_with_a_n
     assert!(!agent_text(&updates).contains("mode acp"), "{updates:?}");
     client.finish().ok();
 }
+
+#[test]
+fn acp_the_editors_mcp_servers_start_with_the_session() {
+    let dir = TestDir::new();
+    let replies = vec![
+        Reply::tool_calls([(
+            "call_1",
+            "mcp__ed__echo",
+            json!({"text": "from the editor"}),
+        )]),
+        Reply::text("done"),
+    ];
+    let fake = crate::common::FakeOpenAi::with_replies(replies);
+    let (mut client, _) = AcpClient::start(Mypi::new(&dir).openai(&fake).arg("--no-extensions"));
+    let server = json!({"name": "ed", "command": "python3",
+        "args": [crate::common::mcp::server_script()], "env": []});
+    let opened = client.call(
+        "session/new",
+        json!({"cwd": dir.path().display().to_string(), "mcpServers": [server]}),
+    );
+    let session = opened["result"]["sessionId"].as_str().unwrap().to_string();
+    let (reason, updates) = client.run_prompt(&session, "echo something");
+    assert_eq!(reason, "end_turn");
+    let result = updates
+        .iter()
+        .find(|u| u["sessionUpdate"] == "tool_call_update" && u["toolCallId"] == "call_1")
+        .unwrap_or_else(|| panic!("no result in {updates:?}"));
+    assert_eq!(result["status"], "completed", "{result}");
+    assert_eq!(
+        result["content"][0]["content"]["text"],
+        "echo: from the editor"
+    );
+    let offered = fake.requests()[0].body.to_string();
+    assert!(offered.contains("mcp__ed__echo"), "{offered}");
+    client.finish().ok();
+}

@@ -11,9 +11,11 @@
 //!
 //! - [`session`]: the sessions of the connection, one [`crate::app::App`] each;
 //! - [`updates`]: mypi's events as `session/update` notifications;
-//! - [`prompt`]: the editor's content blocks as a prompt.
+//! - [`prompt`]: the editor's content blocks as a prompt;
+//! - [`servers`]: the editor's MCP servers as mypi's.
 
 mod prompt;
+mod servers;
 mod session;
 mod transport;
 mod updates;
@@ -59,7 +61,7 @@ struct Opening {
     cwd: std::path::PathBuf,
     /// The session to load.
     load: Option<String>,
-    /// The editor's MCP servers: taken, not connected yet (said on stderr).
+    /// The editor's MCP servers, started with the session's own.
     servers: Vec<McpServer>,
 }
 
@@ -74,14 +76,10 @@ impl Opening {
         responder: Responder<T>,
         response: impl FnOnce(SessionId) -> T + Send + 'static,
     ) -> Result<(), agent_client_protocol::Error> {
-        if !self.servers.is_empty() {
-            say(&format!(
-                "the editor's {} MCP server(s) are not connected (mypi connects the servers of its own configuration: .mcp.json, ~/.agents/mcp.json)",
-                self.servers.len()
-            ));
-        }
         tokio::spawn(async move {
-            let opened = sessions.open(self.cwd, self.load, connection).await;
+            let opened = sessions
+                .open(self.cwd, self.load, &self.servers, connection)
+                .await;
             let sent = match opened {
                 Ok((id, sink)) => {
                     let sent = responder.respond(response(id));

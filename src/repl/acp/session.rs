@@ -8,7 +8,9 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use agent_client_protocol::v1::schema::{PromptRequest, PromptResponse, SessionId, StopReason};
+use agent_client_protocol::v1::schema::{
+    McpServer, PromptRequest, PromptResponse, SessionId, StopReason,
+};
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error, ErrorCode};
 use tokio::sync::mpsc;
@@ -72,6 +74,7 @@ impl Sessions {
         &self,
         cwd: PathBuf,
         load: Option<String>,
+        servers: &[McpServer],
         connection: ConnectionTo<Client>,
     ) -> Result<(SessionId, Arc<AcpSink>), Error> {
         let mut overrides = self.overrides.clone();
@@ -111,6 +114,9 @@ impl Sessions {
         let id = SessionId::new(id);
         sink.set_session(id.clone());
         let notice = app.extensions.context().notice.clone();
+        let (given, refused) = super::servers::from_editor(servers);
+        app.given_mcp = given;
+        refused.into_iter().for_each(|line| notice(line));
         if let Err(e) =
             crate::repl::print::start_app(&mut app, &|line| notice(line.to_string())).await
         {
