@@ -129,6 +129,9 @@ pub async fn run_acp(config: Config, overrides: Overrides) -> i32 {
         say(&format!("cannot set up standard output: {e}"));
         return 1;
     }
+    if overrides.continue_session || overrides.resume.is_some() {
+        say("--continue and --resume do not apply to mypi acp: the editor opens sessions (session/load)");
+    }
     let sessions = Arc::new(Sessions::new(overrides, config.ext_flags.clone()));
     let transport = Lines::new(transport::outgoing(), transport::incoming(input));
     let served = Box::pin(serve(sessions.clone(), transport)).await;
