@@ -110,6 +110,16 @@ fn acp_bad_input_is_answered_and_the_connection_goes_on() {
     let (reason, updates) = client.run_prompt(&session, "are you there?");
     assert_eq!(reason, "end_turn");
     assert_eq!(agent_text(&updates), "still here");
+    // The commands were offered once the session was open; a /command runs without a model.
+    let offered = updates
+        .iter()
+        .find(|u| u["sessionUpdate"] == "available_commands_update")
+        .unwrap_or_else(|| panic!("no commands in {updates:?}"));
+    let names = offered["availableCommands"].to_string();
+    assert!(names.contains(r#""name":"help""#), "{offered}");
+    let (reason, updates) = client.run_prompt(&session, "/help");
+    assert_eq!(reason, "end_turn");
+    assert!(agent_text(&updates).contains("/help"), "{updates:?}");
     assert_eq!(fake.request_count(), 1);
     client.finish().ok();
 }

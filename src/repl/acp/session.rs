@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::v1::schema::{
-    McpServer, PromptRequest, PromptResponse, SessionId, StopReason,
+    McpServer, PromptRequest, PromptResponse, SessionId, SessionUpdate, StopReason,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error, ErrorCode};
@@ -128,9 +128,17 @@ impl Sessions {
                 sink.send_now(update);
             }
         }
+        let commands = super::updates::commands(&app.commands);
+        sink.send(commands.clone());
         let (jobs, rx) = mpsc::unbounded_channel();
         let running = Arc::new(Mutex::new(None));
-        let task = tokio::spawn(serve(app, sink.clone(), running.clone(), rx));
+        let served = Served {
+            app,
+            sink: sink.clone(),
+            running: running.clone(),
+            commands,
+        };
+        let task = tokio::spawn(serve(served, rx));
         self.tasks
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -228,35 +236,48 @@ impl Sessions {
     }
 }
 
-/// A session's task: runs its prompts one at a time until the table lets it go.
-async fn serve(
-    mut app: App,
+/// What a session's task owns.
+struct Served {
+    app: App,
     sink: Arc<AcpSink>,
+    /// The running prompt's token, shared with the table.
     running: Arc<Mutex<Option<CancellationToken>>>,
-    mut jobs: mpsc::UnboundedReceiver<Job>,
-) {
+    /// The commands the editor was told of last.
+    commands: SessionUpdate,
+}
+
+/// A session's task: runs its prompts one at a time until the table lets it go; after each,
+/// the editor hears of the commands when they changed (a reload, an MCP server's prompts).
+async fn serve(mut s: Served, mut jobs: mpsc::UnboundedReceiver<Job>) {
     while let Some(Job {
         prompt,
         cancel,
         responder,
     }) = jobs.recv().await
     {
-        app.attached = prompt.attached;
-        let mut run = Box::pin(run_prompt(&mut app, &prompt.text, &sink, &cancel));
-        let late = async {
-            cancel.cancelled().await;
-            tokio::time::sleep(CANCEL_GRACE).await;
-        };
-        tokio::select! {
-            answer = &mut run => answer_with(responder, answer),
-            () = late => {
-                answer_with(responder, Ok(StopReason::Cancelled));
-                let _ = run.await;
+        s.app.attached = prompt.attached;
+        {
+            let mut run = Box::pin(run_prompt(&mut s.app, &prompt.text, &s.sink, &cancel));
+            let late = async {
+                cancel.cancelled().await;
+                tokio::time::sleep(CANCEL_GRACE).await;
+            };
+            tokio::select! {
+                answer = &mut run => answer_with(responder, answer),
+                () = late => {
+                    answer_with(responder, Ok(StopReason::Cancelled));
+                    let _ = run.await;
+                }
             }
         }
-        *running.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        *s.running.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        let commands = super::updates::commands(&s.app.commands);
+        if commands != s.commands {
+            s.sink.send(commands.clone());
+            s.commands = commands;
+        }
     }
-    app.shutdown().await;
+    s.app.shutdown().await;
 }
 
 fn answer_with(responder: Responder<PromptResponse>, answer: Result<StopReason, Error>) {

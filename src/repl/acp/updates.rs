@@ -10,7 +10,9 @@
 //! - a child agent's events -> the same, with ids and titles of their own and
 //!   `_meta.mypi.child` naming the child and the parent's call;
 //! - notices, retries and a command's answer -> agent text marked as mypi's (`[mypi] ...`,
-//!   and `_meta.mypi.notice`).
+//!   and `_meta.mypi.notice`);
+//! - the command table -> `available_commands_update` ([`commands`]); a loaded session's
+//!   messages -> the updates that tell the conversation again ([`replay`]).
 //!
 //! [`Mapper`] is the pure part (its tests pin the JSON shapes); [`AcpSink`] sends what it
 //! makes on the connection.
@@ -20,9 +22,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 use agent_client_protocol::v1::schema::{
-    Content, ContentBlock, ContentChunk, Diff, Meta, SessionId, SessionNotification, SessionUpdate,
-    ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
-    ToolCallUpdateFields, ToolKind,
+    AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, Content, ContentBlock,
+    ContentChunk, Diff, Meta, SessionId, SessionNotification, SessionUpdate, ToolCall,
+    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    ToolKind, UnstructuredCommandInput,
 };
 use agent_client_protocol::{v1::ConnectionTo, Client};
 use serde_json::{json, Value};
@@ -279,6 +282,22 @@ fn child_meta(tag: &ChildTag, parent: &str) -> Meta {
         "name": tag.name, "depth": tag.depth, "turn": tag.turn, "parentToolCallId": parent
     }}});
     meta.as_object().cloned().unwrap_or_default()
+}
+
+/// The slash commands a prompt may start with (built-in, scripts', prompt files', MCP
+/// prompts'), as the editor offers them: name, description, and the arguments' hint.
+pub fn commands(table: &crate::commands::CommandTable) -> SessionUpdate {
+    let list = table
+        .all()
+        .iter()
+        .map(|c| {
+            let hint = (!c.hint.is_empty()).then(|| {
+                AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(c.hint.clone()))
+            });
+            AvailableCommand::new(c.name.clone(), c.description.clone()).input(hint)
+        })
+        .collect();
+    SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(list))
 }
 
 /// A loaded session's conversation as the updates that tell it again: the user's messages

@@ -212,3 +212,21 @@ fn kinds_by_tool_name() {
         ]
     );
 }
+
+#[test]
+fn the_commands_are_offered_with_their_descriptions() {
+    let table = crate::commands::CommandTable::with_builtins();
+    let update = serde_json::to_value(commands(&table)).unwrap();
+    assert_eq!(update["sessionUpdate"], "available_commands_update");
+    let list = update["availableCommands"].as_array().unwrap();
+    let help = list.iter().find(|c| c["name"] == "help").unwrap();
+    assert!(
+        help["description"].as_str().is_some_and(|d| !d.is_empty()),
+        "{help}"
+    );
+    assert!(help.get("input").is_none_or(Value::is_null), "{help}");
+    let names: Vec<&str> = list.iter().filter_map(|c| c["name"].as_str()).collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted);
+}
