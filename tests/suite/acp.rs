@@ -34,6 +34,12 @@ fn acp_a_prompt_streams_the_answer_and_ends_the_turn() {
     let (reason, updates) = client.run_prompt(&session, "hi there");
     assert_eq!(reason, "end_turn");
     assert_eq!(agent_text(&updates), "Hello from the model", "{updates:?}");
+    let usage = updates
+        .iter()
+        .find(|u| u["sessionUpdate"] == "usage_update")
+        .unwrap_or_else(|| panic!("no usage_update in {updates:?}"));
+    assert!(usage["used"].as_u64().unwrap_or(0) > 0, "{usage}");
+    assert!(usage["size"].as_u64().unwrap_or(0) > 0, "{usage}");
     let sent = fake.requests();
     let body = sent[0].body.to_string();
     assert!(body.contains("hi there"), "{body}");

@@ -11,6 +11,8 @@
 //!   `_meta.mypi.child` naming the child and the parent's call;
 //! - notices, retries and a command's answer -> agent text marked as mypi's (`[mypi] ...`,
 //!   and `_meta.mypi.notice`);
+//! - a turn's end -> `usage_update` (tokens in context, the window; the session's cost
+//!   at the end of a run when the model's prices are known);
 //! - the command table -> `available_commands_update` ([`commands`]); a loaded session's
 //!   messages -> the updates that tell the conversation again ([`replay`]).
 //!
@@ -23,9 +25,9 @@ use std::sync::{Mutex, OnceLock};
 
 use agent_client_protocol::v1::schema::{
     AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, Content, ContentBlock,
-    ContentChunk, Diff, Meta, SessionId, SessionNotification, SessionUpdate, ToolCall,
+    ContentChunk, Cost, Diff, Meta, SessionId, SessionNotification, SessionUpdate, ToolCall,
     ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
-    ToolKind, UnstructuredCommandInput,
+    ToolKind, UnstructuredCommandInput, UsageUpdate,
 };
 use agent_client_protocol::{v1::ConnectionTo, Client};
 use serde_json::{json, Value};
@@ -73,6 +75,10 @@ struct Call {
 pub struct Mapper {
     cwd: PathBuf,
     calls: HashMap<String, Call>,
+    /// The model's context window in tokens (0: no `usage_update`).
+    pub window: u64,
+    /// The tokens in context after the last turn.
+    used: u64,
 }
 
 impl Mapper {
@@ -80,7 +86,30 @@ impl Mapper {
         Mapper {
             cwd,
             calls: HashMap::new(),
+            window: 0,
+            used: 0,
         }
+    }
+
+    /// How full the context is after a turn, and (at the end of a run, when the model's
+    /// prices are known) what the session cost so far.
+    fn usage(&mut self, event: &AgentEvent) -> Vec<SessionUpdate> {
+        let cost = match event {
+            AgentEvent::TurnEnd { usage, .. } => {
+                self.used = usage.input_tokens + usage.output_tokens;
+                None
+            }
+            AgentEvent::Final { session_usage, .. } => match session_usage.cost_usd {
+                Some(c) => Some(Cost::new(c, "USD")),
+                None => return Vec::new(),
+            },
+            _ => return Vec::new(),
+        };
+        if self.window == 0 || self.used == 0 {
+            return Vec::new();
+        }
+        let update = UsageUpdate::new(self.used, self.window).cost(cost);
+        vec![SessionUpdate::UsageUpdate(update)]
     }
 
     /// The updates `event` becomes (none for the events an editor has no use for).
@@ -138,6 +167,9 @@ impl Mapper {
             } => {
                 let parent = call_id.as_deref().unwrap_or("mypi");
                 self.mapped(event, Some((tag, parent)))
+            }
+            AgentEvent::TurnEnd { .. } | AgentEvent::Final { .. } if child.is_none() => {
+                self.usage(event)
             }
             _ => Vec::new(),
         }
@@ -353,6 +385,11 @@ impl AcpSink {
             mapper: Mutex::new(Mapper::new(cwd)),
             held: Mutex::new(Some(Vec::new())),
         }
+    }
+
+    /// The model's context window, for `usage_update`s.
+    pub fn set_window(&self, window: u64) {
+        self.mapper.lock().unwrap_or_else(|p| p.into_inner()).window = window;
     }
 
     /// The session the updates are for.

@@ -230,3 +230,39 @@ fn the_commands_are_offered_with_their_descriptions() {
     sorted.sort();
     assert_eq!(names, sorted);
 }
+
+#[test]
+fn a_turns_end_tells_how_full_the_context_is_and_a_runs_end_the_cost() {
+    use crate::vocab::protocol::Usage;
+    let mut m = Mapper::new(PathBuf::from("/p"));
+    let turn = AgentEvent::TurnEnd {
+        turn: 1,
+        usage: Usage::tokens(1200, 300),
+    };
+    assert!(
+        shapes(&mut m, turn.clone()).is_empty(),
+        "no window, no update"
+    );
+    m.window = 200_000;
+    assert_eq!(
+        shapes(&mut m, turn),
+        [json!({"sessionUpdate": "usage_update", "used": 1500, "size": 200000})]
+    );
+    let mut total = Usage::tokens(1200, 300);
+    let fin = |total: Usage| AgentEvent::Final {
+        text: String::new(),
+        turns: 1,
+        usage: total,
+        usage_by: Vec::new(),
+        session_usage: total,
+    };
+    assert!(shapes(&mut m, fin(total)).is_empty(), "no prices, no cost");
+    total.cost_usd = Some(0.25);
+    assert_eq!(
+        shapes(&mut m, fin(total)),
+        [
+            json!({"sessionUpdate": "usage_update", "used": 1500, "size": 200000,
+                "cost": {"amount": 0.25, "currency": "USD"}})
+        ]
+    );
+}
