@@ -133,8 +133,10 @@ fn acp_bad_input_is_answered_and_the_connection_goes_on() {
 #[test]
 fn acp_cancel_answers_cancelled_within_a_second_and_a_second_prompt_waits_its_turn() {
     let dir = TestDir::new();
+    // The sleep carries a mark in its environment, to be found among the processes.
+    let command = format!("MCP_MARK={} sleep 300", dir.path().display());
     let replies = vec![
-        Reply::tool_calls([("call_1", "bash", json!({"command": "sleep 300"}))]),
+        Reply::tool_calls([("call_1", "bash", json!({ "command": command }))]),
         Reply::text("after the cancel"),
     ];
     let (mut client, _fake, session) = AcpClient::with_session(&dir, replies);
@@ -156,6 +158,13 @@ fn acp_cancel_answers_cancelled_within_a_second_and_a_second_prompt_waits_its_tu
         .as_str()
         .unwrap_or_default()
         .contains("session/cancel"));
+    while crate::common::mcp::marked(&dir).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the tool's process never started"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let asked = Instant::now();
     client.notify("session/cancel", json!({"sessionId": session}));
     let answer = client.response(&json!(first));
@@ -165,6 +174,7 @@ fn acp_cancel_answers_cancelled_within_a_second_and_a_second_prompt_waits_its_tu
         "{:?}",
         asked.elapsed()
     );
+    crate::common::mcp::assert_none_survive(&dir, "the cancelled tool's process");
     // The session takes the next prompt.
     let (reason, updates) = client.run_prompt(&session, "and now?");
     assert_eq!(reason, "end_turn");

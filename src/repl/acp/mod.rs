@@ -133,9 +133,11 @@ pub async fn run_acp(config: Config, overrides: Overrides) -> i32 {
         say("--continue and --resume do not apply to mypi acp: the editor opens sessions (session/load)");
     }
     let sessions = Arc::new(Sessions::new(overrides, config.ext_flags.clone()));
-    let transport = Lines::new(transport::outgoing(), transport::incoming(input));
+    let (outgoing, written) = transport::outgoing();
+    let transport = Lines::new(outgoing, transport::incoming(input));
     let served = Box::pin(serve(sessions.clone(), transport)).await;
     sessions.close_all().await;
+    written.wait().await;
     match served {
         Ok(()) => 0,
         Err(e) => {

@@ -1,6 +1,6 @@
 //! The lines of an ACP connection: JSON-RPC messages read from a private copy of stdin on a
-//! thread of their own, and written to mypi's own stdout ([`crate::platform::stdio`]), one
-//! message a line. A line longer than [`MAX_LINE`] never reaches the protocol: it is read
+//! thread of their own, and written to mypi's own stdout ([`crate::platform::stdio`]) by
+//! another, one message a line. A line longer than [`MAX_LINE`] never reaches the protocol: it is read
 //! through without being kept, and answered here with an error that carries the request's
 //! id (found by [`IdScan`] as the bytes go by), so the editor learns what happened and the
 //! connection goes on.
@@ -35,12 +35,49 @@ pub fn incoming(input: std::fs::File) -> impl Stream<Item = io::Result<String>> 
     })
 }
 
-/// Messages to the editor: each is written whole, with its newline, to mypi's stdout.
-pub fn outgoing() -> impl Sink<String, Error = io::Error> + Send + 'static {
-    futures_util::sink::unfold((), |(), line: String| async move {
-        crate::platform::stdio::out_line(&line);
-        Ok::<_, io::Error>(())
-    })
+/// Messages to the editor: each is written whole, with its newline, to mypi's stdout by a
+/// thread of its own, so an editor slow to read holds up the messages (up to 64 waiting),
+/// never the async runtime's workers. The thread ends once the sink is dropped and what it
+/// holds is written: [`Written::wait`] for it before exiting.
+pub fn outgoing() -> (
+    impl Sink<String, Error = io::Error> + Send + 'static,
+    Written,
+) {
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<String>(64);
+    let writer = std::thread::Builder::new()
+        .name("acp-stdout".into())
+        .spawn(move || {
+            while let Some(line) = rx.blocking_recv() {
+                crate::platform::stdio::out_line(&line);
+            }
+        });
+    let writer = match writer {
+        Ok(w) => Some(w),
+        Err(e) => {
+            super::say(&format!("cannot start the thread that writes stdout: {e}"));
+            None
+        }
+    };
+    let sink = futures_util::sink::unfold(tx, |tx, line: String| async move {
+        tx.send(line)
+            .await
+            .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "stdout's writer stopped"))?;
+        Ok::<_, io::Error>(tx)
+    });
+    (sink, Written(writer))
+}
+
+/// The thread that writes stdout.
+pub struct Written(Option<std::thread::JoinHandle<()>>);
+
+impl Written {
+    /// Waits (a few seconds at most) until every message handed to the sink is written.
+    pub async fn wait(self) {
+        if let Some(writer) = self.0 {
+            let joined = tokio::task::spawn_blocking(move || writer.join());
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(3), joined).await;
+        }
+    }
 }
 
 /// Reads `input` line by line until it ends or `deliver` refuses a line; a line over `max`
