@@ -366,10 +366,10 @@ pub fn replay(messages: &[crate::vocab::protocol::Message], cwd: &Path) -> Vec<S
 
 /// Sends a session's events to the editor as `session/update` notifications. One per
 /// session, used both as the session's outlet and as its runs' sink; the session id is set
-/// once the app is built (what comes before is said on stderr). Until the editor has the
-/// session's id (the answer to `session/new`), updates are held, then [`AcpSink::release`]d:
-/// what start-up says (the trust gate, an extension that failed to load) reaches an editor
-/// that knows the session.
+/// once the app is built. Until the editor has the session's id (the answer to
+/// `session/new`), updates are held, then [`AcpSink::release`]d: what start-up says (a
+/// resumed session's warnings, the trust gate, an extension that failed to load) reaches an
+/// editor that knows the session.
 pub struct AcpSink {
     connection: ConnectionTo<Client>,
     session: OnceLock<SessionId>,
@@ -427,12 +427,6 @@ impl AcpSink {
 
 impl EventSink for AcpSink {
     fn emit(&self, event: AgentEvent) {
-        if self.session.get().is_none() {
-            if let Some(text) = crate::repl::render::notice_text(&event) {
-                super::say(&text);
-            }
-            return;
-        }
         let updates = self
             .mapper
             .lock()
