@@ -42,12 +42,13 @@
 //! - Hosts: [`extensions`] (Lua and Rhai scripts, see below) and [`mcp`] (servers from
 //!   `.mcp.json` as tools, prompts and resources); each plugs into the capability registries.
 //! - [`app`]: wiring: configuration -> registries, hosts, agent; start-up and shutdown order.
-//! - [`repl`]: the front ends: the REPL, print mode and `--json`, and the command line
-//!   ([`repl::cli`]) that chooses among them.
+//! - [`repl`]: the front ends: the REPL, print mode and `--json`, `mypi acp` (an editor
+//!   drives mypi over the Agent Client Protocol, one [`app::App`] per editor session:
+//!   `repl/acp/`), and the command line ([`repl::cli`]) that chooses among them.
 //!
 //! # Data flow
 //!
-//! A line from the REPL or `-p` goes to [`app::App::handle_line`], which builds the line's
+//! A line from the REPL, `-p` or an editor's `session/prompt` goes to [`app::App::handle_line`], which builds the line's
 //! [`vocab::run::RunContext`]: a `/command` is answered from the command table; anything else goes
 //! through the `input` hook to [`agent::Agent::prompt`], which loops model request -> tool
 //! batch -> model request, firing hooks at each step, appending every message to the session

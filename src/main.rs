@@ -106,7 +106,7 @@ fn run(cli: Cli) -> i32 {
         Some(Command::Mcp {
             action: McpAction::List,
         }) => return run_mcp_list(&cli, cwd),
-        None => {}
+        Some(Command::Acp) | None => {}
     }
     let mut config = match Config::resolve(&cli.overrides(), &|k| std::env::var(k).ok(), cwd) {
         Ok(c) => c,
@@ -125,6 +125,20 @@ fn run(cli: Cli) -> i32 {
     if let Err(e) = early_flag_check(&config, &runtime) {
         stderr_line(&format!("mypi: {e}"));
         return 2;
+    }
+    if config.mode == Mode::Acp {
+        let overrides = cli.overrides();
+        return runtime.block_on(async move {
+            if let Err(e) = mypi::platform::signals::install(true, None) {
+                stderr_line(&format!("mypi: cannot watch for signals: {e}"));
+            }
+            tokio::spawn(repl::run_acp(config, overrides))
+                .await
+                .unwrap_or_else(|e| {
+                    stderr_line(&format!("mypi: internal error: {e}"));
+                    1
+                })
+        });
     }
     // The front end runs as a task on the runtime's workers rather than on this thread: a
     // worker that waits for an extension's reply parks the way the runtime does, which makes
@@ -183,7 +197,7 @@ fn outlet_for(mode: &Mode, printer: &Arc<Printer>) -> Arc<dyn mypi::agent::Event
     match mode {
         Mode::Print { json: true, .. } => Arc::new(JsonSink),
         Mode::Print { .. } => Arc::new(PrintSink),
-        Mode::Repl => Arc::new(OutletSink(printer.clone())),
+        Mode::Repl | Mode::Acp => Arc::new(OutletSink(printer.clone())),
     }
 }
 

@@ -19,11 +19,21 @@ impl App {
         if let Some(by) = &self.config.mcp_off {
             let _ = self.extensions.context().mcp_off.set(turned_off(by));
         }
-        if self.config.mcp_files.is_empty() || self.mcp.is_some() {
+        let given = std::mem::take(&mut self.given_mcp);
+        let off = self.config.mcp_off.is_some();
+        if (self.config.mcp_files.is_empty() && (given.is_empty() || off)) || self.mcp.is_some() {
             return;
         }
         let project = self.config.project_mcp.as_deref();
-        let servers = Servers::load(&self.config.mcp_files, project, &|k| std::env::var(k).ok());
+        let mut servers =
+            Servers::load(&self.config.mcp_files, project, &|k| std::env::var(k).ok());
+        for server in given.into_iter().filter(|_| !off) {
+            let name = crate::mcp::config::key(&server.name);
+            servers
+                .servers
+                .retain(|s| crate::mcp::config::key(&s.name) != name);
+            servers.servers.push(server);
+        }
         let notice = self.extensions.context().notice.clone();
         for p in &servers.problems {
             notice(format!("MCP config: {p}"));

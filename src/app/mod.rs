@@ -102,6 +102,9 @@ pub struct App {
     pub resumed: bool,
     /// The MCP servers (after [`App::start_mcp`]).
     pub mcp: Option<Arc<crate::mcp::Manager>>,
+    /// MCP servers a front end adds to the configured ones (an editor's, in `mypi acp`);
+    /// they win by name, and [`App::start_mcp`] starts them with the rest.
+    pub given_mcp: Vec<crate::mcp::config::ServerConfig>,
     /// Runs the scripts' child agents.
     pub children: Arc<children::Children>,
     /// The models used in this process, the current one first (what `/model` completes).
@@ -110,6 +113,9 @@ pub struct App {
     pub quitting: bool,
     /// What `!cmd` lines kept for the next prompt.
     shell_context: shell::ShellContext,
+    /// What a front end attaches to the next prompt (an editor's resources), after its
+    /// `@path` mentions were expanded, so an attached file's text is never read as mentions.
+    pub attached: Vec<String>,
     /// Claude Code's and Codex's command hooks, once loaded ([`App::load_settings_hooks`]).
     settings_hooks: settings_hooks::SettingsHooks,
 }
@@ -205,10 +211,12 @@ impl App {
             watcher: None,
             resumed,
             mcp: None,
+            given_mcp: Vec::new(),
             children,
             models,
             quitting: false,
             shell_context: shell::ShellContext::default(),
+            attached: Vec::new(),
             settings_hooks,
         };
         if let Some((provider, model)) = last_model {
@@ -355,6 +363,7 @@ impl App {
             Mode::Repl => RunMode::Repl,
             Mode::Print { json: true, .. } => RunMode::Json,
             Mode::Print { .. } => RunMode::Print,
+            Mode::Acp => RunMode::Acp,
         };
         Arc::new(RunContext::new(
             self.config.cwd.clone(),
@@ -383,6 +392,7 @@ impl App {
         cancel: &CancellationToken,
     ) -> Result<LineOutcome, AppError> {
         let outcome = self.line(line, sink, cancel).await;
+        self.attached.clear();
         self.after_line(sink).await;
         outcome
     }
@@ -434,7 +444,11 @@ impl App {
             };
             let text = mentions::expand(&text, &self.config.cwd).map_err(AppError::Command)?;
             self.wait_for_mcp().await;
-            let text = self.shell_context.take_into(&text);
+            let mut text = self.shell_context.take_into(&text);
+            for block in std::mem::take(&mut self.attached) {
+                text.push_str("\n\n");
+                text.push_str(&block);
+            }
             let outcome = self
                 .agent
                 .prompt(&text, InputSource::User, sink, &ctx)

@@ -82,6 +82,8 @@ pub struct Overrides {
     /// `-p`: `Some("")` reads the prompt from standard input.
     pub print: Option<String>,
     pub json: bool,
+    /// `mypi acp`: an editor drives mypi over the Agent Client Protocol on stdio.
+    pub acp: bool,
     /// `--provider NAME`: a built-in API or a configured provider.
     pub provider: Option<String>,
     pub model: Option<String>,
@@ -109,6 +111,8 @@ pub struct Overrides {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Mode {
     Repl,
+    /// `mypi acp`: an editor's sessions over the Agent Client Protocol (stdio).
+    Acp,
     /// One prompt; `None` means read it from standard input.
     Print {
         prompt: Option<String>,
@@ -383,8 +387,11 @@ pub fn project_slug(cwd: &std::path::Path) -> String {
     format!("--{inner}--")
 }
 
-/// REPL or print mode (`-p ""` reads the prompt from standard input).
+/// REPL, print mode (`-p ""` reads the prompt from standard input) or `mypi acp`.
 fn mode(cli: &Overrides) -> Mode {
+    if cli.acp {
+        return Mode::Acp;
+    }
     match &cli.print {
         None => Mode::Repl,
         Some(p) => Mode::Print {

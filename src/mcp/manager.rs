@@ -382,10 +382,12 @@ impl Manager {
         let entry = self.entry(server)?;
         let timeout = entry.config.timeout;
         let conn = self.conn_of(&entry).await?;
-        match conn.read_resource(uri, timeout).await {
+        // On the heap: a request's future is large (serde_json's maps keep their order, which
+        // the protocol crate of `mypi acp` asks for), and this one may be sent twice.
+        match Box::pin(conn.read_resource(uri, timeout)).await {
             Err(McpError::Transport(_)) => {
                 let conn = self.conn_of(&entry).await?;
-                conn.read_resource(uri, timeout).await
+                Box::pin(conn.read_resource(uri, timeout)).await
             }
             other => other,
         }
@@ -399,10 +401,9 @@ impl Manager {
         args: serde_json::Map<String, Value>,
     ) -> Result<Value, McpError> {
         let entry = self.entry(server)?;
-        self.conn_of(&entry)
-            .await?
-            .get_prompt(name, args, entry.config.timeout)
-            .await
+        let conn = self.conn_of(&entry).await?;
+        // On the heap, as `read_resource`'s.
+        Box::pin(conn.get_prompt(name, args, entry.config.timeout)).await
     }
 
     /// Starts `server` again (closing the old connection first); a disabled entry stays

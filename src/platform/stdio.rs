@@ -1,4 +1,5 @@
-//! mypi's own standard output, kept apart from everything else in the process in print mode.
+//! mypi's own standard output, kept apart from everything else in the process in print mode
+//! and `mypi acp` (whose protocol input is read from a private copy of stdin: [`take_input`]).
 //!
 //! In `-p` and `--json` mode stdout is a contract: the answer, or one JSON event per line.
 //! [`isolate`] moves the real stdout to a private descriptor (close-on-exec, so no child
@@ -71,6 +72,19 @@ pub fn isolate() -> io::Result<()> {
     }
     let _ = PRIVATE.set(Mutex::new(File::from(saved)));
     Ok(())
+}
+
+/// Standard input on a private descriptor (close-on-exec, so no child inherits it), for a
+/// front end that reads its protocol from stdin (`mypi acp`). Call before [`isolate`], which
+/// points descriptor 0 at `/dev/null`.
+pub fn take_input() -> io::Result<File> {
+    // SAFETY: fcntl(F_DUPFD_CLOEXEC) returns a new descriptor we own, or -1.
+    let fd = unsafe { libc::fcntl(libc::STDIN_FILENO, libc::F_DUPFD_CLOEXEC, 3) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is a fresh descriptor owned by nobody else.
+    Ok(File::from(unsafe { OwnedFd::from_raw_fd(fd) }))
 }
 
 /// Writes `bytes` to mypi's stdout (the private descriptor after [`isolate`]) and flushes.

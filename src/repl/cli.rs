@@ -124,6 +124,7 @@ impl Cli {
                 (print, _) => print.clone(),
             },
             json: self.json,
+            acp: matches!(self.command, Some(Command::Acp)),
             provider: self.provider.clone(),
             model: self.model.clone(),
             base_url: self.base_url.clone(),
@@ -212,6 +213,10 @@ pub enum Command {
         #[command(subcommand)]
         action: McpAction,
     },
+    /// Serve an editor over the Agent Client Protocol (JSON-RPC on stdin and stdout): Zed,
+    /// JetBrains IDEs, Neovim and Emacs clients start `mypi acp` as their agent. Takes the
+    /// model and project options (--provider, --model, --trust, --no-extensions, ...).
+    Acp,
     /// List this project's sessions, newest first: id, time, turns, model, first prompt.
     Sessions,
     /// Print the effective configuration: every setting with the flag, environment

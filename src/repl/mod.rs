@@ -1,8 +1,10 @@
-//! The front ends: the interactive REPL ([`run_repl`], here) and print mode ([`run_print`],
-//! in `print.rs`).
-//! Both hand each line to [`App::handle_line`]; they differ in how they render and in how a
+//! The front ends: the interactive REPL ([`run_repl`], here), print mode ([`run_print`],
+//! in `print.rs`) and `mypi acp` ([`run_acp`], in `acp/`: an editor drives mypi over the
+//! Agent Client Protocol).
+//! All three hand each line to [`App::handle_line`]; they differ in how they render and in how a
 //! prompt is cancelled (Ctrl-C in the REPL cancels the running prompt and keeps mypi open).
 
+mod acp;
 pub mod cli;
 pub mod complete;
 mod during;
@@ -24,6 +26,7 @@ use std::sync::Arc;
 use crate::app::ui::AppUi;
 use crate::app::{App, AppError, LineOutcome, QuitSource};
 use crate::vocab::run::queue::Queues;
+pub use acp::run_acp;
 use during::{drive, During, Front};
 use input::Input;
 use keys::ReadResult;

@@ -12,7 +12,7 @@ use super::render::{stderr_line, JsonSink, PrintSink};
 pub async fn run_print(mut app: App) -> i32 {
     let (prompt, json) = match &app.config.mode {
         Mode::Print { prompt, json } => (prompt.clone(), *json),
-        Mode::Repl => (None, false),
+        Mode::Repl | Mode::Acp => (None, false),
     };
     let prompt = match prompt_text(prompt) {
         Ok(p) => p,
@@ -97,16 +97,28 @@ fn prompt_text(prompt: Option<String>) -> Result<String, i32> {
     Ok(prompt)
 }
 
-/// Everything before the prompt runs: stdout kept for mypi, the trust gate, MCP servers
-/// started, extensions loaded. The exit code when mypi cannot go on.
+/// Everything before the prompt runs: stdout kept for mypi, then [`start_app`]. The exit
+/// code when mypi cannot go on.
 async fn start(app: &mut App) -> Result<(), i32> {
     // From here on only mypi writes to stdout, and nothing reads stdin.
     if let Err(e) = crate::platform::stdio::isolate() {
         stderr_line(&format!("mypi: cannot set up standard output: {e}"));
         return Err(1);
     }
+    if let Err(e) = start_app(app, &|line| stderr_line(&format!("mypi: {line}"))).await {
+        stderr_line(&format!("mypi: {e}"));
+        app.shutdown().await;
+        return Err(e.exit_code());
+    }
+    Ok(())
+}
+
+/// What print mode and each `mypi acp` session do before their first prompt: the trust
+/// gate (`say` tells why the project's code is skipped), MCP servers started, extensions
+/// loaded, the session started, and what `session_start` handlers asked done.
+pub(super) async fn start_app(app: &mut App, say: &(dyn Fn(&str) + Sync)) -> Result<(), AppError> {
     if let crate::app::Gate::Closed { why } = app.project_gate() {
-        stderr_line(&format!("mypi: {why}"));
+        say(&why);
         app.close_project();
     }
     app.start_mcp();
@@ -118,11 +130,7 @@ async fn start(app: &mut App) -> Result<(), i32> {
             ));
         }
     }
-    if let Err(e) = app.after_extensions() {
-        stderr_line(&format!("mypi: {e}"));
-        app.shutdown().await;
-        return Err(e.exit_code());
-    }
+    app.after_extensions()?;
     app.start().await;
     // What `session_start` handlers asked (`api.set_model`) applies to this run's prompt.
     let notice = app.extensions.context().notice.clone();

@@ -38,7 +38,7 @@
 ---| "model_select"
 ---| "user_shell"
 
----@alias mypi.Mode "repl"|"print"|"json"
+---@alias mypi.Mode "repl"|"print"|"json"|"acp"
 
 ---@alias mypi.Role "system"|"user"|"assistant"|"tool"
 
@@ -127,7 +127,7 @@ function Ui.notify(message) end
 ---the agent run that made the call.
 ---@class mypi.Ctx
 ---@field cwd string mypi's working folder
----@field mode mypi.Mode `"repl"`, `"print"` (`-p`) or `"json"` (`-p --json`)
+---@field mode mypi.Mode `"repl"`, `"print"` (`-p`), `"json"` (`-p --json`) or `"acp"` (`mypi acp`)
 ---@field session_id string the run's session id, known before its file is written; `""` with `--no-session`
 ---@field model string the model id in use
 ---@field depth integer 0 for the user's agent, 1+ inside a child agent

@@ -1,5 +1,8 @@
 //! Integration test modules; each file covers one area.
 
+mod acp;
+mod acp_client;
+mod acp_sdk;
 mod api_background;
 mod api_dialogs;
 mod api_flags;

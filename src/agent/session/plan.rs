@@ -15,7 +15,7 @@ enum Slot {
     /// its long tool output trimmed when `trim`.
     File { n: usize, trim: bool },
     /// A message a summary stands in with.
-    Made(Message),
+    Made(Box<Message>),
 }
 
 /// The conversation as the compactions seen so far leave it.
@@ -43,7 +43,7 @@ impl Plan {
             let kept = self.slots.split_off(split);
             self.slots = compact::summary_messages(summary)
                 .into_iter()
-                .map(Slot::Made)
+                .map(|m| Slot::Made(Box::new(m)))
                 .collect();
             self.slots.extend(kept);
         } else if c.trimmed {
@@ -73,7 +73,7 @@ impl Plan {
         let mut out = Vec::with_capacity(self.slots.len());
         for slot in self.slots {
             match slot {
-                Slot::Made(m) => out.push(m),
+                Slot::Made(m) => out.push(*m),
                 Slot::File { n, trim } => {
                     if let Some(mut m) = read(n) {
                         if trim {

@@ -246,6 +246,9 @@ impl ToJson {
                 out.insert(key, item);
             }
         }
+        // A Lua table has no order (`pairs` goes by hash): its keys sorted, so the same table
+        // always encodes the same way, whatever order serde_json's maps keep.
+        out.sort_keys();
         Ok(Json::Object(out))
     }
 }

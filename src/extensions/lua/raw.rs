@@ -242,6 +242,8 @@ impl Reader {
             out.insert(key, value);
             ffi::lua_pop(state, 1);
         }
+        // Keys sorted, as the careful path's (`convert.rs`): a table has no order of its own.
+        out.sort_keys();
         Some(Json::Object(out))
     }
 

@@ -308,7 +308,7 @@ pub const MEMBERS: &[Member] = &[
     data(Object::Api, "extension", "{name, path, language}"),
     data(Object::Api, "version", "mypi's version, e.g. \"0.1.0\""),
     data(Object::Ctx, "cwd", "the working folder"),
-    data(Object::Ctx, "mode", "repl, print or json"),
+    data(Object::Ctx, "mode", "repl, print, json or acp"),
     data(Object::Ctx, "session_id", "the run's session"),
     data(Object::Ctx, "model", "the model in use"),
     data(

@@ -26,6 +26,8 @@ pub enum RunMode {
     Repl,
     Print,
     Json,
+    /// `mypi acp`: an editor drives the session.
+    Acp,
 }
 
 impl RunMode {
@@ -34,6 +36,7 @@ impl RunMode {
             RunMode::Repl => "repl",
             RunMode::Print => "print",
             RunMode::Json => "json",
+            RunMode::Acp => "acp",
         }
     }
 }
