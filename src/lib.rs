@@ -16,7 +16,9 @@
 //!   group, killed on every exit path (even `kill -9`: a parent-death signal, and
 //!   [`platform::process::reaper`], a second process that kills the groups mypi left), the
 //!   signals that end mypi, the allocator that charges every block to a meter (a Rhai VM's
-//!   memory cap), mypi's own stdout in print mode, the one HTTP client.
+//!   memory cap), mypi's own stdout in print mode, the one HTTP client, and
+//!   [`platform::sys`], the few system calls neither std nor `nix` covers safely (with the
+//!   allocator, processes and stdio, the only code allowed `unsafe` besides the Lua raw API).
 //! - [`vocab`]: the vocabulary; imports nothing of ours. Messages, tool calls and agent
 //!   events ([`vocab::protocol`]); the context of one run, its steer and follow-up queues and
 //!   what its model calls spent ([`vocab::run`]); registration handles; what the core may ask
