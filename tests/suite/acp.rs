@@ -340,3 +340,34 @@ fn acp_the_editors_mcp_servers_start_with_the_session() {
     assert!(offered.contains("mcp__ed__echo"), "{offered}");
     client.finish().ok();
 }
+
+#[test]
+fn acp_extensions_reload_on_save() {
+    let dir = TestDir::new();
+    let source =
+        |word: &str| format!(r#"api.on("input", function(e) api.notify("version {word}") end)"#);
+    super::ext_util::install(&dir, "v.lua", &source("one"));
+    let fake =
+        crate::common::FakeOpenAi::with_replies(vec![Reply::text("first"), Reply::text("second")]);
+    let (mut client, _) = AcpClient::start(Mypi::new(&dir).openai(&fake));
+    let session = client.new_session(dir.path());
+    let (_, updates) = client.run_prompt(&session, "a");
+    assert!(agent_text(&updates).contains("version one"), "{updates:?}");
+    super::ext_util::install(&dir, "v.lua", &source("two"));
+    // The reload's own notice reaches the editor once the watcher has seen the save.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let m = client.next_message(deadline);
+        let text = m["params"]["update"]["content"]["text"]
+            .as_str()
+            .unwrap_or_default();
+        if text.contains("reloaded") || text.contains("v.lua") {
+            break;
+        }
+    }
+    let (_, updates) = client.run_prompt(&session, "b");
+    let said = agent_text(&updates);
+    assert!(said.contains("version two"), "{updates:?}");
+    assert!(!said.contains("version one"), "{updates:?}");
+    client.finish().ok();
+}

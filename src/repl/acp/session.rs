@@ -123,6 +123,10 @@ impl Sessions {
             app.shutdown().await;
             return Err(error(ErrorCode::INTERNAL_ERROR, e.to_string()));
         }
+        // Extensions reload on save, as in the REPL; what a reload says reaches the editor.
+        if let Some(problem) = app.watch_extensions() {
+            notice(problem);
+        }
         if load.is_some() {
             for update in super::updates::replay(app.agent.messages(), &cwd) {
                 sink.send_now(update);
