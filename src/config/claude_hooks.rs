@@ -11,7 +11,7 @@
 //! project is trusted) into [`CommandHook`]s; what cannot be used (a file that is not JSON, a
 //! hook type mypi does not run, an event it does not know) is one problem line each, naming
 //! the file (and the line, when the JSON itself is broken). Running them is
-//! [`crate::hooks::command`]'s business.
+//! the business of the hook runner in the hooks layer (`hooks/command`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -126,10 +126,9 @@ fn edges(src: &Path) -> (Edges, BTreeSet<String>) {
         modules.insert(top.clone());
         let text = std::fs::read_to_string(file).unwrap();
         let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        // Doc links count too: a lower layer's docs that link up name what it should not
+        // know.
         for (n, line) in code.lines().enumerate() {
-            if line.trim_start().starts_with("//") {
-                continue;
-            }
             for to in imported(line) {
                 if to != top {
                     let at = format!("src/{}:{}", rel.display(), n + 1);
