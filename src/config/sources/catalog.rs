@@ -77,6 +77,12 @@ impl Catalog {
     /// Starts discovering the skills under `roots` on a thread (again, on `/reload`); its
     /// problems go to `report`. The first reader of the catalog waits for it.
     pub fn discover_in_background(&self, roots: Vec<(PathBuf, Origin)>, report: Report) {
+        // Most folders have no skills folder: no thread to start for them.
+        if !roots.iter().any(|(root, _)| root.is_dir()) {
+            *self.pending.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            *self.found.lock().unwrap_or_else(|p| p.into_inner()) = Some(Vec::new());
+            return;
+        }
         let run = move || {
             let found = discover(&roots);
             for problem in found.problems {
