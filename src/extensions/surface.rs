@@ -4,25 +4,32 @@
 //! and Rhai engines only convert their values into [`Arg`]s as a member's [`Ty`]s ask
 //! (keeping script functions as callbacks), call [`call`](fn@call), and convert the [`Ret`]
 //! back. So both languages accept the same arguments and fail with the same messages; the
-//! reference (`stdlib/README.md`) and the LuaLS stubs are checked against [`MEMBERS`]. What
-//! each function does is in `surface/call.rs`; the argument values and their check are in
-//! `surface/args.rs`.
+//! reference (`stdlib/README.md`) and the LuaLS stubs are checked against [`MEMBERS`].
+//!
+//! Each function member's row names the function that does what it does (its [`Act`]): a
+//! call checks its arguments against the row's parameters and runs the row's act; there is
+//! no dispatch by name. The acts live by area: registrations and `ctx` in `surface/call.rs`,
+//! the dialogs and the screen in `surface/ui.rs`, `api.mcp` in `surface/mcp.rs`, what
+//! reaches the app in `surface/host.rs`, children in `surface/agents.rs`, skills in
+//! `surface/skills.rs`; the argument values and their check are in `surface/args.rs`.
 
 mod agents;
 mod args;
 mod call;
 mod host;
+mod mcp;
 mod members;
 mod providers;
 mod skills;
+mod ui;
 
 use serde_json::{json, Value as Json};
 
 use super::script::ExtensionInfo;
 use crate::vocab::run::RunContext;
 
-use args::{checked, Args};
-pub use args::{Arg, Ret};
+use args::checked;
+pub use args::{Arg, Args, Ret};
 pub use call::call;
 pub use members::MEMBERS;
 
@@ -100,16 +107,41 @@ const fn opt(name: &'static str, ty: Ty) -> Field {
     }
 }
 
+/// One call of a function member as its [`Act`] sees it: the extension's link, the checked
+/// arguments, and the run the call was made in (none for `api.*` outside a handler).
+pub struct Call<'a> {
+    pub link: &'a crate::extensions::api::ApiLink,
+    pub args: Args<'static>,
+    pub ctx: Option<&'a std::sync::Arc<RunContext>>,
+}
+
+impl Call<'_> {
+    /// Refuses what asks the user or the app (a dialog, leaving, reloading) while extensions
+    /// are only checked (the members that run a process, a model or an MCP call are refused
+    /// by the link once their arguments are read).
+    fn acting(&self) -> Result<(), String> {
+        match self.link.host().checking {
+            true => Err(crate::extensions::services::CHECKING.to_string()),
+            false => Ok(()),
+        }
+    }
+}
+
+/// What a function member does; the error is the message to raise (the caller puts the
+/// member's name before it).
+pub type Act = fn(&mut Call<'_>) -> Result<Ret, String>;
+
 /// What a member is.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy)]
 pub enum Shape {
-    Function(&'static [Field]),
+    /// A function: its parameters, and what it does.
+    Function(&'static [Field], Act),
     /// A data field the engine holds (`api.state`, `ctx.cwd`, ...).
     Data,
 }
 
 /// One member of the script API.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy)]
 pub struct Member {
     pub object: Object,
     pub name: &'static str,
@@ -125,7 +157,7 @@ impl Member {
 
     pub fn params(&self) -> &'static [Field] {
         match self.shape {
-            Shape::Function(params) => params,
+            Shape::Function(params, _) => params,
             Shape::Data => &[],
         }
     }
@@ -134,13 +166,14 @@ impl Member {
 const fn function(
     object: Object,
     name: &'static str,
+    act: Act,
     params: &'static [Field],
     summary: &'static str,
 ) -> Member {
     Member {
         object,
         name,
-        shape: Shape::Function(params),
+        shape: Shape::Function(params, act),
         summary,
     }
 }
@@ -243,7 +276,7 @@ mod tests {
         let ctx = crate::platform::testutil::run_ctx(&dir.0);
         for m in MEMBERS
             .iter()
-            .filter(|m| matches!(m.shape, Shape::Function(_)))
+            .filter(|m| matches!(m.shape, Shape::Function(..)))
         {
             let out = call(&link, m, Vec::new(), Some(&ctx));
             match m.params().iter().find(|p| p.required) {

@@ -236,7 +236,7 @@ pub(super) fn api_table(lua: &Lua, shared: &Rc<Shared>) -> mlua::Result<Table> {
     lua.set_named_registry_value(CALLBACKS, lua.create_table()?)?;
     let api = lua.create_table()?;
     for m in surface::MEMBERS.iter().filter(|m| m.object == Object::Api) {
-        if let Shape::Function(_) = m.shape {
+        if let Shape::Function(..) = m.shape {
             api.set(m.name, member_function(lua, shared, m, None)?)?;
         }
     }
@@ -300,7 +300,7 @@ pub(super) fn ctx_fields(
         ));
     }
     for m in surface::MEMBERS.iter().filter(|m| m.object == Object::Ctx) {
-        if let Shape::Function(_) = m.shape {
+        if let Shape::Function(..) = m.shape {
             let f = member_function(lua, shared, m, Some(ctx.clone()))?;
             fields.push((
                 Value::String(lua.create_string(m.name)?),

@@ -370,7 +370,7 @@ pub fn register(engine: &mut Engine) {
     engine.register_get("events", |api: &mut Api| Events(api.clone()));
     for m in surface::MEMBERS {
         match (m.object, m.shape) {
-            (Object::Api, Shape::Function(_)) => {
+            (Object::Api, Shape::Function(..)) => {
                 register_member::<Api>(engine, m, |api| (api.clone(), None))
             }
             (Object::Ui, _) => register_member::<Ui>(engine, m, |ui| (ui.api().clone(), None)),
@@ -379,7 +379,7 @@ pub fn register(engine: &mut Engine) {
             }
             (Object::Mcp, _) => register_member::<Mcp>(engine, m, |mcp| (mcp.0.clone(), None)),
             (Object::Events, _) => register_member::<Events>(engine, m, |e| (e.0.clone(), None)),
-            (Object::Ctx, Shape::Function(_)) => {
+            (Object::Ctx, Shape::Function(..)) => {
                 register_member::<Ctx>(engine, m, |c| (c.api().clone(), Some(c.clone())))
             }
             _ => {}

@@ -6,9 +6,8 @@
 
 use serde_json::{json, Map, Value as Json};
 
-use super::{Args, Ret};
+use super::{Call, Ret};
 use crate::agent::child::{self, CompleteRequest, MAX_CHILDREN};
-use crate::extensions::api::ApiLink;
 use crate::vocab::protocol::{ChildOutcome, Message, Role};
 
 /// How many children `api.run_agents` runs at once unless told.
@@ -27,7 +26,8 @@ fn outcome_json(o: ChildOutcome) -> Json {
 }
 
 /// `api.run_agent{task, ...} -> {text, turns, usage, error?}`.
-pub(super) fn run_agent(link: &ApiLink, args: &mut Args<'_>) -> Result<Ret, String> {
+pub(super) fn run_agent(c: &mut Call<'_>) -> Result<Ret, String> {
+    let (link, args) = (c.link, &mut c.args);
     let spec = child::spec_from_json(&args.take("agent").into_json())?;
     let mut outcomes = link.run_agents(vec![spec], 1)?;
     let outcome = outcomes.pop().unwrap_or_default();
@@ -36,7 +36,8 @@ pub(super) fn run_agent(link: &ApiLink, args: &mut Args<'_>) -> Result<Ret, Stri
 
 /// `api.run_agents({ {...}, {...}, concurrency = 4 })` (or the list and `{concurrency}`
 /// apart) -> the outcomes in order.
-pub(super) fn run_agents(link: &ApiLink, args: &mut Args<'_>) -> Result<Ret, String> {
+pub(super) fn run_agents(c: &mut Call<'_>) -> Result<Ret, String> {
+    let (link, args) = (c.link, &mut c.args);
     let options = args.take("options").into_json();
     let (items, inline) = agent_list(args.take("agents").into_json())?;
     let concurrency = match options.get("concurrency").or(inline.as_ref()) {
@@ -94,7 +95,8 @@ fn agent_list(value: Json) -> Result<(Vec<Json>, Option<Json>), String> {
 
 /// `api.complete{prompt | messages, system_prompt?, model?, provider?, max_tokens?}` ->
 /// `{text, usage}`.
-pub(super) fn complete(link: &ApiLink, args: &mut Args<'_>) -> Result<Ret, String> {
+pub(super) fn complete(c: &mut Call<'_>) -> Result<Ret, String> {
+    let (link, args) = (c.link, &mut c.args);
     let Json::Object(req) = args.take("request").into_json() else {
         return Err("the request must be a table".into());
     };

@@ -190,7 +190,7 @@ pub enum Ret {
 }
 
 /// The checked arguments of one call, by parameter.
-pub(super) struct Args<'a> {
+pub struct Args<'a> {
     /// The member's name for messages (`api.on`).
     pub(super) what: String,
     params: &'a [Field],

@@ -1,26 +1,16 @@
-//! What the function members of the script API do ([`call`]): each checks its arguments
-//! against its parameters (`checked`), then acts through the extension's [`ApiLink`].
+//! A call of a function member ([`call`]): its arguments checked against its row's
+//! parameters (`checked`), then its row's act run. The acts of the registrations (`api.on`,
+//! `api.tool`, ...), of messages and processes, and of `ctx`'s run members are here.
 
 use std::sync::Arc;
 
 use serde_json::{json, Value as Json};
 
-use super::{checked, Arg, Args, Member, Object, Ret};
+use super::{checked, Arg, Call, Member, Ret, Shape};
 use crate::extensions::api::{ApiLink, ToolDef};
 use crate::extensions::script::CallbackId;
 use crate::hooks::EventKind;
 use crate::vocab::run::RunContext;
-
-/// Whether `member` asks the user or the app (a dialog, leaving, reloading): refused while
-/// extensions are only checked (the members that run a process, a model or an MCP call are
-/// refused by [`ApiLink`] once their arguments are read).
-fn acts(member: &Member) -> bool {
-    match member.object {
-        Object::Ui => matches!(member.name, "confirm" | "select" | "input" | "editor"),
-        Object::Ctx => matches!(member.name, "shutdown" | "reload" | "new_session"),
-        _ => false,
-    }
-}
 
 /// Calls function member `member` with `values` for the extension behind `link`; `ctx` is
 /// the context the call was made in (for `ctx.*` members). The error is the message to raise
@@ -31,139 +21,92 @@ pub fn call(
     values: Vec<Arg>,
     ctx: Option<&Arc<RunContext>>,
 ) -> Result<Ret, String> {
-    let mut args = checked(member, values)?;
+    let Shape::Function(_, act) = member.shape else {
+        return Err(format!("{} is not a function", member.full_name()));
+    };
+    let args = checked(member, values)?;
     let what = args.what.clone();
-    let fail = |e: String| format!("{what}: {e}");
-    if acts(member) && link.host().checking {
-        return Err(fail(crate::extensions::services::CHECKING.to_string()));
-    }
-    match (member.object, member.name) {
-        (Object::Api, "on") => {
-            let event = args.take("event").text();
-            let cb = args.take("handler").callback();
-            if EventKind::parse(&event).is_none() {
-                let names: Vec<&str> = EventKind::ALL.iter().map(|k| k.name()).collect();
-                return Err(fail(format!(
-                    "unknown event '{event}'; the events are: {}",
-                    names.join(", ")
-                )));
-            }
-            let id = link.on(&event, cb).map_err(fail)?;
-            Ok(Ret::Handle { id, cb })
-        }
-        (Object::Api, "tool") => {
-            let (def, cb) = tool_def(args.take("definition"))?;
-            let id = link.tool(def, cb).map_err(fail)?;
-            Ok(Ret::Handle { id, cb })
-        }
-        (Object::Api, "command") => {
-            let name = args.take("name").text();
-            let cb = args.take("handler").callback();
-            let description = args.take("description").opt_text().unwrap_or_default();
-            let id = link.command(&name, &description, cb).map_err(fail)?;
-            Ok(Ret::Handle { id, cb })
-        }
-        (Object::Api, "renderer") => renderer(link, &mut args).map_err(fail),
-        (Object::Api, "skills" | "skill") => {
-            super::skills::call(link, member.name, &mut args).map_err(fail)
-        }
-        (Object::Api, "send_message") => {
-            let text = args.take("text").text();
-            let deliver_as = args
-                .take("options")
-                .field("deliver_as")
-                .and_then(Arg::opt_text);
-            link.send_message(&text, deliver_as.as_deref())
-                .map_err(fail)?;
-            Ok(Ret::Nil)
-        }
-        (Object::Api, "exec") => exec(link, &mut args).map_err(fail),
-        (Object::Api, "read_dir") => link
-            .read_dir(&args.take("path").text())
-            .map(|names| Ret::Data(json!(names)))
-            .map_err(fail),
-        (Object::Api, "run_agent") => super::agents::run_agent(link, &mut args).map_err(fail),
-        (Object::Api, "run_agents") => super::agents::run_agents(link, &mut args).map_err(fail),
-        (Object::Api, "complete") => super::agents::complete(link, &mut args).map_err(fail),
-        (Object::Mcp, _) => mcp(link, member.name, &mut args).map_err(fail),
-        (Object::Api, "log") => {
-            link.log(&args.take("message").display());
-            Ok(Ret::Nil)
-        }
-        (Object::Api | Object::Ui, "notify") => {
-            link.notify(&args.take("message").display());
-            Ok(Ret::Nil)
-        }
-        (Object::Ui, _) => ui(link, member.name, &mut args).map_err(fail),
-        (Object::Ctx, "progress" | "update") => {
-            if let Some(ctx) = ctx {
-                let message = args.take("message").display();
-                ctx.report(crate::vocab::run::UpdateKind::Progress, &message);
-            }
-            Ok(Ret::Nil)
-        }
-        (Object::Ctx, "abort") => {
-            if let Some(ctx) = ctx.cloned().or_else(|| link.current()) {
-                ctx.cancel.cancel();
-            }
-            Ok(Ret::Nil)
-        }
-        _ => super::host::call(link, member, &mut args, ctx).map_err(fail),
-    }
+    let mut call = Call { link, args, ctx };
+    act(&mut call).map_err(|e| format!("{what}: {e}"))
 }
 
-/// `ctx.ui.*` (but `notify`): the dialogs and the screen.
-fn ui(link: &ApiLink, name: &str, args: &mut Args<'_>) -> Result<Ret, String> {
-    match name {
-        "confirm" => {
-            let question = args.take("question").text();
-            let timeout = timeout_ms(args.take("opts"))?;
-            Ok(Ret::Bool(link.confirm_within(&question, timeout)))
-        }
-        "select" => {
-            let title = args.take("title").text();
-            let options = args.take("options").strings().unwrap_or_default();
-            let timeout = timeout_ms(args.take("opts"))?;
-            Ok(opt_string(link.select(&title, &options, timeout)))
-        }
-        "input" => {
-            let prompt = args.take("prompt").text();
-            let options = args.take("options");
-            let default = options.clone().field("default").and_then(Arg::opt_text);
-            let timeout = timeout_ms(options)?;
-            Ok(opt_string(link.input(&prompt, default, timeout)))
-        }
-        "editor" => Ok(opt_string(link.editor(&args.take("initial").text()))),
-        "set_status" => {
-            let key = crate::agent::control::status_key(&link.info.name, &args.take("key").text());
-            let value = args.take("text").opt_text();
-            link.host()
-                .control
-                .set_status(&key, value.as_deref())
-                .map(|()| Ret::Nil)
-        }
-        "set_title" => {
-            link.host().control.set_title(&args.take("text").text());
-            Ok(Ret::Nil)
-        }
-        _ => Err("is not a function".into()),
+/// `api.on(event, handler)`.
+pub(super) fn on(c: &mut Call<'_>) -> Result<Ret, String> {
+    let event = c.args.take("event").text();
+    let cb = c.args.take("handler").callback();
+    if EventKind::parse(&event).is_none() {
+        let names: Vec<&str> = EventKind::ALL.iter().map(|k| k.name()).collect();
+        return Err(format!(
+            "unknown event '{event}'; the events are: {}",
+            names.join(", ")
+        ));
     }
+    let id = c.link.on(&event, cb)?;
+    Ok(Ret::Handle { id, cb })
 }
 
-/// `{timeout_ms = N}` of a dialog: none, or a positive duration.
-fn timeout_ms(options: Arg) -> Result<Option<std::time::Duration>, String> {
-    match options.field("timeout_ms").and_then(Arg::int) {
-        None => Ok(None),
-        Some(ms) if ms > 0 => Ok(Some(std::time::Duration::from_millis(ms as u64))),
-        Some(_) => Err("'timeout_ms' must be a positive integer".into()),
-    }
+/// `api.tool{...}`.
+pub(super) fn tool(c: &mut Call<'_>) -> Result<Ret, String> {
+    let (def, cb) = tool_def(c.args.take("definition"))?;
+    let id = c.link.tool(def, cb)?;
+    Ok(Ret::Handle { id, cb })
 }
 
-fn opt_string(s: Option<String>) -> Ret {
-    match s {
-        Some(s) => Ret::Data(Json::String(s)),
-        None => Ret::Nil,
+/// `api.command(name, handler, description?)`.
+pub(super) fn command(c: &mut Call<'_>) -> Result<Ret, String> {
+    let name = c.args.take("name").text();
+    let cb = c.args.take("handler").callback();
+    let description = c.args.take("description").opt_text().unwrap_or_default();
+    let id = c.link.command(&name, &description, cb)?;
+    Ok(Ret::Handle { id, cb })
+}
+
+/// `api.send_message(text, {deliver_as?})`.
+pub(super) fn send_message(c: &mut Call<'_>) -> Result<Ret, String> {
+    let text = c.args.take("text").text();
+    let deliver_as = c
+        .args
+        .take("options")
+        .field("deliver_as")
+        .and_then(Arg::opt_text);
+    c.link.send_message(&text, deliver_as.as_deref())?;
+    Ok(Ret::Nil)
+}
+
+/// `api.read_dir(path)`.
+pub(super) fn read_dir(c: &mut Call<'_>) -> Result<Ret, String> {
+    c.link
+        .read_dir(&c.args.take("path").text())
+        .map(|names| Ret::Data(json!(names)))
+}
+
+/// `api.log(message)`.
+pub(super) fn log(c: &mut Call<'_>) -> Result<Ret, String> {
+    c.link.log(&c.args.take("message").display());
+    Ok(Ret::Nil)
+}
+
+/// `api.notify(message)` and `ctx.ui.notify(message)`.
+pub(super) fn notify(c: &mut Call<'_>) -> Result<Ret, String> {
+    c.link.notify(&c.args.take("message").display());
+    Ok(Ret::Nil)
+}
+
+/// `ctx.progress(message)` and `ctx.update(message)`: nothing outside a run.
+pub(super) fn progress(c: &mut Call<'_>) -> Result<Ret, String> {
+    if let Some(ctx) = c.ctx {
+        let message = c.args.take("message").display();
+        ctx.report(crate::vocab::run::UpdateKind::Progress, &message);
     }
+    Ok(Ret::Nil)
+}
+
+/// `ctx.abort()`: cancels the run that made the call (or the one running now).
+pub(super) fn abort(c: &mut Call<'_>) -> Result<Ret, String> {
+    if let Some(ctx) = c.ctx.cloned().or_else(|| c.link.current()) {
+        ctx.cancel.cancel();
+    }
+    Ok(Ret::Nil)
 }
 
 /// Takes field `name` out of a record's fields.
@@ -246,7 +189,8 @@ fn fix_schema_arrays(v: &mut Json) {
 }
 
 /// `api.renderer(tool, {call?, result?})`: at least one function; the handle forgets both.
-fn renderer(link: &ApiLink, args: &mut Args<'_>) -> Result<Ret, String> {
+pub(super) fn renderer(c: &mut Call<'_>) -> Result<Ret, String> {
+    let (link, args) = (c.link, &mut c.args);
     let tool = args.take("tool").text();
     let renderer = args.take("renderer");
     let call = renderer.clone().field("call").and_then(Arg::opt_callback);
@@ -262,39 +206,9 @@ fn renderer(link: &ApiLink, args: &mut Args<'_>) -> Result<Ret, String> {
     Ok(Ret::Handles { id, cbs })
 }
 
-/// `api.mcp.*`: plain data back, or the server's message raised.
-fn mcp(link: &ApiLink, name: &str, args: &mut Args<'_>) -> Result<Ret, String> {
-    use crate::vocab::mcp::McpRequest as Request;
-    // An empty Lua table may arrive as `[]`: no arguments.
-    let data = |arg: Arg| match arg {
-        Arg::Data(v @ Json::Object(_)) => v,
-        _ => json!({}),
-    };
-    let request = match name {
-        "servers" => Request::Servers,
-        "tools" => Request::Tools {
-            server: args.take("server").text(),
-        },
-        "call" | "call_tool" => Request::Call {
-            server: args.take("server").text(),
-            tool: args.take("tool").text(),
-            args: data(args.take("arguments")),
-        },
-        "read_resource" => Request::ReadResource {
-            server: args.take("server").text(),
-            uri: args.take("uri").text(),
-        },
-        _ => Request::Prompt {
-            server: args.take("server").text(),
-            name: args.take("name").text(),
-            args: data(args.take("arguments")),
-        },
-    };
-    link.mcp(request).map(Ret::Data)
-}
-
 /// `api.exec(cmd, args?, {timeout_ms?, cwd?}) -> {code, stdout, stderr, timed_out}`.
-fn exec(link: &ApiLink, args: &mut Args<'_>) -> Result<Ret, String> {
+pub(super) fn exec(c: &mut Call<'_>) -> Result<Ret, String> {
+    let (link, args) = (c.link, &mut c.args);
     let cmd = args.take("command").text();
     let argv = args.take("arguments").strings().unwrap_or_default();
     let options = args.take("options");

@@ -7,214 +7,246 @@
 //! `control.rs`).
 
 use std::io::{BufRead, BufReader};
-use std::sync::Arc;
 
 use serde_json::{json, Value as Json};
 
-use super::{Arg, Args, Member, Object, Ret};
+use super::{Arg, Call, Ret};
 use crate::agent::control::{Pending, Request, MAX_ENTRY_BYTES, MAX_NAME_BYTES};
-use crate::extensions::api::ApiLink;
 use crate::extensions::background::{MAX_EVENT_NAME, MAX_TIMER_MS, MIN_REPEAT_MS};
 use crate::extensions::registrar::Background;
-use crate::vocab::run::RunContext;
 
 /// A member that returns nothing.
 fn nil(done: Result<(), String>) -> Result<Ret, String> {
     done.map(|()| Ret::Nil)
 }
 
-/// Calls the member; the error is the message to raise (without the member's name).
-pub(super) fn call(
-    link: &ApiLink,
-    member: &'static Member,
-    args: &mut Args<'_>,
-    ctx: Option<&Arc<RunContext>>,
-) -> Result<Ret, String> {
-    match (member.object, member.name) {
-        (Object::Ctx | Object::Session, _) | (Object::Api, "append_entry" | "project_trusted") => {
-            control_member(link, member, args)
-        }
-        (Object::Api, "timer" | "watch") | (Object::Events, _) => {
-            background_member(link, member, args, ctx)
-        }
-        _ => registry_member(link, member, args),
-    }
+/// `ctx.is_idle()`.
+pub(super) fn is_idle(c: &mut Call<'_>) -> Result<Ret, String> {
+    Ok(Ret::Bool(c.link.host().control.is_idle()))
 }
 
-/// `ctx`'s host control, `ctx.session.*` and `api.append_entry`.
-fn control_member(
-    link: &ApiLink,
-    member: &'static Member,
-    args: &mut Args<'_>,
-) -> Result<Ret, String> {
-    let host = link.host();
-    let control = &host.control;
-    match (member.object, member.name) {
-        (Object::Ctx, "is_idle") => Ok(Ret::Bool(control.is_idle())),
-        (Object::Api, "project_trusted") => Ok(Ret::Bool(control.project_trusted())),
-        (Object::Ctx, "shutdown") => nil(control.request(Request::Shutdown)),
-        (Object::Ctx, "reload") => nil(control.request(Request::Reload)),
-        (Object::Ctx, "new_session") => nil(control.request(Request::NewSession)),
-        (Object::Ctx, "system_prompt") => Ok(Ret::Data(json!(control.system_prompt()))),
-        (Object::Ctx, "context_usage") => Ok(Ret::Data(json!(control.context_usage()))),
-        (Object::Session, "entries") => entries(link).map(Ret::Data),
-        (Object::Session, "name") => Ok(Ret::Data(
-            control.session_name().map_or(Json::Null, Json::String),
-        )),
-        (Object::Session, "set_name") => {
-            // A name is kept in the session file: its control characters are dropped (they
-            // would only be shown as `^[` wherever the name is printed).
-            let text = args.take("name").text();
-            let kept = text.replace(|c: char| c.is_control() && !matches!(c, '\n' | '\t'), "");
-            let name = crate::agent::control::one_line(&kept);
-            if name.is_empty() || name.len() > MAX_NAME_BYTES {
-                return Err(format!(
-                    "the name must be 1 to {MAX_NAME_BYTES} bytes of text on one line"
-                ));
-            }
-            nil(control.append(Pending::Name(name)))
-        }
-        (Object::Api, "append_entry") => {
-            let kind = args.take("kind").text();
-            let valid = |c: char| c.is_ascii_alphanumeric() || "_-.:".contains(c);
-            if kind.is_empty() || kind.len() > MAX_NAME_BYTES || !kind.chars().all(valid) {
-                return Err(format!(
-                    "the kind must be 1 to {MAX_NAME_BYTES} letters, digits or _ - . : \
-                     (not {kind:?})"
-                ));
-            }
-            let data = args
-                .take("data")
-                .into_data("an entry may hold", MAX_ENTRY_BYTES)?;
-            nil(control.append(Pending::Custom { kind, data }))
-        }
-        _ => Err("is not a function".into()),
-    }
+/// `api.project_trusted()`.
+pub(super) fn project_trusted(c: &mut Call<'_>) -> Result<Ret, String> {
+    Ok(Ret::Bool(c.link.host().control.project_trusted()))
 }
 
-/// The tools, commands, flags, models and providers as data.
-fn registry_member(
-    link: &ApiLink,
-    member: &'static Member,
-    args: &mut Args<'_>,
-) -> Result<Ret, String> {
-    let host = link.host();
-    let control = &host.control;
-    match (member.object, member.name) {
-        (Object::Api, "tools") => Ok(Ret::Data(tools(&host.tools))),
-        (Object::Api, "set_active_tools") => {
-            // nil: every tool again; an empty table: none.
-            nil(host.tools.set_only(args.take("names").strings()))
-        }
-        (Object::Api, "commands") => Ok(Ret::Data(commands(&host.commands))),
-        (Object::Api, "builtin_tool") => {
-            let name = args.take("name").text();
-            let entry = host.tools.builtin(&name).ok_or_else(|| {
-                format!(
-                    "there is no built-in tool '{name}'; they are: {}",
-                    crate::tools::BUILTINS.join(", ")
-                )
-            })?;
-            let spec = entry.spec();
-            Ok(Ret::Builtin {
-                name: spec.name.clone(),
-                spec: json!({
-                    "name": spec.name,
-                    "description": spec.description,
-                    "parameters": spec.parameters,
-                }),
-            })
-        }
-        (Object::Builtin, "execute") => {
-            let name = args.take("tool").text();
-            let arguments = match args.take("arguments") {
-                Arg::Data(v @ Json::Object(_)) => v,
-                _ => json!({}),
-            };
-            let out = link.run_builtin(&name, arguments)?;
-            Ok(Ret::Data(
-                json!({"content": out.content, "is_error": out.is_error}),
-            ))
-        }
-        (Object::Api, "flag") => {
-            let flag = flag(args.take("definition"), &link.info.name)?;
-            control.declare_flag(flag).map(|()| Ret::Nil)
-        }
-        (Object::Api, "set_model") => {
-            let model = args.take("model").text();
-            if model.trim().is_empty() || model.len() > MAX_NAME_BYTES {
-                return Err(format!("the model must be 1 to {MAX_NAME_BYTES} bytes"));
-            }
-            let provider = match args.take("options").field("provider") {
-                Some(p @ (Arg::Str(_) | Arg::Int(_) | Arg::Num(_))) => Some(p.text()),
-                _ => None,
-            };
-            nil(control.request(Request::SetModel { model, provider }))
-        }
-        (Object::Api, "provider") => {
-            let provider = super::providers::from_arg(args.take("definition"), &link.info.name)?;
-            control.add_provider(&link.info.name, provider);
-            Ok(Ret::Nil)
-        }
-        _ => Err("is not a function".into()),
-    }
+/// `ctx.shutdown()`, once the agent is idle.
+pub(super) fn shutdown(c: &mut Call<'_>) -> Result<Ret, String> {
+    c.acting()?;
+    nil(c.link.host().control.request(Request::Shutdown))
 }
 
-/// Timers, watches and events between extensions.
-fn background_member(
-    link: &ApiLink,
-    member: &'static Member,
-    args: &mut Args<'_>,
-    ctx: Option<&Arc<RunContext>>,
-) -> Result<Ret, String> {
-    let host = link.host();
-    match (member.object, member.name) {
-        (Object::Api, "timer") => {
-            let ms = match args.take("ms") {
-                Arg::Int(i) => i,
-                Arg::Num(n) => n as i64,
-                _ => 0,
-            };
-            let cb = args.take("handler").callback();
-            let repeat = matches!(args.take("options").field("repeat"), Some(Arg::Bool(true)));
-            let min = if repeat { MIN_REPEAT_MS as i64 } else { 0 };
-            if ms < min || ms > MAX_TIMER_MS as i64 {
-                return Err(format!(
-                    "ms must be {min} to {MAX_TIMER_MS} (a day){}",
-                    if repeat { " for a repeating timer" } else { "" }
-                ));
-            }
-            let what = Background::Timer {
-                ms: ms as u64,
-                repeat,
-            };
-            let id = link.background(what, cb)?;
-            Ok(Ret::Handle { id, cb })
-        }
-        (Object::Api, "watch") => {
-            let path = link.cwd().join(args.take("path").text());
-            let cb = args.take("handler").callback();
-            std::fs::metadata(&path)
-                .map_err(|e| format!("cannot watch {}: {e}", path.display()))?;
-            let id = link.background(Background::Watch(path), cb)?;
-            Ok(Ret::Handle { id, cb })
-        }
-        (Object::Events, "on") => {
-            let name = event_name(args.take("name"))?;
-            let cb = args.take("handler").callback();
-            let id = link.background(Background::Event(name), cb)?;
-            Ok(Ret::Handle { id, cb })
-        }
-        (Object::Events, "emit") => {
-            let name = event_name(args.take("name"))?;
-            let data = args
-                .take("data")
-                .into_data("an event may carry", MAX_ENTRY_BYTES)?;
-            let ctx = ctx.cloned().unwrap_or_else(|| host.session());
-            nil(host.background.emit(&name, data, ctx))
-        }
-        _ => Err("is not a function".into()),
+/// `ctx.reload()`, once the call has ended.
+pub(super) fn reload(c: &mut Call<'_>) -> Result<Ret, String> {
+    c.acting()?;
+    nil(c.link.host().control.request(Request::Reload))
+}
+
+/// `ctx.new_session()`, once the agent is idle.
+pub(super) fn new_session(c: &mut Call<'_>) -> Result<Ret, String> {
+    c.acting()?;
+    nil(c.link.host().control.request(Request::NewSession))
+}
+
+/// `ctx.system_prompt()`.
+pub(super) fn system_prompt(c: &mut Call<'_>) -> Result<Ret, String> {
+    Ok(Ret::Data(json!(c.link.host().control.system_prompt())))
+}
+
+/// `ctx.context_usage()`.
+pub(super) fn context_usage(c: &mut Call<'_>) -> Result<Ret, String> {
+    Ok(Ret::Data(json!(c.link.host().control.context_usage())))
+}
+
+/// `ctx.session.name()`.
+pub(super) fn session_name(c: &mut Call<'_>) -> Result<Ret, String> {
+    let name = c.link.host().control.session_name();
+    Ok(Ret::Data(name.map_or(Json::Null, Json::String)))
+}
+
+/// `ctx.session.set_name(name)`. A name is kept in the session file: its control
+/// characters are dropped (they would only be shown as `^[` wherever the name is printed).
+pub(super) fn set_name(c: &mut Call<'_>) -> Result<Ret, String> {
+    let text = c.args.take("name").text();
+    let kept = text.replace(|c: char| c.is_control() && !matches!(c, '\n' | '\t'), "");
+    let name = crate::agent::control::one_line(&kept);
+    if name.is_empty() || name.len() > MAX_NAME_BYTES {
+        return Err(format!(
+            "the name must be 1 to {MAX_NAME_BYTES} bytes of text on one line"
+        ));
     }
+    nil(c.link.host().control.append(Pending::Name(name)))
+}
+
+/// `api.append_entry(kind, data)`.
+pub(super) fn append_entry(c: &mut Call<'_>) -> Result<Ret, String> {
+    let kind = c.args.take("kind").text();
+    let valid = |c: char| c.is_ascii_alphanumeric() || "_-.:".contains(c);
+    if kind.is_empty() || kind.len() > MAX_NAME_BYTES || !kind.chars().all(valid) {
+        return Err(format!(
+            "the kind must be 1 to {MAX_NAME_BYTES} letters, digits or _ - . : \
+             (not {kind:?})"
+        ));
+    }
+    let data = c
+        .args
+        .take("data")
+        .into_data("an entry may hold", MAX_ENTRY_BYTES)?;
+    nil(c.link.host().control.append(Pending::Custom { kind, data }))
+}
+
+/// `api.tools()`: every tool by name (the newest registration of each), sorted.
+pub(super) fn tools(c: &mut Call<'_>) -> Result<Ret, String> {
+    let all = c.link.host().tools.all().into_iter().map(|(e, active)| {
+        json!({
+            "name": e.spec().name,
+            "description": e.spec().description,
+            "owner": e.owner.to_string(),
+            "active": active,
+        })
+    });
+    Ok(Ret::Data(Json::Array(all.collect())))
+}
+
+/// `api.set_active_tools(names)`: nil, every tool again; an empty table, none.
+pub(super) fn set_active_tools(c: &mut Call<'_>) -> Result<Ret, String> {
+    let names = c.args.take("names").strings();
+    nil(c.link.host().tools.set_only(names))
+}
+
+/// `api.commands()`: every slash command, sorted by name.
+pub(super) fn commands(c: &mut Call<'_>) -> Result<Ret, String> {
+    let mut all = c.link.host().commands.all();
+    all.sort_by(|a, b| a.name.cmp(&b.name));
+    let all = all.into_iter().map(|c| {
+        json!({
+            "name": c.name,
+            "description": c.description,
+            "owner": c.owner.to_string(),
+        })
+    });
+    Ok(Ret::Data(Json::Array(all.collect())))
+}
+
+/// `api.builtin_tool(name)`: the built-in's spec; the engine adds its `execute`.
+pub(super) fn builtin_tool(c: &mut Call<'_>) -> Result<Ret, String> {
+    let name = c.args.take("name").text();
+    let entry = c.link.host().tools.builtin(&name).ok_or_else(|| {
+        format!(
+            "there is no built-in tool '{name}'; they are: {}",
+            crate::tools::BUILTINS.join(", ")
+        )
+    })?;
+    let spec = entry.spec();
+    Ok(Ret::Builtin {
+        name: spec.name.clone(),
+        spec: json!({
+            "name": spec.name,
+            "description": spec.description,
+            "parameters": spec.parameters,
+        }),
+    })
+}
+
+/// `api.builtin_tool(name).execute(arguments)`.
+pub(super) fn builtin_execute(c: &mut Call<'_>) -> Result<Ret, String> {
+    let name = c.args.take("tool").text();
+    let arguments = match c.args.take("arguments") {
+        Arg::Data(v @ Json::Object(_)) => v,
+        _ => json!({}),
+    };
+    let out = c.link.run_builtin(&name, arguments)?;
+    Ok(Ret::Data(
+        json!({"content": out.content, "is_error": out.is_error}),
+    ))
+}
+
+/// `api.flag{name, type, default?, description?}`.
+pub(super) fn flag(c: &mut Call<'_>) -> Result<Ret, String> {
+    let flag = declared_flag(c.args.take("definition"), &c.link.info.name)?;
+    nil(c.link.host().control.declare_flag(flag))
+}
+
+/// `api.set_model(model, {provider?})`, once the call has ended.
+pub(super) fn set_model(c: &mut Call<'_>) -> Result<Ret, String> {
+    let model = c.args.take("model").text();
+    if model.trim().is_empty() || model.len() > MAX_NAME_BYTES {
+        return Err(format!("the model must be 1 to {MAX_NAME_BYTES} bytes"));
+    }
+    let provider = match c.args.take("options").field("provider") {
+        Some(p @ (Arg::Str(_) | Arg::Int(_) | Arg::Num(_))) => Some(p.text()),
+        _ => None,
+    };
+    nil(c
+        .link
+        .host()
+        .control
+        .request(Request::SetModel { model, provider }))
+}
+
+/// `api.provider{...}`.
+pub(super) fn provider(c: &mut Call<'_>) -> Result<Ret, String> {
+    let name = &c.link.info.name;
+    let provider = super::providers::from_arg(c.args.take("definition"), name)?;
+    c.link.host().control.add_provider(name, provider);
+    Ok(Ret::Nil)
+}
+
+/// `api.timer(ms, handler, {repeat?})`.
+pub(super) fn timer(c: &mut Call<'_>) -> Result<Ret, String> {
+    let ms = match c.args.take("ms") {
+        Arg::Int(i) => i,
+        Arg::Num(n) => n as i64,
+        _ => 0,
+    };
+    let cb = c.args.take("handler").callback();
+    let repeat = matches!(
+        c.args.take("options").field("repeat"),
+        Some(Arg::Bool(true))
+    );
+    let min = if repeat { MIN_REPEAT_MS as i64 } else { 0 };
+    if ms < min || ms > MAX_TIMER_MS as i64 {
+        return Err(format!(
+            "ms must be {min} to {MAX_TIMER_MS} (a day){}",
+            if repeat { " for a repeating timer" } else { "" }
+        ));
+    }
+    let what = Background::Timer {
+        ms: ms as u64,
+        repeat,
+    };
+    let id = c.link.background(what, cb)?;
+    Ok(Ret::Handle { id, cb })
+}
+
+/// `api.watch(path, handler)`.
+pub(super) fn watch(c: &mut Call<'_>) -> Result<Ret, String> {
+    let path = c.link.cwd().join(c.args.take("path").text());
+    let cb = c.args.take("handler").callback();
+    std::fs::metadata(&path).map_err(|e| format!("cannot watch {}: {e}", path.display()))?;
+    let id = c.link.background(Background::Watch(path), cb)?;
+    Ok(Ret::Handle { id, cb })
+}
+
+/// `api.events.on(name, handler)`.
+pub(super) fn events_on(c: &mut Call<'_>) -> Result<Ret, String> {
+    let name = event_name(c.args.take("name"))?;
+    let cb = c.args.take("handler").callback();
+    let id = c.link.background(Background::Event(name), cb)?;
+    Ok(Ret::Handle { id, cb })
+}
+
+/// `api.events.emit(name, data?)`: to the handlers of every extension, in the context of
+/// the run that emits (or outside any).
+pub(super) fn events_emit(c: &mut Call<'_>) -> Result<Ret, String> {
+    let name = event_name(c.args.take("name"))?;
+    let data = c
+        .args
+        .take("data")
+        .into_data("an event may carry", MAX_ENTRY_BYTES)?;
+    let host = c.link.host();
+    let ctx = c.ctx.cloned().unwrap_or_else(|| host.session());
+    nil(host.background.emit(&name, data, ctx))
 }
 
 /// An event name between extensions: 1 to 200 bytes of text.
@@ -227,7 +259,7 @@ fn event_name(arg: Arg) -> Result<String, String> {
 }
 
 /// `api.flag{name, type, default?, description?}` as declared.
-fn flag(arg: Arg, extension: &str) -> Result<crate::config::extflags::Declared, String> {
+fn declared_flag(arg: Arg, extension: &str) -> Result<crate::config::extflags::Declared, String> {
     use crate::config::extflags::{Declared, Kind};
     let field = |name: &str| arg.clone().field(name);
     let name = field("name").unwrap_or(Arg::Nil).text();
@@ -268,8 +300,8 @@ fn flag(arg: Arg, extension: &str) -> Result<crate::config::extflags::Declared, 
 /// `ctx.session.entries()`: every line of the session file after its header (as stored:
 /// `{type, ts, ...}`), then the lines waiting to be written. A torn line is left out. The
 /// whole must fit in what a script may be handed.
-fn entries(link: &ApiLink) -> Result<Json, String> {
-    let host = link.host();
+pub(super) fn entries(c: &mut Call<'_>) -> Result<Ret, String> {
+    let host = c.link.host();
     let max = host.limits.max_value_bytes;
     let mut out = Vec::new();
     let mut size = 0usize;
@@ -297,40 +329,5 @@ fn entries(link: &ApiLink) -> Result<Json, String> {
             Pending::Name(name) => json!({"type": "session_info", "name": name}),
         });
     }
-    Ok(Json::Array(out))
-}
-
-/// `api.tools()`: every tool by name (the newest registration of each), sorted.
-fn tools(registry: &crate::tools::ToolRegistry) -> Json {
-    Json::Array(
-        registry
-            .all()
-            .into_iter()
-            .map(|(e, active)| {
-                json!({
-                    "name": e.spec().name,
-                    "description": e.spec().description,
-                    "owner": e.owner.to_string(),
-                    "active": active,
-                })
-            })
-            .collect(),
-    )
-}
-
-/// `api.commands()`: every slash command, sorted by name.
-fn commands(table: &crate::commands::CommandTable) -> Json {
-    let mut all = table.all();
-    all.sort_by(|a, b| a.name.cmp(&b.name));
-    Json::Array(
-        all.into_iter()
-            .map(|c| {
-                json!({
-                    "name": c.name,
-                    "description": c.description,
-                    "owner": c.owner.to_string(),
-                })
-            })
-            .collect(),
-    )
+    Ok(Ret::Data(Json::Array(out)))
 }

@@ -1,7 +1,9 @@
-//! The member table ([`MEMBERS`]): every member of the script API with its parameters and a
-//! one-line summary, and the record types its table parameters take.
+//! The member table ([`MEMBERS`]): every member of the script API with what it does (its
+//! act), its parameters and a one-line summary, and the record types its table parameters take.
 
-use super::{data, function, opt, req, Field, Member, Object, Ty};
+use super::{
+    agents, call, data, function, host, mcp, opt, req, skills, ui, Field, Member, Object, Ty,
+};
 
 const TOOL_FIELDS: &[Field] = &[
     req("name", Ty::Str),
@@ -60,19 +62,19 @@ const COMPLETE_FIELDS: &[Field] = &[
 pub const MEMBERS: &[Member] = &[
     function(
         Object::Api,
-        "on",
+        "on", call::on,
         &[req("event", Ty::Str), req("handler", Ty::Func)],
         "subscribe to an event; returns a handle",
     ),
     function(
         Object::Api,
-        "tool",
+        "tool", call::tool,
         &[req("definition", Ty::Record(TOOL_FIELDS))],
         "register a tool for the model; returns a handle",
     ),
     function(
         Object::Api,
-        "command",
+        "command", call::command,
         &[
             req("name", Ty::Str),
             req("handler", Ty::Func),
@@ -82,7 +84,7 @@ pub const MEMBERS: &[Member] = &[
     ),
     function(
         Object::Api,
-        "renderer",
+        "renderer", call::renderer,
         &[
             req("tool", Ty::Str),
             req("renderer", Ty::Record(RENDERER_FIELDS)),
@@ -91,7 +93,7 @@ pub const MEMBERS: &[Member] = &[
     ),
     function(
         Object::Api,
-        "send_message",
+        "send_message", call::send_message,
         &[
             req("text", Ty::Str),
             opt("options", Ty::Record(SEND_FIELDS)),
@@ -100,7 +102,7 @@ pub const MEMBERS: &[Member] = &[
     ),
     function(
         Object::Api,
-        "exec",
+        "exec", call::exec,
         &[
             req("command", Ty::Str),
             opt("arguments", Ty::StrList),
@@ -110,19 +112,19 @@ pub const MEMBERS: &[Member] = &[
     ),
     function(
         Object::Mcp,
-        "servers",
+        "servers", mcp::servers,
         &[],
         "the MCP servers and their states",
     ),
     function(
         Object::Mcp,
-        "tools",
+        "tools", mcp::tools,
         &[req("server", Ty::Str)],
         "a server's tools",
     ),
     function(
         Object::Mcp,
-        "call",
+        "call", mcp::call,
         &[
             req("server", Ty::Str),
             req("tool", Ty::Str),
@@ -133,7 +135,7 @@ pub const MEMBERS: &[Member] = &[
     // Rhai reserves `x.call(...)` for function pointers: there this is the way to call.
     function(
         Object::Mcp,
-        "call_tool",
+        "call_tool", mcp::call,
         &[
             req("server", Ty::Str),
             req("tool", Ty::Str),
@@ -143,13 +145,13 @@ pub const MEMBERS: &[Member] = &[
     ),
     function(
         Object::Mcp,
-        "read_resource",
+        "read_resource", mcp::read_resource,
         &[req("server", Ty::Str), req("uri", Ty::Str)],
         "read a server's resource",
     ),
     function(
         Object::Mcp,
-        "prompt",
+        "prompt", mcp::prompt,
         &[
             req("server", Ty::Str),
             req("name", Ty::Str),
@@ -159,19 +161,19 @@ pub const MEMBERS: &[Member] = &[
     ),
     function(
         Object::Api,
-        "read_dir",
+        "read_dir", call::read_dir,
         &[req("path", Ty::Str)],
         "the names in a folder, sorted (folders end in /)",
     ),
     function(
         Object::Api,
-        "run_agent",
+        "run_agent", agents::run_agent,
         &[req("agent", Ty::Record(AGENT_FIELDS))],
         "run a child agent -> {text, turns, usage, error?}",
     ),
     function(
         Object::Api,
-        "run_agents",
+        "run_agents", agents::run_agents,
         &[
             req("agents", Ty::Table),
             opt("options", Ty::Record(AGENTS_OPTIONS)),
@@ -180,61 +182,61 @@ pub const MEMBERS: &[Member] = &[
     ),
     function(
         Object::Api,
-        "complete",
+        "complete", agents::complete,
         &[req("request", Ty::Record(COMPLETE_FIELDS))],
         "one model call without tools -> {text, usage}",
     ),
     function(
         Object::Api,
-        "log",
+        "log", call::log,
         &[req("message", Ty::Any)],
         "a debug line (MYPI_LOG=1)",
     ),
     function(
         Object::Api,
-        "notify",
+        "notify", call::notify,
         &[req("message", Ty::Any)],
         "a line shown to the user",
     ),
     function(
         Object::Api,
-        "append_entry",
+        "append_entry", host::append_entry,
         &[req("kind", Ty::Str), opt("data", Ty::Any)],
         "keep data in the session file (never sent to the model)",
     ),
     function(
         Object::Api,
-        "tools",
+        "tools", host::tools,
         &[],
         "the tools: {name, description, owner, active}",
     ),
     function(
         Object::Api,
-        "set_active_tools",
+        "set_active_tools", host::set_active_tools,
         &[opt("names", Ty::StrList)],
         "offer the model only these tools (nil: all)",
     ),
     function(
         Object::Api,
-        "commands",
+        "commands", host::commands,
         &[],
         "the slash commands: {name, description, owner}",
     ),
     function(
         Object::Api,
-        "skills",
+        "skills", skills::skills,
         &[],
         "the skills the model is told about: {name, description, path, source, listed}",
     ),
     function(
         Object::Api,
-        "skill",
+        "skill", skills::skill,
         &[req("definition", Ty::Record(SKILL_FIELDS))],
         "add a skill (a SKILL.md the model may read); returns a handle",
     ),
     function(
         Object::Api,
-        "timer",
+        "timer", host::timer,
         &[
             req("ms", Ty::Int),
             req("handler", Ty::Func),
@@ -244,43 +246,43 @@ pub const MEMBERS: &[Member] = &[
     ),
     function(
         Object::Api,
-        "watch",
+        "watch", host::watch,
         &[req("path", Ty::Str), req("handler", Ty::Func)],
         "call a function when a file or folder changes; returns a handle",
     ),
     function(
         Object::Events,
-        "on",
+        "on", host::events_on,
         &[req("name", Ty::Str), req("handler", Ty::Func)],
         "handle an event other extensions emit; returns a handle",
     ),
     function(
         Object::Events,
-        "emit",
+        "emit", host::events_emit,
         &[req("name", Ty::Str), opt("data", Ty::Any)],
         "send an event to the extensions that handle it (without waiting)",
     ),
     function(
         Object::Api,
-        "builtin_tool",
+        "builtin_tool", host::builtin_tool,
         &[req("name", Ty::Str)],
         "a built-in tool, to wrap in an override: {name, description, parameters, execute}",
     ),
     function(
         Object::Builtin,
-        "execute",
+        "execute", host::builtin_execute,
         &[req("tool", Ty::Str), opt("arguments", Ty::Table)],
         "run the built-in tool with these arguments -> {content, is_error}",
     ),
     function(
         Object::Api,
-        "project_trusted",
+        "project_trusted", host::project_trusted,
         &[],
         "whether the project folder is trusted (its own extensions, MCP servers and agent files load)",
     ),
     function(
         Object::Api,
-        "set_model",
+        "set_model", host::set_model,
         &[
             req("model", Ty::Str),
             opt("options", Ty::Record(MODEL_FIELDS)),
@@ -289,13 +291,13 @@ pub const MEMBERS: &[Member] = &[
     ),
     function(
         Object::Api,
-        "provider",
+        "provider", host::provider,
         &[req("definition", Ty::Record(PROVIDER_FIELDS))],
         "register a provider for /model and --provider",
     ),
     function(
         Object::Api,
-        "flag",
+        "flag", host::flag,
         &[req("definition", Ty::Record(FLAG_FIELDS))],
         "declare a command-line option --NAME for this extension",
     ),
@@ -318,74 +320,74 @@ pub const MEMBERS: &[Member] = &[
     ),
     function(
         Object::Ctx,
-        "abort",
+        "abort", call::abort,
         &[],
         "cancel the run that made the call",
     ),
     function(
         Object::Ctx,
-        "progress",
+        "progress", call::progress,
         &[req("message", Ty::Any)],
         "report the running tool call's progress (nothing outside a tool)",
     ),
     function(
         Object::Ctx,
-        "update",
+        "update", call::progress,
         &[req("message", Ty::Any)],
         "the same as ctx.progress",
     ),
     function(
         Object::Ctx,
-        "is_idle",
+        "is_idle", host::is_idle,
         &[],
         "whether the user's agent is not running",
     ),
     function(
         Object::Ctx,
-        "shutdown",
+        "shutdown", host::shutdown,
         &[],
         "leave mypi once the agent is idle",
     ),
     function(
         Object::Ctx,
-        "reload",
+        "reload", host::reload,
         &[],
         "reload every extension once the call has ended",
     ),
     function(
         Object::Ctx,
-        "new_session",
+        "new_session", host::new_session,
         &[],
         "start a new session once the agent is idle",
     ),
     function(
         Object::Ctx,
-        "system_prompt",
+        "system_prompt", host::system_prompt,
         &[],
         "the system prompt in effect",
     ),
     function(
         Object::Ctx,
-        "context_usage",
+        "context_usage", host::context_usage,
         &[],
         "-> {tokens, window, percent}",
     ),
     function(
         Object::Session,
-        "entries",
+        "entries", host::entries,
         &[],
         "the session's entries in order",
     ),
-    function(Object::Session, "name", &[], "the session's name, or nil"),
+    function(Object::Session, "name", host::session_name, &[], "the session's name, or nil"),
     function(
         Object::Session,
-        "set_name",
+        "set_name", host::set_name,
         &[req("name", Ty::Str)],
         "name the session (shown by /session and /resume)",
     ),
     function(
         Object::Ui,
-        "confirm",
+        "confirm", ui::confirm,
         &[
             req("question", Ty::Str),
             opt("opts", Ty::Record(SELECT_FIELDS)),
@@ -394,7 +396,7 @@ pub const MEMBERS: &[Member] = &[
     ),
     function(
         Object::Ui,
-        "select",
+        "select", ui::select,
         &[
             req("title", Ty::Str),
             req("options", Ty::StrList),
@@ -404,7 +406,7 @@ pub const MEMBERS: &[Member] = &[
     ),
     function(
         Object::Ui,
-        "input",
+        "input", ui::input,
         &[
             req("prompt", Ty::Str),
             opt("options", Ty::Record(INPUT_FIELDS)),
@@ -413,25 +415,25 @@ pub const MEMBERS: &[Member] = &[
     ),
     function(
         Object::Ui,
-        "editor",
+        "editor", ui::editor,
         &[opt("initial", Ty::Str)],
         "edit text in $VISUAL / $EDITOR -> the text saved or nil",
     ),
     function(
         Object::Ui,
-        "set_status",
+        "set_status", ui::set_status,
         &[req("key", Ty::Str), opt("text", Ty::Str)],
         "show a short status text above the prompt (nil clears it)",
     ),
     function(
         Object::Ui,
-        "set_title",
+        "set_title", ui::set_title,
         &[req("text", Ty::Str)],
         "set the terminal's title",
     ),
     function(
         Object::Ui,
-        "notify",
+        "notify", call::notify,
         &[req("message", Ty::Any)],
         "a line shown to the user",
     ),

@@ -5,26 +5,26 @@
 
 use serde_json::{json, Value as Json};
 
-use super::{Arg, Args, Ret};
+use super::{Arg, Call, Ret};
 use crate::config::sources::catalog::Skill;
 use crate::extensions::api::ApiLink;
 
 /// The longest description a script may give (the Agent Skills format's limit).
 const MAX_DESCRIPTION: usize = 1024;
 
-/// `api.skills` and `api.skill`; the error is the message to raise.
-pub(super) fn call(link: &ApiLink, name: &str, args: &mut Args<'_>) -> Result<Ret, String> {
-    match name {
-        "skills" => Ok(Ret::Data(listing(link))),
-        _ => {
-            let skill = definition(link, args.take("definition"))?;
-            let id = link.skill(skill)?;
-            Ok(Ret::Handles {
-                id,
-                cbs: Vec::new(),
-            })
-        }
-    }
+/// `api.skills()`.
+pub(super) fn skills(c: &mut Call<'_>) -> Result<Ret, String> {
+    Ok(Ret::Data(listing(c.link)))
+}
+
+/// `api.skill{name, description, path}`.
+pub(super) fn skill(c: &mut Call<'_>) -> Result<Ret, String> {
+    let skill = definition(c.link, c.args.take("definition"))?;
+    let id = c.link.skill(skill)?;
+    Ok(Ret::Handles {
+        id,
+        cbs: Vec::new(),
+    })
 }
 
 /// `{name, description, path, source, listed}` for each skill, in the model's order.
