@@ -86,20 +86,41 @@ pub trait Screen: Send + Sync {
     fn title(&self, text: &str);
 }
 
-/// The meeting point of scripts and the app.
+/// What waits for the app: requests and session lines.
+#[derive(Default)]
+struct Queued {
+    requests: VecDeque<Request>,
+    pending: Vec<Pending>,
+}
+
+/// What the front end draws: the status texts by key, and where.
+#[derive(Default)]
+struct Shown {
+    status: BTreeMap<String, String>,
+    screen: Option<Arc<dyn Screen>>,
+}
+
+/// What extensions added to the app's configuration, and the options for them.
+#[derive(Default)]
+struct Added {
+    /// Providers extensions registered (`api.provider`), with the extension's name.
+    providers: Vec<(String, crate::config::settings::NamedProvider)>,
+    /// The command line's options for extensions.
+    given: Vec<crate::config::extflags::Given>,
+    /// The flags extensions declared.
+    flags: Vec<crate::config::extflags::Declared>,
+}
+
+/// The meeting point of scripts and the app: one lock per concern (what waits for the app,
+/// what it shows of itself, what the front end draws, what extensions added), each held
+/// only to copy in or out.
 #[derive(Default)]
 pub struct Control {
-    requests: Mutex<VecDeque<Request>>,
+    queued: Mutex<Queued>,
     wake: tokio::sync::Notify,
     view: RwLock<View>,
-    pending: Mutex<Vec<Pending>>,
-    status: Mutex<BTreeMap<String, String>>,
-    screen: RwLock<Option<Arc<dyn Screen>>>,
-    /// Providers extensions registered (`api.provider`), with the extension's name.
-    providers: Mutex<Vec<(String, crate::config::settings::NamedProvider)>>,
-    /// The command line's options for extensions, and the flags extensions declared.
-    flags_given: RwLock<Vec<crate::config::extflags::Given>>,
-    flags: Mutex<Vec<crate::config::extflags::Declared>>,
+    shown: Mutex<Shown>,
+    added: Mutex<Added>,
     /// The project folder is trusted (`api.project_trusted()`): the app sets it from the
     /// trust gate's decision.
     project_trusted: std::sync::atomic::AtomicBool,
@@ -128,7 +149,8 @@ impl Control {
 
     /// Queues a request for the app; refused when too many wait already.
     pub fn request(&self, request: Request) -> Result<(), String> {
-        let mut requests = lock(&self.requests);
+        let mut queued = lock(&self.queued);
+        let requests = &mut queued.requests;
         if requests.len() >= MAX_REQUESTS {
             return Err(format!(
                 "{MAX_REQUESTS} requests are already waiting for mypi; try again later"
@@ -138,19 +160,19 @@ impl Control {
         if !requests.contains(&request) {
             requests.push_back(request);
         }
-        drop(requests);
+        drop(queued);
         self.wake.notify_one();
         Ok(())
     }
 
     /// The requests made since the last call, in order.
     pub fn take_requests(&self) -> Vec<Request> {
-        lock(&self.requests).drain(..).collect()
+        lock(&self.queued).requests.drain(..).collect()
     }
 
     /// Whether requests wait.
     pub fn has_requests(&self) -> bool {
-        !lock(&self.requests).is_empty()
+        !lock(&self.queued).requests.is_empty()
     }
 
     /// Resolves when a request is made (at once if one waits).
@@ -166,8 +188,8 @@ impl Control {
 
     /// Queues a line for the session file.
     pub fn append(&self, entry: Pending) -> Result<(), String> {
-        let mut pending = lock(&self.pending);
-        if pending.len() >= MAX_PENDING_ENTRIES {
+        let mut queued = lock(&self.queued);
+        if queued.pending.len() >= MAX_PENDING_ENTRIES {
             return Err(format!(
                 "{MAX_PENDING_ENTRIES} entries are already waiting to be written; try again \
                  after the run"
@@ -176,18 +198,18 @@ impl Control {
         if let Pending::Name(name) = &entry {
             self.write_view(|v| v.session_name = Some(name.clone()));
         }
-        pending.push(entry);
+        queued.pending.push(entry);
         Ok(())
     }
 
     /// The lines waiting for the session file, taken.
     pub fn take_pending(&self) -> Vec<Pending> {
-        std::mem::take(&mut *lock(&self.pending))
+        std::mem::take(&mut lock(&self.queued).pending)
     }
 
     /// The lines waiting for the session file, copied (for `ctx.session.entries()`).
     pub fn pending(&self) -> Vec<Pending> {
-        lock(&self.pending).clone()
+        lock(&self.queued).pending.clone()
     }
 
     fn write_view(&self, f: impl FnOnce(&mut View)) {
@@ -265,14 +287,11 @@ impl Control {
 
     /// Lets the front end draw status texts and the title.
     pub fn set_screen(&self, screen: Arc<dyn Screen>) {
-        *self.screen.write().unwrap_or_else(|p| p.into_inner()) = Some(screen);
+        lock(&self.shown).screen = Some(screen);
     }
 
     fn screen(&self) -> Option<Arc<dyn Screen>> {
-        self.screen
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        lock(&self.shown).screen.clone()
     }
 
     /// `ctx.ui.set_status(key, text | nil)`: sets or clears one status text, then redraws
@@ -281,8 +300,9 @@ impl Control {
         if key.is_empty() || key.len() > MAX_NAME_BYTES {
             return Err(format!("the key must be 1 to {MAX_NAME_BYTES} bytes long"));
         }
-        let line = {
-            let mut status = lock(&self.status);
+        let (line, screen) = {
+            let mut shown = lock(&self.shown);
+            let status = &mut shown.status;
             match text.map(one_line).filter(|t| !t.is_empty()) {
                 Some(t) => {
                     if !status.contains_key(key) && status.len() >= MAX_STATUS_KEYS {
@@ -299,9 +319,9 @@ impl Control {
                     }
                 }
             }
-            self.status_line_of(&status)
+            (status_line_of(status), shown.screen.clone())
         };
-        if let Some(screen) = self.screen() {
+        if let Some(screen) = screen {
             screen.status(line);
         }
         Ok(())
@@ -309,47 +329,41 @@ impl Control {
 
     /// Clears the status texts whose keys start with `prefix` (an extension unloaded).
     pub fn clear_status(&self, prefix: &str) {
-        let line = {
-            let mut status = lock(&self.status);
-            let before = status.len();
-            status.retain(|k, _| !k.starts_with(prefix));
-            if status.len() == before {
+        let (line, screen) = {
+            let mut shown = lock(&self.shown);
+            let before = shown.status.len();
+            shown.status.retain(|k, _| !k.starts_with(prefix));
+            if shown.status.len() == before {
                 return;
             }
-            self.status_line_of(&status)
+            (status_line_of(&shown.status), shown.screen.clone())
         };
-        if let Some(screen) = self.screen() {
+        if let Some(screen) = screen {
             screen.status(line);
         }
     }
 
     /// The status line as it is now.
     pub fn status_line(&self) -> Option<String> {
-        self.status_line_of(&lock(&self.status))
-    }
-
-    fn status_line_of(&self, status: &BTreeMap<String, String>) -> Option<String> {
-        if status.is_empty() {
-            return None;
-        }
-        Some(status.values().cloned().collect::<Vec<_>>().join(" · "))
+        status_line_of(&lock(&self.shown).status)
     }
 
     /// `api.provider{...}` of extension `owner`: replaces one of the same name.
     pub fn add_provider(&self, owner: &str, provider: crate::config::settings::NamedProvider) {
-        let mut all = lock(&self.providers);
+        let all = &mut lock(&self.added).providers;
         all.retain(|(_, p)| p.name != provider.name);
         all.push((owner.to_string(), provider));
     }
 
     /// Forgets the providers of extension `owner` (it was unloaded).
     pub fn remove_providers(&self, owner: &str) {
-        lock(&self.providers).retain(|(o, _)| o != owner);
+        lock(&self.added).providers.retain(|(o, _)| o != owner);
     }
 
     /// The providers extensions registered, in order.
     pub fn providers(&self) -> Vec<crate::config::settings::NamedProvider> {
-        lock(&self.providers)
+        lock(&self.added)
+            .providers
             .iter()
             .map(|(_, p)| p.clone())
             .collect()
@@ -357,20 +371,17 @@ impl Control {
 
     /// The options the command line gave for extensions.
     pub fn set_flags_given(&self, given: Vec<crate::config::extflags::Given>) {
-        *self.flags_given.write().unwrap_or_else(|p| p.into_inner()) = given;
+        lock(&self.added).given = given;
     }
 
     pub fn flags_given(&self) -> Vec<crate::config::extflags::Given> {
-        self.flags_given
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        lock(&self.added).given.clone()
     }
 
     /// `api.flag{...}`: a name another extension declared is refused; the same extension
     /// declaring it again (a reload) replaces it.
     pub fn declare_flag(&self, flag: crate::config::extflags::Declared) -> Result<(), String> {
-        let mut all = lock(&self.flags);
+        let all = &mut lock(&self.added).flags;
         if let Some(other) = all
             .iter()
             .find(|d| d.name == flag.name && d.extension != flag.extension)
@@ -387,19 +398,19 @@ impl Control {
 
     /// `api.flags.NAME`: the value of a declared flag, `None` for an undeclared one.
     pub fn flag_value(&self, name: &str) -> Option<serde_json::Value> {
-        let all = lock(&self.flags);
-        let d = all.iter().find(|d| d.name == name)?;
-        Some(crate::config::extflags::value(d, &self.flags_given()))
+        let added = lock(&self.added);
+        let d = added.flags.iter().find(|d| d.name == name)?;
+        Some(crate::config::extflags::value(d, &added.given))
     }
 
     /// The declared flags, in order.
     pub fn declared_flags(&self) -> Vec<crate::config::extflags::Declared> {
-        lock(&self.flags).clone()
+        lock(&self.added).flags.clone()
     }
 
     /// Forgets the flags of extension `owner` (it was unloaded).
     pub fn remove_flags(&self, owner: &str) {
-        lock(&self.flags).retain(|d| d.extension != owner);
+        lock(&self.added).flags.retain(|d| d.extension != owner);
     }
 
     /// `ctx.ui.set_title(text)`.
@@ -408,6 +419,14 @@ impl Control {
             screen.title(&one_line(text));
         }
     }
+}
+
+/// The status texts in key order, joined by ` · `; none without texts.
+fn status_line_of(status: &BTreeMap<String, String>) -> Option<String> {
+    if status.is_empty() {
+        return None;
+    }
+    Some(status.values().cloned().collect::<Vec<_>>().join(" · "))
 }
 
 /// The status key `key` of extension `extension` (each extension has its own keys; with an
