@@ -385,15 +385,16 @@ async fn through_lua(server: &Server) -> LuaCalls {
     let root = dir.join("ext");
     std::fs::create_dir_all(&root).expect("mkdir");
     std::fs::write(root.join("bench.lua"), LUA_LOOP).expect("write");
-    let ctx = Arc::new(HostContext::standalone(dir.clone(), Arc::new(|_| {})));
+    let mut ctx = HostContext::standalone(dir.clone(), Arc::new(|_| {}));
     let registry = Registry::new(ctx.tools.clone(), ctx.commands.clone(), Arc::new(|_| {}));
     let m = Manager::new(vec![entry(server)], dir.clone(), Hooks::quiet(), registry);
     m.start();
     m.wait_connecting(Duration::from_secs(30)).await;
-    ctx.set_mcp(Arc::new(mypi::mcp::script::ScriptService {
+    ctx.mcp = Arc::new(mypi::mcp::script::ScriptService {
         manager: m.clone(),
         hooks: ctx.hooks.clone(),
-    }));
+    });
+    let ctx = Arc::new(ctx);
     let host = ExtensionHost::new(ctx.clone());
     let loaded = host.load_all(discovery::discover(&[root])).await;
     assert!(loaded.iter().all(|s| s.error.is_none()), "{loaded:?}");

@@ -3,21 +3,53 @@
 //! `mypi mcp list`, the short wait of a prompt for servers still connecting (`mcp::waiting`), and elicitation
 //! asked on the REPL (`elicit.rs`).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
+
+use futures_util::future::BoxFuture;
 
 use serde_json::Value;
 
 use super::App;
 use crate::mcp::config::Servers;
 use crate::mcp::{Elicitation, Hooks, Manager, Registry, CONNECT_WAIT};
+use crate::vocab::mcp::{McpRequest, McpService};
+use crate::vocab::run::RunContext;
+
+/// What serves scripts' `api.mcp.*`, built with the app and bound to the servers once they
+/// start: MCP waits for the trust gate's answer, which the REPL asks after the app (and its
+/// extensions) are built. Until then, or when MCP is off, a request gets the reason.
+#[derive(Default)]
+pub struct McpSlot {
+    service: OnceLock<Arc<dyn McpService>>,
+    /// MCP turned off, and by what.
+    off: OnceLock<String>,
+}
+
+impl McpService for McpSlot {
+    fn serve(
+        &self,
+        request: McpRequest,
+        extension: &str,
+        ctx: Arc<RunContext>,
+    ) -> BoxFuture<'static, Result<Value, String>> {
+        match self.service.get() {
+            Some(service) => service.serve(request, extension, ctx),
+            None => {
+                let why = self.off.get().cloned();
+                let why = why.unwrap_or_else(|| crate::extensions::registrar::NO_MCP.into());
+                Box::pin(async move { Err(why) })
+            }
+        }
+    }
+}
 
 impl App {
     /// Reads the MCP files and starts connecting every enabled server; returns at once.
     /// Problems with the files are notices; the other servers still start.
     pub fn start_mcp(&mut self) {
         if let Some(by) = &self.config.mcp_off {
-            let _ = self.extensions.context().mcp_off.set(turned_off(by));
+            let _ = self.scripts_mcp.off.set(turned_off(by));
         }
         let given = std::mem::take(&mut self.given_mcp);
         let off = self.config.mcp_off.is_some();
@@ -48,11 +80,13 @@ impl App {
             manager.use_cache(cache_dir(home));
         }
         manager.start();
-        let scripts = self.extensions.context();
-        scripts.set_mcp(Arc::new(crate::mcp::script::ScriptService {
-            manager: manager.clone(),
-            hooks: scripts.hooks.clone(),
-        }));
+        let _ = self
+            .scripts_mcp
+            .service
+            .set(Arc::new(crate::mcp::script::ScriptService {
+                manager: manager.clone(),
+                hooks: self.hooks.clone(),
+            }));
         self.mcp = Some(manager);
     }
 

@@ -102,6 +102,8 @@ pub struct App {
     pub resumed: bool,
     /// The MCP servers (after [`App::start_mcp`]).
     pub mcp: Option<Arc<crate::mcp::Manager>>,
+    /// What scripts' `api.mcp.*` reach: the servers once started.
+    scripts_mcp: Arc<mcp::McpSlot>,
     /// MCP servers a front end adds to the configured ones (an editor's, in `mypi acp`);
     /// they win by name, and [`App::start_mcp`] starts them with the rest.
     pub given_mcp: Vec<crate::mcp::config::ServerConfig>,
@@ -183,8 +185,6 @@ impl App {
             wiring.ui.clone(),
             wiring.control.clone(),
         );
-        let host = wiring.host(&config, &notice);
-        host.control.set_project_trusted(config.project_trusted);
         let children = Arc::new(children::Children::new(children::ChildParts {
             config: config.clone(),
             tools: tools.clone(),
@@ -194,7 +194,8 @@ impl App {
             provider: agent.provider().clone(),
             skills: wiring.skills.clone(),
         }));
-        host.set_agents(Arc::new(children.clone()));
+        let host = wiring.host(&config, &notice, Arc::new(children.clone()));
+        host.control.set_project_trusted(config.project_trusted);
         let models = Arc::new(std::sync::Mutex::new(vec![agent
             .provider()
             .model()
@@ -211,6 +212,7 @@ impl App {
             watcher: None,
             resumed,
             mcp: None,
+            scripts_mcp: wiring.mcp.clone(),
             given_mcp: Vec::new(),
             children,
             models,

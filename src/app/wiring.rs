@@ -24,6 +24,8 @@ pub(super) struct Wiring {
     pub control: Arc<crate::agent::control::Control>,
     pub renderers: Arc<crate::tools::renderers::RendererRegistry>,
     pub skills: Arc<crate::config::sources::catalog::Catalog>,
+    /// What serves scripts' `api.mcp.*` (the servers, once [`super::App::start_mcp`] ran).
+    pub mcp: Arc<super::mcp::McpSlot>,
 }
 
 impl Wiring {
@@ -41,11 +43,17 @@ impl Wiring {
             control: crate::agent::control::Control::new(),
             renderers: crate::tools::renderers::RendererRegistry::new(),
             skills: crate::config::sources::catalog::Catalog::new(config.skills_budget),
+            mcp: Arc::default(),
         }
     }
 
-    /// What the extensions' host is given.
-    pub fn host(&self, config: &Config, notice: &NoticeFn) -> HostContext {
+    /// What the extensions' host is given; `agents` runs their children.
+    pub fn host(
+        &self,
+        config: &Config,
+        notice: &NoticeFn,
+        agents: Arc<dyn crate::agent::child::Spawner>,
+    ) -> HostContext {
         HostContext {
             hooks: self.hooks.clone(),
             tools: self.tools.clone(),
@@ -64,9 +72,8 @@ impl Wiring {
                 ..Limits::default()
             },
             log: config.log,
-            mcp: RwLock::new(None),
-            mcp_off: std::sync::OnceLock::new(),
-            agents: RwLock::new(None),
+            mcp: self.mcp.clone(),
+            agents: Some(agents),
             builtins: config.builtin_extensions,
             control: self.control.clone(),
             background: crate::extensions::background::Background::new(notice.clone()),

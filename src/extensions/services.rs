@@ -13,7 +13,7 @@ use crate::config::sources::catalog::Catalog;
 use crate::hooks::{HookBus, NoticeFn};
 use crate::tools::renderers::RendererRegistry;
 use crate::tools::ToolRegistry;
-use crate::vocab::mcp::McpService;
+use crate::vocab::mcp::{McpService, Unavailable};
 use crate::vocab::run::queue::Queues;
 use crate::vocab::run::RunContext;
 use crate::vocab::ui::{NoUi, Ui};
@@ -38,13 +38,12 @@ pub struct HostContext {
     pub limits: Limits,
     /// Whether `api.log` lines are shown (`MYPI_LOG=1`).
     pub log: bool,
-    /// The MCP servers, once the app started them (`api.mcp.*`).
-    pub mcp: RwLock<Option<Arc<dyn McpService>>>,
-    /// Why there is no MCP manager, when MCP is turned off (`--no-mcp`, ...).
-    pub mcp_off: std::sync::OnceLock<String>,
+    /// What serves `api.mcp.*`: the wiring's, which reaches the servers once the app
+    /// started them (after the trust gate) and says why not until then.
+    pub mcp: Arc<dyn McpService>,
     /// What runs child agents and model calls (`api.run_agent`, `api.complete`); none
     /// without an agent (`mypi ext check`).
-    pub agents: RwLock<Option<Arc<dyn Spawner>>>,
+    pub agents: Option<Arc<dyn Spawner>>,
     /// Whether the extensions that ship with mypi load after the discovered ones.
     pub builtins: bool,
     /// What scripts ask of the app, and what they read of it (`ctx.is_idle()`, ...).
@@ -80,9 +79,8 @@ impl HostContext {
             ui: Arc::new(NoUi),
             limits: Limits::default(),
             log: false,
-            mcp: RwLock::new(None),
-            mcp_off: std::sync::OnceLock::new(),
-            agents: RwLock::new(None),
+            mcp: Arc::new(Unavailable(super::registrar::NO_MCP.to_string())),
+            agents: None,
             builtins: false,
             control: crate::agent::control::Control::new(),
             background: super::background::Background::new(notice.clone()),
@@ -105,38 +103,6 @@ impl HostContext {
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
-    }
-
-    /// What serves `api.mcp.*`, when servers are configured.
-    pub fn mcp(&self) -> Option<Arc<dyn McpService>> {
-        self.mcp.read().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-
-    /// What `api.mcp.*` says without a manager: MCP turned off and by what, or no server
-    /// configured.
-    pub fn no_mcp(&self) -> String {
-        match self.mcp_off.get() {
-            Some(why) => why.clone(),
-            None => super::registrar::NO_MCP.to_string(),
-        }
-    }
-
-    /// Hands the MCP servers to the scripts.
-    pub fn set_mcp(&self, service: Arc<dyn McpService>) {
-        *self.mcp.write().unwrap_or_else(|p| p.into_inner()) = Some(service);
-    }
-
-    /// What runs child agents, when there is an agent.
-    pub fn agents(&self) -> Option<Arc<dyn Spawner>> {
-        self.agents
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-
-    /// Hands the child-agent runner to the scripts.
-    pub fn set_agents(&self, agents: Arc<dyn Spawner>) {
-        *self.agents.write().unwrap_or_else(|p| p.into_inner()) = Some(agents);
     }
 
     /// Replaces the context of calls made outside a run.

@@ -354,10 +354,7 @@ impl Services for HostRegistrar {
         request: crate::vocab::mcp::McpRequest,
         ctx: Option<Arc<crate::vocab::run::RunContext>>,
     ) -> BoxFuture<'static, Result<serde_json::Value, String>> {
-        let Some(service) = self.ctx.mcp() else {
-            let why = self.ctx.no_mcp();
-            return Box::pin(async move { Err(why) });
-        };
+        let service = self.ctx.mcp.clone();
         let worker = self.worker().ok().map(|w| w.id);
         let run = Arc::new(
             ctx.unwrap_or_else(|| self.ctx.session())
@@ -372,7 +369,7 @@ impl Services for HostRegistrar {
         concurrency: usize,
         ctx: Option<Arc<crate::vocab::run::RunContext>>,
     ) -> BoxFuture<'static, Result<Vec<crate::vocab::protocol::ChildOutcome>, String>> {
-        let agents = self.ctx.agents();
+        let agents = self.ctx.agents.clone();
         let waiting = self.worker().ok().map(|w| w.id);
         let parent = ctx.unwrap_or_else(|| self.ctx.session());
         Box::pin(async move {
@@ -386,7 +383,7 @@ impl Services for HostRegistrar {
         request: crate::agent::child::CompleteRequest,
         ctx: Option<Arc<crate::vocab::run::RunContext>>,
     ) -> BoxFuture<'static, Result<crate::agent::child::Completion, String>> {
-        let agents = self.ctx.agents();
+        let agents = self.ctx.agents.clone();
         let ctx = ctx.unwrap_or_else(|| self.ctx.session());
         Box::pin(async move {
             let agents = agents.ok_or_else(|| super::registrar::NO_AGENT.to_string())?;

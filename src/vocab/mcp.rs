@@ -32,6 +32,22 @@ pub enum McpRequest {
     },
 }
 
+/// No MCP servers to ask: every request gets the reason (MCP turned off, none configured,
+/// or no agent at all).
+pub struct Unavailable(pub String);
+
+impl McpService for Unavailable {
+    fn serve(
+        &self,
+        _request: McpRequest,
+        _extension: &str,
+        _ctx: Arc<RunContext>,
+    ) -> BoxFuture<'static, Result<Value, String>> {
+        let why = self.0.clone();
+        Box::pin(async move { Err(why) })
+    }
+}
+
 /// Answers scripts' MCP requests.
 pub trait McpService: Send + Sync {
     /// Serves `request` for extension `extension`, in the run `ctx`: plain data, or the
