@@ -3,8 +3,9 @@
 //! (consecutive parallel-safe calls together, the others one at a time). As each call
 //! finishes, its result goes through the `tool_result` hook and is stored in the session at
 //! once, so a process killed while later calls run keeps the results that were done. The
-//! conversation gets the results in call order when the batch is over. In the REPL, a tool's
-//! renderer (see `renderers.rs`) is asked for its lines before each event goes out.
+//! conversation gets the results in call order when the batch is over. A call's line and its
+//! result go to the sink with [`EventSink::deliver`], which the agent awaits (the REPL asks a
+//! script's renderer for the lines there).
 
 use std::sync::Arc;
 
@@ -15,7 +16,6 @@ use serde_json::Value;
 use super::session::SessionError;
 use super::{Agent, AgentError, EventSink};
 use crate::hooks::{CallAbout, EventKind, HookEvent};
-use crate::tools::renderers::Rendered;
 use crate::tools::{ToolEntry, MAX_OUTPUT_BYTES};
 use crate::vocab::protocol::{AgentEvent, Message, ToolCall, ToolOutput};
 use crate::vocab::run::{CallReport, RunContext};
@@ -56,16 +56,12 @@ impl Agent {
         let mut args = Vec::with_capacity(calls.len());
         for call in calls {
             let (p, final_args) = self.prepare(call, ctx).await;
-            let rendered = match &self.renderers {
-                Some(r) => r.call_line(&call.name, &final_args, ctx).await,
-                None => Rendered::default(),
-            };
-            sink.emit(AgentEvent::ToolCall {
+            let event = AgentEvent::ToolCall {
                 id: call.id.clone(),
                 name: call.name.clone(),
                 arguments: final_args.clone(),
-                rendered: shown(rendered, sink),
-            });
+            };
+            sink.deliver(event, ctx).await;
             prepared.push(p);
             args.push(final_args);
         }
@@ -144,22 +140,14 @@ impl Agent {
         let call = &batch.calls[index];
         let args = std::mem::take(&mut batch.args[index]);
         let output = self.after(call, args, output, batch.ctx).await;
-        let rendered = match &self.renderers {
-            Some(r) => {
-                let (content, details) = (&output.content, output.details.as_ref());
-                r.result_lines(&call.name, content, details, output.is_error, batch.ctx)
-                    .await
-            }
-            None => Rendered::default(),
-        };
-        batch.sink.emit(AgentEvent::ToolResult {
+        let event = AgentEvent::ToolResult {
             id: call.id.clone(),
             name: call.name.clone(),
             content: output.content.clone(),
             is_error: output.is_error,
             details: output.details.clone(),
-            rendered: shown(rendered, batch.sink),
-        });
+        };
+        batch.sink.deliver(event, batch.ctx).await;
         let result = Message::tool_result(call, &output);
         if let Some(ctx) = batch.call_ctxs[index].take() {
             let children = ctx.take_records();
@@ -304,15 +292,6 @@ impl Agent {
         }
         output
     }
-}
-
-/// A renderer's text for an event; its failure notice goes out first (before the line it
-/// failed to render, which is then the default one).
-fn shown(rendered: Rendered, sink: &dyn EventSink) -> Option<String> {
-    if let Some(message) = rendered.notice {
-        sink.emit(AgentEvent::Notice { message });
-    }
-    rendered.text
 }
 
 /// A progress report as a `tool_update` event, for a call still running (never after its

@@ -28,7 +28,7 @@ use crate::vocab::protocol::{AgentEvent, ChildRecord, Message, Usage};
 use crate::vocab::run::RunContext;
 use session::{SessionError, SessionSlot, SessionWriter};
 
-pub use crate::vocab::protocol::EventSink;
+pub use crate::vocab::run::EventSink;
 
 /// Why a prompt failed.
 #[derive(Debug, thiserror::Error)]
@@ -92,9 +92,6 @@ pub struct Agent {
     last_context: Option<(u64, usize)>,
     /// What scripts read of the user's agent and the entries they add (`None` in a child).
     pub control: Option<Arc<crate::agent::control::Control>>,
-    /// How the REPL shows tool lines scripts render (`None` in a child, whose tool lines
-    /// are notices).
-    pub renderers: Option<Arc<crate::tools::renderers::RendererRegistry>>,
     /// The skills listed in each run's system prompt (see [`crate::config::sources`]).
     pub skills: Option<Arc<crate::config::sources::catalog::Catalog>>,
 }
@@ -118,7 +115,6 @@ impl Agent {
             prices: None,
             last_context: None,
             control: None,
-            renderers: None,
             skills: None,
         }
     }

@@ -258,7 +258,6 @@ impl App {
         wiring.control.set_system_prompt(system_prompt);
         wiring.control.set_flags_given(config.ext_flags.clone());
         agent.control = Some(wiring.control.clone());
-        agent.renderers = Some(wiring.renderers.clone());
         agent.skills = Some(wiring.skills.clone());
         Ok(agent)
     }

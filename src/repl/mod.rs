@@ -63,7 +63,7 @@ pub async fn run_repl(mut app: App, printer: Arc<Printer>) -> i32 {
     };
     watch_ctrl_c(printer.clone(), app.ui.clone());
     let mut repl = Repl {
-        sink: HumanSink::new(printer, style),
+        sink: HumanSink::new(printer, style, app.extensions.context().renderers.clone()),
         control: app.extensions.context().control.clone(),
         app,
         input,

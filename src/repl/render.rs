@@ -13,8 +13,12 @@ pub use super::printer::Printer;
 use super::spinner::Spinner;
 use super::style::{term_width, terminal_width, Role, Style};
 use super::tool_lines;
+use futures_util::future::BoxFuture;
+
 use crate::agent::EventSink;
+use crate::tools::renderers::{Rendered, RendererRegistry};
 use crate::vocab::protocol::{AgentEvent, ChildTag};
+use crate::vocab::run::RunContext;
 use crate::vocab::text::{inert, inert_sgr, truncate_middle};
 
 /// A tool call's arguments with every string in them made inert ([`crate::vocab::text::inert()`]),
@@ -201,11 +205,15 @@ pub struct HumanSink {
     markdown: Mutex<Markdown>,
     /// The output so far of running calls that report it, by call id (its last few KiB).
     outputs: Mutex<std::collections::HashMap<String, String>>,
+    /// Scripts' renderers of tool lines (`api.renderer`), asked as a call's line or result
+    /// is delivered.
+    renderers: Arc<RendererRegistry>,
 }
 
 impl HumanSink {
-    pub fn new(printer: Arc<Printer>, style: Style) -> Self {
+    pub fn new(printer: Arc<Printer>, style: Style, renderers: Arc<RendererRegistry>) -> Self {
         HumanSink {
+            renderers,
             spinner: Spinner::new(printer.clone()),
             printer,
             style,
@@ -355,6 +363,41 @@ impl HumanSink {
 
 impl EventSink for HumanSink {
     fn emit(&self, event: AgentEvent) {
+        self.show(event, None);
+    }
+
+    /// A call's line or result: its renderer's text when the tool has one (its failure
+    /// notice first, then the default lines).
+    fn deliver<'a>(&'a self, event: AgentEvent, ctx: &'a Arc<RunContext>) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let r = &self.renderers;
+            let rendered = match &event {
+                AgentEvent::ToolCall {
+                    name, arguments, ..
+                } => r.call_line(name, arguments, ctx).await,
+                AgentEvent::ToolResult {
+                    name,
+                    content,
+                    is_error,
+                    details,
+                    ..
+                } => {
+                    r.result_lines(name, content, details.as_ref(), *is_error, ctx)
+                        .await
+                }
+                _ => Rendered::default(),
+            };
+            if let Some(message) = rendered.notice {
+                self.show(AgentEvent::Notice { message }, None);
+            }
+            self.show(event, rendered.text);
+        })
+    }
+}
+
+impl HumanSink {
+    /// Prints `event`; `rendered` is a renderer's text for a call's line or result.
+    fn show(&self, event: AgentEvent, rendered: Option<String>) {
         let p = &self.printer;
         let paint = |role, text: &str| self.style.paint(role, text);
         match &event {
@@ -378,14 +421,12 @@ impl EventSink for HumanSink {
                 id,
                 name,
                 arguments,
-                rendered,
             } => self.tool_call((id, name, arguments, rendered)),
             AgentEvent::ToolResult {
                 id,
                 name,
                 content,
                 is_error,
-                rendered,
                 ..
             } => self.tool_result(&id, &name, (&content, is_error), rendered),
             AgentEvent::ToolUpdate { id, kind, text, .. } => self.tool_update(id, kind, &text),

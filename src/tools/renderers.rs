@@ -5,18 +5,18 @@
 //!
 //! # Where a renderer runs
 //!
-//! The agent asks, not the printer. Before it emits a `tool_call` event the agent awaits
-//! [`RendererRegistry::call_line`], and before a `tool_result` event
-//! [`RendererRegistry::result_lines`]; the text comes with the event (`rendered`) and the
-//! REPL's sink prints it instead of its own lines. The sink is synchronous and prints in the
-//! order events arrive, so the call line always comes before its result line, with no queue
-//! or reordering in the printer; the wait for the script happens in the agent, which awaits it
-//! like a hook (a renderer's `ctx.ui.confirm` works, and nothing blocks a runtime thread).
+//! The REPL's printer asks, and the agent waits for it. The agent hands a call's line and its
+//! result to its sink with [`EventSink::deliver`](crate::vocab::run::EventSink::deliver),
+//! which it awaits; the REPL's sink awaits [`RendererRegistry::call_line`] or
+//! [`RendererRegistry::result_lines`] there and prints the text instead of its own lines. So
+//! the agent's events carry no display text, the call line always comes before its result
+//! line, and there is no queue or reordering in the printer; the wait for the script happens
+//! in the agent's task, as for a hook (a renderer's `ctx.ui.confirm` works, and nothing
+//! blocks a runtime thread).
 //!
-//! Only runs of the REPL ask (`ctx.mode == repl`): print and JSON mode show no tool lines and
-//! never call a renderer, and `rendered` is never part of a JSON event. With no renderer
-//! registered, asking costs one atomic load; with renderers, a tool that has none costs a
-//! lookup in a short list.
+//! Only runs of the REPL ask (`ctx.mode == repl`): print and JSON mode and editors show no
+//! script's tool lines and never call a renderer. With no renderer registered, asking costs
+//! one atomic load; with renderers, a tool that has none costs a lookup in a short list.
 //!
 //! # Limits and failures
 //!

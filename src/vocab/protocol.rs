@@ -305,12 +305,6 @@ pub struct SpentBy {
     pub usage: Usage,
 }
 
-/// Where the agent reports what it does (`--json` lines, the terminal, a test's list, and the
-/// front end's outlet for what happens outside a run).
-pub trait EventSink: Send + Sync {
-    fn emit(&self, event: AgentEvent);
-}
-
 /// Which child agent an event came from ([`AgentEvent::Child`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChildTag {
@@ -344,10 +338,6 @@ pub enum AgentEvent {
         id: String,
         name: String,
         arguments: Value,
-        /// The REPL's call line from the tool's renderer (`api.renderer`), when it gave one;
-        /// never in JSON (see `renderers.rs`).
-        #[serde(skip)]
-        rendered: Option<String>,
     },
     /// A running tool call's progress: `output` is its output so far as it arrives (`bash`),
     /// `progress` a message about it (MCP progress, a script tool's `ctx.progress`).
@@ -366,10 +356,6 @@ pub enum AgentEvent {
         /// A script tool's `details`, when it gave some.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         details: Option<serde_json::Value>,
-        /// The REPL's result lines from the tool's renderer, when it gave them; never in
-        /// JSON.
-        #[serde(skip)]
-        rendered: Option<String>,
     },
     /// The turn's tool results are stored; `usage` is this turn's model request.
     TurnEnd { turn: u32, usage: Usage },

@@ -8,6 +8,9 @@
 //! their handlers are skipped for the child and their tools refuse, instead of deadlocking.
 
 pub mod queue;
+mod sink;
+
+pub use sink::EventSink;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};

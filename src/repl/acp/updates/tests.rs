@@ -15,7 +15,6 @@ fn tool_call(id: &str, name: &str, arguments: Value) -> AgentEvent {
         id: id.into(),
         name: name.into(),
         arguments,
-        rendered: None,
     }
 }
 
@@ -26,7 +25,6 @@ fn tool_result(id: &str, name: &str, content: &str, is_error: bool) -> AgentEven
         content: content.into(),
         is_error,
         details: None,
-        rendered: None,
     }
 }
 
