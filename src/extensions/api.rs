@@ -83,8 +83,7 @@ pub struct EventView<'a> {
 impl EventView<'_> {
     /// An id for a new view.
     pub fn next_id() -> u64 {
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        crate::vocab::owner::next_id()
     }
 
     /// An engine's value of the payload, and `message_update`'s `text` to hand over on its

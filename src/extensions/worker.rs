@@ -132,8 +132,6 @@ fn on_budget(result: &Result<Value, ScriptError>) -> bool {
     matches!(result, Err(e) if matches!(e.kind, ErrorKind::Budget | ErrorKind::Unavailable))
 }
 
-static NEXT_WORKER: AtomicU64 = AtomicU64::new(1);
-
 /// The async side of an extension's thread.
 pub struct Worker {
     pub name: String,
@@ -161,7 +159,7 @@ impl Worker {
         health.loading.store(true, Ordering::SeqCst);
         let worker = Arc::new(Worker {
             name: name.clone(),
-            id: NEXT_WORKER.fetch_add(1, Ordering::Relaxed),
+            id: crate::vocab::owner::next_id(),
             jobs: jobs_tx,
             health: health.clone(),
             link: OnceLock::new(),
@@ -192,7 +190,7 @@ impl Worker {
         let (jobs, _) = std_mpsc::channel();
         let worker = Arc::new(Worker {
             name,
-            id: NEXT_WORKER.fetch_add(1, Ordering::Relaxed),
+            id: crate::vocab::owner::next_id(),
             jobs,
             health: Arc::new(Health::default()),
             link: OnceLock::new(),

@@ -30,8 +30,7 @@ pub(super) struct Watching {
 
 impl Watching {
     pub(super) fn new(watchers: &Watchers, report: crate::vocab::run::Reporter) -> Watching {
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let id = crate::vocab::owner::next_id();
         let mut list = watchers.lock().unwrap_or_else(|p| p.into_inner());
         list.push((id, report));
         Watching {

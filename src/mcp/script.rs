@@ -5,7 +5,6 @@
 //! in the event: a guard that blocks `mcp__fs__write_file` for the model blocks
 //! `api.mcp.call("fs", "write_file", ...)` too.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -37,8 +36,6 @@ impl McpService for ScriptService {
         Box::pin(async move { serve(&manager, &hooks, request, &extension, &ctx).await })
     }
 }
-
-static NEXT_CALL: AtomicU64 = AtomicU64::new(1);
 
 /// Serves `request` for extension `extension`, in the run `ctx`; the error is the message to
 /// raise in the script.
@@ -166,7 +163,7 @@ async fn call(
             extension: extension.to_string(),
         }),
     };
-    let id = format!("ext_{}", NEXT_CALL.fetch_add(1, Ordering::Relaxed));
+    let id = format!("ext_{}", crate::vocab::owner::next_id());
     if hooks.has(EventKind::ToolCall) {
         let event = HookEvent::ToolCall {
             id: id.clone(),

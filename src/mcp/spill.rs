@@ -8,12 +8,10 @@
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// The folder once made (`None`: not yet, or removed).
 static DIR: Mutex<Option<PathBuf>> = Mutex::new(None);
-static NEXT_FILE: AtomicU64 = AtomicU64::new(1);
 
 /// Folder names tried before giving up (each is new and unguessable).
 const ATTEMPTS: u32 = 16;
@@ -52,7 +50,7 @@ fn dir() -> Result<PathBuf, String> {
 
 /// Writes `bytes` to a new file named `name` (made of safe characters) in the folder.
 pub fn write(name: &str, bytes: &[u8]) -> Result<PathBuf, String> {
-    let n = NEXT_FILE.fetch_add(1, Ordering::Relaxed);
+    let n = crate::vocab::owner::next_id();
     let path = dir()?.join(format!("{n}-{name}"));
     create_new(&path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     Ok(path)

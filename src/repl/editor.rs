@@ -7,12 +7,9 @@
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The largest text read back from the editor.
 const MAX_EDIT_BYTES: u64 = 16 * 1024 * 1024;
-
-static NEXT: AtomicU64 = AtomicU64::new(1);
 
 /// The editor command the user chose.
 fn editor_command() -> String {
@@ -29,7 +26,7 @@ pub fn edit(initial: &str, terminal: bool) -> Option<String> {
     let path: PathBuf = std::env::temp_dir().join(format!(
         "mypi-edit-{}-{}.md",
         std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
+        crate::vocab::owner::next_id()
     ));
     let out = run(&path, initial, terminal);
     let _ = std::fs::remove_file(&path);

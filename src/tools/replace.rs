@@ -10,7 +10,6 @@ use std::fs::{self, Metadata, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Why a commit did not happen.
 #[derive(Debug)]
@@ -173,8 +172,7 @@ fn unsupported(e: &io::Error) -> bool {
 
 /// A hidden, unique temporary name next to the file, short enough for any file system.
 fn temp_name(file_name: &str) -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let n = crate::vocab::owner::next_id();
     let mut stem: String = file_name.chars().take(64).collect();
     while stem.len() > 100 {
         stem.pop();

@@ -79,7 +79,8 @@ impl fmt::Debug for Handle {
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-/// A process-wide unique registration id (also gives registration order).
+/// A process-wide unique id, never 0, rising: registrations (which it orders), runs, workers,
+/// views, calls and temporary files all draw from this one counter.
 pub fn next_id() -> u64 {
     NEXT_ID.fetch_add(1, Ordering::Relaxed)
 }

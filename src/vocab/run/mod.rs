@@ -13,7 +13,6 @@ mod sink;
 pub use sink::EventSink;
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
@@ -157,11 +156,7 @@ pub struct RunContext {
 /// Sends events to a line's sink ([`RunContext::with_events`]).
 pub type EventTx = tokio::sync::mpsc::UnboundedSender<crate::vocab::protocol::AgentEvent>;
 
-static NEXT_ID: AtomicU64 = AtomicU64::new(1);
-
-fn next_id() -> u64 {
-    NEXT_ID.fetch_add(1, Ordering::Relaxed)
-}
+use crate::vocab::owner::next_id;
 
 impl RunContext {
     /// The context of a top-level run (depth 0).
