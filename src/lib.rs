@@ -54,14 +54,22 @@
 //! [`vocab::run::RunContext`]: a `/command` is answered from the command table; anything else goes
 //! through the `input` hook to [`agent::Agent::prompt`], which loops model request -> tool
 //! batch -> model request, firing hooks at each step, appending every message to the session
-//! file, and reporting [`vocab::protocol::AgentEvent`]s to the front end's sink. Messages extensions
-//! queued meanwhile run after it ([`app::App::run_queued`]).
+//! file, and reporting [`vocab::protocol::AgentEvent`]s to the front end's sink
+//! ([`vocab::run::EventSink`]). The events are data, never display text: each front end
+//! renders them (the REPL's sink asks scripts' renderers for a tool's lines when a call's line
+//! or result is delivered). Messages extensions queued meanwhile run after it
+//! ([`app::App::run_queued`]).
 //!
 //! # Extensions
 //!
 //! Each extension is a script file with its own VM on its own thread
 //! ([`extensions::worker`]). What a script can call is defined once, engine-neutral, in
-//! [`extensions::surface`]; the Lua and Rhai engines only convert values and keep callbacks.
+//! [`extensions::surface`]: one row per member with its parameters and the function that
+//! does it; the Lua and Rhai engines only convert values and keep callbacks. What scripts may
+//! ask of the rest of mypi reaches them as values the wiring builds once
+//! ([`extensions::services::HostContext`]): the registries, the queues, the user
+//! ([`vocab::ui::Ui`]), the MCP servers ([`vocab::mcp::McpService`]), the child agents
+//! ([`agent::child::Spawner`]) and the app's control ([`agent::control::Control`]).
 //! Registrations go through the extension's [`extensions::api::ApiLink`] into the Rust
 //! registries as proxies (hook handlers, tools, commands), staged while the script's top level
 //! runs so that a (re)load appears at once or not at all ([`extensions::host`],
