@@ -96,7 +96,7 @@ impl Conn {
     ) -> Result<Conn, StartError> {
         let deadlines = Deadlines::start();
         let changes = Arc::new(Changes::default());
-        let watchers = super::progress::Watchers::default();
+        let watchers = super::progress::Watched::new(&config.name, &hooks);
         let progress = Arc::new(super::progress::Progress {
             server: config.name.clone(),
             hooks: hooks.clone(),
@@ -324,7 +324,6 @@ impl Conn {
         cancel: &CancellationToken,
         report: Option<crate::vocab::run::Reporter>,
     ) -> Result<Value, McpError> {
-        let _watching = report.map(|r| super::progress::Watching::new(&self.watchers, r));
         let arguments = match args {
             Value::Object(map) => Some(map),
             Value::Null => None,
@@ -336,9 +335,9 @@ impl Conn {
         };
         let mut params = CallToolRequestParams::new(tool.to_string());
         params.arguments = arguments;
-        let result = self
-            .with_progress(self.service.call_tool(params), timeout, cancel)
-            .await?;
+        let peer = self.service.peer();
+        let call = super::progress::call_tool(peer, params, &self.watchers, report);
+        let result = self.with_progress(call, timeout, cancel).await?;
         // A call that changed the tools (server-side `list_changed` before its answer)
         // answers once the new list is in place: the next call, the model's next turn or a
         // script's next lookup see it.
@@ -413,10 +412,10 @@ impl Conn {
         args: serde_json::Map<String, Value>,
         timeout: Duration,
     ) -> Result<Value, McpError> {
+        // Always an object, `{}` when empty: servers built on the TypeScript SDK refuse a
+        // `prompts/get` without `arguments`.
         let mut params = GetPromptRequestParams::new(name.to_string());
-        if !args.is_empty() {
-            params.arguments = Some(args);
-        }
+        params.arguments = Some(args);
         let r = self
             .bounded(timeout, self.service.get_prompt(params))
             .await?;

@@ -24,8 +24,9 @@ Whatever the mode, the tools misbehave on request:
   die {}           writes to stderr and exits in the middle of the call
   big {mib}        answers a text of MIB mebibytes
   flood {mib}      writes MIB mebibytes to stderr, then answers "flooded"
-  slow {steps, every}  sends a progress notification (for the request's progressToken)
-                   every EVERY seconds, STEPS times, then answers "slept"
+  slow {steps, every, apart}  sends a progress notification (for the request's
+                   progressToken) every EVERY seconds, STEPS times, then answers "slept";
+                   with APART true on a thread of its own, so several such calls overlap
   rush {steps}     sends STEPS progress notifications and its answer "rushed" in one write
                    (the last progress comes just before the answer)
   elicit {message, schema, delay}  asks the client (elicitation/create with MESSAGE and
@@ -46,6 +47,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "normal"
@@ -104,11 +106,15 @@ def log(line):
             f.write(line.rstrip("\n") + "\n")
 
 
+WRITING = threading.Lock()
+
+
 def send(msg):
-    if MODE == "garbage":
-        sys.stdout.write("this line is not JSON at all {\n")
-    sys.stdout.write(json.dumps(msg) + "\n")
-    sys.stdout.flush()
+    with WRITING:
+        if MODE == "garbage":
+            sys.stdout.write("this line is not JSON at all {\n")
+        sys.stdout.write(json.dumps(msg) + "\n")
+        sys.stdout.flush()
 
 
 def text(t):
@@ -139,6 +145,15 @@ def call(msg_id, params):
     if name == "big":
         size = int(float(args.get("mib", 20)) * 1024 * 1024)
         return text("B" * size)
+    if name == "slow" and args.get("apart"):
+        rest = dict(args, apart=False)
+        sub = dict(params, arguments=rest)
+
+        def apart():
+            send({"jsonrpc": "2.0", "id": msg_id, "result": call(msg_id, sub)})
+
+        threading.Thread(target=apart, daemon=True).start()
+        return None
     if name == "slow":
         token = (params.get("_meta") or {}).get("progressToken")
         steps = int(args.get("steps", 3))

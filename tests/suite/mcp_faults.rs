@@ -463,6 +463,41 @@ fn progress_resets_the_timeout_and_silence_ends_the_call_at_it() {
     );
 }
 
+/// Two calls to one server at once, each reporting progress: each call's `tool_update`s
+/// are its own (by the progress token its request carried), never the other's.
+#[test]
+fn progress_reaches_only_the_call_whose_token_it_carries() {
+    let dir = TestDir::new();
+    let servers = json!({"srv": stdio_entry(&dir, "normal", 20)});
+    let slow = |steps: u32, every: f64| json!({"name": "mcp__srv__slow", "arguments": {"steps": steps, "every": every, "apart": true}});
+    let turns = [json!({"tool_calls": [slow(2, 0.4), slow(3, 0.3)]})];
+    let (out, _) = print_run(&dir, servers, &turns);
+    out.ok();
+    let events: Vec<Value> = out
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let ids: Vec<String> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_call")
+        .map(|e| e["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids.len(), 2, "{}", out.describe());
+    for (id, total) in ids.iter().zip(["/2", "/3"]) {
+        let texts: Vec<&str> = events
+            .iter()
+            .filter(|e| e["type"] == "tool_update" && e["id"] == id.as_str())
+            .map(|e| e["text"].as_str().unwrap())
+            .collect();
+        assert!(!texts.is_empty(), "{id}: {}", out.describe());
+        assert!(
+            texts.iter().all(|t| t.contains(total)),
+            "{id} got another call's progress: {texts:?}"
+        );
+    }
+}
+
 /// A server on 127.0.0.1 that answers every request with `status` and `extra` header lines,
 /// recording each request's head; its port and the heads.
 fn raw_server(

@@ -224,6 +224,32 @@ fn prompts_are_slash_commands_whose_text_goes_to_the_model() {
     );
 }
 
+/// A prompt asked for with no arguments still sends `"arguments": {}` (servers built on the
+/// TypeScript SDK refuse a `prompts/get` without it).
+#[test]
+fn a_prompt_without_arguments_sends_an_empty_object() {
+    let dir = TestDir::new();
+    mcp_json(&dir, json!({}));
+    dir.write(
+        ".agents/extensions/bare.lua",
+        r#"api.command("bare", function(args, ctx)
+  local ok, why = pcall(api.mcp.prompt, "t", "greet")
+  api.notify("asked: " .. tostring(ok))
+end)"#,
+    );
+    let out = command(&dir, "/bare");
+    out.ok();
+    assert!(out.stderr.contains("asked: "), "{}", out.describe());
+    let gets: Vec<Value> = dir
+        .read("requests.jsonl")
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|r| r["method"] == "prompts/get")
+        .collect();
+    assert_eq!(gets.len(), 1, "{gets:?}");
+    assert_eq!(gets[0]["params"]["arguments"], json!({}), "{gets:?}");
+}
+
 #[test]
 fn a_prompt_command_of_a_server_never_seen_waits_for_it() {
     let dir = TestDir::new();

@@ -27,7 +27,11 @@ pub fn call(
     let args = checked(member, values)?;
     let what = args.what.clone();
     let mut call = Call { link, args, ctx };
-    act(&mut call).map_err(|e| format!("{what}: {e}"))
+    // An error that names its member already (`api.tool 'x': ...`) is raised as it is.
+    act(&mut call).map_err(|e| match e.starts_with(&what) {
+        true => e,
+        false => format!("{what}: {e}"),
+    })
 }
 
 /// `api.on(event, handler)`.
