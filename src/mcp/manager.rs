@@ -47,6 +47,11 @@ pub struct Entry {
     pub(super) cached: AtomicBool,
     /// Whether the user was told that a prompt went on without it (told once).
     pub(super) passed_over: AtomicBool,
+    /// Whether the user was told that a call waits for it (told once).
+    pub(super) waited_for: AtomicBool,
+    /// Until when calls wait for it while it connects: set by the first call that waits,
+    /// so the calls after it wait no longer than that one.
+    pub(super) wait_until: std::sync::OnceLock<tokio::time::Instant>,
 }
 
 impl Entry {
@@ -103,6 +108,8 @@ impl Manager {
                         restarted: AtomicBool::new(false),
                         cached: AtomicBool::new(false),
                         passed_over: AtomicBool::new(false),
+                        waited_for: AtomicBool::new(false),
+                        wait_until: std::sync::OnceLock::new(),
                     })
                 })
                 .collect(),

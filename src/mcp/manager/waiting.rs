@@ -76,20 +76,34 @@ impl Manager {
             .collect()
     }
 
-    /// Waits (at most [`CONNECT_WAIT`], saying so) for the servers still connecting whose
-    /// tool or prompt could be called `name`. Returns why `name` may still be missing: those
+    /// Waits for the servers still connecting whose tool or prompt could be called `name`:
+    /// at most [`CONNECT_WAIT`] after the first call that waited for each (a second call of a
+    /// slow server waits no longer than the first), saying so once per server. Returns why `name` may still be missing: those
     /// still connecting after the wait.
     pub async fn wait_for_name(&self, name: &str) -> Option<String> {
         let owners = self.owners(name);
         if owners.is_empty() {
             return None;
         }
-        self.registry().notice(format!(
-            "waiting for MCP server {} (still connecting; at most {} s) to call '{name}'",
-            names(owners.iter().copied()).join(", "),
-            CONNECT_WAIT.as_secs()
-        ));
-        settle(&owners, Instant::now() + CONNECT_WAIT).await;
+        let untold: Vec<&Arc<Entry>> = owners
+            .iter()
+            .copied()
+            .filter(|e| !e.waited_for.swap(true, Ordering::AcqRel))
+            .collect();
+        if !untold.is_empty() {
+            self.registry().notice(format!(
+                "waiting for MCP server {} (still connecting; at most {} s) to call '{name}'",
+                names(untold.into_iter()).join(", "),
+                CONNECT_WAIT.as_secs()
+            ));
+        }
+        let now = Instant::now();
+        let until = owners
+            .iter()
+            .map(|e| *e.wait_until.get_or_init(|| now + CONNECT_WAIT))
+            .max()
+            .unwrap_or(now);
+        settle(&owners, until).await;
         let still = names(owners.into_iter().filter(|e| connecting(e)));
         (!still.is_empty()).then(|| {
             format!(
