@@ -97,6 +97,9 @@ pub struct Agent {
     pub renderers: Option<Arc<crate::tools::renderers::RendererRegistry>>,
     /// The skills listed in each run's system prompt (see [`crate::config::sources`]).
     pub skills: Option<Arc<crate::config::sources::catalog::Catalog>>,
+    /// Images for the next user message (an editor's prompt): the run that records it takes
+    /// them; [`Agent::prompt`] drops what no run took (a handler blocked the prompt).
+    pub images: Vec<crate::vocab::protocol::Image>,
 }
 
 impl Agent {
@@ -120,6 +123,7 @@ impl Agent {
             control: None,
             renderers: None,
             skills: None,
+            images: Vec::new(),
         }
     }
 
@@ -212,6 +216,7 @@ impl Agent {
         }
         self.set_running(true);
         let outcome = self.prompt_chain(text, source, sink, ctx).await;
+        self.images.clear();
         self.set_running(false);
         self.hooks.flush_reports();
         self.keep_children(ctx, sink);
