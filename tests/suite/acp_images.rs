@@ -1,7 +1,7 @@
 //! Images in an editor's prompt (issue 36): an `image` block and an embedded resource whose
 //! blob is an image reach the model as images (OpenAI's `image_url` parts here, Anthropic's
 //! image blocks after `--resume`), stay in the session file, and come back on
-//! `session/load` as `image` user message chunks.
+//! `session/load` as `image` user message chunks (and counted in a resumed session's recap).
 
 use serde_json::{json, Value};
 
@@ -84,6 +84,18 @@ fn acp_images_reach_the_model_and_survive_load_and_resume() {
         first["content"],
         json!([block, block, {"type": "text", "text": "what is in this and `shot.png`"}]),
         "{first}"
+    );
+    // The REPL's recap of a resumed session counts them.
+    let out = Mypi::new(&dir)
+        .args(["--provider", "faux", "--no-extensions", "--no-session"])
+        .args(["-p", &format!("/resume {session}")])
+        .run();
+    out.ok();
+    assert!(
+        out.stdout
+            .contains("  > what is in this and `shot.png` [+2 images]"),
+        "{}",
+        out.describe()
     );
 }
 

@@ -163,7 +163,7 @@ fn image(what: &str, mime: &str, data: &str) -> Result<Image, String> {
     if bytes.is_empty() {
         return Err(format!("{what}: the image is empty"));
     }
-    let canonical = data.len() % 4 == 0 && !data.bytes().any(|b| b.is_ascii_whitespace());
+    let canonical = data.len().is_multiple_of(4) && !data.bytes().any(|b| b.is_ascii_whitespace());
     let data = match canonical {
         true => data.to_string(),
         false => base64::engine::general_purpose::STANDARD.encode(&bytes),
