@@ -40,7 +40,12 @@ pub fn known_window(model: &str) -> Option<u64> {
         .map(|(_, w)| *w)
 }
 
-/// A rough token count of messages: a token for every four bytes, and a few per message.
+/// What an image counts for in [`estimate`]: about what a large one costs (Anthropic bills
+/// width x height / 750 tokens, about 1,600 for the largest it keeps whole).
+const IMAGE_TOKENS: u64 = 1_600;
+
+/// A rough token count of messages: a token for every four bytes, [`IMAGE_TOKENS`] an image,
+/// and a few per message.
 pub fn estimate(messages: &[Message]) -> u64 {
     messages
         .iter()
@@ -50,7 +55,7 @@ pub fn estimate(messages: &[Message]) -> u64 {
                 .iter()
                 .map(|c| c.name.len() + c.arguments.to_string().len())
                 .sum();
-            ((m.content.len() + args) / 4 + 8) as u64
+            ((m.content.len() + args) / 4 + 8) as u64 + m.images.len() as u64 * IMAGE_TOKENS
         })
         .sum()
 }

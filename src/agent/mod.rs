@@ -94,6 +94,9 @@ pub struct Agent {
     pub control: Option<Arc<crate::agent::control::Control>>,
     /// The skills listed in each run's system prompt (see [`crate::config::sources`]).
     pub skills: Option<Arc<crate::config::sources::catalog::Catalog>>,
+    /// Images for the next user message (an editor's prompt): the run that records it takes
+    /// them; [`Agent::prompt`] drops what no run took (a handler blocked the prompt).
+    pub images: Vec<crate::vocab::protocol::Image>,
 }
 
 impl Agent {
@@ -116,6 +119,7 @@ impl Agent {
             last_context: None,
             control: None,
             skills: None,
+            images: Vec::new(),
         }
     }
 
@@ -208,6 +212,7 @@ impl Agent {
         }
         self.set_running(true);
         let outcome = self.prompt_chain(text, source, sink, ctx).await;
+        self.images.clear();
         self.set_running(false);
         self.hooks.flush_reports();
         self.keep_children(ctx, sink);

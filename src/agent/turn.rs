@@ -73,7 +73,11 @@ impl Agent {
         if let Some(c) = &self.control {
             c.set_system_prompt(&system_prompt);
         }
-        self.record(Message::user(prompt))?;
+        let images = std::mem::take(&mut self.images);
+        self.record(Message {
+            images,
+            ..Message::user(prompt)
+        })?;
         let mut outcome = RunOutcome::default();
         let result = self.turns(&system_prompt, &mut outcome, sink, ctx).await;
         if self.hooks.has(EventKind::AgentEnd) {

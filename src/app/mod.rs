@@ -118,6 +118,9 @@ pub struct App {
     /// What a front end attaches to the next prompt (an editor's resources), after its
     /// `@path` mentions were expanded, so an attached file's text is never read as mentions.
     pub attached: Vec<String>,
+    /// The images a front end attaches to the next prompt (an editor's), for the user
+    /// message (see [`crate::vocab::protocol::Message::images`]).
+    pub attached_images: Vec<crate::vocab::protocol::Image>,
     /// Claude Code's and Codex's command hooks, once loaded ([`App::load_settings_hooks`]).
     settings_hooks: settings_hooks::SettingsHooks,
 }
@@ -219,6 +222,7 @@ impl App {
             quitting: false,
             shell_context: shell::ShellContext::default(),
             attached: Vec::new(),
+            attached_images: Vec::new(),
             settings_hooks,
         };
         if let Some((provider, model)) = last_model {
@@ -394,6 +398,7 @@ impl App {
     ) -> Result<LineOutcome, AppError> {
         let outcome = self.line(line, sink, cancel).await;
         self.attached.clear();
+        self.attached_images.clear();
         self.after_line(sink).await;
         outcome
     }
@@ -450,6 +455,7 @@ impl App {
                 text.push_str("\n\n");
                 text.push_str(&block);
             }
+            self.agent.images = std::mem::take(&mut self.attached_images);
             let outcome = self
                 .agent
                 .prompt(&text, InputSource::User, sink, &ctx)

@@ -150,8 +150,13 @@ impl App {
         }
         for (k, &start) in starts[from..].iter().enumerate() {
             let end = starts.get(from + k + 1).copied().unwrap_or(messages.len());
+            let images = match messages[start].images.len() {
+                0 => String::new(),
+                1 => " [+1 image]".to_string(),
+                n => format!(" [+{n} images]"),
+            };
             out.push(format!(
-                "  > {}",
+                "  > {}{images}",
                 crate::vocab::text::one_line(&messages[start].content, RECAP_CHARS)
             ));
             let answer = messages[start..end]

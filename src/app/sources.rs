@@ -155,6 +155,7 @@ impl App {
         ctx: &Arc<RunContext>,
     ) -> Result<LineOutcome, AppError> {
         let text = self.shell_context.take_into(text);
+        self.agent.images = std::mem::take(&mut self.attached_images);
         let outcome = self
             .agent
             .prompt(&text, InputSource::User, sink, ctx)

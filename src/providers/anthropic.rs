@@ -287,6 +287,48 @@ mod tests {
     }
 
     #[test]
+    fn user_images_are_image_blocks_before_the_text() {
+        let image = |mime: &str, data: &str| crate::vocab::protocol::Image {
+            mime_type: mime.into(),
+            data: data.into(),
+        };
+        let request = ModelRequest {
+            model: "m".into(),
+            system_prompt: String::new(),
+            messages: vec![
+                Message {
+                    images: vec![image("image/png", "aGVsbG8="), image("image/jpeg", "/9j/")],
+                    ..Message::user("what is this?")
+                },
+                Message::assistant("a cat", vec![]),
+                Message {
+                    images: vec![image("image/gif", "R0lG")],
+                    ..Message::user("")
+                },
+            ]
+            .into(),
+            tools: vec![],
+            max_tokens: None,
+        };
+        let p = AnthropicProvider::new("m", None, None);
+        let body = p.payload(&request);
+        let block = |mime: &str, data: &str| json!({"type": "image", "source": {"type": "base64", "media_type": mime, "data": data}});
+        assert_eq!(
+            body["messages"],
+            json!([
+                {"role": "user", "content": [
+                    block("image/png", "aGVsbG8="),
+                    block("image/jpeg", "/9j/"),
+                    {"type": "text", "text": "what is this?"}]},
+                {"role": "assistant", "content": [{"type": "text", "text": "a cat"}]},
+                {"role": "user", "content": [block("image/gif", "R0lG")]},
+            ])
+        );
+        let decoded: Value = serde_json::from_slice(&p.encode(&request).unwrap()).unwrap();
+        assert_eq!(decoded, body, "the bytes say what the JSON says");
+    }
+
+    #[test]
     fn tool_results_with_images_carry_image_blocks() {
         let a = ToolCall::from_raw("t1".into(), "mcp__s__shot".into(), "{}");
         let mut out = ToolOutput::ok("[image image/png, 5 bytes, saved to /tmp/x.png]");

@@ -1,5 +1,7 @@
 //! The offline `faux` model: replies from a script (a JSONL file, one reply per line) or,
-//! without one, echoes the last user message. It streams like a real provider (text word by
+//! without one, echoes the last user message (its images named: `[image image/png, 68
+//! bytes]`, so a test sees what reached the model; a script's `"echo": true` reply does the
+//! same). It streams like a real provider (text word by
 //! word, tool calls, usage, done) so the whole agent loop runs without a network. Nothing
 //! happens at start-up beyond reading the script file.
 
@@ -29,6 +31,9 @@ pub struct FauxReply {
     /// Pause between streamed pieces, in milliseconds.
     #[serde(default)]
     pub delay_ms: u64,
+    /// Reply with the last user message, as the model without a script does (after `text`).
+    #[serde(default)]
+    pub echo: bool,
 }
 
 /// A scripted tool call. `arguments` is an object, or a string sent as raw argument text
@@ -53,8 +58,8 @@ impl FauxReply {
     }
 
     fn check(&self) -> Result<(), String> {
-        if self.text.is_none() && self.tool_calls.is_none() {
-            return Err("a reply needs \"text\" and/or \"tool_calls\"".to_string());
+        if self.text.is_none() && self.tool_calls.is_none() && !self.echo {
+            return Err("a reply needs \"text\", \"tool_calls\" and/or \"echo\"".to_string());
         }
         for (n, call) in self.tool_calls.iter().flatten().enumerate() {
             if call.name.trim().is_empty() {
@@ -108,10 +113,15 @@ impl FauxProvider {
         match &self.script {
             Some(script) => {
                 let n = self.next.fetch_add(1, Ordering::Relaxed);
-                script
+                let mut reply = script
                     .get(n)
                     .cloned()
-                    .unwrap_or_else(|| FauxReply::text(EXHAUSTED))
+                    .unwrap_or_else(|| FauxReply::text(EXHAUSTED));
+                if reply.echo {
+                    let text = reply.text.take().unwrap_or_default();
+                    reply.text = Some(text + last_user_text(payload).as_str());
+                }
+                reply
             }
             None => FauxReply::text(last_user_text(payload)),
         }
@@ -213,7 +223,6 @@ fn describe_json_error(e: &serde_json::Error) -> String {
     format!("{message} (column {})", e.column())
 }
 
-/// The text of the last user message in a request payload.
 /// The length of `value` as JSON text, counted without building the text (a resumed
 /// conversation can be large).
 fn json_len(value: &Value) -> usize {
@@ -234,15 +243,29 @@ fn json_len(value: &Value) -> usize {
     }
 }
 
+/// The text of the last user message in a request payload, then its images named
+/// (`[image image/png, 68 bytes]`).
 fn last_user_text(payload: &Value) -> String {
-    payload
+    let Some(m) = payload
         .get("messages")
         .and_then(Value::as_array)
         .and_then(|ms| ms.iter().rev().find(|m| m["role"] == "user"))
-        .and_then(|m| m.get("content"))
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string()
+    else {
+        return String::new();
+    };
+    let mut text = m["content"].as_str().unwrap_or("").to_string();
+    for image in m["images"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+    {
+        let data = image["data"].as_str().unwrap_or("").trim_end_matches('=');
+        let bytes = data.len() * 3 / 4;
+        let mime = image["mime_type"].as_str().unwrap_or("?");
+        let gap = if text.is_empty() { "" } else { " " };
+        text.push_str(&format!("{gap}[image {mime}, {bytes} bytes]"));
+    }
+    text
 }
 
 /// Splits text into pieces that each end after a run of whitespace ("a b" -> "a ", "b"), so
@@ -363,12 +386,12 @@ mod tests {
         let err = |text: &str| parse_script(text, "s.jsonl").unwrap_err();
         assert_eq!(
             err("{\"text\": \"ok\"}\n{\"txt\": \"x\"}"),
-            "s.jsonl:2: unknown field `txt`, expected one of `text`, `tool_calls`, `delay_ms` (column 6)"
+            "s.jsonl:2: unknown field `txt`, expected one of `text`, `tool_calls`, `delay_ms`, `echo` (column 6)"
         );
         assert!(err("\n\n{not json").starts_with("s.jsonl:3: key must be a string"));
         assert_eq!(
             err("{}"),
-            "s.jsonl:1: a reply needs \"text\" and/or \"tool_calls\""
+            "s.jsonl:1: a reply needs \"text\", \"tool_calls\" and/or \"echo\""
         );
         assert_eq!(
             err("{\"tool_calls\": [{\"name\": \"x\", \"arguments\": 3}]}"),
@@ -390,6 +413,29 @@ mod tests {
             "{missing}"
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[tokio::test]
+    async fn the_echo_names_the_images_the_model_got() {
+        let script = parse_script("{\"text\": \"got: \", \"echo\": true}", "s").unwrap();
+        let p = FauxProvider::new(Some(script));
+        let image = crate::vocab::protocol::Image {
+            mime_type: "image/png".into(),
+            data: "AAAAAA==".into(),
+        };
+        let request = ModelRequest {
+            model: "faux".into(),
+            system_prompt: String::new(),
+            messages: vec![Message {
+                images: vec![image],
+                ..Message::user("look")
+            }]
+            .into(),
+            tools: vec![],
+            max_tokens: None,
+        };
+        let (_, acc) = run(&p, p.payload(&request)).await;
+        assert_eq!(acc.text, "got: look [image image/png, 4 bytes]");
     }
 
     #[test]

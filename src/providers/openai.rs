@@ -260,6 +260,45 @@ mod tests {
     }
 
     #[test]
+    fn user_images_are_image_url_parts_with_data_urls() {
+        let image = |mime: &str, data: &str| crate::vocab::protocol::Image {
+            mime_type: mime.into(),
+            data: data.into(),
+        };
+        let mut request = request();
+        request.system_prompt.clear();
+        request.tools.clear();
+        request.messages = vec![
+            Message {
+                images: vec![image("image/png", "aGVsbG8="), image("image/webp", "UklG")],
+                ..Message::user("what is this?")
+            },
+            Message::assistant("a cat", vec![]),
+            Message {
+                images: vec![image("image/gif", "R0lG")],
+                ..Message::user("")
+            },
+        ]
+        .into();
+        let p = OpenAiProvider::new("gpt-x", None, None);
+        let body = p.payload(&request);
+        let part = |url: &str| json!({"type": "image_url", "image_url": {"url": url}});
+        assert_eq!(
+            body["messages"],
+            json!([
+                {"role": "user", "content": [
+                    {"type": "text", "text": "what is this?"},
+                    part("data:image/png;base64,aGVsbG8="),
+                    part("data:image/webp;base64,UklG")]},
+                {"role": "assistant", "content": "a cat"},
+                {"role": "user", "content": [part("data:image/gif;base64,R0lG")]},
+            ])
+        );
+        let decoded: Value = serde_json::from_slice(&p.encode(&request).unwrap()).unwrap();
+        assert_eq!(decoded, body, "the bytes say what the JSON says");
+    }
+
+    #[test]
     fn base_url_default_and_trailing_slash() {
         let p = OpenAiProvider::new("m", None, None);
         assert_eq!(p.url(), "https://api.openai.com/v1/chat/completions");

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::ModelRequest;
-use crate::vocab::protocol::{Message, Role, ToolCall};
+use crate::vocab::protocol::{Image, Message, Role, ToolCall};
 
 /// A Chat Completions body.
 #[derive(Serialize)]
@@ -32,11 +32,57 @@ struct StreamOptions {
 struct OpenAiMessage<'a> {
     role: &'static str,
     /// `null` only for an assistant message that is nothing but tool calls.
-    content: Option<&'a str>,
+    content: Option<OpenAiContent<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_call_id: Option<&'a str>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tool_calls: Vec<OpenAiCall<'a>>,
+}
+
+/// A message's content: its text, or (a user message with images) text and image parts.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum OpenAiContent<'a> {
+    Text(&'a str),
+    Parts(Vec<OpenAiPart<'a>>),
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum OpenAiPart<'a> {
+    Text { text: &'a str },
+    ImageUrl { image_url: DataUrl<'a> },
+}
+
+/// An image as a `data:` URL, written while serializing (the base64 is not copied first).
+struct DataUrl<'a>(&'a Image);
+
+impl Serialize for DataUrl<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        /// The URL's text, written piece by piece into the serializer's string.
+        struct Url<'a>(&'a Image);
+        impl std::fmt::Display for Url<'_> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "data:{};base64,{}", self.0.mime_type, self.0.data)
+            }
+        }
+        let mut map = s.serialize_map(Some(1))?;
+        map.serialize_entry("url", &format_args!("{}", Url(self.0)))?;
+        map.end()
+    }
+}
+
+/// A user message's content for Chat Completions: a string, or with images, a text part
+/// (when there is text) and an `image_url` part per image.
+fn openai_user_content(m: &Message) -> OpenAiContent<'_> {
+    if m.images.is_empty() {
+        return OpenAiContent::Text(&m.content);
+    }
+    let text = (!m.content.is_empty()).then(|| OpenAiPart::Text { text: &m.content });
+    let images = m.images.iter().map(|image| OpenAiPart::ImageUrl {
+        image_url: DataUrl(image),
+    });
+    OpenAiContent::Parts(text.into_iter().chain(images).collect())
 }
 
 #[derive(Serialize)]
@@ -80,7 +126,7 @@ impl<'a> OpenAiBody<'a> {
     pub fn new(request: &'a ModelRequest<'_>) -> Self {
         let system = (!request.system_prompt.is_empty()).then(|| OpenAiMessage {
             role: "system",
-            content: Some(request.system_prompt.as_str()),
+            content: Some(OpenAiContent::Text(&request.system_prompt)),
             tool_call_id: None,
             tool_calls: Vec::new(),
         });
@@ -113,18 +159,19 @@ impl<'a> OpenAiBody<'a> {
 }
 
 fn openai_message(m: &Message) -> OpenAiMessage<'_> {
+    let text = Some(OpenAiContent::Text(&m.content));
     let (role, content, tool_call_id) = match m.role {
-        Role::System => ("system", Some(m.content.as_str()), None),
-        Role::User => ("user", Some(m.content.as_str()), None),
+        Role::System => ("system", text, None),
+        Role::User => ("user", Some(openai_user_content(m)), None),
         Role::Tool => (
             "tool",
-            Some(m.content.as_str()),
+            text,
             Some(m.tool_call_id.as_deref().unwrap_or_default()),
         ),
         Role::Assistant if !m.tool_calls.is_empty() && m.content.is_empty() => {
             ("assistant", None, None)
         }
-        Role::Assistant => ("assistant", Some(m.content.as_str()), None),
+        Role::Assistant => ("assistant", text, None),
     };
     let tool_calls = m
         .tool_calls
@@ -179,6 +226,9 @@ enum Block<'a> {
     Text {
         text: &'a str,
     },
+    Image {
+        source: ImageSource<'a>,
+    },
     ToolUse {
         id: &'a str,
         name: &'a str,
@@ -189,6 +239,36 @@ enum Block<'a> {
         content: ResultContent<'a>,
         is_error: bool,
     },
+}
+
+/// An image block's source: the image's base64, as it is stored.
+#[derive(Serialize)]
+struct ImageSource<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    media_type: &'a str,
+    data: &'a str,
+}
+
+impl<'a> ImageSource<'a> {
+    fn of(image: &'a Image) -> Self {
+        ImageSource {
+            kind: "base64",
+            media_type: &image.mime_type,
+            data: &image.data,
+        }
+    }
+}
+
+/// A user message's blocks: its images, then its text (Anthropic's advice: images before
+/// the text about them); no empty text block (the API refuses one).
+fn user_blocks(m: &Message) -> Vec<Block<'_>> {
+    let images = m.images.iter().map(|image| Block::Image {
+        source: ImageSource::of(image),
+    });
+    let text =
+        (!m.content.is_empty() || m.images.is_empty()).then_some(Block::Text { text: &m.content });
+    images.chain(text).collect()
 }
 
 /// A tool result's content: its text, or (with images) a text block and image blocks.
@@ -206,10 +286,9 @@ impl Serialize for ResultContent<'_> {
         let mut seq = s.serialize_seq(Some(self.images.len() + 1))?;
         seq.serialize_element(&serde_json::json!({"type": "text", "text": self.text}))?;
         for image in self.images {
-            seq.serialize_element(&serde_json::json!({
-                "type": "image",
-                "source": {"type": "base64", "media_type": image.mime_type, "data": image.data}
-            }))?;
+            seq.serialize_element(&Block::Image {
+                source: ImageSource::of(image),
+            })?;
         }
         seq.end()
     }
@@ -276,7 +355,7 @@ fn turns(messages: &[Message]) -> Vec<Turn<'_>> {
     for m in messages {
         let (role, blocks) = match m.role {
             Role::System => continue,
-            Role::User => ("user", vec![Block::Text { text: &m.content }]),
+            Role::User => ("user", user_blocks(m)),
             Role::Tool => (
                 "user",
                 vec![Block::ToolResult {

@@ -94,6 +94,8 @@ pub struct Message {
     pub is_error: bool,
     /// For tool results: images the tool returned (an MCP tool's image content), sent as
     /// images to providers that take them in tool results; the text names them either way.
+    /// For user messages: the images of the prompt (an editor's, in `mypi acp`), sent as
+    /// image blocks (Anthropic) or `image_url` parts (OpenAI) beside the text.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<Image>,
     /// For assistant messages: the tokens the request that produced it used (kept in the

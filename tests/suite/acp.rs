@@ -21,6 +21,7 @@ fn acp_initialize_says_what_mypi_offers() {
     let caps = &result["agentCapabilities"];
     assert_eq!(caps["loadSession"], true, "{init}");
     assert_eq!(caps["promptCapabilities"]["embeddedContext"], true);
+    assert_eq!(caps["promptCapabilities"]["image"], true);
     assert_eq!(caps["mcpCapabilities"]["http"], true);
     let out = client.finish();
     assert_eq!(out.code, 0, "{}", out.describe());
@@ -108,11 +109,18 @@ fn acp_bad_input_is_answered_and_the_connection_goes_on() {
     assert_eq!(refused["error"]["code"], -32600, "{refused}");
     let message = refused["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("over the 16 MiB"), "{message}");
+    // An 11 MiB image: under the line's limit, over the image's.
+    let data = "A".repeat(11 * 1024 * 1024 / 3 * 4);
     let image = client.call(
         "session/prompt",
-        json!({"sessionId": session, "prompt": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}]}),
+        json!({"sessionId": session, "prompt": [{"type": "image", "data": data, "mimeType": "image/png"}]}),
     );
     assert_eq!(image["error"]["code"], -32602, "{image}");
+    let message = image["error"]["message"].as_str().unwrap_or_default();
+    assert_eq!(
+        message, "an image: the image is 11.0 MiB, over the 10 MiB mypi takes",
+        "{image}"
+    );
     let (reason, updates) = client.run_prompt(&session, "are you there?");
     assert_eq!(reason, "end_turn");
     assert_eq!(agent_text(&updates), "still here");

@@ -2,6 +2,8 @@
 
 mod acp;
 mod acp_client;
+mod acp_images;
+mod acp_py;
 mod acp_sdk;
 mod api_background;
 mod api_dialogs;

@@ -39,17 +39,13 @@ fn say(text: &str) {
     crate::repl::render::stderr_line(&format!("mypi: {text}"));
 }
 
-/// What mypi offers: sessions that load, prompts with embedded context (resources) but not
-/// images (its prompts are text), MCP servers over http besides stdio.
+/// What mypi offers: sessions that load, prompts with images and embedded context
+/// (resources), MCP servers over http besides stdio.
 fn initialize(request: &InitializeRequest) -> InitializeResponse {
     let version = std::cmp::min(request.protocol_version, ProtocolVersion::V1);
     let capabilities = AgentCapabilities::new()
         .load_session(true)
-        .prompt_capabilities(
-            PromptCapabilities::new()
-                .image(false)
-                .embedded_context(true),
-        )
+        .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
         .mcp_capabilities(McpCapabilities::new().http(true));
     InitializeResponse::new(version)
         .agent_capabilities(capabilities)

@@ -2,78 +2,186 @@
 //! resource link to a file is named in the text (`` `src/a.rs` ``) and the file attached as
 //! an `@path` mention would be (`<file path="...">`, read like the `read` tool reads);
 //! another link stays a link; an embedded text resource is attached as it came (the editor's
-//! buffer, saved or not). Images, audio and binary resources are refused with a clear
-//! error: mypi's prompts are text (the initialize answer says so).
+//! buffer, saved or not). Images (an `image` block, or an embedded resource whose blob is a
+//! PNG, JPEG, GIF or WebP image, named in the text like a file) go to the model as images
+//! beside the text ([`crate::vocab::protocol::Message::images`]), each checked (valid
+//! base64, at most [`MAX_IMAGE_BYTES`], at most [`MAX_IMAGES`] a prompt). Audio and other
+//! binary resources are refused with a clear error.
 
 use std::path::{Path, PathBuf};
 
-use agent_client_protocol::v1::schema::{ContentBlock, EmbeddedResourceResource};
+use agent_client_protocol::v1::schema::{
+    ContentBlock, EmbeddedResource, EmbeddedResourceResource, ResourceLink,
+};
+
+use crate::vocab::protocol::Image;
 
 /// The most text one prompt may carry, attachments included.
 pub const MAX_PROMPT_BYTES: usize = 8 * 1024 * 1024;
 
+/// The largest image mypi takes (decoded): beyond what the model APIs take (Anthropic's 5
+/// MB, OpenAI's 20 MB) a prompt's line could not arrive anyway
+/// ([`super::transport::MAX_LINE`] holds 10 MiB once in base64, with room to spare).
+pub const MAX_IMAGE_BYTES: usize = 10 * 1024 * 1024;
+
+/// The most images one prompt may carry.
+pub const MAX_IMAGES: usize = 20;
+
+/// The image types both model APIs take.
+const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
 /// A prompt for [`crate::app::App::handle_line`] and what goes after it.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, Default, PartialEq)]
 pub struct Prompt {
     pub text: String,
     pub attached: Vec<String>,
+    /// The images, for the user message.
+    pub images: Vec<Image>,
 }
 
 /// The prompt `blocks` make, or why mypi cannot take it.
 pub fn from_blocks(blocks: &[ContentBlock], cwd: &Path) -> Result<Prompt, String> {
-    let mut text = String::new();
-    let mut attached = Vec::new();
+    let mut prompt = Prompt::default();
     for block in blocks {
+        prompt.add(block, cwd)?;
+    }
+    let size = prompt.text.len() + prompt.attached.iter().map(String::len).sum::<usize>();
+    if size > MAX_PROMPT_BYTES {
+        return Err(format!(
+            "the prompt is {}, over the {} mypi takes",
+            mib(size),
+            mib(MAX_PROMPT_BYTES)
+        ));
+    }
+    if prompt.images.len() > MAX_IMAGES {
+        return Err(format!(
+            "the prompt has {} images; mypi takes at most {MAX_IMAGES}",
+            prompt.images.len()
+        ));
+    }
+    if prompt.text.trim().is_empty() && prompt.attached.is_empty() && prompt.images.is_empty() {
+        return Err("the prompt is empty".into());
+    }
+    Ok(prompt)
+}
+
+impl Prompt {
+    /// Adds one content block.
+    fn add(&mut self, block: &ContentBlock, cwd: &Path) -> Result<(), String> {
         match block {
-            ContentBlock::Text(t) => text.push_str(&t.text),
-            ContentBlock::ResourceLink(link) => match file_path(&link.uri) {
-                Some(path) => {
-                    let shown = shown(&path, cwd);
-                    let content = crate::tools::read::read_whole(&path, &shown)
-                        .map_err(|e| format!("{}: {e} (nothing was sent)", link.uri))?;
-                    text.push_str(&format!("`{shown}`"));
-                    attached.push(file_block(&shown, &content));
-                }
-                None => text.push_str(&format!("[{}]({})", link.name, link.uri)),
-            },
-            ContentBlock::Resource(r) => match &r.resource {
-                EmbeddedResourceResource::TextResourceContents(t) => {
-                    let shown = match file_path(&t.uri) {
-                        Some(path) => shown(&path, cwd),
-                        None => t.uri.clone(),
-                    };
-                    text.push_str(&format!("`{shown}`"));
-                    attached.push(file_block(&shown, &t.text));
-                }
-                EmbeddedResourceResource::BlobResourceContents(b) => {
-                    return Err(format!(
-                        "{}: binary resources are not taken (mypi's prompts are text)",
-                        b.uri
-                    ))
-                }
-                _ => return Err("a resource of a kind mypi does not know".into()),
-            },
-            ContentBlock::Image(_) => {
-                return Err("images are not taken in prompts yet (mypi's prompts are text)".into())
+            ContentBlock::Text(t) => self.text.push_str(&t.text),
+            ContentBlock::ResourceLink(link) => self.link(link, cwd)?,
+            ContentBlock::Resource(r) => self.resource(r, cwd)?,
+            ContentBlock::Image(i) => {
+                let what = i.uri.as_deref().unwrap_or("an image");
+                self.images.push(image(what, &i.mime_type, &i.data)?);
             }
             ContentBlock::Audio(_) => {
-                return Err("audio is not taken (mypi's prompts are text)".into())
+                return Err("audio is not taken (mypi sends the model text and images)".into())
             }
             _ => return Err("a content block of a kind mypi does not know".into()),
         }
+        Ok(())
     }
-    let size = text.len() + attached.iter().map(String::len).sum::<usize>();
-    if size > MAX_PROMPT_BYTES {
+
+    /// A link: a file named in the text and attached; another link kept as a link.
+    fn link(&mut self, link: &ResourceLink, cwd: &Path) -> Result<(), String> {
+        match file_path(&link.uri) {
+            Some(path) => {
+                let shown = shown(&path, cwd);
+                let content = crate::tools::read::read_whole(&path, &shown)
+                    .map_err(|e| format!("{}: {e} (nothing was sent)", link.uri))?;
+                self.text.push_str(&format!("`{shown}`"));
+                self.attached.push(file_block(&shown, &content));
+            }
+            None => self
+                .text
+                .push_str(&format!("[{}]({})", link.name, link.uri)),
+        }
+        Ok(())
+    }
+
+    /// An embedded resource: text attached as it came, an image as an image (both named in
+    /// the text).
+    fn resource(&mut self, r: &EmbeddedResource, cwd: &Path) -> Result<(), String> {
+        let name = |uri: &str| match file_path(uri) {
+            Some(path) => shown(&path, cwd),
+            None => uri.to_string(),
+        };
+        match &r.resource {
+            EmbeddedResourceResource::TextResourceContents(t) => {
+                let shown = name(&t.uri);
+                self.text.push_str(&format!("`{shown}`"));
+                self.attached.push(file_block(&shown, &t.text));
+            }
+            EmbeddedResourceResource::BlobResourceContents(b) => {
+                let mime = b.mime_type.as_deref().unwrap_or_default();
+                if !mime.starts_with("image/") {
+                    return Err(format!(
+                        "{}: binary resources other than images are not taken",
+                        b.uri
+                    ));
+                }
+                self.images.push(image(&b.uri, mime, &b.blob)?);
+                self.text.push_str(&format!("`{}`", name(&b.uri)));
+            }
+            _ => return Err("a resource of a kind mypi does not know".into()),
+        }
+        Ok(())
+    }
+}
+
+/// An image of the prompt, checked: a type the model APIs take, valid base64, not too big.
+/// `what` names it in errors. The base64 is kept as it came when it is canonical, else
+/// written again (no whitespace, padded), as the APIs want it.
+fn image(what: &str, mime: &str, data: &str) -> Result<Image, String> {
+    use base64::Engine;
+    let mime = match mime {
+        "image/jpg" => "image/jpeg",
+        other => other,
+    };
+    if !IMAGE_TYPES.contains(&mime) {
         return Err(format!(
-            "the prompt is {:.1} MiB, over the {} MiB mypi takes",
-            size as f64 / (1024.0 * 1024.0),
-            MAX_PROMPT_BYTES / (1024 * 1024)
+            "{what}: {mime} is not an image type mypi sends (PNG, JPEG, GIF or WebP)"
         ));
     }
-    if text.trim().is_empty() && attached.is_empty() {
-        return Err("the prompt is empty".into());
+    let too_big = |bytes: usize| {
+        format!(
+            "{what}: the image is {}, over the {} mypi takes",
+            mib(bytes),
+            mib(MAX_IMAGE_BYTES)
+        )
+    };
+    if data.len() / 4 * 3 > MAX_IMAGE_BYTES + 3 {
+        return Err(too_big(data.len() / 4 * 3));
     }
-    Ok(Prompt { text, attached })
+    let bytes = crate::mcp::content::decode_base64(data)
+        .ok_or_else(|| format!("{what}: the image's data is not valid base64"))?;
+    if bytes.len() > MAX_IMAGE_BYTES {
+        return Err(too_big(bytes.len()));
+    }
+    if bytes.is_empty() {
+        return Err(format!("{what}: the image is empty"));
+    }
+    let canonical = data.len().is_multiple_of(4) && !data.bytes().any(|b| b.is_ascii_whitespace());
+    let data = match canonical {
+        true => data.to_string(),
+        false => base64::engine::general_purpose::STANDARD.encode(&bytes),
+    };
+    Ok(Image {
+        mime_type: mime.to_string(),
+        data,
+    })
+}
+
+/// A size in MiB, as errors say it.
+fn mib(bytes: usize) -> String {
+    let m = bytes as f64 / (1024.0 * 1024.0);
+    if m.fract() == 0.0 {
+        format!("{m:.0} MiB")
+    } else {
+        format!("{m:.1} MiB")
+    }
 }
 
 /// An attachment as an `@path` mention's.
@@ -120,7 +228,7 @@ fn file_path(uri: &str) -> Option<PathBuf> {
 mod tests {
     use super::*;
     use agent_client_protocol::v1::schema::{
-        EmbeddedResource, ImageContent, ResourceLink, TextResourceContents,
+        BlobResourceContents, ImageContent, TextResourceContents,
     };
 
     #[test]
@@ -163,8 +271,6 @@ mod tests {
     #[test]
     fn what_mypi_cannot_take_is_refused_with_the_reason() {
         let cwd = Path::new("/nowhere");
-        let image = [ContentBlock::Image(ImageContent::new("AAAA", "image/png"))];
-        assert!(from_blocks(&image, cwd).unwrap_err().contains("images"));
         let gone = [ContentBlock::ResourceLink(ResourceLink::new(
             "gone",
             "file:///nowhere/gone.rs",
@@ -179,5 +285,77 @@ mod tests {
         assert!(from_blocks(&big, cwd)
             .unwrap_err()
             .contains("over the 8 MiB"));
+        let audio = [ContentBlock::Audio(
+            agent_client_protocol::v1::schema::AudioContent::new("AAAA", "audio/wav"),
+        )];
+        assert!(from_blocks(&audio, cwd).unwrap_err().contains("audio"));
+    }
+
+    /// A 1x1 PNG.
+    const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg==";
+
+    #[test]
+    fn images_and_image_resources_go_along_with_the_text() {
+        let cwd = Path::new("/work");
+        let blocks = vec![
+            ContentBlock::from("what is in "),
+            ContentBlock::Image(ImageContent::new(PNG, "image/png")),
+            ContentBlock::Resource(EmbeddedResource::new(
+                EmbeddedResourceResource::BlobResourceContents(
+                    BlobResourceContents::new(
+                        PNG[..40].to_string() + "\n" + &PNG[40..],
+                        "file:///work/shot.jpg",
+                    )
+                    .mime_type("image/jpg"),
+                ),
+            )),
+        ];
+        let p = from_blocks(&blocks, cwd).unwrap();
+        assert_eq!(p.text, "what is in `shot.jpg`");
+        assert!(p.attached.is_empty());
+        let image = |mime: &str| Image {
+            mime_type: mime.into(),
+            data: PNG.into(),
+        };
+        assert_eq!(p.images, [image("image/png"), image("image/jpeg")]);
+        let alone = [ContentBlock::Image(ImageContent::new(PNG, "image/webp"))];
+        assert_eq!(from_blocks(&alone, cwd).unwrap().images.len(), 1);
+    }
+
+    #[test]
+    fn bad_and_big_images_are_refused_with_the_reason() {
+        let cwd = Path::new("/work");
+        let err = |mime: &str, data: &str| {
+            let blocks = [ContentBlock::Image(ImageContent::new(data, mime))];
+            from_blocks(&blocks, cwd).unwrap_err()
+        };
+        assert_eq!(
+            err("image/bmp", PNG),
+            "an image: image/bmp is not an image type mypi sends (PNG, JPEG, GIF or WebP)"
+        );
+        assert_eq!(
+            err("image/png", "not base64!"),
+            "an image: the image's data is not valid base64"
+        );
+        assert_eq!(err("image/png", ""), "an image: the image is empty");
+        let big = "A".repeat((MAX_IMAGE_BYTES + 1024) / 3 * 4);
+        assert_eq!(
+            err("image/png", &big),
+            "an image: the image is 10.0 MiB, over the 10 MiB mypi takes"
+        );
+        let blob = [ContentBlock::Resource(EmbeddedResource::new(
+            EmbeddedResourceResource::BlobResourceContents(
+                BlobResourceContents::new("AAAA", "file:///work/a.bin")
+                    .mime_type("application/octet-stream"),
+            ),
+        ))];
+        assert!(from_blocks(&blob, cwd)
+            .unwrap_err()
+            .contains("other than images"));
+        let many = vec![ContentBlock::Image(ImageContent::new(PNG, "image/png")); MAX_IMAGES + 1];
+        assert_eq!(
+            from_blocks(&many, cwd).unwrap_err(),
+            "the prompt has 21 images; mypi takes at most 20"
+        );
     }
 }

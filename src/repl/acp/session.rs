@@ -260,6 +260,7 @@ async fn serve(mut s: Served, mut jobs: mpsc::UnboundedReceiver<Job>) {
     }) = jobs.recv().await
     {
         s.app.attached = prompt.attached;
+        s.app.attached_images = prompt.images;
         s.sink.set_window(s.app.agent.context_window);
         {
             let mut run = Box::pin(run_prompt(&mut s.app, &prompt.text, &s.sink, &cancel));

@@ -25,9 +25,9 @@ use std::sync::{Mutex, OnceLock};
 
 use agent_client_protocol::v1::schema::{
     AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, Content, ContentBlock,
-    ContentChunk, Cost, Diff, Meta, SessionId, SessionNotification, SessionUpdate, ToolCall,
-    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
-    ToolKind, UnstructuredCommandInput, UsageUpdate,
+    ContentChunk, Cost, Diff, ImageContent, Meta, SessionId, SessionNotification, SessionUpdate,
+    ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
+    ToolCallUpdateFields, ToolKind, UnstructuredCommandInput, UsageUpdate,
 };
 use agent_client_protocol::{v1::ConnectionTo, Client};
 use serde_json::{json, Value};
@@ -333,7 +333,7 @@ pub fn commands(table: &crate::commands::CommandTable) -> SessionUpdate {
 }
 
 /// A loaded session's conversation as the updates that tell it again: the user's messages
-/// as `user_message_chunk`, the agent's text as `agent_message_chunk`, each tool call and its
+/// as `user_message_chunk` (their text, then an `image` chunk per image), the agent's text as `agent_message_chunk`, each tool call and its
 /// result as `tool_call` and `tool_call_update` (no diffs: the files are as they are now).
 pub fn replay(messages: &[crate::vocab::protocol::Message], cwd: &Path) -> Vec<SessionUpdate> {
     use crate::vocab::protocol::Role;
@@ -341,9 +341,15 @@ pub fn replay(messages: &[crate::vocab::protocol::Message], cwd: &Path) -> Vec<S
     let mut out = Vec::new();
     for m in messages {
         match m.role {
-            Role::User => out.push(SessionUpdate::UserMessageChunk(ContentChunk::new(
-                ContentBlock::from(m.content.clone()),
-            ))),
+            Role::User => {
+                let text = (!m.content.is_empty() || m.images.is_empty())
+                    .then(|| ContentBlock::from(m.content.clone()));
+                let images = m.images.iter().map(|i| {
+                    ContentBlock::Image(ImageContent::new(i.data.clone(), i.mime_type.clone()))
+                });
+                let chunks = text.into_iter().chain(images);
+                out.extend(chunks.map(|c| SessionUpdate::UserMessageChunk(ContentChunk::new(c))));
+            }
             Role::Assistant => {
                 if !m.content.is_empty() {
                     out.push(text(&m.content, None));
