@@ -69,6 +69,17 @@ fn signal_group(pgid: i32, signal: libc::c_int) {
     }
 }
 
+/// Whether process `pid` still runs (one of another user's counts as running).
+pub fn running(pid: i32) -> bool {
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: kill(2) with signal 0 only checks that the process exists; it takes plain
+    // integers and touches no memory of ours.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
 /// Folders mypi made for this process alone (MCP spill files), removed on every exit path.
 static LEFTOVERS: Mutex<Vec<std::path::PathBuf>> = Mutex::new(Vec::new());
 
