@@ -94,6 +94,8 @@ pub struct Agent {
     pub control: Option<Arc<crate::agent::control::Control>>,
     /// The skills listed in each run's system prompt (see [`crate::config::sources`]).
     pub skills: Option<Arc<crate::config::sources::catalog::Catalog>>,
+    /// The parts hosts add to each run's system prompt, after the skills.
+    pub sections: Vec<Arc<dyn prompt::PromptSection>>,
     /// Images for the next user message (an editor's prompt): the run that records it takes
     /// them; [`Agent::prompt`] drops what no run took (a handler blocked the prompt).
     pub images: Vec<crate::vocab::protocol::Image>,
@@ -119,6 +121,7 @@ impl Agent {
             last_context: None,
             control: None,
             skills: None,
+            sections: Vec::new(),
             images: Vec::new(),
         }
     }

@@ -11,6 +11,15 @@ const BASE: &str = "You are mypi, a coding agent working in the user's project f
 Use the tools to read, write and edit files and to run shell commands. Read before you edit; \
 keep changes small and say what you changed. Answer concisely.";
 
+/// A part of the system prompt that a host adds and keeps current (the MCP servers'
+/// instructions): asked at the start of each run, appended after the skills in the order
+/// the parts were added. It should change only when what it says changes, so that the
+/// prompt stays byte-stable turn after turn.
+pub trait PromptSection: Send + Sync {
+    /// The section's text, without the blank line before it; none to add nothing.
+    fn section(&self) -> Option<String>;
+}
+
 /// The system prompt for a session in `cwd`.
 pub fn system_prompt(cwd: &Path) -> String {
     let mut prompt = format!("{BASE}\n\nWorking folder: {}", cwd.display());

@@ -54,6 +54,10 @@ impl Agent {
                 sink.emit(AgentEvent::Notice { message });
             }
         }
+        for section in self.sections.iter().filter_map(|s| s.section()) {
+            system_prompt.push_str("\n\n");
+            system_prompt.push_str(&section);
+        }
         if self.hooks.has(EventKind::BeforeAgentStart) {
             let out = self
                 .hooks

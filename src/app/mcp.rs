@@ -87,6 +87,8 @@ impl App {
                 manager: manager.clone(),
                 hooks: self.hooks.clone(),
             }));
+        // The servers' instructions reach the model once they are connected.
+        self.agent.sections.push(manager.clone());
         self.mcp = Some(manager);
     }
 

@@ -65,6 +65,8 @@ pub struct Conn {
     service: RunningService<RoleClient, Handler>,
     pub protocol: String,
     pub server_name: String,
+    /// What the server said about using it (`instructions` of its `initialize` answer).
+    pub instructions: Option<String>,
     lists: std::sync::RwLock<Held>,
     /// The server's name in the config (agent names are made from it, by `namer`).
     config_name: String,
@@ -126,6 +128,11 @@ impl Conn {
                 .unwrap_or(LEGACY_VERSION)
                 .to_string(),
             server_name: info["serverInfo"]["name"].as_str().unwrap_or("").into(),
+            instructions: info["instructions"]
+                .as_str()
+                .map(str::trim)
+                .filter(|i| !i.is_empty())
+                .map(String::from),
             has_resources: caps.get("resources").is_some_and(|v| !v.is_null()),
             has_prompts: caps.get("prompts").is_some_and(|v| !v.is_null()),
             service,

@@ -26,6 +26,7 @@ pub mod content;
 mod deadline;
 mod decode;
 pub mod handler;
+mod instructions;
 pub mod manager;
 pub mod naming;
 mod noticing;

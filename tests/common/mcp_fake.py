@@ -37,7 +37,7 @@ Whatever the mode, the tools misbehave on request:
   churn {}         says its tool list changed, answers "churned", and from then on never
                    answers tools/list
 With $FAKE_VERSION set, initialize is answered with that protocol version (otherwise the
-client's); $FAKE_TOOLS (a JSON list) adds tools to the list (calling them answers "no tool").
+client's), and with $FAKE_INSTRUCTIONS set, with those instructions; $FAKE_TOOLS (a JSON list) adds tools to the list (calling them answers "no tool").
 Every line received is appended to LOG (when given), so a test can see what arrived
 (a `notifications/cancelled`, how many `tools/call`), and `<stdin closed>` when
 stdin ends (then the server exits, logging `<exiting>`).
@@ -208,11 +208,14 @@ def answer(msg):
     if method == "initialize":
         version = os.environ.get("FAKE_VERSION") or msg.get("params", {}).get(
             "protocolVersion", "2025-11-25")
-        return {
+        answer = {
             "protocolVersion": version,
             "capabilities": {"tools": {"listChanged": False}},
             "serverInfo": {"name": "mcp-fake", "version": "1.0.0"},
         }
+        if os.environ.get("FAKE_INSTRUCTIONS"):
+            answer["instructions"] = os.environ["FAKE_INSTRUCTIONS"]
+        return answer
     if method == "tools/list":
         return None if DEAF_LISTS[0] else {"tools": TOOLS}
     if method == "ping":

@@ -495,6 +495,37 @@ fn progress_reaches_only_the_call_whose_token_it_carries() {
     }
 }
 
+/// A server's `instructions` reach the model as a section of the system prompt, one part per
+/// server that gave some, each cut to 2 KiB.
+#[test]
+fn servers_instructions_reach_the_system_prompt_bounded() {
+    let dir = TestDir::new();
+    let mut told = stdio_entry(&dir, "normal", 20);
+    told["env"] = json!({"FAKE_INSTRUCTIONS": format!("Use echo first.{}", "x".repeat(5000))});
+    let servers = json!({"told": told, "quiet": stdio_entry(&dir, "normal", 20)});
+    let openai = crate::common::FakeOpenAi::with_replies(vec![crate::common::Reply::text("ok")]);
+    let out = Mypi::new(&dir)
+        .openai(&openai)
+        .arg("--mcp-config")
+        .arg(config(&dir, servers))
+        .args(["--no-session", "-p", "go"])
+        .run();
+    out.ok();
+    let body = &openai.requests()[0].body;
+    let system = body["messages"][0]["content"].as_str().unwrap().to_string();
+    let section = system
+        .split("# Instructions from MCP servers")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no MCP section: {system}"));
+    assert!(section.contains("## told\n\nUse echo first."), "{section}");
+    assert!(!section.contains("## quiet"), "{section}");
+    assert!(
+        section.len() < 2600,
+        "cut to 2 KiB: {} bytes",
+        section.len()
+    );
+}
+
 /// A server on 127.0.0.1 that answers every request with `status` and `extra` header lines,
 /// recording each request's head; its port and the heads.
 fn raw_server(
