@@ -95,6 +95,8 @@ pub struct Control {
     pending: Mutex<Vec<Pending>>,
     status: Mutex<BTreeMap<String, String>>,
     screen: RwLock<Option<Arc<dyn Screen>>>,
+    /// Where events from scripts outside a line go (the front end's outlet).
+    outlet: RwLock<Option<Arc<dyn crate::vocab::protocol::EventSink>>>,
     /// Providers extensions registered (`api.provider`), with the extension's name.
     providers: Mutex<Vec<(String, crate::config::settings::NamedProvider)>>,
     /// The command line's options for extensions, and the flags extensions declared.
@@ -266,6 +268,31 @@ impl Control {
     /// Lets the front end draw status texts and the title.
     pub fn set_screen(&self, screen: Arc<dyn Screen>) {
         *self.screen.write().unwrap_or_else(|p| p.into_inner()) = Some(screen);
+    }
+
+    /// Where [`Control::show`] sends what no line takes (the app's outlet).
+    pub fn set_outlet(&self, outlet: Arc<dyn crate::vocab::protocol::EventSink>) {
+        *self.outlet.write().unwrap_or_else(|p| p.into_inner()) = Some(outlet);
+    }
+
+    /// Shows a script's `event` (a plan): to the sink of the line running in `ctx`, else to
+    /// the front end's outlet.
+    pub fn show(
+        &self,
+        event: crate::vocab::protocol::AgentEvent,
+        ctx: Option<&crate::vocab::run::RunContext>,
+    ) {
+        if ctx.is_some_and(|c| c.emit(event.clone())) {
+            return;
+        }
+        let outlet = self
+            .outlet
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if let Some(outlet) = outlet {
+            outlet.emit(event);
+        }
     }
 
     fn screen(&self) -> Option<Arc<dyn Screen>> {

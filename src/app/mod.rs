@@ -183,6 +183,7 @@ impl App {
             wiring.ui.clone(),
             wiring.control.clone(),
         );
+        control.set_outlet(outlet.clone());
         let host = wiring.host(&config, &notice);
         host.control.set_project_trusted(config.project_trusted);
         let children = Arc::new(children::Children::new(children::ChildParts {

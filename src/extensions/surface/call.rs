@@ -94,7 +94,7 @@ pub fn call(
             link.notify(&args.take("message").display());
             Ok(Ret::Nil)
         }
-        (Object::Ui, _) => ui(link, member.name, &mut args).map_err(fail),
+        (Object::Ui, _) => ui(link, member.name, &mut args, ctx).map_err(fail),
         (Object::Ctx, "progress" | "update") => {
             if let Some(ctx) = ctx {
                 let message = args.take("message").display();
@@ -113,7 +113,12 @@ pub fn call(
 }
 
 /// `ctx.ui.*` (but `notify`): the dialogs and the screen.
-fn ui(link: &ApiLink, name: &str, args: &mut Args<'_>) -> Result<Ret, String> {
+fn ui(
+    link: &ApiLink,
+    name: &str,
+    args: &mut Args<'_>,
+    ctx: Option<&Arc<RunContext>>,
+) -> Result<Ret, String> {
     match name {
         "confirm" => {
             let question = args.take("question").text();
@@ -141,6 +146,13 @@ fn ui(link: &ApiLink, name: &str, args: &mut Args<'_>) -> Result<Ret, String> {
                 .control
                 .set_status(&key, value.as_deref())
                 .map(|()| Ret::Nil)
+        }
+        "set_plan" => {
+            let entries = args.take("entries").into_json();
+            let entries = crate::vocab::protocol::PlanEntry::list(&entries)?;
+            let event = crate::vocab::protocol::AgentEvent::Plan { entries };
+            link.host().control.show(event, ctx.map(|c| &**c));
+            Ok(Ret::Nil)
         }
         "set_title" => {
             link.host().control.set_title(&args.take("text").text());

@@ -11,9 +11,11 @@
 //!
 //! - [`session`]: the sessions of the connection, one [`crate::app::App`] each;
 //! - [`updates`]: mypi's events as `session/update` notifications;
+//! - [`asks`]: what scripts ask the user, as `session/request_permission`;
 //! - [`prompt`]: the editor's content blocks as a prompt;
 //! - [`servers`]: the editor's MCP servers as mypi's.
 
+mod asks;
 mod prompt;
 mod servers;
 mod session;

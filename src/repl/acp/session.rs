@@ -102,6 +102,8 @@ impl Sessions {
             };
             error(code, e.to_string())
         })?;
+        app.ui
+            .set_front(Arc::new(super::asks::EditorUi::new(sink.clone())));
         let id = match app.agent.session_id() {
             "" => format!(
                 "unsaved-{}",

@@ -11,6 +11,7 @@
 //!   `_meta.mypi.child` naming the child and the parent's call;
 //! - notices, retries and a command's answer -> agent text marked as mypi's (`[mypi] ...`,
 //!   and `_meta.mypi.notice`);
+//! - a script's plan (`ctx.ui.set_plan`) -> `plan`, every entry each time;
 //! - a turn's end -> `usage_update` (tokens in context, the window; the session's cost
 //!   at the end of a run when the model's prices are known);
 //! - the command table -> `available_commands_update` ([`commands`]); a loaded session's
@@ -25,9 +26,10 @@ use std::sync::{Mutex, OnceLock};
 
 use agent_client_protocol::v1::schema::{
     AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, Content, ContentBlock,
-    ContentChunk, Cost, Diff, Meta, SessionId, SessionNotification, SessionUpdate, ToolCall,
-    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
-    ToolKind, UnstructuredCommandInput, UsageUpdate,
+    ContentChunk, Cost, Diff, Meta, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, SessionId,
+    SessionNotification, SessionUpdate, ToolCall, ToolCallContent, ToolCallLocation,
+    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind, UnstructuredCommandInput,
+    UsageUpdate,
 };
 use agent_client_protocol::{v1::ConnectionTo, Client};
 use serde_json::{json, Value};
@@ -168,6 +170,7 @@ impl Mapper {
                 let parent = call_id.as_deref().unwrap_or("mypi");
                 self.mapped(event, Some((tag, parent)))
             }
+            AgentEvent::Plan { entries } => vec![plan(entries)],
             AgentEvent::TurnEnd { .. } | AgentEvent::Final { .. } if child.is_none() => {
                 self.usage(event)
             }
@@ -308,6 +311,28 @@ fn notice(message: &str, child: Option<&ChildTag>) -> SessionUpdate {
     text(&format!("\n{who} {message}\n"), meta)
 }
 
+/// A script's plan as the editor's.
+fn plan(entries: &[crate::vocab::protocol::PlanEntry]) -> SessionUpdate {
+    use crate::vocab::protocol::{PlanPriority, PlanStatus};
+    let entries = entries
+        .iter()
+        .map(|e| {
+            let priority = match e.priority {
+                PlanPriority::High => PlanEntryPriority::High,
+                PlanPriority::Medium => PlanEntryPriority::Medium,
+                PlanPriority::Low => PlanEntryPriority::Low,
+            };
+            let status = match e.status {
+                PlanStatus::Pending => PlanEntryStatus::Pending,
+                PlanStatus::InProgress => PlanEntryStatus::InProgress,
+                PlanStatus::Completed => PlanEntryStatus::Completed,
+            };
+            PlanEntry::new(e.content.clone(), priority, status)
+        })
+        .collect();
+    SessionUpdate::Plan(Plan::new(entries))
+}
+
 /// `_meta` of a child agent's call: which child, and the parent's call that started it.
 fn child_meta(tag: &ChildTag, parent: &str) -> Meta {
     let meta = json!({"mypi": {"child": {
@@ -390,6 +415,16 @@ impl AcpSink {
     /// The model's context window, for `usage_update`s.
     pub fn set_window(&self, window: u64) {
         self.mapper.lock().unwrap_or_else(|p| p.into_inner()).window = window;
+    }
+
+    /// The session the updates are for, once set.
+    pub fn session(&self) -> Option<SessionId> {
+        self.session.get().cloned()
+    }
+
+    /// The connection to the editor.
+    pub fn connection(&self) -> &ConnectionTo<Client> {
+        &self.connection
     }
 
     /// The session the updates are for.
