@@ -89,11 +89,17 @@ impl EventSink for PrintSink {
 }
 
 /// The REPL's outlet: what happens outside a run (a script's notice, a reload, a child
-/// agent a hook handler started) as `!` lines.
+/// agent a hook handler started) as `!` lines, and a plan set outside a run.
 pub struct OutletSink(pub Arc<Printer>);
 
 impl EventSink for OutletSink {
     fn emit(&self, event: AgentEvent) {
+        if let AgentEvent::Plan { entries } = &event {
+            for line in plan_lines(entries) {
+                self.0.line(&line);
+            }
+            return;
+        }
         if let Some(text) = notice_text(&event) {
             self.0.line(&format!("! {text}"));
         }
@@ -498,7 +504,7 @@ mod tests {
             [
                 "plan",
                 "  [x] read",
-                "  [~]  [31mred ]0;t  next (high)",
+                "  [~] [31mred ]0;t  next (high)",
                 "  [ ] ship (low)"
             ]
         );

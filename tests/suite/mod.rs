@@ -1,6 +1,7 @@
 //! Integration test modules; each file covers one area.
 
 mod acp;
+mod acp_ask;
 mod acp_client;
 mod acp_sdk;
 mod api_background;
@@ -46,6 +47,7 @@ mod mcp_status;
 mod model_switch;
 mod parity;
 mod parity_more;
+mod plan;
 mod print_etiquette;
 mod print_mode;
 mod project_secrets;
