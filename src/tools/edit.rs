@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 
 use hints::{line_numbers, list_lines, not_found, snippet};
 
+use super::files::{editing, Files};
 use super::fsguard::{Action, Kind, Target};
 use super::replace::{self, CommitError};
 use super::snapshot::Snapshot;
@@ -35,13 +36,25 @@ change every occurrence (e.g. renaming a variable), set `replace_all` to true.
 - If the file changes on disk while the edit is made, nothing is written and the error says \
 \"the file changed; read it again\": read it and redo the edit.";
 
+/// The error for an empty `old_text`.
+const EMPTY_OLD: &str = "old_text is empty; give the exact text to replace (to create or \
+                         rewrite a whole file, use write)";
+
 pub struct EditTool {
     spec: ToolSpec,
+    files: Files,
 }
 
 impl EditTool {
+    /// `edit` of the disk.
     pub fn new() -> Self {
+        Self::through(None)
+    }
+
+    /// `edit` through `files` (see [`super::files`]).
+    pub fn through(files: Files) -> Self {
         EditTool {
+            files,
             spec: ToolSpec {
                 name: "edit".into(),
                 description: DESCRIPTION.into(),
@@ -86,6 +99,7 @@ impl Tool for EditTool {
     }
 
     fn call(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
+        let files = editing(&self.files);
         Box::pin(async move {
             let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_string);
             let (Some(path), Some(old), Some(new)) =
@@ -106,6 +120,14 @@ impl Tool for EditTool {
                 new,
                 replace_all,
             };
+            if let Some(files) = files {
+                let display = edit.display.clone();
+                let apply = |content: &str| apply(content, &edit);
+                if edit.old.is_empty() {
+                    return ToolOutput::error(EMPTY_OLD);
+                }
+                return super::files::edit(files, &target, &display, apply).await;
+            }
             tokio::task::spawn_blocking(move || edit_file(&target, &edit))
                 .await
                 .unwrap_or_else(|e| ToolOutput::error(format!("edit failed: {e}")))
@@ -126,10 +148,7 @@ struct Edit {
 fn edit_file(path: &Path, edit: &Edit) -> ToolOutput {
     let display = &edit.display;
     if edit.old.is_empty() {
-        return ToolOutput::error(
-            "old_text is empty; give the exact text to replace (to create or rewrite a whole \
-             file, use write)",
-        );
+        return ToolOutput::error(EMPTY_OLD);
     }
     let target = match Target::resolve(path, display, Action::Edit) {
         Ok(t) => t,

@@ -10,6 +10,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
+use super::files::{reading, Files};
 use super::fsguard::{Action, Kind, Target};
 use super::page::{read_page, render_page};
 use super::{Tool, ToolContext, MAX_OUTPUT_BYTES};
@@ -43,11 +44,19 @@ to read a long file in parts, or just the region you need.
 
 pub struct ReadTool {
     spec: ToolSpec,
+    files: Files,
 }
 
 impl ReadTool {
+    /// `read` of the disk.
     pub fn new() -> Self {
+        Self::through(None)
+    }
+
+    /// `read` through `files` (see [`super::files`]).
+    pub fn through(files: Files) -> Self {
         ReadTool {
+            files,
             spec: ToolSpec {
                 name: "read".into(),
                 description: DESCRIPTION.into(),
@@ -94,6 +103,7 @@ impl Tool for ReadTool {
     }
 
     fn call(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
+        let files = self.files.clone();
         Box::pin(async move {
             let Some(path) = args.get("path").and_then(Value::as_str) else {
                 return ToolOutput::error("missing string argument `path`");
@@ -102,9 +112,21 @@ impl Tool for ReadTool {
             let limit = usize_arg(&args, "limit").unwrap_or(DEFAULT_LIMIT).max(1);
             let display = path.to_string();
             let target = ctx.resolve(path);
-            tokio::task::spawn_blocking(move || read_path(&target, &display, offset, limit))
-                .await
-                .unwrap_or_else(|e| ToolOutput::error(format!("read failed: {e}")))
+            let disk = {
+                let (target, display) = (target.clone(), display.clone());
+                move || async move {
+                    tokio::task::spawn_blocking(move || read_path(&target, &display, offset, limit))
+                        .await
+                        .unwrap_or_else(|e| ToolOutput::error(format!("read failed: {e}")))
+                }
+            };
+            if let Some(files) = reading(&files) {
+                let through = (offset, limit, NOTE_ROOM);
+                if let Some(out) = super::files::read(files, &target, &display, through).await {
+                    return out;
+                }
+            }
+            disk().await
         })
     }
 }

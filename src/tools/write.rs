@@ -9,6 +9,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
+use super::files::{writing, Files};
 use super::fsguard::{Action, Kind, Target};
 use super::replace::{self, CommitError};
 use super::{Tool, ToolContext};
@@ -27,11 +28,19 @@ Write a file to the local filesystem, replacing it completely if it exists.
 
 pub struct WriteTool {
     spec: ToolSpec,
+    files: Files,
 }
 
 impl WriteTool {
+    /// `write` to the disk.
     pub fn new() -> Self {
+        Self::through(None)
+    }
+
+    /// `write` through `files` (see [`super::files`]).
+    pub fn through(files: Files) -> Self {
         WriteTool {
+            files,
             spec: ToolSpec {
                 name: "write".into(),
                 description: DESCRIPTION.into(),
@@ -68,6 +77,7 @@ impl Tool for WriteTool {
     }
 
     fn call(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
+        let files = writing(&self.files);
         Box::pin(async move {
             let path = args.get("path").and_then(Value::as_str).unwrap_or("");
             let Some(content) = args.get("content").and_then(Value::as_str) else {
@@ -78,6 +88,9 @@ impl Tool for WriteTool {
             }
             let display = path.to_string();
             let target = ctx.resolve(path);
+            if let Some(files) = files {
+                return super::files::write(files, &target, &display, content).await;
+            }
             let bytes = content.as_bytes().to_vec();
             tokio::task::spawn_blocking(move || write_file(&target, &display, &bytes))
                 .await
@@ -123,7 +136,7 @@ fn write_file(path: &Path, display: &str, bytes: &[u8]) -> ToolOutput {
 
 /// Creates the folder a new file goes in. At the far end of a dangling symbolic link no folder
 /// is created: the link is followed only to a folder that exists.
-fn make_parent(target: &Target) -> Result<(), String> {
+pub(super) fn make_parent(target: &Target) -> Result<(), String> {
     let Some(parent) = target.path.parent().filter(|p| !p.as_os_str().is_empty()) else {
         return Ok(());
     };
@@ -143,7 +156,7 @@ fn make_parent(target: &Target) -> Result<(), String> {
 }
 
 /// The success message.
-fn written(target: &Target, n: usize) -> String {
+pub(super) fn written(target: &Target, n: usize) -> String {
     let display = &target.display;
     let through = if target.via_link {
         format!(", through the symbolic link to {}", target.path.display())

@@ -3,6 +3,7 @@
 mod acp;
 mod acp_ask;
 mod acp_client;
+mod acp_files;
 mod acp_sdk;
 mod api_background;
 mod api_dialogs;

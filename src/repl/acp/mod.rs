@@ -12,10 +12,13 @@
 //! - [`session`]: the sessions of the connection, one [`crate::app::App`] each;
 //! - [`updates`]: mypi's events as `session/update` notifications;
 //! - [`asks`]: what scripts ask the user, as `session/request_permission`;
+//! - [`files`]: the editor's buffers, which `read`, `write` and `edit` use when it offers
+//!   them (`fs/read_text_file`, `fs/write_text_file`);
 //! - [`prompt`]: the editor's content blocks as a prompt;
 //! - [`servers`]: the editor's MCP servers as mypi's.
 
 mod asks;
+mod files;
 mod prompt;
 mod servers;
 mod session;
@@ -155,7 +158,8 @@ async fn serve(
     sessions: Arc<Sessions>,
     transport: impl agent_client_protocol::ConnectTo<Agent> + 'static,
 ) -> Result<(), agent_client_protocol::Error> {
-    let (new, load, prompt, cancel) = (
+    let (init, new, load, prompt, cancel) = (
+        sessions.clone(),
         sessions.clone(),
         sessions.clone(),
         sessions.clone(),
@@ -165,7 +169,8 @@ async fn serve(
         .v1()
         .name("mypi")
         .on_receive_request(
-            async |request: InitializeRequest, responder: Responder<InitializeResponse>, _| {
+            async move |request: InitializeRequest, responder: Responder<InitializeResponse>, _| {
+                init.set_client_fs(request.client_capabilities.fs.clone());
                 responder.respond(initialize(&request))
             },
             on_receive_request!(),

@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::v1::schema::{
-    McpServer, PromptRequest, PromptResponse, SessionId, SessionUpdate, StopReason,
+    FileSystemCapabilities, McpServer, PromptRequest, PromptResponse, SessionId, SessionUpdate,
+    StopReason,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error, ErrorCode};
@@ -49,6 +50,8 @@ pub struct Sessions {
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     /// Numbers the sessions of `--no-session`, which have no id of their own.
     unnamed: std::sync::atomic::AtomicU64,
+    /// What the editor's `initialize` offered of its files.
+    client_fs: Mutex<FileSystemCapabilities>,
 }
 
 /// An error the editor reads: `code` and a message written for the user.
@@ -64,7 +67,14 @@ impl Sessions {
             table: Mutex::default(),
             tasks: Mutex::default(),
             unnamed: Default::default(),
+            client_fs: Mutex::default(),
         }
+    }
+
+    /// What the editor offers of its files (its `initialize`): the sessions opened from now
+    /// on read and write through them.
+    pub fn set_client_fs(&self, fs: FileSystemCapabilities) {
+        *self.client_fs.lock().unwrap_or_else(|p| p.into_inner()) = fs;
     }
 
     /// Opens a session in `cwd`: a new one, or the one `load` names (its conversation sent
@@ -95,7 +105,17 @@ impl Sessions {
         config.ext_flags = self.ext_flags.clone();
         let sink = Arc::new(AcpSink::new(connection, config.cwd.clone()));
         let cwd = config.cwd.clone();
-        let mut app = App::build(config, sink.clone()).map_err(|e| {
+        let fs = self
+            .client_fs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let files = super::files::EditorFiles::offered(&fs, sink.clone());
+        if let Some(files) = &files {
+            sink.set_files(files);
+        }
+        let files = files.map(|f| f as Arc<dyn crate::tools::files::TextFiles>);
+        let mut app = App::build_through(config, sink.clone(), files).map_err(|e| {
             let code = match e {
                 AppError::Usage(_) => ErrorCode::RESOURCE_NOT_FOUND,
                 _ => ErrorCode::INTERNAL_ERROR,

@@ -6,7 +6,8 @@
 //! - `tool_update` -> `tool_call_update` with the output so far (its last KiB) or the
 //!   progress message; `tool_result` -> `tool_call_update` `completed` or `failed` with the
 //!   result text and, for a successful `edit` or `write`, a `diff` of the whole file (read
-//!   before the call and after it);
+//!   before the call and after it; when writes go to the editor's buffers, the text written
+//!   there and the text it replaced);
 //! - a child agent's events -> the same, with ids and titles of their own and
 //!   `_meta.mypi.child` naming the child and the parent's call;
 //! - notices, retries and a command's answer -> agent text marked as mypi's (`[mypi] ...`,
@@ -22,7 +23,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use agent_client_protocol::v1::schema::{
     AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, Content, ContentBlock,
@@ -81,6 +82,9 @@ pub struct Mapper {
     pub window: u64,
     /// The tokens in context after the last turn.
     used: u64,
+    /// The editor's files, when writes go through them: a call's diff is of what was
+    /// written there.
+    pub files: Option<std::sync::Weak<super::files::EditorFiles>>,
 }
 
 impl Mapper {
@@ -90,6 +94,7 @@ impl Mapper {
             calls: HashMap::new(),
             window: 0,
             used: 0,
+            files: None,
         }
     }
 
@@ -243,7 +248,12 @@ impl Mapper {
         let call = self.calls.remove(id).unwrap_or_default();
         let mut shown = vec![text_content(content)];
         if let (false, Some((path, before))) = (is_error, call.file) {
-            if let Some(after) = read_small(&path) {
+            let editor = self.files.as_ref().and_then(std::sync::Weak::upgrade);
+            let (before, after) = match editor.and_then(|f| f.take_written(&path)) {
+                Some((then, now)) => (then.or(before), Some(now)),
+                None => (before, read_small(&path)),
+            };
+            if let Some(after) = after {
                 if before.as_deref() != Some(after.as_str()) {
                     shown.push(ToolCallContent::Diff(
                         Diff::new(path, after).old_text(before),
@@ -410,6 +420,11 @@ impl AcpSink {
             mapper: Mutex::new(Mapper::new(cwd)),
             held: Mutex::new(Some(Vec::new())),
         }
+    }
+
+    /// The editor's files, whose writes the diffs show.
+    pub fn set_files(&self, files: &Arc<super::files::EditorFiles>) {
+        self.mapper.lock().unwrap_or_else(|p| p.into_inner()).files = Some(Arc::downgrade(files));
     }
 
     /// The model's context window, for `usage_update`s.
