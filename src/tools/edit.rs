@@ -9,12 +9,13 @@
 mod hints;
 
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 
 use hints::{line_numbers, list_lines, not_found, snippet};
 
-use super::files::{editing, Files};
+use super::files::{editing, Files, TextFiles};
 use super::fsguard::{Action, Kind, Target};
 use super::replace::{self, CommitError};
 use super::snapshot::Snapshot;
@@ -126,7 +127,7 @@ impl Tool for EditTool {
                 if edit.old.is_empty() {
                     return ToolOutput::error(EMPTY_OLD);
                 }
-                return super::files::edit(files, &target, &display, apply).await;
+                return edit_through(files, &target, &display, apply).await;
             }
             tokio::task::spawn_blocking(move || edit_file(&target, &edit))
                 .await
@@ -181,6 +182,54 @@ fn edit_file(path: &Path, edit: &Edit) -> ToolOutput {
     match commit(&target, &snap, updated.as_bytes()) {
         Ok(()) => ToolOutput::ok(message),
         Err(msg) => ToolOutput::error(msg),
+    }
+}
+
+/// `edit` through `files`: the text read from them, the replacement made by `apply`, and
+/// the result written back only if the text is still what was read.
+async fn edit_through(
+    files: Arc<dyn TextFiles>,
+    path: &Path,
+    display: &str,
+    apply: impl FnOnce(&str) -> Result<(String, String), String>,
+) -> ToolOutput {
+    let target = match Target::resolve(path, display, Action::Edit) {
+        Ok(t) => t,
+        Err(msg) => return ToolOutput::error(msg),
+    };
+    match target.kind() {
+        Some(Kind::Regular) => {}
+        None => {
+            return ToolOutput::error(format!(
+                "{} (to create a file, use write)",
+                target.missing()
+            ))
+        }
+        Some(_) => return ToolOutput::error(target.refusal(Action::Edit)),
+    }
+    let from_editor = |e: String| format!("could not read {display} from the editor: {e}");
+    let before = match files.read(&target.path).await {
+        Ok(text) => text,
+        Err(e) => return ToolOutput::error(from_editor(e)),
+    };
+    let (updated, message) = match apply(&before) {
+        Ok(done) => done,
+        Err(msg) => return ToolOutput::error(msg),
+    };
+    match files.read(&target.path).await {
+        Ok(now) if now == before => {}
+        Ok(_) => {
+            return ToolOutput::error(format!(
+                "{display} was changed in the editor after edit read it, so the edit was not \
+                 written: {} and redo the edit",
+                super::snapshot::CHANGED
+            ))
+        }
+        Err(e) => return ToolOutput::error(from_editor(e)),
+    }
+    match files.write(&target.path, &updated).await {
+        Ok(()) => ToolOutput::ok(message),
+        Err(e) => ToolOutput::error(format!("could not write {display} in the editor: {e}")),
     }
 }
 

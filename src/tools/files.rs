@@ -11,16 +11,14 @@
 //!   folders are still made on disk);
 //! - `edit` goes through it only when it does both: it reads the text, replaces, reads
 //!   again and writes only when nothing changed meanwhile.
+//!
+//! Each tool's own file has its way through them (`through`); this one only says what
+//! they are and which of them a tool uses.
 
-use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
-
-use super::fsguard::{Action, Kind, Target};
-use super::{page, MAX_OUTPUT_BYTES};
-use crate::vocab::protocol::ToolOutput;
 
 /// A front end's files (an editor's buffers).
 pub trait TextFiles: Send + Sync {
@@ -50,119 +48,6 @@ pub(super) fn writing(files: &Files) -> Option<Arc<dyn TextFiles>> {
 /// The files `edit` goes through: ones that both read and write.
 pub(super) fn editing(files: &Files) -> Option<Arc<dyn TextFiles>> {
     files.clone().filter(|f| f.reads() && f.writes())
-}
-
-/// `read` through `files`: a regular file's text from them, paged as from disk; `None` for
-/// anything else (a folder, nothing, a pipe), which is read as the disk has it.
-pub(super) async fn read(
-    files: Arc<dyn TextFiles>,
-    path: &Path,
-    display: &str,
-    (offset, limit, note_room): (usize, usize, usize),
-) -> Option<ToolOutput> {
-    let target = match Target::resolve(path, display, Action::Read) {
-        Ok(t) => t,
-        Err(msg) => return Some(ToolOutput::error(msg)),
-    };
-    if target.kind() != Some(Kind::Regular) {
-        return None;
-    }
-    let text = match files.read(&target.path).await {
-        Ok(text) => text,
-        Err(e) => {
-            let why = format!("could not read {display} from the editor: {e}");
-            return Some(ToolOutput::error(why));
-        }
-    };
-    if text.contains('\0') {
-        return Some(ToolOutput::error(format!(
-            "{display} is a binary file ({} bytes); read only shows text",
-            text.len()
-        )));
-    }
-    let reader = io::Cursor::new(text.into_bytes());
-    Some(
-        match page::read_page(reader, offset, limit, MAX_OUTPUT_BYTES - note_room) {
-            Ok(p) => page::render_page(p, display, offset),
-            Err(e) => ToolOutput::error(format!("could not read {display}: {e}")),
-        },
-    )
-}
-
-/// `write` through `files`: what is at the path must be a regular file or nothing; missing
-/// folders are made on disk, the text goes to the editor. The message is `write`'s, saying
-/// where the text went.
-pub(super) async fn write(
-    files: Arc<dyn TextFiles>,
-    path: &Path,
-    display: &str,
-    content: &str,
-) -> ToolOutput {
-    let target = match Target::resolve(path, display, Action::Write) {
-        Ok(t) => t,
-        Err(msg) => return ToolOutput::error(msg),
-    };
-    if target.kind().is_some_and(|k| k != Kind::Regular) {
-        return ToolOutput::error(target.refusal(Action::Write));
-    }
-    if let Err(msg) = super::write::make_parent(&target) {
-        return ToolOutput::error(msg);
-    }
-    match files.write(&target.path, content).await {
-        Ok(()) => ToolOutput::ok(format!(
-            "{}, in the editor",
-            super::write::written(&target, content.len())
-        )),
-        Err(e) => ToolOutput::error(format!("could not write {display} in the editor: {e}")),
-    }
-}
-
-/// `edit` through `files`: the text read from them, the replacement made by `apply`, and
-/// the result written back only if the text is still what was read.
-pub(super) async fn edit(
-    files: Arc<dyn TextFiles>,
-    path: &Path,
-    display: &str,
-    apply: impl FnOnce(&str) -> Result<(String, String), String>,
-) -> ToolOutput {
-    let target = match Target::resolve(path, display, Action::Edit) {
-        Ok(t) => t,
-        Err(msg) => return ToolOutput::error(msg),
-    };
-    match target.kind() {
-        Some(Kind::Regular) => {}
-        None => {
-            return ToolOutput::error(format!(
-                "{} (to create a file, use write)",
-                target.missing()
-            ))
-        }
-        Some(_) => return ToolOutput::error(target.refusal(Action::Edit)),
-    }
-    let from_editor = |e: String| format!("could not read {display} from the editor: {e}");
-    let before = match files.read(&target.path).await {
-        Ok(text) => text,
-        Err(e) => return ToolOutput::error(from_editor(e)),
-    };
-    let (updated, message) = match apply(&before) {
-        Ok(done) => done,
-        Err(msg) => return ToolOutput::error(msg),
-    };
-    match files.read(&target.path).await {
-        Ok(now) if now == before => {}
-        Ok(_) => {
-            return ToolOutput::error(format!(
-                "{display} was changed in the editor after edit read it, so the edit was not \
-                 written: {} and redo the edit",
-                super::snapshot::CHANGED
-            ))
-        }
-        Err(e) => return ToolOutput::error(from_editor(e)),
-    }
-    match files.write(&target.path, &updated).await {
-        Ok(()) => ToolOutput::ok(message),
-        Err(e) => ToolOutput::error(format!("could not write {display} in the editor: {e}")),
-    }
 }
 
 #[cfg(test)]

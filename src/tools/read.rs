@@ -7,10 +7,11 @@
 use std::fs;
 use std::io::{self, BufReader, Read};
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::files::{reading, Files};
+use super::files::{reading, Files, TextFiles};
 use super::fsguard::{Action, Kind, Target};
 use super::page::{read_page, render_page};
 use super::{Tool, ToolContext, MAX_OUTPUT_BYTES};
@@ -122,7 +123,7 @@ impl Tool for ReadTool {
             };
             if let Some(files) = reading(&files) {
                 let through = (offset, limit, NOTE_ROOM);
-                if let Some(out) = super::files::read(files, &target, &display, through).await {
+                if let Some(out) = read_through(files, &target, &display, through).await {
                     return out;
                 }
             }
@@ -161,6 +162,43 @@ fn read_path(path: &Path, display: &str, offset: usize, limit: usize) -> ToolOut
         Some(Kind::Regular) => read_file(&target, offset, limit),
         Some(_) => ToolOutput::error(target.refusal(Action::Read)),
     }
+}
+
+/// `read` through `files`: a regular file's text from them, paged as from disk; `None` for
+/// anything else (a folder, nothing, a pipe), which is read as the disk has it.
+async fn read_through(
+    files: Arc<dyn TextFiles>,
+    path: &Path,
+    display: &str,
+    (offset, limit, note_room): (usize, usize, usize),
+) -> Option<ToolOutput> {
+    let target = match Target::resolve(path, display, Action::Read) {
+        Ok(t) => t,
+        Err(msg) => return Some(ToolOutput::error(msg)),
+    };
+    if target.kind() != Some(Kind::Regular) {
+        return None;
+    }
+    let text = match files.read(&target.path).await {
+        Ok(text) => text,
+        Err(e) => {
+            let why = format!("could not read {display} from the editor: {e}");
+            return Some(ToolOutput::error(why));
+        }
+    };
+    if text.contains('\0') {
+        return Some(ToolOutput::error(format!(
+            "{display} is a binary file ({} bytes); read only shows text",
+            text.len()
+        )));
+    }
+    let reader = io::Cursor::new(text.into_bytes());
+    Some(
+        match read_page(reader, offset, limit, MAX_OUTPUT_BYTES - note_room) {
+            Ok(p) => render_page(p, display, offset),
+            Err(e) => ToolOutput::error(format!("could not read {display}: {e}")),
+        },
+    )
 }
 
 /// Lists a directory's entries, sorted, folders with a trailing `/`.

@@ -6,10 +6,11 @@
 
 use std::fs;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::files::{writing, Files};
+use super::files::{writing, Files, TextFiles};
 use super::fsguard::{Action, Kind, Target};
 use super::replace::{self, CommitError};
 use super::{Tool, ToolContext};
@@ -89,13 +90,41 @@ impl Tool for WriteTool {
             let display = path.to_string();
             let target = ctx.resolve(path);
             if let Some(files) = files {
-                return super::files::write(files, &target, &display, content).await;
+                return write_through(files, &target, &display, content).await;
             }
             let bytes = content.as_bytes().to_vec();
             tokio::task::spawn_blocking(move || write_file(&target, &display, &bytes))
                 .await
                 .unwrap_or_else(|e| ToolOutput::error(format!("write failed: {e}")))
         })
+    }
+}
+
+/// `write` through `files`: what is at the path must be a regular file or nothing; missing
+/// folders are made on disk, the text goes to the editor. The message is `write`'s, saying
+/// where the text went.
+async fn write_through(
+    files: Arc<dyn TextFiles>,
+    path: &Path,
+    display: &str,
+    content: &str,
+) -> ToolOutput {
+    let target = match Target::resolve(path, display, Action::Write) {
+        Ok(t) => t,
+        Err(msg) => return ToolOutput::error(msg),
+    };
+    if target.kind().is_some_and(|k| k != Kind::Regular) {
+        return ToolOutput::error(target.refusal(Action::Write));
+    }
+    if let Err(msg) = make_parent(&target) {
+        return ToolOutput::error(msg);
+    }
+    match files.write(&target.path, content).await {
+        Ok(()) => ToolOutput::ok(format!(
+            "{}, in the editor",
+            written(&target, content.len())
+        )),
+        Err(e) => ToolOutput::error(format!("could not write {display} in the editor: {e}")),
     }
 }
 
@@ -136,7 +165,7 @@ fn write_file(path: &Path, display: &str, bytes: &[u8]) -> ToolOutput {
 
 /// Creates the folder a new file goes in. At the far end of a dangling symbolic link no folder
 /// is created: the link is followed only to a folder that exists.
-pub(super) fn make_parent(target: &Target) -> Result<(), String> {
+fn make_parent(target: &Target) -> Result<(), String> {
     let Some(parent) = target.path.parent().filter(|p| !p.as_os_str().is_empty()) else {
         return Ok(());
     };
@@ -156,7 +185,7 @@ pub(super) fn make_parent(target: &Target) -> Result<(), String> {
 }
 
 /// The success message.
-pub(super) fn written(target: &Target, n: usize) -> String {
+fn written(target: &Target, n: usize) -> String {
     let display = &target.display;
     let through = if target.via_link {
         format!(", through the symbolic link to {}", target.path.display())

@@ -46,11 +46,6 @@ impl EditorFiles {
         })
     }
 
-    /// The last write to `path` through the editor, taken (for the call's diff).
-    pub fn take_written(&self, path: &Path) -> Option<Written> {
-        lock(&self.written).remove(path)
-    }
-
     /// `fs/read_text_file` of `path`.
     fn fetch(sink: &AcpSink, path: &Path) -> BoxFuture<'static, Result<String, String>> {
         let Some(session) = sink.session() else {
@@ -70,6 +65,12 @@ impl EditorFiles {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl super::updates::Written for EditorFiles {
+    fn take_written(&self, path: &Path) -> Option<Written> {
+        lock(&self.written).remove(path)
+    }
 }
 
 impl TextFiles for EditorFiles {

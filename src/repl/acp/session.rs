@@ -112,7 +112,8 @@ impl Sessions {
             .clone();
         let files = super::files::EditorFiles::offered(&fs, sink.clone());
         if let Some(files) = &files {
-            sink.set_files(files);
+            let written: Arc<dyn super::updates::Written> = files.clone();
+            sink.set_files(&written);
         }
         let files = files.map(|f| f as Arc<dyn crate::tools::files::TextFiles>);
         let mut app = App::build_through(config, sink.clone(), files).map_err(|e| {

@@ -65,6 +65,13 @@ fn has_word(name: &str, words: &[&str]) -> bool {
         .any(|w| words.contains(&w))
 }
 
+/// Where writes went instead of the disk (the editor's buffers): what a file's text was
+/// before the last write there and what was written (`None` before: not known).
+pub trait Written: Send + Sync {
+    /// The last write to `path`, taken.
+    fn take_written(&self, path: &Path) -> Option<(Option<String>, String)>;
+}
+
 /// What is kept of a call between its start and its result.
 #[derive(Default)]
 struct Call {
@@ -84,7 +91,7 @@ pub struct Mapper {
     used: u64,
     /// The editor's files, when writes go through them: a call's diff is of what was
     /// written there.
-    pub files: Option<std::sync::Weak<super::files::EditorFiles>>,
+    pub files: Option<std::sync::Weak<dyn Written>>,
 }
 
 impl Mapper {
@@ -423,7 +430,7 @@ impl AcpSink {
     }
 
     /// The editor's files, whose writes the diffs show.
-    pub fn set_files(&self, files: &Arc<super::files::EditorFiles>) {
+    pub fn set_files(&self, files: &Arc<dyn Written>) {
         self.mapper.lock().unwrap_or_else(|p| p.into_inner()).files = Some(Arc::downgrade(files));
     }
 
