@@ -89,15 +89,14 @@ impl ApiLink {
         if options.is_empty() {
             return None;
         }
-        let (services, shown, asker) = (
-            self.services.clone(),
-            self.prefixed(title),
-            self.asker(title),
-        );
-        let picked = options.to_vec();
-        let own = move || services.choose(&shown, &picked, &asker);
-        if let Some(chosen) = self.dialog_or(own, options, timeout) {
-            return chosen;
+        // The front end's own choices, when it shows them (nothing is sent before the
+        // dialog's turn: the request goes out when the answer is awaited).
+        let own = self
+            .services
+            .choose(&self.prefixed(title), options, &self.asker(title));
+        if let Some(asked) = own {
+            let chosen = self.dialog(|| asked, timeout)?;
+            return options.get(chosen).cloned();
         }
         let mut question = self.prefixed(title);
         for (i, o) in options.iter().enumerate() {
@@ -124,35 +123,6 @@ impl ApiLink {
             },
             timeout,
         )
-    }
-
-    /// A choice the front end shows itself: `Some(answer)`, or `None` when it shows none
-    /// (the caller then asks for a numbered line). Asked inside the dialog turn.
-    fn dialog_or<C>(
-        &self,
-        choose: C,
-        options: &[String],
-        timeout: Option<Duration>,
-    ) -> Option<Option<String>>
-    where
-        C: FnOnce() -> Option<futures_util::future::BoxFuture<'static, Option<usize>>>,
-    {
-        let mut shows = false;
-        let shows_ref = &mut shows;
-        let answer = self.dialog(
-            move || {
-                let asked = choose();
-                *shows_ref = asked.is_some();
-                async move {
-                    match asked {
-                        Some(asked) => asked.await,
-                        None => None,
-                    }
-                }
-            },
-            timeout,
-        );
-        shows.then(|| answer.and_then(|i| options.get(i).cloned()))
     }
 
     /// `ctx.ui.input(prompt, {default?, timeout_ms?})`: the line typed (the default for an

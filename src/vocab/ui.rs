@@ -36,6 +36,7 @@ pub trait Ui: Send + Sync {
     /// One of `options` (its index), when this front end shows choices itself (an editor's
     /// permission request); the answer is `None` when the user chose none. `None` here: it
     /// does not, and the caller lists the options numbered and asks a line ([`Ui::ask`]).
+    /// Nothing is asked before the future is first polled.
     fn choose(
         &self,
         _title: &str,
