@@ -253,3 +253,34 @@ fn acp_input_gets_its_default_with_a_notice_and_a_plan_is_an_update() {
     );
     client.finish();
 }
+
+#[test]
+fn acp_an_mcp_servers_elicitation_is_declined_and_the_editor_told() {
+    use crate::common::mcp::{config, received, stdio_entry};
+    let dir = TestDir::new();
+    let schema = json!({"type": "object", "properties": {"city": {"type": "string"}}});
+    let ask = json!({"tool_calls": [{"id": "m1", "name": "mcp__srv__elicit",
+        "arguments": {"message": "Where to?", "schema": schema}}]});
+    let cfg = config(&dir, json!({"srv": stdio_entry(&dir, "normal", 30)}));
+    let mypi = faux(&dir, &[ask, json!({"text": "asked"})])
+        .arg("--no-extensions")
+        .arg("--mcp-config")
+        .arg(cfg);
+    let mut client = AcpClient::start_offering(mypi, json!({}));
+    let session = client.new_session(dir.path());
+    let (reason, updates, asked) = prompt_answering(&mut client, &session, "go", None);
+    assert_eq!(reason, "end_turn");
+    assert!(asked.is_empty(), "{asked:?}");
+    let said = agent_text(&updates);
+    assert!(
+        said.contains("the MCP server srv asked for input (Where to?)"),
+        "{said}"
+    );
+    assert!(said.contains("declined"), "{said}");
+    let answer = received(&dir)
+        .into_iter()
+        .find(|r| r["id"] == "ask-1")
+        .unwrap_or_else(|| panic!("no answer to the elicitation: {updates:?}"));
+    assert_eq!(answer["result"]["action"], "decline", "{answer}");
+    client.finish();
+}

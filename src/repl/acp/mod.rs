@@ -9,6 +9,14 @@
 //! outside a session go to stderr. When stdin closes, the running prompts are cancelled,
 //! the sessions shut down, and mypi exits (its children with it).
 //!
+//! What mypi asks, it asks the editor where the protocol has a way: a script's yes/no
+//! question or choice is a permission request ([`asks`]); a request for text (a script's
+//! `ctx.ui.input` / `ctx.ui.editor`, an MCP server's elicitation) has none, so it gets no
+//! answer (input its default, editor nil, elicitation declined) and the editor a notice
+//! saying so. When the editor offers its files, the built-in file tools use its buffers
+//! ([`files`]). `bash` runs as in the REPL, never in an editor's terminal (its output
+//! already streams to the editor as the call's content).
+//!
 //! - [`session`]: the sessions of the connection, one [`crate::app::App`] each;
 //! - [`updates`]: mypi's events as `session/update` notifications;
 //! - [`asks`]: what scripts ask the user, as `session/request_permission`;
