@@ -284,3 +284,39 @@ fn acp_an_mcp_servers_elicitation_is_declined_and_the_editor_told() {
     assert_eq!(answer["result"]["action"], "decline", "{answer}");
     client.finish();
 }
+
+#[test]
+fn acp_a_settings_hooks_ask_is_the_editors_permission_request() {
+    use super::claude_hooks::{command, project};
+    let hook = r#"echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask", "permissionDecisionReason": "ASK-REASON"}}'"#;
+    let Some(dir) = project(json!({
+        "PreToolUse": [{"matcher": "Bash", "hooks": [command(hook)]}]
+    })) else {
+        return;
+    };
+    let bash = |id: &str, file: &str| {
+        json!({"tool_calls": [{"id": id, "name": "bash",
+            "arguments": {"command": format!("echo RAN > {file}")}}]})
+    };
+    let replies = [
+        bash("b1", "one.txt"),
+        json!({"text": "a"}),
+        bash("b2", "two.txt"),
+        json!({"text": "b"}),
+    ];
+    let mut client =
+        AcpClient::start_offering(faux(&dir, &replies).arg("--no-extensions"), json!({}));
+    let session = client.new_session(dir.path());
+    let (_, _, asked) = prompt_answering(&mut client, &session, "go", Some("allow_once"));
+    let call = &asked[0]["params"]["toolCall"];
+    assert_eq!(call["toolCallId"], "b1", "{asked:?}");
+    assert_eq!(
+        call["title"],
+        "A hook asks before this Bash call (ASK-REASON). Run it?"
+    );
+    assert!(dir.exists("one.txt"));
+    let (_, _, asked) = prompt_answering(&mut client, &session, "go", Some("reject_once"));
+    assert_eq!(asked.len(), 1);
+    assert!(!dir.exists("two.txt"));
+    client.finish();
+}
