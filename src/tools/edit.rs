@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 
 use hints::{line_numbers, list_lines, not_found, snippet};
 
-use super::files::{editing, Files, TextFiles};
+use super::files::{editing, fits, unless_cancelled, Files, TextFiles};
 use super::fsguard::{Action, Kind, Target};
 use super::replace::{self, CommitError};
 use super::snapshot::Snapshot;
@@ -121,13 +121,14 @@ impl Tool for EditTool {
                 new,
                 replace_all,
             };
-            if let Some(files) = files {
+            if let Some(files) = files.filter(|_| fits(&target)) {
                 let display = edit.display.clone();
                 let apply = |content: &str| apply(content, &edit);
                 if edit.old.is_empty() {
                     return ToolOutput::error(EMPTY_OLD);
                 }
-                return edit_through(files, &target, &display, apply).await;
+                let edited = edit_through(files, &target, &display, apply);
+                return unless_cancelled(&ctx.cancel, edited).await;
             }
             tokio::task::spawn_blocking(move || edit_file(&target, &edit))
                 .await

@@ -6,7 +6,7 @@
 //! file's) text goes through the front end.
 //!
 //! - `read` takes the text from [`TextFiles::read`] when it [`TextFiles::reads`], and pages
-//!   it as it pages a file;
+//!   it as it pages a file (a file over [`MAX_THROUGH`] is read from disk);
 //! - `write` puts the text with [`TextFiles::write`] when it [`TextFiles::writes`] (missing
 //!   folders are still made on disk);
 //! - `edit` goes through it only when it does both: it reads the text, replaces, reads
@@ -20,6 +20,8 @@ use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 
+use crate::vocab::protocol::ToolOutput;
+
 /// A front end's files (an editor's buffers).
 pub trait TextFiles: Send + Sync {
     /// Whether `read` (and `edit`) read through it.
@@ -32,8 +34,30 @@ pub trait TextFiles: Send + Sync {
     fn write(&self, path: &Path, text: &str) -> BoxFuture<'static, Result<(), String>>;
 }
 
+/// Files larger than this on disk are read and edited there even when a front end's files
+/// are given: the editor would send the whole text in one message, past what its connection
+/// carries (mypi reads messages of up to 16 MiB).
+pub const MAX_THROUGH: u64 = 4 * 1024 * 1024;
+
+/// Whether the file at `path` is small enough to go through a front end (or not on disk).
+pub(super) fn fits(path: &Path) -> bool {
+    std::fs::metadata(path).map_or(true, |m| m.len() <= MAX_THROUGH)
+}
+
 /// What the tools are built with: `None` is the disk.
 pub type Files = Option<Arc<dyn TextFiles>>;
+
+/// `work` through a front end's files, given up (the requests to it withdrawn) when the run
+/// is cancelled: an editor that never answers holds up nothing.
+pub(super) async fn unless_cancelled<T: From<ToolOutput>>(
+    cancel: &tokio_util::sync::CancellationToken,
+    work: impl std::future::Future<Output = T>,
+) -> T {
+    tokio::select! {
+        out = work => out,
+        () = cancel.cancelled() => T::from(ToolOutput::error("cancelled")),
+    }
+}
 
 /// The files to read through, when there are such.
 pub(super) fn reading(files: &Files) -> Option<Arc<dyn TextFiles>> {

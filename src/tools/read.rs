@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::files::{reading, Files, TextFiles};
+use super::files::{fits, reading, unless_cancelled, Files, TextFiles};
 use super::fsguard::{Action, Kind, Target};
 use super::page::{read_page, render_page};
 use super::{Tool, ToolContext, MAX_OUTPUT_BYTES};
@@ -121,9 +121,10 @@ impl Tool for ReadTool {
                         .unwrap_or_else(|e| ToolOutput::error(format!("read failed: {e}")))
                 }
             };
-            if let Some(files) = reading(&files) {
+            if let Some(files) = reading(&files).filter(|_| fits(&target)) {
                 let through = (offset, limit, NOTE_ROOM);
-                if let Some(out) = read_through(files, &target, &display, through).await {
+                let read = read_through(files, &target, &display, through);
+                if let Some(out) = unless_cancelled(&ctx.cancel, read).await {
                     return out;
                 }
             }

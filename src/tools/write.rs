@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::files::{writing, Files, TextFiles};
+use super::files::{unless_cancelled, writing, Files, TextFiles};
 use super::fsguard::{Action, Kind, Target};
 use super::replace::{self, CommitError};
 use super::{Tool, ToolContext};
@@ -90,7 +90,8 @@ impl Tool for WriteTool {
             let display = path.to_string();
             let target = ctx.resolve(path);
             if let Some(files) = files {
-                return write_through(files, &target, &display, content).await;
+                let written = write_through(files, &target, &display, content);
+                return unless_cancelled(&ctx.cancel, written).await;
             }
             let bytes = content.as_bytes().to_vec();
             tokio::task::spawn_blocking(move || write_file(&target, &display, &bytes))
