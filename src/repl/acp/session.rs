@@ -103,28 +103,8 @@ impl Sessions {
         let mut config = Config::resolve(&overrides, &|k| std::env::var(k).ok(), cwd)
             .map_err(|e| error(ErrorCode::INVALID_PARAMS, e.to_string()))?;
         config.ext_flags = self.ext_flags.clone();
-        let sink = Arc::new(AcpSink::new(connection, config.cwd.clone()));
         let cwd = config.cwd.clone();
-        let fs = self
-            .client_fs
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        let files = super::files::EditorFiles::offered(&fs, sink.clone());
-        if let Some(files) = &files {
-            let written: Arc<dyn super::updates::Written> = files.clone();
-            sink.set_files(&written);
-        }
-        let files = files.map(|f| f as Arc<dyn crate::tools::files::TextFiles>);
-        let mut app = App::build_through(config, sink.clone(), files).map_err(|e| {
-            let code = match e {
-                AppError::Usage(_) => ErrorCode::RESOURCE_NOT_FOUND,
-                _ => ErrorCode::INTERNAL_ERROR,
-            };
-            error(code, e.to_string())
-        })?;
-        app.ui
-            .set_front(Arc::new(super::asks::EditorUi::new(sink.clone())));
+        let (mut app, sink) = self.build(config, connection)?;
         let id = match app.agent.session_id() {
             "" => format!(
                 "unsaved-{}",
@@ -176,6 +156,37 @@ impl Sessions {
             .unwrap_or_else(|p| p.into_inner())
             .insert(id.clone(), handle);
         Ok((id, sink))
+    }
+
+    /// A session's app and sink: its dialogs asked of the editor, its file tools through
+    /// the editor's buffers when the editor offered them.
+    fn build(
+        &self,
+        config: Config,
+        connection: ConnectionTo<Client>,
+    ) -> Result<(App, Arc<AcpSink>), Error> {
+        let sink = Arc::new(AcpSink::new(connection, config.cwd.clone()));
+        let fs = self
+            .client_fs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let files = super::files::EditorFiles::offered(&fs, sink.clone());
+        if let Some(files) = &files {
+            let written: Arc<dyn super::updates::Written> = files.clone();
+            sink.set_files(&written);
+        }
+        let files = files.map(|f| f as Arc<dyn crate::tools::files::TextFiles>);
+        let app = App::build_through(config, sink.clone(), files).map_err(|e| {
+            let code = match e {
+                AppError::Usage(_) => ErrorCode::RESOURCE_NOT_FOUND,
+                _ => ErrorCode::INTERNAL_ERROR,
+            };
+            error(code, e.to_string())
+        })?;
+        app.ui
+            .set_front(Arc::new(super::asks::EditorUi::new(sink.clone())));
+        Ok((app, sink))
     }
 
     /// Whether the session is open, and its folder.
