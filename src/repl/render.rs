@@ -430,11 +430,9 @@ impl EventSink for HumanSink {
                 paint(Role::Prompt, "> "),
                 inert(&text).replace('\n', "\n  ")
             )),
-            AgentEvent::Plan { entries } => {
-                for line in plan_lines(&entries) {
-                    p.styled(&paint(Role::Dim, &line));
-                }
-            }
+            AgentEvent::Plan { entries } => plan_lines(&entries)
+                .iter()
+                .for_each(|line| p.styled(&paint(Role::Dim, line))),
             AgentEvent::AgentStart { .. }
             | AgentEvent::TurnStart { .. }
             | AgentEvent::TurnEnd { .. }
