@@ -35,8 +35,10 @@
 //! - Capabilities: [`hooks`] (typed events, results, the chaining rules and the bus;
 //!   [`hooks::repeats`] says a burst of notices of one kind in a few lines;
 //!   [`hooks::command`] runs settings hooks as handlers on it), [`tools`] (the
-//!   tool trait, the registry, the built-in tools, and [`tools::renderers`]: how the REPL shows
-//!   a tool's lines when a script renders them), [`commands`] (the slash-command table),
+//!   tool trait, the registry, the built-in tools, [`tools::files`]: where `read`, `write`
+//!   and `edit` get and put text, the disk or a front end's [`tools::files::TextFiles`] handed
+//!   down when the app is built (an editor's buffers), and [`tools::renderers`]: how the REPL
+//!   shows a tool's lines when a script renders them), [`commands`] (the slash-command table),
 //!   [`providers`] (OpenAI-compatible, Anthropic and faux models behind one trait).
 //! - [`agent`]: the loop (turns, tool batches, session files, compaction), what child agents
 //!   are asked for ([`agent::child`]), and [`agent::control`], what scripts and front ends may
@@ -46,7 +48,10 @@
 //! - [`app`]: wiring: configuration -> registries, hosts, agent; start-up and shutdown order.
 //! - [`repl`]: the front ends: the REPL, print mode and `--json`, `mypi acp` (an editor
 //!   drives mypi over the Agent Client Protocol, one [`app::App`] per editor session:
-//!   `repl/acp/`), and the command line ([`repl::cli`]) that chooses among them.
+//!   `repl/acp/`; its scripts' dialogs are the editor's permission requests, plugged into
+//!   [`app::ui::AppUi`] as a [`vocab::ui::Ui`] of its own, and the built-in file tools use
+//!   the editor's buffers when it offers them), and the command line ([`repl::cli`]) that
+//!   chooses among them.
 //!
 //! # Data flow
 //!

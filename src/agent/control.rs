@@ -20,6 +20,8 @@ use std::sync::{Arc, Mutex, RwLock};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::vocab::run::EventSink;
+
 /// Requests waiting for the app at most; beyond, a request is refused.
 pub const MAX_REQUESTS: usize = 64;
 /// Session entries waiting to be written at most.
@@ -93,11 +95,13 @@ struct Queued {
     pending: Vec<Pending>,
 }
 
-/// What the front end draws: the status texts by key, and where.
+/// What the front end shows: the status texts by key, where they are drawn, and where
+/// events from scripts outside a line go (the front end's outlet).
 #[derive(Default)]
 struct Shown {
     status: BTreeMap<String, String>,
     screen: Option<Arc<dyn Screen>>,
+    outlet: Option<Arc<dyn EventSink>>,
 }
 
 /// What extensions added to the app's configuration, and the options for them.
@@ -288,6 +292,27 @@ impl Control {
     /// Lets the front end draw status texts and the title.
     pub fn set_screen(&self, screen: Arc<dyn Screen>) {
         lock(&self.shown).screen = Some(screen);
+    }
+
+    /// Where [`Control::show`] sends what no line takes (the app's outlet).
+    pub fn set_outlet(&self, outlet: Arc<dyn EventSink>) {
+        lock(&self.shown).outlet = Some(outlet);
+    }
+
+    /// Shows a script's `event` (a plan): to the sink of the line running in `ctx`, else to
+    /// the front end's outlet.
+    pub fn show(
+        &self,
+        event: crate::vocab::protocol::AgentEvent,
+        ctx: Option<&crate::vocab::run::RunContext>,
+    ) {
+        if ctx.is_some_and(|c| c.emit(event.clone())) {
+            return;
+        }
+        let outlet = lock(&self.shown).outlet.clone();
+        if let Some(outlet) = outlet {
+            outlet.emit(event);
+        }
     }
 
     fn screen(&self) -> Option<Arc<dyn Screen>> {

@@ -212,6 +212,7 @@ impl Agent {
         };
         let mut args = call.arguments.clone();
         if self.hooks.has(EventKind::ToolCall) {
+            let ctx = &Arc::new(ctx.about(&call.id));
             let out = self
                 .hooks
                 .emit(

@@ -92,8 +92,8 @@ impl App {
         self.mcp = Some(manager);
     }
 
-    /// What connections report: progress lines and elicitation on the REPL, logs to
-    /// `.agents/logs/mcp.log`.
+    /// What connections report: progress lines and elicitation on the REPL (in `mypi acp`,
+    /// elicitation is declined with a notice), logs to `.agents/logs/mcp.log`.
     fn mcp_hooks(&self) -> Hooks {
         let mut hooks = Hooks::quiet();
         hooks.log_file = Some(self.config.cwd.join(".agents").join("logs").join("mcp.log"));
@@ -104,6 +104,18 @@ impl App {
             hooks.elicit = Arc::new(move |server: &str, request: &Elicitation| {
                 let (ui, server, request) = (ui.clone(), server.to_string(), request.clone());
                 Box::pin(async move { super::elicit::ask(ui.as_ref(), &server, &request).await })
+            });
+        }
+        if self.config.mode == crate::config::Mode::Acp {
+            // An editor cannot be asked for a form (ACP has no request for text): declined,
+            // and the editor is told.
+            let notice = self.extensions.context().notice.clone();
+            hooks.elicit = Arc::new(move |server: &str, request: &Elicitation| {
+                notice(format!(
+                    "the MCP server {server} asked for input ({}); an editor cannot be asked for a form over the Agent Client Protocol, so it was declined",
+                    crate::vocab::text::truncate_middle(&request.message, 200)
+                ));
+                Box::pin(async { crate::mcp::Elicited::Decline })
             });
         }
         hooks

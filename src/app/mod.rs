@@ -162,6 +162,16 @@ impl App {
     /// (notices from hooks and scripts, start-up warnings, child agents started outside a
     /// tool call), as the same typed events a run's sink receives.
     pub fn build(config: Config, outlet: Arc<dyn EventSink>) -> Result<App, AppError> {
+        Self::build_through(config, outlet, None)
+    }
+
+    /// [`App::build`] with the built-in `read`, `write` and `edit` going through `files` (an
+    /// editor's buffers, in `mypi acp`) rather than the disk.
+    pub fn build_through(
+        config: Config,
+        outlet: Arc<dyn EventSink>,
+        files: crate::tools::files::Files,
+    ) -> Result<App, AppError> {
         crate::platform::http::set_read_timeout(config.read_timeout);
         let notice: NoticeFn = {
             let outlet = outlet.clone();
@@ -172,7 +182,7 @@ impl App {
         let reports = Arc::new(crate::hooks::repeats::Repeats::new(notice));
         let settings_hooks = settings_hooks::SettingsHooks::default();
         let notice = settings_hooks.notifying(crate::hooks::repeats::Repeats::counting(&reports));
-        let wiring = Wiring::new(&config, &reports);
+        let wiring = Wiring::new(&config, &reports, files);
         let (tools, hooks, queues) = (
             wiring.tools.clone(),
             wiring.hooks.clone(),
@@ -188,6 +198,7 @@ impl App {
             wiring.ui.clone(),
             wiring.control.clone(),
         );
+        control.set_outlet(outlet.clone());
         let children = Arc::new(children::Children::new(children::ChildParts {
             config: config.clone(),
             tools: tools.clone(),

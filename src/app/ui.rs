@@ -1,13 +1,14 @@
 //! The app's [`Ui`]: a yes/no question on the REPL (never in print mode), and the cancellation
 //! token of the prompt running now, which Ctrl-C cancels. The REPL plugs its confirm prompt in
-//! once its input thread runs.
+//! once its input thread runs; an editor's front end (`mypi acp`) plugs in a [`Ui`] of its
+//! own ([`AppUi::set_front`]), which then answers every dialog.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
-use crate::vocab::ui::Ui;
+use crate::vocab::ui::{Asker, Ui};
 
 /// Asks the user a question; resolves to the answer.
 pub type ConfirmFn = Box<dyn Fn(&str) -> BoxFuture<'static, bool> + Send + Sync>;
@@ -26,6 +27,8 @@ pub struct AppUi {
     confirm: Mutex<Option<ConfirmFn>>,
     ask: Mutex<Option<AskFn>>,
     edit: Mutex<Option<EditFn>>,
+    /// A front end's own dialogs, used instead of the functions above.
+    front: Mutex<Option<Arc<dyn Ui>>>,
 }
 
 impl AppUi {
@@ -42,6 +45,15 @@ impl AppUi {
     /// Lets scripts open the user's editor (the REPL sets this).
     pub fn set_edit(&self, f: EditFn) {
         *self.edit.lock().unwrap_or_else(|p| p.into_inner()) = Some(f);
+    }
+
+    /// Lets a front end answer every dialog itself (an editor's, in `mypi acp`).
+    pub fn set_front(&self, ui: Arc<dyn Ui>) {
+        *self.front.lock().unwrap_or_else(|p| p.into_inner()) = Some(ui);
+    }
+
+    fn front(&self) -> Option<Arc<dyn Ui>> {
+        self.front.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// A fresh token for the next prompt; Ctrl-C cancels it.
@@ -62,13 +74,35 @@ impl AppUi {
 
 impl Ui for AppUi {
     fn confirm(&self, question: &str) -> BoxFuture<'static, bool> {
+        if let Some(front) = self.front() {
+            return front.confirm(question);
+        }
         match &*self.confirm.lock().unwrap_or_else(|p| p.into_inner()) {
             Some(f) => f(question),
             None => Box::pin(async { false }),
         }
     }
 
+    fn confirm_from(&self, question: &str, asker: &Asker) -> BoxFuture<'static, bool> {
+        match self.front() {
+            Some(front) => front.confirm_from(question, asker),
+            None => self.confirm(question),
+        }
+    }
+
+    fn choose(
+        &self,
+        title: &str,
+        options: &[String],
+        asker: &Asker,
+    ) -> Option<BoxFuture<'static, Option<usize>>> {
+        self.front()?.choose(title, options, asker)
+    }
+
     fn ask(&self, question: &str) -> BoxFuture<'static, Option<String>> {
+        if let Some(front) = self.front() {
+            return front.ask(question);
+        }
         match &*self.ask.lock().unwrap_or_else(|p| p.into_inner()) {
             Some(f) => f(question),
             None => Box::pin(async { None }),
@@ -76,6 +110,9 @@ impl Ui for AppUi {
     }
 
     fn edit(&self, initial: &str) -> BoxFuture<'static, Option<String>> {
+        if let Some(front) = self.front() {
+            return front.edit(initial);
+        }
         match &*self.edit.lock().unwrap_or_else(|p| p.into_inner()) {
             Some(f) => f(initial),
             None => Box::pin(async { None }),

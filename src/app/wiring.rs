@@ -31,9 +31,10 @@ pub(super) struct Wiring {
 impl Wiring {
     /// The registries; the hook bus reports through `reports`, which every other source of
     /// notices shares (see [`crate::hooks::repeats`]).
-    pub fn new(config: &Config, reports: &Arc<Repeats>) -> Wiring {
+    /// The built-in file tools go through `files` when given (see [`tools::files`]).
+    pub fn new(config: &Config, reports: &Arc<Repeats>, files: tools::files::Files) -> Wiring {
         let tools = ToolRegistry::new();
-        tools::register_builtins(&tools);
+        tools::register_builtins_through(&tools, files);
         Wiring {
             tools,
             hooks: HookBus::reporting_to(reports.clone()),

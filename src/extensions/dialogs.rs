@@ -1,5 +1,6 @@
-//! The dialogs of `ctx.ui`: `confirm` (yes/no), `select` (numbered choices), `input` (a
-//! line, with a default) and `editor` (the user's editor on a temp file). Each waits on the
+//! The dialogs of `ctx.ui`: `confirm` (yes/no), `select` (choices: the front end's own when
+//! it shows them, an editor's permission request; else numbered, answered by a line), `input`
+//! (a line, with a default) and `editor` (the user's editor on a temp file). Each waits on the
 //! host without spinning and outside the call's budget; dialogs of several extensions (or
 //! several calls) are asked one after another, never interleaved. A timeout, the run's
 //! cancellation, or nobody to ask (print mode) gives no answer: false / nil / the default.
@@ -8,6 +9,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use super::api::ApiLink;
+use crate::vocab::ui::Asker;
 
 /// How often `select` asks again after an answer that is not a choice.
 const SELECT_TRIES: usize = 3;
@@ -46,6 +48,21 @@ impl ApiLink {
         format!("[{}] {text}", self.info.name)
     }
 
+    /// Who asks `question`, and the tool call it is about (the running one, or the one a
+    /// `tool_call` handler decides on).
+    fn asker(&self, question: &str) -> Asker {
+        // A child agent's calls are shown under ids of the front end's making: none here.
+        let ctx = self.current().filter(|c| c.depth == 0);
+        let running = ctx.as_ref().and_then(|c| c.call_id.clone());
+        let about = ctx.as_ref().and_then(|c| c.about_call.clone());
+        Asker {
+            extension: self.info.name.to_string(),
+            question: question.to_string(),
+            call_shown: running.is_some(),
+            call_id: running.or(about),
+        }
+    }
+
     /// `ctx.ui.confirm(question)`: false in print mode, on cancellation or without answer.
     pub fn confirm(&self, question: &str) -> bool {
         self.confirm_within(question, None)
@@ -54,8 +71,12 @@ impl ApiLink {
     /// `ctx.ui.confirm(question, {timeout_ms?})`: false after the timeout too.
     pub fn confirm_within(&self, question: &str, timeout: Option<Duration>) -> bool {
         let (services, q) = (self.services.clone(), self.prefixed(question));
-        self.dialog(|| async move { Some(services.confirm(&q).await) }, timeout)
-            .unwrap_or(false)
+        let asker = self.asker(question);
+        self.dialog(
+            || async move { Some(services.confirm_from(&q, &asker).await) },
+            timeout,
+        )
+        .unwrap_or(false)
     }
 
     /// `ctx.ui.select(title, options, {timeout_ms?})`: the chosen option, or `None`.
@@ -67,6 +88,15 @@ impl ApiLink {
     ) -> Option<String> {
         if options.is_empty() {
             return None;
+        }
+        // The front end's own choices, when it shows them (nothing is sent before the
+        // dialog's turn: the request goes out when the answer is awaited).
+        let own = self
+            .services
+            .choose(&self.prefixed(title), options, &self.asker(title));
+        if let Some(asked) = own {
+            let chosen = self.dialog(|| asked, timeout)?;
+            return options.get(chosen).cloned();
         }
         let mut question = self.prefixed(title);
         for (i, o) in options.iter().enumerate() {

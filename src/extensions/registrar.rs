@@ -90,6 +90,26 @@ pub trait Services: Send + Sync {
     /// Asks the user; the caller waits on the runtime for the answer.
     fn confirm(&self, question: &str) -> BoxFuture<'static, bool>;
 
+    /// [`Services::confirm`] knowing who asks (see [`crate::vocab::ui::Ui::confirm_from`]).
+    fn confirm_from(
+        &self,
+        question: &str,
+        _asker: &crate::vocab::ui::Asker,
+    ) -> BoxFuture<'static, bool> {
+        self.confirm(question)
+    }
+
+    /// A choice the front end shows itself, or `None` (see
+    /// [`crate::vocab::ui::Ui::choose`]).
+    fn choose(
+        &self,
+        _title: &str,
+        _options: &[String],
+        _asker: &crate::vocab::ui::Asker,
+    ) -> Option<BoxFuture<'static, Option<usize>>> {
+        None
+    }
+
     /// Asks the user for a line (`None`: nobody can answer).
     fn ask(&self, _question: &str) -> BoxFuture<'static, Option<String>> {
         Box::pin(async { None })

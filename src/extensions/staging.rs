@@ -336,6 +336,27 @@ impl Services for HostRegistrar {
             .confirm(&truncate_middle(question, MAX_LINE_BYTES))
     }
 
+    fn confirm_from(
+        &self,
+        question: &str,
+        asker: &crate::vocab::ui::Asker,
+    ) -> BoxFuture<'static, bool> {
+        self.ctx
+            .ui
+            .confirm_from(&truncate_middle(question, MAX_LINE_BYTES), asker)
+    }
+
+    fn choose(
+        &self,
+        title: &str,
+        options: &[String],
+        asker: &crate::vocab::ui::Asker,
+    ) -> Option<BoxFuture<'static, Option<usize>>> {
+        self.ctx
+            .ui
+            .choose(&truncate_middle(title, MAX_LINE_BYTES), options, asker)
+    }
+
     fn ask(&self, question: &str) -> BoxFuture<'static, Option<String>> {
         self.ctx.ui.ask(&truncate_middle(question, MAX_LINE_BYTES))
     }

@@ -93,11 +93,17 @@ impl EventSink for PrintSink {
 }
 
 /// The REPL's outlet: what happens outside a run (a script's notice, a reload, a child
-/// agent a hook handler started) as `!` lines.
+/// agent a hook handler started) as `!` lines, and a plan set outside a run.
 pub struct OutletSink(pub Arc<Printer>);
 
 impl EventSink for OutletSink {
     fn emit(&self, event: AgentEvent) {
+        if let AgentEvent::Plan { entries } = &event {
+            for line in plan_lines(entries) {
+                self.0.line(&line);
+            }
+            return;
+        }
         if let Some(text) = notice_text(&event) {
             self.0.line(&format!("! {text}"));
         }
@@ -465,6 +471,9 @@ impl HumanSink {
                 paint(Role::Prompt, "> "),
                 inert(&text).replace('\n', "\n  ")
             )),
+            AgentEvent::Plan { entries } => plan_lines(&entries)
+                .iter()
+                .for_each(|line| p.styled(&paint(Role::Dim, line))),
             AgentEvent::AgentStart { .. }
             | AgentEvent::TurnStart { .. }
             | AgentEvent::TurnEnd { .. }
@@ -475,10 +484,71 @@ impl HumanSink {
     }
 }
 
+/// A script's plan as a compact checklist: `plan` and a line per entry (`[x]` done, `[~]`
+/// under way, `[ ]` to do; a priority other than medium after the text). The text is one
+/// line, its control characters dropped: a script's words never reach the terminal as
+/// escape sequences.
+fn plan_lines(entries: &[crate::vocab::protocol::PlanEntry]) -> Vec<String> {
+    use crate::vocab::protocol::{PlanPriority, PlanStatus};
+    if entries.is_empty() {
+        return vec!["plan cleared".to_string()];
+    }
+    let mut lines = vec!["plan".to_string()];
+    for e in entries {
+        let mark = match e.status {
+            PlanStatus::Completed => "[x]",
+            PlanStatus::InProgress => "[~]",
+            PlanStatus::Pending => "[ ]",
+        };
+        let priority = match e.priority {
+            PlanPriority::High => " (high)",
+            PlanPriority::Medium => "",
+            PlanPriority::Low => " (low)",
+        };
+        let text: String = e
+            .content
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        let text = crate::vocab::text::truncate_middle(text.trim(), 200);
+        lines.push(format!("  {mark} {text}{priority}"));
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::vocab::protocol::Usage;
+
+    #[test]
+    fn a_plan_is_a_checklist_without_the_scripts_escapes() {
+        use crate::vocab::protocol::{PlanEntry, PlanPriority, PlanStatus};
+        let entry = |content: &str, status, priority| PlanEntry {
+            content: content.into(),
+            status,
+            priority,
+        };
+        let lines = plan_lines(&[
+            entry("read", PlanStatus::Completed, PlanPriority::Medium),
+            entry(
+                "\x1b[31mred\x1b]0;t\x07\nnext",
+                PlanStatus::InProgress,
+                PlanPriority::High,
+            ),
+            entry("ship", PlanStatus::Pending, PlanPriority::Low),
+        ]);
+        assert_eq!(
+            lines,
+            [
+                "plan",
+                "  [x] read",
+                "  [~] [31mred ]0;t  next (high)",
+                "  [ ] ship (low)"
+            ]
+        );
+        assert_eq!(plan_lines(&[]), ["plan cleared"]);
+    }
 
     #[test]
     fn the_run_summary_reads_well() {

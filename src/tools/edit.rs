@@ -9,11 +9,13 @@
 mod hints;
 
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 
 use hints::{line_numbers, list_lines, not_found, snippet};
 
+use super::files::{editing, fits, unless_cancelled, Files, TextFiles};
 use super::fsguard::{Action, Kind, Target};
 use super::replace::{self, CommitError};
 use super::snapshot::Snapshot;
@@ -35,13 +37,25 @@ change every occurrence (e.g. renaming a variable), set `replace_all` to true.
 - If the file changes on disk while the edit is made, nothing is written and the error says \
 \"the file changed; read it again\": read it and redo the edit.";
 
+/// The error for an empty `old_text`.
+const EMPTY_OLD: &str = "old_text is empty; give the exact text to replace (to create or \
+                         rewrite a whole file, use write)";
+
 pub struct EditTool {
     spec: ToolSpec,
+    files: Files,
 }
 
 impl EditTool {
+    /// `edit` of the disk.
     pub fn new() -> Self {
+        Self::through(None)
+    }
+
+    /// `edit` through `files` (see [`super::files`]).
+    pub fn through(files: Files) -> Self {
         EditTool {
+            files,
             spec: ToolSpec {
                 name: "edit".into(),
                 description: DESCRIPTION.into(),
@@ -86,6 +100,7 @@ impl Tool for EditTool {
     }
 
     fn call(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
+        let files = editing(&self.files);
         Box::pin(async move {
             let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_string);
             let (Some(path), Some(old), Some(new)) =
@@ -106,6 +121,15 @@ impl Tool for EditTool {
                 new,
                 replace_all,
             };
+            if let Some(files) = files.filter(|_| fits(&target)) {
+                let display = edit.display.clone();
+                let apply = |content: &str| apply(content, &edit);
+                if edit.old.is_empty() {
+                    return ToolOutput::error(EMPTY_OLD);
+                }
+                let edited = edit_through(files, &target, &display, apply);
+                return unless_cancelled(&ctx.cancel, edited).await;
+            }
             tokio::task::spawn_blocking(move || edit_file(&target, &edit))
                 .await
                 .unwrap_or_else(|e| ToolOutput::error(format!("edit failed: {e}")))
@@ -126,10 +150,7 @@ struct Edit {
 fn edit_file(path: &Path, edit: &Edit) -> ToolOutput {
     let display = &edit.display;
     if edit.old.is_empty() {
-        return ToolOutput::error(
-            "old_text is empty; give the exact text to replace (to create or rewrite a whole \
-             file, use write)",
-        );
+        return ToolOutput::error(EMPTY_OLD);
     }
     let target = match Target::resolve(path, display, Action::Edit) {
         Ok(t) => t,
@@ -162,6 +183,54 @@ fn edit_file(path: &Path, edit: &Edit) -> ToolOutput {
     match commit(&target, &snap, updated.as_bytes()) {
         Ok(()) => ToolOutput::ok(message),
         Err(msg) => ToolOutput::error(msg),
+    }
+}
+
+/// `edit` through `files`: the text read from them, the replacement made by `apply`, and
+/// the result written back only if the text is still what was read.
+async fn edit_through(
+    files: Arc<dyn TextFiles>,
+    path: &Path,
+    display: &str,
+    apply: impl FnOnce(&str) -> Result<(String, String), String>,
+) -> ToolOutput {
+    let target = match Target::resolve(path, display, Action::Edit) {
+        Ok(t) => t,
+        Err(msg) => return ToolOutput::error(msg),
+    };
+    match target.kind() {
+        Some(Kind::Regular) => {}
+        None => {
+            return ToolOutput::error(format!(
+                "{} (to create a file, use write)",
+                target.missing()
+            ))
+        }
+        Some(_) => return ToolOutput::error(target.refusal(Action::Edit)),
+    }
+    let from_editor = |e: String| format!("could not read {display} from the editor: {e}");
+    let before = match files.read(&target.path).await {
+        Ok(text) => text,
+        Err(e) => return ToolOutput::error(from_editor(e)),
+    };
+    let (updated, message) = match apply(&before) {
+        Ok(done) => done,
+        Err(msg) => return ToolOutput::error(msg),
+    };
+    match files.read(&target.path).await {
+        Ok(now) if now == before => {}
+        Ok(_) => {
+            return ToolOutput::error(format!(
+                "{display} was changed in the editor after edit read it, so the edit was not \
+                 written: {} and redo the edit",
+                super::snapshot::CHANGED
+            ))
+        }
+        Err(e) => return ToolOutput::error(from_editor(e)),
+    }
+    match files.write(&target.path, &updated).await {
+        Ok(()) => ToolOutput::ok(message),
+        Err(e) => ToolOutput::error(format!("could not write {display} in the editor: {e}")),
     }
 }
 

@@ -1,12 +1,14 @@
 //! Tools the model can call: the [`Tool`] trait, the [`ToolRegistry`] (owned registrations
 //! with handles, later registrations override earlier ones of the same name) and argument
-//! validation against each tool's JSON Schema. One built-in tool per file; the file handling
-//! they share is in `fsguard` (what a path names, refusing what is not a regular file),
+//! validation against each tool's JSON Schema. One built-in tool per file; where `read`,
+//! `write` and `edit` get and put text (the disk, or a front end's [`files::TextFiles`]) is
+//! in `files`; the file handling they share is in `fsguard` (what a path names, refusing what is not a regular file),
 //! `replace` (atomic replacement), `snapshot` (did the file change since it was read) and `page`
 //! (cutting what `read` shows, with bounded memory).
 
 pub mod bash;
 pub mod edit;
+pub mod files;
 mod fsguard;
 mod page;
 pub mod read;
@@ -367,13 +369,19 @@ impl Unregister for ToolRegistry {
 /// The names of the built-in tools.
 pub const BUILTINS: [&str; 4] = ["read", "write", "edit", "bash"];
 
-/// Registers the four built-in tools for the core.
+/// Registers the four built-in tools for the core, on the disk.
 pub fn register_builtins(registry: &ToolRegistry) {
+    register_builtins_through(registry, None);
+}
+
+/// Registers the four built-in tools for the core; `read`, `write` and `edit` go through
+/// `files` (a front end's, see [`files`]) when given.
+pub fn register_builtins_through(registry: &ToolRegistry, files: files::Files) {
     let core = Owner::core();
     let tools: [Arc<dyn Tool>; 4] = [
-        Arc::new(read::ReadTool::new()),
-        Arc::new(write::WriteTool::new()),
-        Arc::new(edit::EditTool::new()),
+        Arc::new(read::ReadTool::through(files.clone())),
+        Arc::new(write::WriteTool::through(files.clone())),
+        Arc::new(edit::EditTool::through(files)),
         Arc::new(bash::BashTool::new()),
     ];
     for tool in tools {

@@ -7,9 +7,11 @@
 use std::fs;
 use std::io::{self, BufReader, Read};
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+use super::files::{fits, reading, unless_cancelled, Files, TextFiles};
 use super::fsguard::{Action, Kind, Target};
 use super::page::{read_page, render_page};
 use super::{Tool, ToolContext, MAX_OUTPUT_BYTES};
@@ -43,11 +45,19 @@ to read a long file in parts, or just the region you need.
 
 pub struct ReadTool {
     spec: ToolSpec,
+    files: Files,
 }
 
 impl ReadTool {
+    /// `read` of the disk.
     pub fn new() -> Self {
+        Self::through(None)
+    }
+
+    /// `read` through `files` (see [`super::files`]).
+    pub fn through(files: Files) -> Self {
         ReadTool {
+            files,
             spec: ToolSpec {
                 name: "read".into(),
                 description: DESCRIPTION.into(),
@@ -94,6 +104,7 @@ impl Tool for ReadTool {
     }
 
     fn call(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
+        let files = self.files.clone();
         Box::pin(async move {
             let Some(path) = args.get("path").and_then(Value::as_str) else {
                 return ToolOutput::error("missing string argument `path`");
@@ -102,9 +113,22 @@ impl Tool for ReadTool {
             let limit = usize_arg(&args, "limit").unwrap_or(DEFAULT_LIMIT).max(1);
             let display = path.to_string();
             let target = ctx.resolve(path);
-            tokio::task::spawn_blocking(move || read_path(&target, &display, offset, limit))
-                .await
-                .unwrap_or_else(|e| ToolOutput::error(format!("read failed: {e}")))
+            let disk = {
+                let (target, display) = (target.clone(), display.clone());
+                move || async move {
+                    tokio::task::spawn_blocking(move || read_path(&target, &display, offset, limit))
+                        .await
+                        .unwrap_or_else(|e| ToolOutput::error(format!("read failed: {e}")))
+                }
+            };
+            if let Some(files) = reading(&files).filter(|_| fits(&target)) {
+                let through = (offset, limit, NOTE_ROOM);
+                let read = read_through(files, &target, &display, through);
+                if let Some(out) = unless_cancelled(&ctx.cancel, read).await {
+                    return out;
+                }
+            }
+            disk().await
         })
     }
 }
@@ -139,6 +163,43 @@ fn read_path(path: &Path, display: &str, offset: usize, limit: usize) -> ToolOut
         Some(Kind::Regular) => read_file(&target, offset, limit),
         Some(_) => ToolOutput::error(target.refusal(Action::Read)),
     }
+}
+
+/// `read` through `files`: a regular file's text from them, paged as from disk; `None` for
+/// anything else (a folder, nothing, a pipe), which is read as the disk has it.
+async fn read_through(
+    files: Arc<dyn TextFiles>,
+    path: &Path,
+    display: &str,
+    (offset, limit, note_room): (usize, usize, usize),
+) -> Option<ToolOutput> {
+    let target = match Target::resolve(path, display, Action::Read) {
+        Ok(t) => t,
+        Err(msg) => return Some(ToolOutput::error(msg)),
+    };
+    if target.kind() != Some(Kind::Regular) {
+        return None;
+    }
+    let text = match files.read(&target.path).await {
+        Ok(text) => text,
+        Err(e) => {
+            let why = format!("could not read {display} from the editor: {e}");
+            return Some(ToolOutput::error(why));
+        }
+    };
+    if text.contains('\0') {
+        return Some(ToolOutput::error(format!(
+            "{display} is a binary file ({} bytes); read only shows text",
+            text.len()
+        )));
+    }
+    let reader = io::Cursor::new(text.into_bytes());
+    Some(
+        match read_page(reader, offset, limit, MAX_OUTPUT_BYTES - note_room) {
+            Ok(p) => render_page(p, display, offset),
+            Err(e) => ToolOutput::error(format!("could not read {display}: {e}")),
+        },
+    )
 }
 
 /// Lists a directory's entries, sorted, folders with a trailing `/`.

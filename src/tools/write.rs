@@ -6,9 +6,11 @@
 
 use std::fs;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+use super::files::{unless_cancelled, writing, Files, TextFiles};
 use super::fsguard::{Action, Kind, Target};
 use super::replace::{self, CommitError};
 use super::{Tool, ToolContext};
@@ -27,11 +29,19 @@ Write a file to the local filesystem, replacing it completely if it exists.
 
 pub struct WriteTool {
     spec: ToolSpec,
+    files: Files,
 }
 
 impl WriteTool {
+    /// `write` to the disk.
     pub fn new() -> Self {
+        Self::through(None)
+    }
+
+    /// `write` through `files` (see [`super::files`]).
+    pub fn through(files: Files) -> Self {
         WriteTool {
+            files,
             spec: ToolSpec {
                 name: "write".into(),
                 description: DESCRIPTION.into(),
@@ -68,6 +78,7 @@ impl Tool for WriteTool {
     }
 
     fn call(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
+        let files = writing(&self.files);
         Box::pin(async move {
             let path = args.get("path").and_then(Value::as_str).unwrap_or("");
             let Some(content) = args.get("content").and_then(Value::as_str) else {
@@ -78,11 +89,43 @@ impl Tool for WriteTool {
             }
             let display = path.to_string();
             let target = ctx.resolve(path);
+            if let Some(files) = files {
+                let written = write_through(files, &target, &display, content);
+                return unless_cancelled(&ctx.cancel, written).await;
+            }
             let bytes = content.as_bytes().to_vec();
             tokio::task::spawn_blocking(move || write_file(&target, &display, &bytes))
                 .await
                 .unwrap_or_else(|e| ToolOutput::error(format!("write failed: {e}")))
         })
+    }
+}
+
+/// `write` through `files`: what is at the path must be a regular file or nothing; missing
+/// folders are made on disk, the text goes to the editor. The message is `write`'s, saying
+/// where the text went.
+async fn write_through(
+    files: Arc<dyn TextFiles>,
+    path: &Path,
+    display: &str,
+    content: &str,
+) -> ToolOutput {
+    let target = match Target::resolve(path, display, Action::Write) {
+        Ok(t) => t,
+        Err(msg) => return ToolOutput::error(msg),
+    };
+    if target.kind().is_some_and(|k| k != Kind::Regular) {
+        return ToolOutput::error(target.refusal(Action::Write));
+    }
+    if let Err(msg) = make_parent(&target) {
+        return ToolOutput::error(msg);
+    }
+    match files.write(&target.path, content).await {
+        Ok(()) => ToolOutput::ok(format!(
+            "{}, in the editor",
+            written(&target, content.len())
+        )),
+        Err(e) => ToolOutput::error(format!("could not write {display} in the editor: {e}")),
     }
 }
 

@@ -410,10 +410,14 @@ pub enum AgentEvent {
     Command { name: String, output: String },
     /// A settings hook (Claude Code's, Codex's) ran.
     HookRun(HookRun),
+    /// A script set the plan (`ctx.ui.set_plan`): every entry, in order (none: cleared).
+    Plan { entries: Vec<PlanEntry> },
 }
 
 mod hook_run;
 pub use hook_run::{HookOutcome, HookRun};
+mod plan;
+pub use plan::{PlanEntry, PlanPriority, PlanStatus};
 
 impl AgentEvent {
     /// A retry as the user reads it: `HTTP 503 ...; retrying in 0.5 s (1/3)`.

@@ -80,16 +80,18 @@ function Handle:remove() end
 ---@class mypi.Ui
 local Ui = {}
 
----Asks a yes/no question on the REPL and waits for the answer, however long it takes (the wait
----does not count against the call's time budget). Always false in print and json mode and in
----`mypi ext check`, and false when the run is cancelled while it waits.
+---Asks a yes/no question on the REPL (in an editor, `mypi acp`: a permission request, whose
+---"always" answers are kept for the session) and waits for the answer, however long it takes
+---(the wait does not count against the call's time budget). Always false in print and json
+---mode and in `mypi ext check`, and false when the run is cancelled while it waits.
 ---@param question string
 ---@param opts? {timeout_ms?: integer} false once it has passed
 ---@return boolean
 function Ui.confirm(question, opts) end
 
----Shows numbered choices and waits for one (a number or the option's text). nil for no
----answer, after `timeout_ms`, and at once in print and json mode.
+---Shows numbered choices and waits for one (a number or the option's text; in an editor, a
+---permission request with an answer per option). nil for no answer, after `timeout_ms`, and
+---at once in print and json mode.
 ---@param title string
 ---@param options string[]
 ---@param opts? {timeout_ms?: integer}
@@ -97,14 +99,14 @@ function Ui.confirm(question, opts) end
 function Ui.select(title, options, opts) end
 
 ---Asks for a line: an empty answer gives the default. Print and json mode: the default (or
----nil) at once; a timeout: nil.
+---nil) at once, in an editor (`mypi acp`) too (with a notice); a timeout: nil.
 ---@param prompt string
 ---@param options? {default?: string, timeout_ms?: integer}
 ---@return string|nil
 function Ui.input(prompt, options) end
 
 ---Opens `$VISUAL` / `$EDITOR` on a temp file holding `initial`; the text saved, or nil
----when the editor failed (and in print and json mode).
+---when the editor failed (and in print and json mode, and in an editor: `mypi acp`).
 ---@param initial? string
 ---@return string|nil
 function Ui.editor(initial) end
@@ -114,6 +116,18 @@ function Ui.editor(initial) end
 ---@param key string
 ---@param text? string one line, at most 200 bytes
 function Ui.set_status(key, text) end
+
+---Shows the plan of the work at hand, replacing the last one (an empty list clears it): a
+---checklist on the REPL, a `plan` event with `-p --json`, the session's plan in an editor
+---(`mypi acp`). A wrong entry is an error naming it.
+---@param entries mypi.PlanEntry[]
+function Ui.set_plan(entries) end
+
+---One step of `ctx.ui.set_plan`.
+---@class mypi.PlanEntry
+---@field content string what the step is
+---@field status? "pending"|"in_progress"|"completed" default "pending"
+---@field priority? "high"|"medium"|"low" default "medium"
 
 ---Sets the terminal's title (when the REPL's output is a terminal).
 ---@param text string

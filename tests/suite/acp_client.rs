@@ -35,6 +35,47 @@ impl AcpClient {
         (client, init)
     }
 
+    /// Starts `mypi acp` and initializes it with the client capabilities `capabilities`.
+    pub fn start_offering(mypi: Mypi, capabilities: Value) -> AcpClient {
+        let mut client = AcpClient {
+            run: mypi.arg("acp").spawn(),
+            next_id: 0,
+            read: 0,
+            notes: Vec::new(),
+        };
+        client.call(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": capabilities}),
+        );
+        client
+    }
+
+    /// The response to `id`; mypi's own requests on the way are given to `answer`, whose
+    /// result is sent back (`None`: left unanswered), and kept in `asked`.
+    pub fn response_answering(
+        &mut self,
+        id: &Value,
+        asked: &mut Vec<Value>,
+        answer: &mut dyn FnMut(&Value) -> Option<Value>,
+    ) -> Value {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let message = self.next_message(deadline);
+            if message.get("id") == Some(id) && message.get("method").is_none() {
+                return message;
+            }
+            if message.get("id").is_some() && message.get("method").is_some() {
+                if let Some(result) = answer(&message) {
+                    let line = json!({"jsonrpc": "2.0", "id": message["id"], "result": result});
+                    self.send_raw(&line.to_string());
+                }
+                asked.push(message);
+                continue;
+            }
+            self.notes.push(message);
+        }
+    }
+
     /// `mypi acp --no-extensions` on a fake OpenAI server with `replies`, in `dir`, with a
     /// session open there: the client, the server and the session's id.
     pub fn with_session(

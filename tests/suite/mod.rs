@@ -1,7 +1,9 @@
 //! Integration test modules; each file covers one area.
 
 mod acp;
+mod acp_ask;
 mod acp_client;
+mod acp_files;
 mod acp_images;
 mod acp_py;
 mod acp_sdk;
@@ -48,6 +50,7 @@ mod mcp_status;
 mod model_switch;
 mod parity;
 mod parity_more;
+mod plan;
 mod print_etiquette;
 mod print_mode;
 mod project_secrets;

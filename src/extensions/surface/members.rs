@@ -392,7 +392,7 @@ pub const MEMBERS: &[Member] = &[
             req("question", Ty::Str),
             opt("opts", Ty::Record(SELECT_FIELDS)),
         ],
-        "ask yes/no on the REPL",
+        "ask yes/no (the REPL's line; an editor's permission request)",
     ),
     function(
         Object::Ui,
@@ -402,7 +402,7 @@ pub const MEMBERS: &[Member] = &[
             req("options", Ty::StrList),
             opt("opts", Ty::Record(SELECT_FIELDS)),
         ],
-        "numbered choices on the REPL -> the chosen option or nil",
+        "choices (numbered on the REPL; an editor's permission request) -> the chosen option or nil",
     ),
     function(
         Object::Ui,
@@ -424,6 +424,12 @@ pub const MEMBERS: &[Member] = &[
         "set_status", ui::set_status,
         &[req("key", Ty::Str), opt("text", Ty::Str)],
         "show a short status text above the prompt (nil clears it)",
+    ),
+    function(
+        Object::Ui,
+        "set_plan", ui::set_plan,
+        &[req("entries", Ty::Table)],
+        "show the plan: a list of {content, status?, priority?} (an editor's plan; a checklist on the REPL)",
     ),
     function(
         Object::Ui,

@@ -1,5 +1,6 @@
 //! The acts of `ctx.ui`: the dialogs (`confirm`, `select`, `input`, `editor`: refused while
-//! extensions are only checked) and the screen (`set_status`, `set_title`).
+//! extensions are only checked) and what the front end shows (`set_status`, `set_title`,
+//! `set_plan`).
 
 use serde_json::Value as Json;
 
@@ -47,6 +48,16 @@ pub(super) fn set_status(c: &mut Call<'_>) -> Result<Ret, String> {
         .control
         .set_status(&key, value.as_deref())
         .map(|()| Ret::Nil)
+}
+
+/// `ctx.ui.set_plan(entries)`: to the sink of the line that runs the call, else to the
+/// front end's outlet.
+pub(super) fn set_plan(c: &mut Call<'_>) -> Result<Ret, String> {
+    let entries = c.args.take("entries").into_json();
+    let entries = crate::vocab::protocol::PlanEntry::list(&entries)?;
+    let event = crate::vocab::protocol::AgentEvent::Plan { entries };
+    c.link.host().control.show(event, c.ctx.map(|c| &**c));
+    Ok(Ret::Nil)
 }
 
 /// `ctx.ui.set_title(text)`.

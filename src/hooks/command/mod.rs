@@ -404,8 +404,8 @@ impl Shared {
         }
     }
 
-    /// Asks the user whether the `tool` call a hook asked about may run; in print mode
-    /// nobody can answer, and it does not.
+    /// Asks the user whether the `tool` call a hook asked about may run (on the REPL, or as
+    /// an editor's permission request); in print mode nobody can answer, and it does not.
     async fn confirm(&self, tool: &str, reason: &str, ctx: &Arc<RunContext>) -> bool {
         // The hook's words reach the terminal in the question: made inert first.
         let why = if reason.is_empty() {
@@ -419,19 +419,22 @@ impl Shared {
             ctx,
         )
         .await;
-        if ctx.mode != RunMode::Repl {
+        if !matches!(ctx.mode, RunMode::Repl | RunMode::Acp) {
             (self.env.notice)(format!(
                 "a PreToolUse hook asks to confirm this {tool} call{why}; nobody can answer in {} mode, so it is not run",
                 ctx.mode.name()
             ));
             return false;
         }
-        self.env
-            .ui
-            .confirm(&format!(
-                "A hook asks before this {tool} call{why}. Run it?"
-            ))
-            .await
+        let question = format!("A hook asks before this {tool} call{why}. Run it?");
+        // An editor shows the question with the call it is about.
+        let asker = crate::vocab::ui::Asker {
+            extension: "settings hooks".into(),
+            question: question.clone(),
+            call_id: ctx.about_call.clone().filter(|_| ctx.depth == 0),
+            call_shown: false,
+        };
+        self.env.ui.confirm_from(&question, &asker).await
     }
 
     /// Runs the `Notification` hooks whose matcher takes `kind`.

@@ -9,11 +9,24 @@
 //! outside a session go to stderr. When stdin closes, the running prompts are cancelled,
 //! the sessions shut down, and mypi exits (its children with it).
 //!
+//! What mypi asks, it asks the editor where the protocol has a way: a script's yes/no
+//! question or choice is a permission request ([`asks`]); a request for text (a script's
+//! `ctx.ui.input` / `ctx.ui.editor`, an MCP server's elicitation) has none, so it gets no
+//! answer (input its default, editor nil, elicitation declined) and the editor a notice
+//! saying so. When the editor offers its files, the built-in file tools use its buffers
+//! ([`files`]). `bash` runs as in the REPL, never in an editor's terminal (its output
+//! already streams to the editor as the call's content).
+//!
 //! - [`session`]: the sessions of the connection, one [`crate::app::App`] each;
 //! - [`updates`]: mypi's events as `session/update` notifications;
+//! - [`asks`]: what scripts ask the user, as `session/request_permission`;
+//! - [`files`]: the editor's buffers, which `read`, `write` and `edit` use when it offers
+//!   them (`fs/read_text_file`, `fs/write_text_file`);
 //! - [`prompt`]: the editor's content blocks as a prompt;
 //! - [`servers`]: the editor's MCP servers as mypi's.
 
+mod asks;
+mod files;
 mod prompt;
 mod servers;
 mod session;
@@ -149,7 +162,8 @@ async fn serve(
     sessions: Arc<Sessions>,
     transport: impl agent_client_protocol::ConnectTo<Agent> + 'static,
 ) -> Result<(), agent_client_protocol::Error> {
-    let (new, load, prompt, cancel) = (
+    let (init, new, load, prompt, cancel) = (
+        sessions.clone(),
         sessions.clone(),
         sessions.clone(),
         sessions.clone(),
@@ -159,7 +173,8 @@ async fn serve(
         .v1()
         .name("mypi")
         .on_receive_request(
-            async |request: InitializeRequest, responder: Responder<InitializeResponse>, _| {
+            async move |request: InitializeRequest, responder: Responder<InitializeResponse>, _| {
+                init.set_client_fs(request.client_capabilities.fs.clone());
                 responder.respond(initialize(&request))
             },
             on_receive_request!(),

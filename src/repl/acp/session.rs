@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::v1::schema::{
-    McpServer, PromptRequest, PromptResponse, SessionId, SessionUpdate, StopReason,
+    FileSystemCapabilities, McpServer, PromptRequest, PromptResponse, SessionId, SessionUpdate,
+    StopReason,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error, ErrorCode};
@@ -49,6 +50,8 @@ pub struct Sessions {
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     /// Numbers the sessions of `--no-session`, which have no id of their own.
     unnamed: std::sync::atomic::AtomicU64,
+    /// What the editor's `initialize` offered of its files.
+    client_fs: Mutex<FileSystemCapabilities>,
 }
 
 /// An error the editor reads: `code` and a message written for the user.
@@ -64,7 +67,14 @@ impl Sessions {
             table: Mutex::default(),
             tasks: Mutex::default(),
             unnamed: Default::default(),
+            client_fs: Mutex::default(),
         }
+    }
+
+    /// What the editor offers of its files (its `initialize`): the sessions opened from now
+    /// on read and write through them.
+    pub fn set_client_fs(&self, fs: FileSystemCapabilities) {
+        *self.client_fs.lock().unwrap_or_else(|p| p.into_inner()) = fs;
     }
 
     /// Opens a session in `cwd`: a new one, or the one `load` names (its conversation sent
@@ -93,15 +103,8 @@ impl Sessions {
         let mut config = Config::resolve(&overrides, &|k| std::env::var(k).ok(), cwd)
             .map_err(|e| error(ErrorCode::INVALID_PARAMS, e.to_string()))?;
         config.ext_flags = self.ext_flags.clone();
-        let sink = Arc::new(AcpSink::new(connection, config.cwd.clone()));
         let cwd = config.cwd.clone();
-        let mut app = App::build(config, sink.clone()).map_err(|e| {
-            let code = match e {
-                AppError::Usage(_) => ErrorCode::RESOURCE_NOT_FOUND,
-                _ => ErrorCode::INTERNAL_ERROR,
-            };
-            error(code, e.to_string())
-        })?;
+        let (mut app, sink) = self.build(config, connection)?;
         let id = match app.agent.session_id() {
             "" => format!(
                 "unsaved-{}",
@@ -153,6 +156,37 @@ impl Sessions {
             .unwrap_or_else(|p| p.into_inner())
             .insert(id.clone(), handle);
         Ok((id, sink))
+    }
+
+    /// A session's app and sink: its dialogs asked of the editor, its file tools through
+    /// the editor's buffers when the editor offered them.
+    fn build(
+        &self,
+        config: Config,
+        connection: ConnectionTo<Client>,
+    ) -> Result<(App, Arc<AcpSink>), Error> {
+        let sink = Arc::new(AcpSink::new(connection, config.cwd.clone()));
+        let fs = self
+            .client_fs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let files = super::files::EditorFiles::offered(&fs, sink.clone());
+        if let Some(files) = &files {
+            let written: Arc<dyn super::updates::Written> = files.clone();
+            sink.set_files(&written);
+        }
+        let files = files.map(|f| f as Arc<dyn crate::tools::files::TextFiles>);
+        let app = App::build_through(config, sink.clone(), files).map_err(|e| {
+            let code = match e {
+                AppError::Usage(_) => ErrorCode::RESOURCE_NOT_FOUND,
+                _ => ErrorCode::INTERNAL_ERROR,
+            };
+            error(code, e.to_string())
+        })?;
+        app.ui
+            .set_front(Arc::new(super::asks::EditorUi::new(sink.clone())));
+        Ok((app, sink))
     }
 
     /// Whether the session is open, and its folder.

@@ -6,11 +6,13 @@
 //! - `tool_update` -> `tool_call_update` with the output so far (its last KiB) or the
 //!   progress message; `tool_result` -> `tool_call_update` `completed` or `failed` with the
 //!   result text and, for a successful `edit` or `write`, a `diff` of the whole file (read
-//!   before the call and after it);
+//!   before the call and after it; when writes go to the editor's buffers, the text written
+//!   there and the text it replaced);
 //! - a child agent's events -> the same, with ids and titles of their own and
 //!   `_meta.mypi.child` naming the child and the parent's call;
 //! - notices, retries and a command's answer -> agent text marked as mypi's (`[mypi] ...`,
 //!   and `_meta.mypi.notice`);
+//! - a script's plan (`ctx.ui.set_plan`) -> `plan`, every entry each time;
 //! - a turn's end -> `usage_update` (tokens in context, the window; the session's cost
 //!   at the end of a run when the model's prices are known);
 //! - the command table -> `available_commands_update` ([`commands`]); a loaded session's
@@ -21,13 +23,14 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use agent_client_protocol::v1::schema::{
     AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, Content, ContentBlock,
-    ContentChunk, Cost, Diff, ImageContent, Meta, SessionId, SessionNotification, SessionUpdate,
-    ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
-    ToolCallUpdateFields, ToolKind, UnstructuredCommandInput, UsageUpdate,
+    ContentChunk, Cost, Diff, ImageContent, Meta, Plan, PlanEntry, PlanEntryPriority,
+    PlanEntryStatus, SessionId, SessionNotification, SessionUpdate, ToolCall, ToolCallContent,
+    ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    UnstructuredCommandInput, UsageUpdate,
 };
 use agent_client_protocol::{v1::ConnectionTo, Client};
 use serde_json::{json, Value};
@@ -62,6 +65,13 @@ fn has_word(name: &str, words: &[&str]) -> bool {
         .any(|w| words.contains(&w))
 }
 
+/// Where writes went instead of the disk (the editor's buffers): what a file's text was
+/// before the last write there and what was written (`None` before: not known).
+pub trait Written: Send + Sync {
+    /// The last write to `path`, taken.
+    fn take_written(&self, path: &Path) -> Option<(Option<String>, String)>;
+}
+
 /// What is kept of a call between its start and its result.
 #[derive(Default)]
 struct Call {
@@ -79,6 +89,9 @@ pub struct Mapper {
     pub window: u64,
     /// The tokens in context after the last turn.
     used: u64,
+    /// The editor's files, when writes go through them: a call's diff is of what was
+    /// written there.
+    pub files: Option<std::sync::Weak<dyn Written>>,
 }
 
 impl Mapper {
@@ -88,6 +101,7 @@ impl Mapper {
             calls: HashMap::new(),
             window: 0,
             used: 0,
+            files: None,
         }
     }
 
@@ -168,6 +182,7 @@ impl Mapper {
                 let parent = call_id.as_deref().unwrap_or("mypi");
                 self.mapped(event, Some((tag, parent)))
             }
+            AgentEvent::Plan { entries } => vec![plan(entries)],
             AgentEvent::TurnEnd { .. } | AgentEvent::Final { .. } if child.is_none() => {
                 self.usage(event)
             }
@@ -240,7 +255,12 @@ impl Mapper {
         let call = self.calls.remove(id).unwrap_or_default();
         let mut shown = vec![text_content(content)];
         if let (false, Some((path, before))) = (is_error, call.file) {
-            if let Some(after) = read_small(&path) {
+            let editor = self.files.as_ref().and_then(std::sync::Weak::upgrade);
+            let (before, after) = match editor.and_then(|f| f.take_written(&path)) {
+                Some((then, now)) => (then.or(before), Some(now)),
+                None => (before, read_small(&path)),
+            };
+            if let Some(after) = after {
                 if before.as_deref() != Some(after.as_str()) {
                     shown.push(ToolCallContent::Diff(
                         Diff::new(path, after).old_text(before),
@@ -306,6 +326,28 @@ fn notice(message: &str, child: Option<&ChildTag>) -> SessionUpdate {
     let meta = json!({"mypi": {"notice": true}});
     let meta = meta.as_object().cloned();
     text(&format!("\n{who} {message}\n"), meta)
+}
+
+/// A script's plan as the editor's.
+fn plan(entries: &[crate::vocab::protocol::PlanEntry]) -> SessionUpdate {
+    use crate::vocab::protocol::{PlanPriority, PlanStatus};
+    let entries = entries
+        .iter()
+        .map(|e| {
+            let priority = match e.priority {
+                PlanPriority::High => PlanEntryPriority::High,
+                PlanPriority::Medium => PlanEntryPriority::Medium,
+                PlanPriority::Low => PlanEntryPriority::Low,
+            };
+            let status = match e.status {
+                PlanStatus::Pending => PlanEntryStatus::Pending,
+                PlanStatus::InProgress => PlanEntryStatus::InProgress,
+                PlanStatus::Completed => PlanEntryStatus::Completed,
+            };
+            PlanEntry::new(e.content.clone(), priority, status)
+        })
+        .collect();
+    SessionUpdate::Plan(Plan::new(entries))
 }
 
 /// `_meta` of a child agent's call: which child, and the parent's call that started it.
@@ -393,9 +435,24 @@ impl AcpSink {
         }
     }
 
+    /// The editor's files, whose writes the diffs show.
+    pub fn set_files(&self, files: &Arc<dyn Written>) {
+        self.mapper.lock().unwrap_or_else(|p| p.into_inner()).files = Some(Arc::downgrade(files));
+    }
+
     /// The model's context window, for `usage_update`s.
     pub fn set_window(&self, window: u64) {
         self.mapper.lock().unwrap_or_else(|p| p.into_inner()).window = window;
+    }
+
+    /// The session the updates are for, once set.
+    pub fn session(&self) -> Option<SessionId> {
+        self.session.get().cloned()
+    }
+
+    /// The connection to the editor.
+    pub fn connection(&self) -> &ConnectionTo<Client> {
+        &self.connection
     }
 
     /// The session the updates are for.

@@ -173,6 +173,17 @@ fn agent_event_json_shape_is_pinned() {
             AgentEvent::HookRun(hook_run::tests::sample()),
             hook_run::tests::shape(),
         ),
+        (
+            AgentEvent::Plan {
+                entries: vec![PlanEntry {
+                    content: "write the tests".into(),
+                    status: PlanStatus::InProgress,
+                    priority: PlanPriority::High,
+                }],
+            },
+            json!({"type":"plan","entries":[
+                {"content":"write the tests","status":"in_progress","priority":"high"}]}),
+        ),
     ];
     let mut covered = std::collections::BTreeSet::new();
     for (event, shape) in cases {
@@ -198,7 +209,8 @@ fn agent_event_json_shape_is_pinned() {
         AgentEvent::Error { .. } => "error",
         AgentEvent::Command { .. } => "command",
         AgentEvent::HookRun(_) => "hook_run",
+        AgentEvent::Plan { .. } => "plan",
     };
     assert_eq!(name(&AgentEvent::TurnStart { turn: 0 }), "turn_start");
-    assert_eq!(covered.len(), 17, "{covered:?}");
+    assert_eq!(covered.len(), 18, "{covered:?}");
 }

@@ -142,6 +142,9 @@ pub struct RunContext {
     skipped: Arc<Mutex<Vec<u64>>>,
     /// The tool call this context was made for (a tool's own context), if any.
     pub call_id: Option<String>,
+    /// The tool call a `tool_call` handler decides on (its context only): a question the
+    /// handler asks is about that call.
+    pub about_call: Option<String>,
     /// Child agent runs made in this context, waiting for the agent to store them.
     records: Arc<Mutex<Vec<ChildRecord>>>,
     /// Where a tool call's progress goes (a tool's own context only).
@@ -180,6 +183,7 @@ impl RunContext {
             waiting: Vec::new(),
             skipped: Arc::default(),
             call_id: None,
+            about_call: None,
             records: Arc::default(),
             progress: None,
             spent: Arc::default(),
@@ -217,6 +221,7 @@ impl RunContext {
             waiting: chain,
             skipped: Arc::default(),
             call_id: None,
+            about_call: None,
             records: Arc::default(),
             progress: None,
             spent: self.spent.clone(),
@@ -246,6 +251,16 @@ impl RunContext {
             call_id: Some(call_id.to_string()),
             records: Arc::default(),
             progress,
+            ..self.clone()
+        }
+    }
+
+    /// The same run, deciding on tool call `call_id` (the context of its `tool_call`
+    /// handlers): what they ask the user is about that call.
+    pub fn about(&self, call_id: &str) -> Self {
+        RunContext {
+            id: next_id(),
+            about_call: Some(call_id.to_string()),
             ..self.clone()
         }
     }

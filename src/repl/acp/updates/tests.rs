@@ -264,3 +264,34 @@ fn a_turns_end_tells_how_full_the_context_is_and_a_runs_end_the_cost() {
         ]
     );
 }
+
+#[test]
+fn a_scripts_plan_is_the_sessions_plan_every_entry_each_time() {
+    use crate::vocab::protocol::{PlanEntry, PlanPriority, PlanStatus};
+    let mut m = Mapper::new(PathBuf::from("/p"));
+    let entry = |content: &str, status, priority| PlanEntry {
+        content: content.into(),
+        status,
+        priority,
+    };
+    let plan = AgentEvent::Plan {
+        entries: vec![
+            entry("read", PlanStatus::Completed, PlanPriority::Low),
+            entry("fix", PlanStatus::InProgress, PlanPriority::High),
+            entry("test", PlanStatus::Pending, PlanPriority::Medium),
+        ],
+    };
+    assert_eq!(
+        shapes(&mut m, plan),
+        [json!({"sessionUpdate": "plan", "entries": [
+            {"content": "read", "priority": "low", "status": "completed"},
+            {"content": "fix", "priority": "high", "status": "in_progress"},
+            {"content": "test", "priority": "medium", "status": "pending"}
+        ]})]
+    );
+    let cleared = AgentEvent::Plan { entries: vec![] };
+    assert_eq!(
+        shapes(&mut m, cleared),
+        [json!({"sessionUpdate": "plan", "entries": []})]
+    );
+}
