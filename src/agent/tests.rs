@@ -245,6 +245,31 @@ async fn input_block_answers_without_the_model() {
     assert!(r.stored().is_empty());
 }
 
+/// Streamed reasoning is a `thinking` event of its own: never the reply's text, never
+/// stored, never sent back to the model.
+#[tokio::test]
+async fn thinking_is_shown_but_never_the_reply_or_sent_back() {
+    let mut first = vec![StreamEvent::ThinkingDelta("Let me think. ".into())];
+    first.extend(calls(&[("c1", "echo", json!({"text": "x"}))]));
+    let mut r = rig("thinking", vec![first, text("done")]);
+    let (out, events) = r.prompt("go").await;
+    assert_eq!(out.unwrap().text, "done");
+    let thoughts: Vec<&AgentEvent> = events
+        .iter()
+        .filter(|e| matches!(e, AgentEvent::Thinking { .. }))
+        .collect();
+    assert_eq!(
+        thoughts,
+        vec![&AgentEvent::Thinking {
+            delta: "Let me think. ".into()
+        }]
+    );
+    let second = serde_json::to_string(&r.request(1).messages).unwrap();
+    assert!(!second.contains("Let me think"), "{second}");
+    let stored = serde_json::to_string(&r.stored()).unwrap();
+    assert!(!stored.contains("Let me think"), "{stored}");
+}
+
 #[tokio::test]
 async fn input_rewrite_and_system_prompt_rewrite_reach_the_model() {
     let mut r = rig("inrw", vec![text("ok")]);

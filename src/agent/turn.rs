@@ -381,6 +381,10 @@ impl Agent {
             if !matches!(event, StreamEvent::Usage(_)) {
                 streamed = true;
             }
+            if let StreamEvent::ThinkingDelta(delta) = event {
+                sink.emit(AgentEvent::Thinking { delta });
+                continue;
+            }
             if let StreamEvent::TextDelta(delta) = &event {
                 acc.text.push_str(delta);
                 if watch_updates {

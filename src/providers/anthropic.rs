@@ -213,6 +213,12 @@ fn block_delta(index: usize, delta: &Value, out: &mut Vec<StreamEvent>) {
                 out.push(StreamEvent::TextDelta(t));
             }
         }
+        Some("thinking_delta") => {
+            let t = text("thinking");
+            if !t.is_empty() {
+                out.push(StreamEvent::ThinkingDelta(t));
+            }
+        }
         Some("input_json_delta") => {
             let arguments = text("partial_json");
             if !arguments.is_empty() {
@@ -382,6 +388,9 @@ mod tests {
         "event: ping\ndata: {\"type\": \"ping\"}\n\n",
         "event: content_block_delta\n",
         "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":",
+        "{\"type\":\"thinking_delta\",\"thinking\":\"Which file?\"}}\n\n",
+        "event: content_block_delta\n",
+        "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":",
         "{\"type\":\"text_delta\",\"text\":\"Let me löök\"}}\n\n",
         "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
         "event: content_block_start\n",
@@ -405,7 +414,11 @@ mod tests {
             acc.push(item.as_ref().unwrap());
         }
         assert!(acc.done);
-        assert_eq!(acc.text, "Let me löök");
+        assert_eq!(
+            acc.text, "Let me löök",
+            "the thinking is not the reply's text"
+        );
+        assert!(items.contains(&Ok(StreamEvent::ThinkingDelta("Which file?".into()))));
         assert_eq!(acc.stop_reason.as_deref(), Some("tool_use"));
         assert_eq!((acc.usage.input_tokens, acc.usage.output_tokens), (25, 40));
         let calls = acc.tool_calls();

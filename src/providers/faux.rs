@@ -26,6 +26,9 @@ pub const EXHAUSTED: &str = "(faux script exhausted)";
 pub struct FauxReply {
     #[serde(default)]
     pub text: Option<String>,
+    /// Reasoning streamed before the text (as a thinking model's).
+    #[serde(default)]
+    pub thinking: Option<String>,
     #[serde(default)]
     pub tool_calls: Option<Vec<FauxToolCall>>,
     /// Pause between streamed pieces, in milliseconds.
@@ -130,10 +133,16 @@ impl FauxProvider {
     /// The stream events of `reply`, in order.
     fn events_for(&self, reply: &FauxReply, payload: &Value) -> Vec<StreamEvent> {
         let text = reply.text.as_deref().unwrap_or("");
-        let mut events: Vec<StreamEvent> = split_words(text)
+        let thinking = reply.thinking.as_deref().unwrap_or("");
+        let mut events: Vec<StreamEvent> = split_words(thinking)
             .into_iter()
-            .map(|w| StreamEvent::TextDelta(w.to_string()))
+            .map(|w| StreamEvent::ThinkingDelta(w.to_string()))
             .collect();
+        events.extend(
+            split_words(text)
+                .into_iter()
+                .map(|w| StreamEvent::TextDelta(w.to_string())),
+        );
         let mut output_chars = text.len();
         let calls = reply.tool_calls.as_deref().unwrap_or(&[]);
         for (index, call) in calls.iter().enumerate() {
@@ -386,7 +395,7 @@ mod tests {
         let err = |text: &str| parse_script(text, "s.jsonl").unwrap_err();
         assert_eq!(
             err("{\"text\": \"ok\"}\n{\"txt\": \"x\"}"),
-            "s.jsonl:2: unknown field `txt`, expected one of `text`, `tool_calls`, `delay_ms`, `echo` (column 6)"
+            "s.jsonl:2: unknown field `txt`, expected one of `text`, `thinking`, `tool_calls`, `delay_ms`, `echo` (column 6)"
         );
         assert!(err("\n\n{not json").starts_with("s.jsonl:3: key must be a string"));
         assert_eq!(

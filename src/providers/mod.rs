@@ -75,6 +75,9 @@ impl Payload {
 pub enum StreamEvent {
     /// Assistant text.
     TextDelta(String),
+    /// The model's reasoning as it streams (Anthropic's `thinking_delta`, the
+    /// `reasoning_content` of llama.cpp, vLLM and DeepSeek): shown, never part of the reply.
+    ThinkingDelta(String),
     /// A tool call begins at `index` (the provider's numbering within this reply).
     ToolCallStart {
         index: usize,
@@ -185,6 +188,8 @@ impl Accumulator {
     pub fn push(&mut self, event: &StreamEvent) {
         match event {
             StreamEvent::TextDelta(t) => self.text.push_str(t),
+            // Reasoning is shown as it streams and never kept as the reply's text.
+            StreamEvent::ThinkingDelta(_) => {}
             StreamEvent::ToolCallStart { index, id, name } => {
                 match self.calls.iter_mut().find(|c| c.0 == *index) {
                     Some(c) => {

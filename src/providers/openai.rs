@@ -114,7 +114,15 @@ impl SseDecoder for OpenAiDecoder {
         let Some(delta) = choice.get("delta") else {
             return Ok(());
         };
-        // `reasoning_content` (thinking models) is deliberately not shown.
+        // The reasoning of thinking models: `reasoning_content` (llama.cpp, vLLM, DeepSeek)
+        // or `reasoning` (OpenRouter, Ollama).
+        let reasoning = delta
+            .get("reasoning_content")
+            .or_else(|| delta.get("reasoning"))
+            .and_then(Value::as_str);
+        if let Some(text) = reasoning.filter(|t| !t.is_empty()) {
+            out.push(StreamEvent::ThinkingDelta(text.to_string()));
+        }
         if let Some(text) = delta.get("content").and_then(Value::as_str) {
             if !text.is_empty() {
                 out.push(StreamEvent::TextDelta(text.to_string()));
@@ -335,7 +343,8 @@ mod tests {
     fn stream_decodes_text_tools_usage_and_done() {
         let items = decode_chunks(OpenAiDecoder::default(), &[STREAM.as_bytes()]);
         let acc = accumulate(&items);
-        assert_eq!(acc.text, "Héllo");
+        assert_eq!(acc.text, "Héllo", "the reasoning is not the reply's text");
+        assert!(items.contains(&Ok(StreamEvent::ThinkingDelta("hmm".into()))));
         assert_eq!(acc.usage.input_tokens, 12);
         assert_eq!(acc.usage.output_tokens, 7);
         assert_eq!(acc.stop_reason.as_deref(), Some("tool_calls"));

@@ -214,12 +214,17 @@ pub struct HumanSink {
     /// Scripts' renderers of tool lines (`api.renderer`), asked as a call's line or result
     /// is delivered.
     renderers: Arc<RendererRegistry>,
+    /// The model's reasoning not yet shown (the line it is on), and whether there is any.
+    thoughts: Mutex<String>,
+    thinking: std::sync::atomic::AtomicBool,
 }
 
 impl HumanSink {
     pub fn new(printer: Arc<Printer>, style: Style, renderers: Arc<RendererRegistry>) -> Self {
         HumanSink {
             renderers,
+            thoughts: Mutex::default(),
+            thinking: Default::default(),
             spinner: Spinner::new(printer.clone()),
             printer,
             style,
@@ -264,6 +269,40 @@ impl HumanSink {
             .map(|r| self.style.paint(Role::Dim, r))
             .collect();
         self.spinner.set_tail(rows);
+    }
+
+    /// The model's reasoning, dimmed and marked, a line at a time as its newline arrives
+    /// (`end`: the rest too, something else follows).
+    fn thought(&self, delta: &str, end: bool) {
+        use std::sync::atomic::Ordering;
+        if delta.is_empty() && !self.thinking.load(Ordering::Acquire) {
+            return;
+        }
+        let rows = {
+            let mut t = self.thoughts.lock().unwrap_or_else(|p| p.into_inner());
+            t.push_str(delta);
+            let mut rows = Vec::new();
+            while let Some(i) = t.find('\n') {
+                rows.push(t[..i].to_string());
+                t.drain(..=i);
+            }
+            if end && !t.is_empty() {
+                rows.push(std::mem::take(&mut *t));
+            }
+            self.thinking.store(!t.is_empty(), Ordering::Release);
+            rows
+        };
+        if rows.is_empty() {
+            return;
+        }
+        self.spinner.stop(&self.printer);
+        for row in rows.iter().filter(|r| !r.trim().is_empty()) {
+            let line = tool_lines::fit(&format!("┆ {}", inert(row)), term_width());
+            self.printer.styled(&self.style.paint(Role::Dim, &line));
+        }
+        if !end {
+            self.spinner.start("thinking");
+        }
     }
 
     /// Prints the rows of the reply that are complete (`end`: all of it, the message ended).
@@ -406,6 +445,10 @@ impl HumanSink {
     fn show(&self, event: AgentEvent, rendered: Option<String>) {
         let p = &self.printer;
         let paint = |role, text: &str| self.style.paint(role, text);
+        if let AgentEvent::Thinking { delta } = &event {
+            return self.thought(delta, false);
+        }
+        self.thought("", true);
         match &event {
             AgentEvent::TurnStart { .. } => self.spinner.start("thinking"),
             AgentEvent::TextDelta { .. }
@@ -423,6 +466,8 @@ impl HumanSink {
         match event {
             AgentEvent::TextDelta { delta } => self.text(&delta, false),
             AgentEvent::MessageEnd { .. } | AgentEvent::Final { .. } => {}
+            // Shown above (and returned).
+            AgentEvent::Thinking { .. } => {}
             AgentEvent::ToolCall {
                 id,
                 name,

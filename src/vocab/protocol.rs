@@ -333,6 +333,9 @@ pub enum AgentEvent {
     TurnStart { turn: u32 },
     /// A piece of assistant text.
     TextDelta { delta: String },
+    /// A piece of the model's reasoning as it streams: shown (dimmed, as the model's
+    /// thoughts), never part of the reply or sent back as its text.
+    Thinking { delta: String },
     /// The model's message for this turn is complete.
     MessageEnd { message: Message },
     /// A tool is about to run (after `tool_call` hooks).

@@ -379,3 +379,28 @@ fn acp_extensions_reload_on_save() {
     assert!(!said.contains("version one"), "{updates:?}");
     client.finish().ok();
 }
+
+/// The model's streamed reasoning (`reasoning_content`) reaches the editor as
+/// `agent_thought_chunk`s, apart from the answer's text.
+#[test]
+fn acp_the_models_reasoning_is_a_thought_chunk() {
+    let dir = TestDir::new();
+    let sse = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"Pondering.\"}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Answer.\"}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+        "data: [DONE]\n\n"
+    );
+    let replies = vec![Reply::raw(200, "text/event-stream", sse)];
+    let (mut client, _fake, session) = AcpClient::with_session(&dir, replies);
+    let (reason, updates) = client.run_prompt(&session, "think");
+    assert_eq!(reason, "end_turn");
+    let thought: String = updates
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "agent_thought_chunk")
+        .map(|u| u["content"]["text"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(thought, "Pondering.", "{updates:?}");
+    assert_eq!(agent_text(&updates), "Answer.");
+    client.finish().ok();
+}

@@ -231,3 +231,32 @@ fn error_in_json_mode_is_an_error_event_and_exit_1() {
         .unwrap()
         .contains("invalid x-api-key"));
 }
+
+/// The model's reasoning streams as `thinking` events, before the answer's `text_delta`s,
+/// and is not the final text (faux thinking; the providers' own fields are unit-tested).
+#[test]
+fn thinking_streams_as_its_own_events_and_is_not_the_answer() {
+    let dir = TestDir::new();
+    let out = super::ext_util::faux(
+        &dir,
+        &[json!({"thinking": "First, the question.", "text": "Forty-two."})],
+    )
+    .args(["--no-session", "-p", "why", "--json"])
+    .run();
+    out.ok();
+    let ev = events(&out);
+    let all = types(&ev);
+    let order = collapsed(&all);
+    let (think, text) = (
+        order.iter().position(|t| *t == "thinking"),
+        order.iter().position(|t| *t == "text_delta"),
+    );
+    assert!(think.is_some() && think < text, "{order:?}");
+    let thought: String = ev
+        .iter()
+        .filter(|e| e["type"] == "thinking")
+        .filter_map(|e| e["delta"].as_str())
+        .collect();
+    assert_eq!(thought, "First, the question.");
+    assert_eq!(ev.last().unwrap()["text"], "Forty-two.");
+}

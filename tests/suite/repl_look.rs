@@ -246,3 +246,33 @@ fn an_error_for_the_model_is_one_line_and_last_shows_it_whole() {
     }
     assert!(joined.contains("the tools are: "), "{joined}");
 }
+
+/// The model's reasoning shows before its answer, a line at a time, marked and apart from the
+/// answer's text; escape sequences in it are shown inert.
+#[test]
+fn the_models_thinking_shows_marked_before_the_answer() {
+    let dir = TestDir::new();
+    let replies = [serde_json::json!({
+        "thinking": "Which file?\nThe \u{1b}[31mred\u{1b}[0m one.",
+        "text": "It is a.txt."
+    })];
+    let mut m = faux(&dir, &replies)
+        .args(["--no-session", "--no-watch"])
+        .spawn();
+    m.send_line("go");
+    m.wait_for_line("It is a.txt.", WAIT);
+    m.send_line("/quit");
+    let out = m.wait();
+    out.ok();
+    let first = out
+        .stdout
+        .find("┆ Which file?")
+        .unwrap_or_else(|| panic!("{}", out.describe()));
+    let second = out
+        .stdout
+        .find("┆ The ")
+        .unwrap_or_else(|| panic!("{}", out.describe()));
+    let answer = out.stdout.find("It is a.txt.").unwrap();
+    assert!(first < second && second < answer, "{}", out.describe());
+    assert!(!out.stdout.contains('\u{1b}'), "{}", out.describe());
+}

@@ -142,6 +142,10 @@ impl Mapper {
         };
         match event {
             AgentEvent::TextDelta { delta } if child.is_none() => vec![text(delta, None)],
+            AgentEvent::Thinking { delta } if child.is_none() => {
+                let chunk = ContentChunk::new(ContentBlock::from(delta.clone()));
+                vec![SessionUpdate::AgentThoughtChunk(chunk)]
+            }
             AgentEvent::ToolCall {
                 id: call,
                 name,

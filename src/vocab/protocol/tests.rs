@@ -44,6 +44,10 @@ fn agent_event_json_shape_is_pinned() {
             json!({"type":"text_delta","delta":"x"}),
         ),
         (
+            AgentEvent::Thinking { delta: "hm".into() },
+            json!({"type":"thinking","delta":"hm"}),
+        ),
+        (
             AgentEvent::ToolCall {
                 id: "a".into(),
                 name: "bash".into(),
@@ -196,6 +200,7 @@ fn agent_event_json_shape_is_pinned() {
         AgentEvent::QueuedMessage { .. } => "queued_message",
         AgentEvent::TurnStart { .. } => "turn_start",
         AgentEvent::TextDelta { .. } => "text_delta",
+        AgentEvent::Thinking { .. } => "thinking",
         AgentEvent::MessageEnd { .. } => "message_end",
         AgentEvent::ToolCall { .. } => "tool_call",
         AgentEvent::ToolResult { .. } => "tool_result",
@@ -212,5 +217,5 @@ fn agent_event_json_shape_is_pinned() {
         AgentEvent::Plan { .. } => "plan",
     };
     assert_eq!(name(&AgentEvent::TurnStart { turn: 0 }), "turn_start");
-    assert_eq!(covered.len(), 18, "{covered:?}");
+    assert_eq!(covered.len(), 19, "{covered:?}");
 }
