@@ -222,6 +222,7 @@ impl Agent {
             messages: Cow::Owned(messages),
             tools: Vec::new(),
             max_tokens: Some(4096),
+            cache_key: None,
         };
         let (text, usage) =
             crate::providers::complete(self.provider.as_ref(), &request, &ctx.cancel).await?;

@@ -292,6 +292,7 @@ impl Agent {
             messages,
             tools: self.tools.specs(),
             max_tokens: None,
+            cache_key: Some(ctx.session_id.clone()).filter(|id| !id.is_empty()),
         };
         if !self.hooks.has(EventKind::BeforeProviderRequest) {
             return match self.provider.encode(&request) {

@@ -135,9 +135,10 @@ impl App {
             None if self.config.no_session => "none (--no-session)".to_string(),
             None => "not created yet (nothing said so far)".to_string(),
         };
-        let cached = match usage.cached_tokens {
-            0 => String::new(),
-            n => format!(" ({n} from the cache)"),
+        let cached = match (usage.cached_tokens, usage.cache_write_tokens) {
+            (0, 0) => String::new(),
+            (n, 0) => format!(" ({n} from the cache)"),
+            (n, w) => format!(" ({n} from the cache, {w} written to it)"),
         };
         let cost = usage
             .cost_usd

@@ -202,6 +202,7 @@ impl Children {
             messages: request.messages.into(),
             tools: Vec::new(),
             max_tokens: request.max_tokens,
+            cache_key: None,
         };
         let (text, usage) =
             crate::providers::complete(provider.as_ref(), &model_request, &ctx.cancel).await?;

@@ -157,6 +157,7 @@ fn usage_from(usage: &Value) -> Usage {
             + count("cache_creation_input_tokens"),
         output_tokens: count("output_tokens"),
         cached_tokens: count("cache_read_input_tokens"),
+        cache_write_tokens: count("cache_creation_input_tokens"),
         cost_usd: None,
     }
 }
@@ -259,14 +260,20 @@ mod tests {
                 parameters: json!({"type": "object"}),
             }],
             max_tokens: None,
+            cache_key: None,
         };
         let p = AnthropicProvider::new("claude-x", None, Some("k".into()));
+        // Cache breakpoints: the tools, the system prompt, the newest turn and the user turn
+        // before the newest user turn.
+        let cached = json!({"type": "ephemeral"});
         assert_eq!(
             p.payload(&request),
             json!({
-                "model": "claude-x", "max_tokens": 8192, "stream": true, "system": "be brief",
+                "model": "claude-x", "max_tokens": 8192, "stream": true,
+                "system": [{"type": "text", "text": "be brief", "cache_control": cached}],
                 "messages": [
-                    {"role": "user", "content": "hi"},
+                    {"role": "user", "content": [
+                        {"type": "text", "text": "hi", "cache_control": cached}]},
                     {"role": "assistant", "content": [
                         {"type": "text", "text": "Looking."},
                         {"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "a"}},
@@ -277,10 +284,11 @@ mod tests {
                         {"type": "tool_result", "tool_use_id": "t2", "content": "bad args",
                          "is_error": true},
                         {"type": "text", "text": "also this"}]},
-                    {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+                    {"role": "assistant", "content": [
+                        {"type": "text", "text": "ok", "cache_control": cached}]},
                 ],
                 "tools": [{"name": "read", "description": "Read a file",
-                           "input_schema": {"type": "object"}}],
+                           "input_schema": {"type": "object"}, "cache_control": cached}],
             })
         );
         let decoded: Value = serde_json::from_slice(&p.encode(&request).unwrap()).unwrap();
@@ -315,19 +323,23 @@ mod tests {
             .into(),
             tools: vec![],
             max_tokens: None,
+            cache_key: None,
         };
         let p = AnthropicProvider::new("m", None, None);
         let body = p.payload(&request);
         let block = |mime: &str, data: &str| json!({"type": "image", "source": {"type": "base64", "media_type": mime, "data": data}});
+        let cached = json!({"type": "ephemeral"});
+        let mut gif = block("image/gif", "R0lG");
+        gif["cache_control"] = cached.clone();
         assert_eq!(
             body["messages"],
             json!([
                 {"role": "user", "content": [
                     block("image/png", "aGVsbG8="),
                     block("image/jpeg", "/9j/"),
-                    {"type": "text", "text": "what is this?"}]},
+                    {"type": "text", "text": "what is this?", "cache_control": cached}]},
                 {"role": "assistant", "content": [{"type": "text", "text": "a cat"}]},
-                {"role": "user", "content": [block("image/gif", "R0lG")]},
+                {"role": "user", "content": [gif]},
             ])
         );
         let decoded: Value = serde_json::from_slice(&p.encode(&request).unwrap()).unwrap();
@@ -353,6 +365,7 @@ mod tests {
             .into(),
             tools: vec![],
             max_tokens: None,
+            cache_key: None,
         };
         let body = AnthropicProvider::new("m", None, None).payload(&request);
         assert_eq!(
@@ -373,6 +386,7 @@ mod tests {
             messages: vec![Message::user("q")].into(),
             tools: vec![],
             max_tokens: None,
+            cache_key: None,
         };
         let body = AnthropicProvider::new("m", None, None).payload(&request);
         assert!(body.get("system").is_none() && body.get("tools").is_none());

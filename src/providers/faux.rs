@@ -333,6 +333,7 @@ mod tests {
             messages: vec![Message::user("first"), Message::user(user)].into(),
             tools: vec![],
             max_tokens: None,
+            cache_key: None,
         })
     }
 
@@ -442,6 +443,7 @@ mod tests {
             .into(),
             tools: vec![],
             max_tokens: None,
+            cache_key: None,
         };
         let (_, acc) = run(&p, p.payload(&request)).await;
         assert_eq!(acc.text, "got: look [image image/png, 4 bytes]");

@@ -36,6 +36,10 @@ pub struct ModelRequest<'a> {
     /// The reply's length limit (default: the provider's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u64>,
+    /// What keeps one session's requests on one prompt cache (the session's id), for the
+    /// APIs that take a key (OpenAI's `prompt_cache_key`).
+    #[serde(skip)]
+    pub cache_key: Option<String>,
 }
 
 /// A request body on its way to a provider.
@@ -221,6 +225,9 @@ impl Accumulator {
                 }
                 if u.cached_tokens > 0 {
                     self.usage.cached_tokens = u.cached_tokens;
+                }
+                if u.cache_write_tokens > 0 {
+                    self.usage.cache_write_tokens = u.cache_write_tokens;
                 }
             }
             StreamEvent::Done { stop_reason } => {

@@ -41,6 +41,11 @@ impl OpenAiProvider {
     }
 
     /// The endpoint requests are POSTed to.
+    /// Whether requests carry `prompt_cache_key`: only to OpenAI's own API.
+    fn keyed(&self) -> bool {
+        self.base_url == DEFAULT_BASE_URL
+    }
+
     pub fn url(&self) -> String {
         format!("{}/chat/completions", self.base_url)
     }
@@ -56,11 +61,11 @@ impl Provider for OpenAiProvider {
     }
 
     fn payload(&self, request: &ModelRequest) -> Value {
-        serde_json::to_value(OpenAiBody::new(request)).unwrap_or(Value::Null)
+        serde_json::to_value(OpenAiBody::new(request, self.keyed())).unwrap_or(Value::Null)
     }
 
     fn encode(&self, request: &ModelRequest) -> Option<Vec<u8>> {
-        serde_json::to_vec(&OpenAiBody::new(request)).ok()
+        serde_json::to_vec(&OpenAiBody::new(request, self.keyed())).ok()
     }
 
     fn stream<'a>(
@@ -163,7 +168,7 @@ fn usage_from(usage: &Map<String, Value>) -> Usage {
         input_tokens: count("prompt_tokens"),
         output_tokens: count("completion_tokens"),
         cached_tokens: cached,
-        cost_usd: None,
+        ..Usage::default()
     }
 }
 
@@ -226,7 +231,23 @@ mod tests {
                 parameters: json!({"type": "object"}),
             }],
             max_tokens: None,
+            cache_key: None,
         }
+    }
+
+    #[test]
+    fn the_session_keys_the_prompt_cache_on_openais_own_api_only() {
+        let keyed = ModelRequest {
+            cache_key: Some("20261204-1".into()),
+            ..request()
+        };
+        let official = OpenAiProvider::new("gpt-x", None, None);
+        assert_eq!(official.payload(&keyed)["prompt_cache_key"], "20261204-1");
+        let local = OpenAiProvider::new("m", Some("http://localhost:8080/v1".into()), None);
+        assert!(local.payload(&keyed).get("prompt_cache_key").is_none());
+        let bytes = official.encode(&keyed).unwrap();
+        let decoded: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(decoded, official.payload(&keyed));
     }
 
     #[test]

@@ -21,6 +21,8 @@ pub struct OpenAiBody<'a> {
     tools: Vec<OpenAiTool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -123,7 +125,9 @@ struct OpenAiToolFunction<'a> {
 }
 
 impl<'a> OpenAiBody<'a> {
-    pub fn new(request: &'a ModelRequest<'_>) -> Self {
+    /// `keyed`: send the request's cache key as `prompt_cache_key` (OpenAI's own API; other
+    /// servers may refuse a field they do not know).
+    pub fn new(request: &'a ModelRequest<'_>, keyed: bool) -> Self {
         let system = (!request.system_prompt.is_empty()).then(|| OpenAiMessage {
             role: "system",
             content: Some(OpenAiContent::Text(&request.system_prompt)),
@@ -154,6 +158,7 @@ impl<'a> OpenAiBody<'a> {
             messages,
             tools,
             max_tokens: request.max_tokens,
+            prompt_cache_key: request.cache_key.as_deref().filter(|_| keyed),
         }
     }
 }
@@ -193,7 +198,11 @@ fn openai_message(m: &Message) -> OpenAiMessage<'_> {
     }
 }
 
-/// A Messages API body.
+/// A Messages API body, with prompt-cache breakpoints (`cache_control`, at most the API's
+/// four): after the tools, after the system prompt, and after the last block of the newest
+/// turn and of the user turn before it. The prefix up to each is stable as the conversation
+/// grows, so each request reads the last one's prefix from the cache and writes only what is
+/// new; a rewritten conversation (a `context` handler, compaction) costs one cache write.
 #[derive(Serialize)]
 pub struct AnthropicBody<'a> {
     model: &'a str,
@@ -201,9 +210,27 @@ pub struct AnthropicBody<'a> {
     stream: bool,
     messages: Vec<Turn<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    system: Option<String>,
+    system: Option<[SystemText; 1]>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<AnthropicTool<'a>>,
+}
+
+/// `{"type": "ephemeral"}`: a cache breakpoint.
+#[derive(Serialize, Clone, Copy)]
+struct Ephemeral {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+const EPHEMERAL: Ephemeral = Ephemeral { kind: "ephemeral" };
+
+/// The system prompt as one text block, cached.
+#[derive(Serialize)]
+struct SystemText {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: String,
+    cache_control: Ephemeral,
 }
 
 #[derive(Serialize)]
@@ -212,12 +239,21 @@ struct Turn<'a> {
     content: TurnContent<'a>,
 }
 
+/// A block, and whether the cache's breakpoint follows it.
+#[derive(Serialize)]
+struct Marked<'a> {
+    #[serde(flatten)]
+    block: Block<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<Ephemeral>,
+}
+
 #[derive(Serialize)]
 #[serde(untagged)]
 enum TurnContent<'a> {
     /// A user turn that is one piece of text is sent as a plain string.
     Text(&'a str),
-    Blocks(Vec<Block<'a>>),
+    Blocks(Vec<Marked<'a>>),
 }
 
 #[derive(Serialize)]
@@ -311,6 +347,8 @@ struct AnthropicTool<'a> {
     name: &'a str,
     description: &'a str,
     input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<Ephemeral>,
 }
 
 impl<'a> AnthropicBody<'a> {
@@ -328,21 +366,31 @@ impl<'a> AnthropicBody<'a> {
             )
             .filter(|s| !s.is_empty())
             .collect();
+        let last = request.tools.len().saturating_sub(1);
         let tools = request
             .tools
             .iter()
-            .map(|t| AnthropicTool {
+            .enumerate()
+            .map(|(i, t)| AnthropicTool {
                 name: &t.name,
                 description: &t.description,
                 input_schema: &t.parameters,
+                cache_control: (i == last).then_some(EPHEMERAL),
             })
             .collect();
+        let system = (!system.is_empty()).then(|| {
+            [SystemText {
+                kind: "text",
+                text: system.join("\n\n"),
+                cache_control: EPHEMERAL,
+            }]
+        });
         AnthropicBody {
             model: &request.model,
             max_tokens: request.max_tokens.unwrap_or(max_tokens),
             stream: true,
             messages: turns(&request.messages),
-            system: (!system.is_empty()).then(|| system.join("\n\n")),
+            system,
             tools,
         }
     }
@@ -377,12 +425,27 @@ fn turns(messages: &[Message]) -> Vec<Turn<'_>> {
             _ => turns.push((role, blocks)),
         }
     }
+    // The breakpoints: the newest turn, and the user turn before the newest user turn.
+    let users: Vec<usize> = (0..turns.len()).filter(|&i| turns[i].0 == "user").collect();
+    let marked = [
+        turns.len().checked_sub(1),
+        users.len().checked_sub(2).map(|i| users[i]),
+    ];
     turns
         .into_iter()
-        .map(|(role, blocks)| {
+        .enumerate()
+        .map(|(i, (role, blocks))| {
+            let mark = marked.contains(&Some(i));
             let content = match blocks.as_slice() {
-                [Block::Text { text }] if role == "user" => TurnContent::Text(text),
-                _ => TurnContent::Blocks(blocks),
+                [Block::Text { text }] if role == "user" && !mark => TurnContent::Text(text),
+                _ => {
+                    let n = blocks.len();
+                    let blocks = blocks.into_iter().enumerate().map(|(j, block)| Marked {
+                        block,
+                        cache_control: (mark && j + 1 == n).then_some(EPHEMERAL),
+                    });
+                    TurnContent::Blocks(blocks.collect())
+                }
             };
             Turn { role, content }
         })

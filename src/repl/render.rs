@@ -184,13 +184,30 @@ pub fn run_summary(
         false => format!(" ({})", parts.join(", ")),
     };
     format!(
-        "· {model} · {} in / {} out{parts} · session {} in / {} out{cost} · {:.1} s",
+        "· {model} · {} in{} / {} out{parts} · session {} in / {} out{cost} · {:.1} s",
         tokens(run.input_tokens),
+        cache_part(&run),
         tokens(run.output_tokens),
         tokens(total.input_tokens),
         tokens(total.output_tokens),
         took.as_secs_f64()
     )
+}
+
+/// ` (N cached, M written)`: what of a run's input the provider's prompt cache served and
+/// took in, when it said.
+fn cache_part(u: &crate::vocab::protocol::Usage) -> String {
+    let mut parts = Vec::new();
+    if u.cached_tokens > 0 {
+        parts.push(format!("{} cached", tokens(u.cached_tokens)));
+    }
+    if u.cache_write_tokens > 0 {
+        parts.push(format!("{} written", tokens(u.cache_write_tokens)));
+    }
+    match parts.is_empty() {
+        true => String::new(),
+        false => format!(" ({})", parts.join(", ")),
+    }
 }
 
 /// A call of the running batch: `(id, name, arguments, its renderer's call line)`.

@@ -204,6 +204,11 @@ impl ToolOutput {
     }
 }
 
+/// What input read from the prompt cache costs, as a share of the input price.
+pub const CACHE_READ_RATE: f64 = 0.1;
+/// What input written to the prompt cache costs, as a share of the input price.
+pub const CACHE_WRITE_RATE: f64 = 1.25;
+
 /// Token counts reported by a provider, and what they cost when the model's prices are
 /// configured.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -213,6 +218,10 @@ pub struct Usage {
     /// Of the input, how many tokens the provider read from its prompt cache (when it says).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub cached_tokens: u64,
+    /// Of the input, how many tokens the provider wrote to its prompt cache (Anthropic's
+    /// `cache_creation_input_tokens`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
     /// US dollars, at the prices configured for the model (`input_price`/`output_price`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
@@ -227,6 +236,7 @@ impl Usage {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
         self.cached_tokens += other.cached_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
         self.cost_usd = match (self.cost_usd, other.cost_usd) {
             (None, None) => None,
             (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
@@ -242,12 +252,18 @@ impl Usage {
         }
     }
 
-    /// With its cost at `prices` (US dollars per million input and output tokens).
+    /// With its cost at `prices` (US dollars per million input and output tokens). Input
+    /// read from the prompt cache costs a tenth of the input price, input written to it a
+    /// quarter more (Anthropic's rates; OpenAI's cached input is billed at a tenth to a half
+    /// of its price and no write is reported).
     pub fn priced(mut self, prices: Option<(f64, f64)>) -> Usage {
         if let Some((input, output)) = prices {
-            let cost =
-                (self.input_tokens as f64 * input + self.output_tokens as f64 * output) / 1e6;
-            self.cost_usd = Some(cost);
+            let (read, write) = (self.cached_tokens, self.cache_write_tokens);
+            let plain = self.input_tokens.saturating_sub(read + write) as f64;
+            let input_cost = plain * input
+                + read as f64 * input * CACHE_READ_RATE
+                + write as f64 * input * CACHE_WRITE_RATE;
+            self.cost_usd = Some((input_cost + self.output_tokens as f64 * output) / 1e6);
         }
         self
     }

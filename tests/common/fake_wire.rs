@@ -243,18 +243,25 @@ impl Deref for FakeOpenAi {
 // ---------------------------------------------------------------------------------------------
 // Anthropic
 
-/// Anthropic Messages wire format.
-pub struct AnthropicWire;
+/// Anthropic Messages wire format; with a [`PromptCache`], the input usage is what that
+/// cache serves for each request (else the reply's, none cached).
+pub struct AnthropicWire {
+    cache: Option<std::sync::Mutex<super::prompt_cache::PromptCache>>,
+    /// The request being answered's `(uncached input, cache read, cache write)`.
+    served: std::sync::Mutex<Option<super::prompt_cache::Served>>,
+}
 
 impl AnthropicWire {
     fn message_start(&self, usage: (u64, u64), model: &str, seq: usize) -> String {
+        let served = self.served.lock().unwrap().take();
+        let (input, read, write) = served.unwrap_or((usage.0, 0, 0));
         sse_event(
             "message_start",
             &json!({"type": "message_start", "message": {
                 "id": format!("msg_fake{seq}"), "type": "message", "role": "assistant",
                 "model": model, "content": [], "stop_reason": null, "stop_sequence": null,
-                "usage": {"input_tokens": usage.0, "cache_creation_input_tokens": 0,
-                          "cache_read_input_tokens": 0, "output_tokens": 1}
+                "usage": {"input_tokens": input, "cache_creation_input_tokens": write,
+                          "cache_read_input_tokens": read, "output_tokens": 1}
             }}),
         )
     }
@@ -339,6 +346,9 @@ impl Flavor for AnthropicWire {
 
     fn render(&self, reply: &Reply, req: &Recorded, seq: usize) -> Rendered {
         let model = request_model(req);
+        if let Some(cache) = &self.cache {
+            *self.served.lock().unwrap() = Some(cache.lock().unwrap().serve(&req.body));
+        }
         match &reply.kind {
             ReplyKind::Text(t) => stream(self.stream_body(Some(t), &[], reply.usage, &model, seq)),
             ReplyKind::ToolCalls { text, calls } => {
@@ -391,7 +401,20 @@ impl FakeAnthropic {
     }
 
     pub fn with_replies(replies: Vec<Reply>) -> FakeAnthropic {
-        FakeAnthropic(FakeServer::start(AnthropicWire, replies))
+        let wire = AnthropicWire {
+            cache: None,
+            served: Default::default(),
+        };
+        FakeAnthropic(FakeServer::start(wire, replies))
+    }
+
+    /// With a prompt cache that serves like Anthropic's (see `prompt_cache.rs`).
+    pub fn caching(replies: Vec<Reply>) -> FakeAnthropic {
+        let wire = AnthropicWire {
+            cache: Some(Default::default()),
+            served: Default::default(),
+        };
+        FakeAnthropic(FakeServer::start(wire, replies))
     }
 
     /// `http://127.0.0.1:PORT`.

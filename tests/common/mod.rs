@@ -7,6 +7,7 @@ pub mod fake_server;
 pub mod fake_wire;
 pub mod http;
 pub mod mcp;
+pub mod prompt_cache;
 pub mod pty;
 pub mod snapshot;
 

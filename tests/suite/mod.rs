@@ -54,6 +54,7 @@ mod plan;
 mod print_etiquette;
 mod print_mode;
 mod project_secrets;
+mod prompt_cache;
 mod prompt_files;
 mod readme_tour;
 mod reload;

@@ -472,9 +472,12 @@ fn complete_makes_one_call_without_tools_on_anthropic() {
     assert_eq!(out.stdout.trim(), "brief [9/2]");
     let body = &fake.requests()[0].body;
     assert_eq!(body["max_tokens"], 50);
-    assert_eq!(body["system"], "be short");
+    assert_eq!(body["system"][0]["text"], "be short");
     assert!(body.get("tools").is_none(), "{body}");
-    assert_eq!(body["messages"][0]["content"], "Summarize: a tale");
+    assert_eq!(
+        body["messages"][0]["content"][0]["text"],
+        "Summarize: a tale"
+    );
 }
 
 /// `/fan` runs two children two at a time and joins their answers, in Lua and in Rhai.

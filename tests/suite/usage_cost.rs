@@ -30,10 +30,10 @@ fn totals_and_cost_are_in_session_the_file_and_the_final_event() {
     out.ok();
     let last = events(&out).pop().unwrap();
     assert_eq!(last["type"], "final");
-    // 1M in at $2 + 0.2M out at $8 = $3.60.
+    // 0.6M in at $2 + 0.4M read from the cache at a tenth of it + 0.2M out at $8 = $2.88.
     assert_eq!(last["usage"]["cached_tokens"], 400_000);
     assert!(
-        (last["usage"]["cost_usd"].as_f64().unwrap() - 3.6).abs() < 1e-9,
+        (last["usage"]["cost_usd"].as_f64().unwrap() - 2.88).abs() < 1e-9,
         "{last}"
     );
     assert_eq!(last["session_usage"]["input_tokens"], 1_000_000);
@@ -43,12 +43,12 @@ fn totals_and_cost_are_in_session_the_file_and_the_final_event() {
         .run();
     out.ok();
     let last = events(&out).pop().unwrap();
-    // The session so far: 3M in, 0.3M out; $3.60 + $4.80.
+    // The session so far: 3M in, 0.3M out; $2.88 + $4.80.
     assert_eq!(last["session_usage"]["input_tokens"], 3_000_000);
     assert_eq!(last["session_usage"]["output_tokens"], 300_000);
     assert_eq!(last["session_usage"]["cached_tokens"], 400_000);
     assert!(
-        (last["session_usage"]["cost_usd"].as_f64().unwrap() - 8.4).abs() < 1e-9,
+        (last["session_usage"]["cost_usd"].as_f64().unwrap() - 7.68).abs() < 1e-9,
         "{last}"
     );
     // The file says the totals after each run.
@@ -73,7 +73,7 @@ fn totals_and_cost_are_in_session_the_file_and_the_final_event() {
         out.stdout
     );
     assert!(
-        out.stdout.contains("Cost this session: $8.4000"),
+        out.stdout.contains("Cost this session: $7.6800"),
         "{}",
         out.stdout
     );

@@ -25,10 +25,14 @@ pub fn messages(req: &Recorded) -> Vec<Value> {
         .unwrap_or_else(|| panic!("request has no messages array: {}", req.raw_body))
 }
 
-/// The system prompt: OpenAI's first `system` message or Anthropic's `system` field.
+/// The system prompt: OpenAI's first `system` message or Anthropic's `system` field (text,
+/// or text blocks).
 pub fn system_prompt(req: &Recorded) -> String {
     if let Some(s) = req.body["system"].as_str() {
         return s.to_string();
+    }
+    if let Some(blocks) = req.body["system"].as_array() {
+        return blocks.iter().filter_map(|b| b["text"].as_str()).collect();
     }
     messages(req)
         .iter()

@@ -55,6 +55,7 @@ fn a_resumed_message_keeps_every_field_but_its_details() {
             input_tokens: 3,
             output_tokens: 4,
             cached_tokens: 1,
+            cache_write_tokens: 0,
             cost_usd: Some(0.5),
         }),
         details: Some(serde_json::json!({"rows": [1, 2, 3]})),

@@ -219,3 +219,17 @@ fn agent_event_json_shape_is_pinned() {
     assert_eq!(name(&AgentEvent::TurnStart { turn: 0 }), "turn_start");
     assert_eq!(covered.len(), 19, "{covered:?}");
 }
+
+#[test]
+fn cached_input_costs_a_tenth_and_written_input_a_quarter_more() {
+    let usage = Usage {
+        input_tokens: 1_000_000,
+        output_tokens: 0,
+        cached_tokens: 600_000,
+        cache_write_tokens: 200_000,
+        cost_usd: None,
+    };
+    let cost = usage.priced(Some((10.0, 0.0))).cost_usd.unwrap();
+    // 200k plain at $10/M, 600k read at $1/M, 200k written at $12.5/M.
+    assert!((cost - (2.0 + 0.6 + 2.5)).abs() < 1e-9, "{cost}");
+}

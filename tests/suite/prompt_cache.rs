@@ -1,0 +1,77 @@
+//! Prompt caching from the binary, against a fake Anthropic server whose cache serves like
+//! the real one (only at the request's breakpoints, see `tests/common/prompt_cache.rs`).
+
+use serde_json::{json, Value};
+
+use super::json_events::events;
+use crate::common::{FakeAnthropic, Mypi, Reply, TestDir};
+
+/// A 20-turn session (19 tool turns, then the answer): from turn 3 on, over 80 % of each
+/// request's input is read from the cache, and what is read and written is in the usage of
+/// `--json`'s turns and final event.
+#[test]
+fn a_long_session_reads_most_of_each_request_from_the_cache() {
+    let dir = TestDir::new();
+    dir.write(
+        "notes.txt",
+        &"A line of notes to read again and again.\n".repeat(20),
+    );
+    let mut replies: Vec<Reply> = (1..20)
+        .map(|i| Reply::tool_calls([(format!("c{i}"), "read", json!({"path": "notes.txt"}))]))
+        .collect();
+    replies.push(Reply::text("read them all"));
+    let fake = FakeAnthropic::caching(replies);
+    let out = Mypi::new(&dir)
+        .anthropic(&fake)
+        .args([
+            "--no-session",
+            "-p",
+            "read the notes, twenty times",
+            "--json",
+        ])
+        .run();
+    out.ok();
+    let ev = events(&out);
+    let turns: Vec<&Value> = ev.iter().filter(|e| e["type"] == "turn_end").collect();
+    assert_eq!(turns.len(), 20, "{}", out.describe());
+    let share = |u: &Value| {
+        let input = u["input_tokens"].as_u64().unwrap() as f64;
+        u["cached_tokens"].as_u64().unwrap_or(0) as f64 / input
+    };
+    let shares: Vec<f64> = turns.iter().map(|t| share(&t["usage"])).collect();
+    eprintln!("cache read share per turn: {shares:.2?}");
+    assert!(
+        shares[2..].iter().all(|s| *s > 0.8),
+        "from turn 3 on: {shares:.2?}"
+    );
+    let first = &turns[0]["usage"];
+    assert!(
+        first["cache_write_tokens"].as_u64().unwrap_or(0) > 0,
+        "{first}"
+    );
+    let last = ev.last().unwrap();
+    assert!(
+        last["usage"]["cached_tokens"].as_u64().unwrap_or(0) > 0,
+        "{last}"
+    );
+}
+
+/// Without breakpoints nothing would be read: the fake reads only at them, so a request that
+/// sends none gets no cached tokens (the fake's own check).
+#[test]
+fn the_fake_cache_reads_only_at_breakpoints() {
+    let mut cache = crate::common::prompt_cache::PromptCache::default();
+    let big = "x".repeat(8000);
+    let marked = json!({"system": [{"type": "text", "text": big, "cache_control": {"type": "ephemeral"}}],
+                        "messages": [{"role": "user", "content": "hi"}]});
+    let plain = json!({"system": big, "messages": [{"role": "user", "content": "hi"}]});
+    assert_eq!(cache.serve(&plain).1, 0);
+    assert_eq!(
+        cache.serve(&plain).1,
+        0,
+        "nothing was written without a breakpoint"
+    );
+    let (_, read, write) = cache.serve(&marked);
+    assert!(read == 0 && write >= 2000, "{read} {write}");
+    assert_eq!(cache.serve(&marked).1, write);
+}
