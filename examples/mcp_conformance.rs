@@ -72,6 +72,7 @@ async fn connect(url: &str, protocol: Option<String>) -> Result<Arc<Manager>, St
         timeout: Duration::from_secs(20),
         protocol,
         source: "conformance".into(),
+        oauth: Default::default(),
     };
     let mut hooks = Hooks::quiet();
     hooks.elicit = Arc::new(|_, request| {

@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+mod oauth;
 mod secrets;
+pub use oauth::OAuthSettings;
 use secrets::withhold_secrets;
 
 /// How long a request to a server may take when the entry sets no `timeout`.
@@ -47,6 +49,8 @@ pub struct ServerConfig {
     pub protocol: Option<String>,
     /// The file it came from.
     pub source: PathBuf,
+    /// How mypi signs in to an HTTP server behind OAuth (the entry's `oauth`).
+    pub oauth: OAuthSettings,
 }
 
 /// A file or entry that could not be used.
@@ -305,6 +309,10 @@ fn server(
             )
         }
     };
+    let oauth = match &transport {
+        Transport::Http { .. } => oauth::parse(fields, env)?,
+        Transport::Stdio { .. } => OAuthSettings::default(),
+    };
     Ok(ServerConfig {
         name: name.to_string(),
         transport,
@@ -312,6 +320,7 @@ fn server(
         timeout,
         protocol,
         source: file.to_path_buf(),
+        oauth,
     })
 }
 
