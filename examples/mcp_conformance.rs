@@ -133,19 +133,20 @@ async fn connect_with_login(
         client_metadata_url: Some(CLIENT_METADATA_URL.into()),
         ..Default::default()
     };
-    let m = connect(url, protocol.clone(), Some((ctx.clone(), settings.clone()))).await;
-    match &m {
-        Err(e) if e.contains("needs login") => eprintln!("first connection: {e}"),
-        other => return other.clone(),
+    // A second login when the first one's token is refused (the server moved to another
+    // authorization server, whose client and token are new).
+    for _ in 0..2 {
+        let m = connect(url, protocol.clone(), Some((ctx.clone(), settings.clone()))).await;
+        match &m {
+            Err(e) if e.contains("needs login") => eprintln!("connection: {e}"),
+            _ => return m,
+        }
+        let store = ctx.store(SERVER);
+        login(url, &settings, &store, &LoginOptions::new(browser.clone()))
+            .await
+            .map_err(|e| format!("login: {e}"))?;
+        eprintln!("logged in; connecting again");
     }
-    if let Ok(m) = &m {
-        m.shutdown().await;
-    }
-    let store = ctx.store(SERVER);
-    login(url, &settings, &store, &LoginOptions::new(browser))
-        .await
-        .map_err(|e| format!("login: {e}"))?;
-    eprintln!("logged in; connecting again");
     connect(url, protocol, Some((ctx, settings))).await
 }
 

@@ -151,7 +151,8 @@ impl Conn {
         conn.refresh_all(config.timeout)
             .await
             .map_err(|e| StartError {
-                message: e.to_string(),
+                message: connect::login_instead(config, &hooks, &e.to_string())
+                    .unwrap_or_else(|| e.to_string()),
                 stderr: conn.stderr.tail(5),
                 transient: false,
             })?;

@@ -138,6 +138,17 @@ fn oauth_context<'a>(
         .flatten()
 }
 
+/// "Needs login" for a server mypi signs in to whose request failed on a 401 (`text` is the
+/// failure as said), e.g. while listing its tools right after a handshake it let through.
+pub(super) fn login_instead(config: &ServerConfig, hooks: &Hooks, text: &str) -> Option<String> {
+    let Transport::Http { headers, .. } = &config.transport else {
+        return None;
+    };
+    oauth_context(config, headers, hooks)?;
+    text.contains("Auth required")
+        .then(|| super::auth::needs_login(&config.name))
+}
+
 /// Runs the handshake over an HTTP transport; a 401 with `oauth` is a server that needs a
 /// login.
 async fn serve_http<C>(

@@ -24,8 +24,9 @@ use super::store::TokenStore;
 use super::AuthContext;
 use crate::mcp::config::OAuthSettings;
 
-/// How many step-ups one connection may make.
-pub const MAX_STEP_UPS: u32 = 3;
+/// How many step-ups one connection may make (with the login before them, three
+/// authorizations at most, as the spec's retry limit asks).
+pub const MAX_STEP_UPS: u32 = 2;
 
 type Error = StreamableHttpError<reqwest::Error>;
 

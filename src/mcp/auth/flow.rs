@@ -148,31 +148,69 @@ async fn run(
         .map_err(|e| LoginError::Store(e.to_string()))
 }
 
-/// An unauthenticated request to the server: the `WWW-Authenticate` of its 401 (or 403).
+/// Unauthenticated requests to the server: the `WWW-Authenticate` of the first 401 (or 403)
+/// among `initialize`, `server/discover` (the 2026-07-28 generation) and `tools/list` (a
+/// server that lets the handshake through).
 async fn probe(url: &str) -> Result<Option<String>, LoginError> {
     let client = crate::platform::http::unredirected_client(HTTP_TIMEOUT)
         .map_err(LoginError::Unreachable)?;
-    let body = serde_json::json!({
+    let initialize = serde_json::json!({
         "jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {},
                    "clientInfo": {"name": CLIENT_NAME, "version": env!("CARGO_PKG_VERSION")}}
     });
-    let response = client
+    let discover = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "server/discover"});
+    let list = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    let mut session = None;
+    let mut answered = false;
+    for (body, version) in [
+        (&initialize, "2025-11-25"),
+        (&discover, "2026-07-28"),
+        (&list, "2025-11-25"),
+    ] {
+        let response = post(&client, url, body, version, session.as_deref()).await?;
+        let status = response.status();
+        if matches!(status.as_u16(), 401 | 403) {
+            return Ok(challenge_of(&response));
+        }
+        answered |= status.is_success();
+        if let Some(id) = response.headers().get("mcp-session-id") {
+            session = id.to_str().ok().map(str::to_string);
+        }
+    }
+    match answered {
+        true => Err(LoginError::NotNeeded),
+        false => Ok(None),
+    }
+}
+
+async fn post(
+    client: &reqwest::Client,
+    url: &str,
+    body: &serde_json::Value,
+    version: &str,
+    session: Option<&str>,
+) -> Result<reqwest::Response, LoginError> {
+    let mut request = client
         .post(url)
         .header(reqwest::header::ACCEPT, "application/json, text/event-stream")
-        .json(&body)
+        .header("mcp-protocol-version", version)
+        .json(body);
+    if let Some(s) = session {
+        request = request.header("mcp-session-id", s);
+    }
+    request
         .send()
         .await
-        .map_err(|e| LoginError::Unreachable(e.to_string()))?;
-    let status = response.status();
-    if status.is_success() {
-        return Err(LoginError::NotNeeded);
-    }
-    Ok(response
+        .map_err(|e| LoginError::Unreachable(e.to_string()))
+}
+
+fn challenge_of(response: &reqwest::Response) -> Option<String> {
+    response
         .headers()
         .get(reqwest::header::WWW_AUTHENTICATE)
         .and_then(|v| v.to_str().ok())
-        .map(str::to_string))
+        .map(str::to_string)
 }
 
 /// rmcp's manager for `url`, keeping tokens in `store`.
