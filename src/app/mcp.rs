@@ -188,7 +188,9 @@ impl App {
                 Ok(status_text(&one))
             }
             (Some(verb @ ("login" | "logout")), Some(name)) => self.mcp_login(m, verb, name).await,
-            _ => Err("usage: /mcp, /mcp reconnect NAME, /mcp login NAME or /mcp logout NAME".into()),
+            _ => {
+                Err("usage: /mcp, /mcp reconnect NAME, /mcp login NAME or /mcp logout NAME".into())
+            }
         }
     }
 
@@ -234,7 +236,11 @@ pub fn status_text(status: &[Value]) -> String {
                     count("prompts", "prompt")
                 )
             }
-            "failed" if s["error"].as_str().is_some_and(|e| e.starts_with("needs login")) => {
+            "failed"
+                if s["error"]
+                    .as_str()
+                    .is_some_and(|e| e.starts_with("needs login")) =>
+            {
                 format!("{name}: {}", s["error"].as_str().unwrap_or(""))
             }
             "failed" => {

@@ -117,7 +117,10 @@ pub async fn login_command(
     name: &str,
 ) -> (String, i32) {
     let Some(ctx) = context(home) else {
-        return ("cannot sign in: HOME is not set (tokens are kept under it)".into(), 1);
+        return (
+            "cannot sign in: HOME is not set (tokens are kept under it)".into(),
+            1,
+        );
     };
     let servers = Servers::load(files, project, &|k| std::env::var(k).ok());
     let server = match entry(&servers, name) {

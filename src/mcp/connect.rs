@@ -166,8 +166,11 @@ where
         changes: handler.changes.clone(),
         progress: handler.progress.clone(),
     };
-    let served =
-        tokio::time::timeout(config.timeout, handler.serve_with_lifecycle(transport, mode)).await;
+    let served = tokio::time::timeout(
+        config.timeout,
+        handler.serve_with_lifecycle(transport, mode),
+    )
+    .await;
     if oauth {
         if let Ok(Err(e)) = &served {
             if auth_required(e) {
@@ -189,11 +192,15 @@ fn auth_required(e: &rmcp::service::ClientInitializeError) -> bool {
         return false;
     };
     matches!(
-        error.error.downcast_ref::<StreamableHttpError<reqwest::Error>>(),
+        error
+            .error
+            .downcast_ref::<StreamableHttpError<reqwest::Error>>(),
         Some(
             StreamableHttpError::AuthRequired(_)
                 | StreamableHttpError::InsufficientScope(_)
-                | StreamableHttpError::Auth(rmcp::transport::auth::AuthError::AuthorizationRequired)
+                | StreamableHttpError::Auth(
+                    rmcp::transport::auth::AuthError::AuthorizationRequired
+                )
         )
     )
 }

@@ -132,7 +132,11 @@ fn login_keeps_a_private_token_which_is_refreshed_and_logout_deletes_it() {
     let out = mypi_mcp(&dir, &cfg, &["login", "srv"]);
     out.ok();
     let token = dir.home().join(".agents/mcp-auth/srv.json");
-    assert!(out.stdout.contains("logged in to 'srv'"), "{}", out.describe());
+    assert!(
+        out.stdout.contains("logged in to 'srv'"),
+        "{}",
+        out.describe()
+    );
     assert!(token.is_file(), "{}", out.describe());
     assert!(!dir.path().join(".agents/mcp-auth").exists());
     #[cfg(unix)]
@@ -182,10 +186,18 @@ fn login_keeps_a_private_token_which_is_refreshed_and_logout_deletes_it() {
 
     let out = Mypi::new(&dir).args(["mcp", "logout", "srv"]).run();
     out.ok();
-    assert!(out.stdout.contains("logged out of 'srv'"), "{}", out.describe());
+    assert!(
+        out.stdout.contains("logged out of 'srv'"),
+        "{}",
+        out.describe()
+    );
     assert!(!token.exists());
     let out = mypi_mcp(&dir, &cfg, &["list"]);
-    assert!(out.stdout.contains("srv: needs login"), "{}", out.describe());
+    assert!(
+        out.stdout.contains("srv: needs login"),
+        "{}",
+        out.describe()
+    );
 }
 
 #[test]

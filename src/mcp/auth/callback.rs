@@ -55,8 +55,8 @@ async fn answer(mut stream: TcpStream) -> Option<String> {
         .ok()??;
     let mut parts = head.lines().next()?.split_whitespace();
     let (method, target) = (parts.next()?, parts.next()?);
-    let is_callback = method == "GET"
-        && (target == PATH || target.starts_with(&format!("{PATH}?")));
+    let is_callback =
+        method == "GET" && (target == PATH || target.starts_with(&format!("{PATH}?")));
     let (status, body) = match is_callback {
         true => (
             "200 OK",
@@ -100,7 +100,7 @@ mod tests {
         assert!(uri.starts_with("http://127.0.0.1:") && uri.ends_with("/callback"));
         let port = uri.trim_start_matches("http://127.0.0.1:");
         let port: u16 = port.trim_end_matches("/callback").parse().unwrap();
-        let send = |req: &'static str| async move {
+        let send = move |req: &'static str| async move {
             let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
             s.write_all(req.as_bytes()).await.unwrap();
             let mut out = String::new();

@@ -12,11 +12,11 @@ use std::sync::Arc;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::auth::{AuthClient, CredentialStore, OAuthClientConfig};
+use rmcp::transport::common::client_side_sse::BoxedSseResponse;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
     StreamableHttpResponseLimits,
 };
-use rmcp::transport::common::client_side_sse::BoxedSseResponse;
 
 use super::browser::Browser;
 use super::flow::{self, LoginOptions};

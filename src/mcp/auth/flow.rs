@@ -138,9 +138,7 @@ async fn run(
     })?;
     exchanged.map_err(|e| match e {
         AuthError::AuthorizationServerMismatch { .. }
-        | AuthError::AuthorizationServerMissingIssuer { .. } => {
-            LoginError::Callback(explain(&e))
-        }
+        | AuthError::AuthorizationServerMissingIssuer { .. } => LoginError::Callback(explain(&e)),
         e => LoginError::Exchange(explain(&e)),
     })?;
     store
@@ -193,7 +191,10 @@ async fn post(
 ) -> Result<reqwest::Response, LoginError> {
     let mut request = client
         .post(url)
-        .header(reqwest::header::ACCEPT, "application/json, text/event-stream")
+        .header(
+            reqwest::header::ACCEPT,
+            "application/json, text/event-stream",
+        )
         .header("mcp-protocol-version", version)
         .json(body);
     if let Some(s) = session {
@@ -246,8 +247,8 @@ async fn discover(
 /// Reads authorization-server metadata at `url` (the entry's override).
 pub(super) async fn fetch_metadata(url: &str) -> Result<AuthorizationMetadata, LoginError> {
     let bad = |why: String| LoginError::Discovery(format!("{url}: {why}"));
-    let client =
-        crate::platform::http::unredirected_client(HTTP_TIMEOUT).map_err(LoginError::Unreachable)?;
+    let client = crate::platform::http::unredirected_client(HTTP_TIMEOUT)
+        .map_err(LoginError::Unreachable)?;
     let response = client
         .get(url)
         .send()
@@ -351,7 +352,8 @@ fn check_answer(
 ) -> Result<AuthorizationCallback, LoginError> {
     let url = reqwest::Url::parse(answer)
         .map_err(|e| LoginError::Callback(format!("not a URL ({e})")))?;
-    let expected = reqwest::Url::parse(redirect).map_err(|e| LoginError::Callback(e.to_string()))?;
+    let expected =
+        reqwest::Url::parse(redirect).map_err(|e| LoginError::Callback(e.to_string()))?;
     if url.origin() != expected.origin() || url.path() != expected.path() {
         return Err(LoginError::Callback(format!(
             "it sends the browser to {}{}, not to mypi's callback {redirect}",
@@ -366,7 +368,9 @@ fn check_answer(
     };
     if let Some(error) = param(&url, "error") {
         let why = param(&url, "error_description").unwrap_or_default();
-        return Err(LoginError::Denied(format!("{error} {why}").trim().to_string()));
+        return Err(LoginError::Denied(
+            format!("{error} {why}").trim().to_string(),
+        ));
     }
     let sent = reqwest::Url::parse(auth_url)
         .ok()
@@ -388,12 +392,27 @@ pub(super) fn explain(e: &AuthError) -> String {
         } => format!(
             "it names the issuer {received_issuer}, not {expected_issuer} (the server asked)"
         ),
-        AuthError::AuthorizationServerMissingIssuer { expected_issuer } => format!(
-            "it does not name its issuer, which {expected_issuer} promised to (RFC 9207)"
-        ),
+        AuthError::AuthorizationServerMissingIssuer { expected_issuer } => {
+            format!("it does not name its issuer, which {expected_issuer} promised to (RFC 9207)")
+        }
         AuthError::PkceUnsupported => {
             "the authorization server does not support PKCE with S256, which is required".into()
         }
-        other => crate::mcp::connect::readable(other),
+        other => chain(other),
     }
+}
+
+/// An error and its causes in one line.
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let more = c.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        cause = c.source();
+    }
+    text
 }

@@ -202,7 +202,10 @@ mod tests {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(store.path()).unwrap().permissions().mode();
+            let mode = std::fs::metadata(store.path())
+                .unwrap()
+                .permissions()
+                .mode();
             assert_eq!(mode & 0o777, 0o600);
             let mode = std::fs::metadata(dir.0.join("auth"))
                 .unwrap()

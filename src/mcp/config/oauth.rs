@@ -102,20 +102,25 @@ mod tests {
     use super::*;
 
     fn read(v: Value) -> Result<OAuthSettings, String> {
-        let env = |k: &str| (k == "S").then(|| "sec".to_string());
+        let env = |k: &str| (k == "S").then(|| "hush-7".to_string());
         parse(v.as_object().unwrap(), &env)
     }
 
     #[test]
     fn settings_are_read_and_checked() {
-        assert_eq!(read(serde_json::json!({})).unwrap(), OAuthSettings::default());
+        assert_eq!(
+            read(serde_json::json!({})).unwrap(),
+            OAuthSettings::default()
+        );
         assert!(read(serde_json::json!({"oauth": false})).unwrap().disabled);
-        let s = read(serde_json::json!({"oauth": {"clientId": "id", "clientSecret": "${S}",
-            "authServerMetadataUrl": "https://a/.well-known/x", "scopes": ["a", "b"]}}))
+        let s = read(
+            serde_json::json!({"oauth": {"clientId": "id", "clientSecret": "${S}",
+            "authServerMetadataUrl": "https://a/.well-known/x", "scopes": ["a", "b"]}}),
+        )
         .unwrap();
-        assert_eq!(s.client_secret.as_deref(), Some("sec"));
+        assert_eq!(s.client_secret.as_deref(), Some("hush-7"));
         assert_eq!(s.scopes, ["a", "b"]);
-        assert!(!format!("{s:?}").contains("sec"));
+        assert!(!format!("{s:?}").contains("hush-7"));
         assert!(read(serde_json::json!({"oauth": {"clientSecret": "x"}})).is_err());
         assert!(read(serde_json::json!({"oauth": {"client_id": "x"}})).is_err());
         assert!(read(serde_json::json!({"oauth": 3})).is_err());
