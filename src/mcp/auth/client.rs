@@ -44,6 +44,7 @@ struct StepUp {
 #[derive(Clone)]
 pub struct OAuthHttp {
     inner: AuthClient<reqwest::Client>,
+    store: TokenStore,
     step_up: Option<Arc<StepUp>>,
 }
 
@@ -84,7 +85,7 @@ pub async fn for_server(
         Arc::new(StepUp {
             url: url.to_string(),
             settings: settings.clone(),
-            store,
+            store: store.clone(),
             browser,
             made: AtomicU32::new(0),
             turn: tokio::sync::Mutex::new(()),
@@ -92,6 +93,7 @@ pub async fn for_server(
     });
     Ok(OAuthHttp {
         inner: AuthClient::new(http, manager),
+        store,
         step_up,
     })
 }
@@ -137,6 +139,10 @@ impl OAuthHttp {
             match send().await {
                 Err(StreamableHttpError::InsufficientScope(e)) => {
                     let Some(step_up) = &self.step_up else {
+                        // The next login asks for it.
+                        if let Some(scope) = e.get_required_scope() {
+                            let _ = self.store.want_scopes(scope);
+                        }
                         return Err(StreamableHttpError::InsufficientScope(e));
                     };
                     if !step_up

@@ -112,7 +112,7 @@ async fn run(
         .await
         .map_err(|e| LoginError::Browser(format!("cannot listen on 127.0.0.1: {e}")))?;
     let redirect = callback.redirect_uri();
-    let scopes = scopes(&manager, options).await;
+    let scopes = scopes(&manager, options, store).await;
     let (request, secret) =
         client_request(&mut manager, settings, &metadata, &redirect, &scopes).await?;
     let session = AuthorizationSession::new(manager, request)
@@ -141,8 +141,11 @@ async fn run(
         | AuthError::AuthorizationServerMissingIssuer { .. } => LoginError::Callback(explain(&e)),
         e => LoginError::Exchange(explain(&e)),
     })?;
+    let mut file = store.read().unwrap_or_default();
+    file.client_secret = secret;
+    file.wanted_scopes.clear();
     store
-        .set_client_secret(secret)
+        .write(&file)
         .map_err(|e| LoginError::Store(e.to_string()))
 }
 
@@ -262,11 +265,26 @@ pub(super) async fn fetch_metadata(url: &str) -> Result<AuthorizationMetadata, L
         .map_err(|e| bad(format!("not authorization-server metadata: {e}")))
 }
 
-/// The scopes to ask for: the caller's (a step-up) with what discovery picks (the
-/// challenge's, else the resource's `scopes_supported`, else none).
-async fn scopes(manager: &AuthorizationManager, options: &LoginOptions) -> Vec<String> {
+/// The scopes to ask for: the caller's (a step-up), those granted before and those a 403
+/// asked for since (kept in the token file), with what discovery picks (the challenge's,
+/// else the resource's `scopes_supported`, else none).
+async fn scopes(
+    manager: &AuthorizationManager,
+    options: &LoginOptions,
+    store: &TokenStore,
+) -> Vec<String> {
     let mut scopes = options.scopes.clone();
-    for s in manager.select_initial_scopes(&[]).await {
+    let file = store.read().unwrap_or_default();
+    let granted = file
+        .credentials
+        .map(|c| c.granted_scopes)
+        .unwrap_or_default();
+    let discovered = manager.select_initial_scopes(&[]).await;
+    for s in granted
+        .into_iter()
+        .chain(file.wanted_scopes)
+        .chain(discovered)
+    {
         if !scopes.contains(&s) {
             scopes.push(s);
         }
@@ -415,4 +433,52 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> String {
         cause = c.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const REDIRECT: &str = "http://127.0.0.1:4000/callback";
+    const SENT: &str = "https://as.example/authorize?client_id=c&state=abc";
+
+    #[test]
+    fn an_answer_for_another_place_or_request_is_refused() {
+        let ok = check_answer(
+            &format!("{REDIRECT}?code=k&state=abc&iss=x"),
+            REDIRECT,
+            SENT,
+        )
+        .unwrap();
+        assert_eq!((ok.code.as_str(), ok.issuer.as_deref()), ("k", Some("x")));
+        let elsewhere = check_answer(
+            "https://evil.example/callback?code=k&state=abc",
+            REDIRECT,
+            SENT,
+        );
+        assert!(
+            matches!(&elsewhere, Err(LoginError::Callback(m)) if m.contains("evil.example")),
+            "{elsewhere:?}"
+        );
+        let port = check_answer(
+            "http://127.0.0.1:4001/callback?code=k&state=abc",
+            REDIRECT,
+            SENT,
+        );
+        assert!(port.is_err());
+        let forged = check_answer(&format!("{REDIRECT}?code=k&state=zzz"), REDIRECT, SENT);
+        assert!(forged
+            .unwrap_err()
+            .to_string()
+            .contains("state does not match"),);
+        let denied = check_answer(
+            &format!("{REDIRECT}?error=access_denied&error_description=no&state=abc"),
+            REDIRECT,
+            SENT,
+        );
+        assert_eq!(
+            denied.unwrap_err().to_string(),
+            "the authorization server refused the sign-in: access_denied no"
+        );
+    }
 }

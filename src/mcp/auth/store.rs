@@ -22,6 +22,10 @@ pub struct TokenFile {
     /// The secret of the client mypi registered (dynamic registration), for refreshes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_secret: Option<String>,
+    /// Scopes a server asked for in a 403 `insufficient_scope` that no login has asked for
+    /// yet: the next login asks for them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wanted_scopes: Vec<String>,
 }
 
 /// The token file of one server, and the lock its refreshes share.
@@ -134,6 +138,17 @@ impl TokenStore {
     pub fn set_client_secret(&self, secret: Option<String>) -> std::io::Result<()> {
         let mut file = self.read().unwrap_or_default();
         file.client_secret = secret;
+        self.write(&file)
+    }
+
+    /// Notes scopes a server asked for (a 403 `insufficient_scope`) for the next login.
+    pub fn want_scopes(&self, scopes: &str) -> std::io::Result<()> {
+        let mut file = self.read().unwrap_or_default();
+        for s in scopes.split_whitespace() {
+            if !file.wanted_scopes.iter().any(|w| w == s) {
+                file.wanted_scopes.push(s.to_string());
+            }
+        }
         self.write(&file)
     }
 
