@@ -19,6 +19,8 @@ MODE:
   malformed  the authorization server's metadata is not JSON
   state      /authorize answers with another state than the one it was sent
   hang       /token never answers
+  revoke     the first access token lives an hour, but the MCP endpoint refuses it (401):
+             only a refresh on that 401 gets in
 """
 
 import json
@@ -103,7 +105,7 @@ class Handler(BaseHTTPRequestHandler):
             if MODE == "hang":
                 time.sleep(3600)
             if grant == "authorization_code":
-                token, life = ACCESS[0], 1
+                token, life = ACCESS[0], (3600 if MODE == "revoke" else 1)
             elif grant == "refresh_token" and form.get("refresh_token") == REFRESH:
                 token, life = ACCESS[1], 3600
             else:
@@ -121,6 +123,8 @@ class Handler(BaseHTTPRequestHandler):
         msg = json.loads(text) if text else {}
         method = msg.get("method", "-")
         log("mcp %s %s" % (method, token or "-"))
+        if MODE == "revoke" and token == ACCESS[0]:
+            TOKENS.discard(token)
         if token not in TOKENS:
             meta = self.base() + "/.well-known/oauth-protected-resource/mcp"
             return self.send(401, {"error": "invalid_token"},

@@ -229,3 +229,21 @@ fn bad_metadata_and_a_forged_state_end_the_login_with_a_clear_message() {
     assert!(!dir.home().join(".agents/mcp-auth/forged.json").exists());
     assert!(forged.events().iter().all(|e| !e.starts_with("token")));
 }
+
+#[test]
+fn a_refused_token_is_refreshed_once_and_the_request_sent_again() {
+    let dir = TestDir::new();
+    let fake = OAuthFake::start(&dir, "revoke");
+    let cfg = config(&dir, json!({"srv": {"type": "http", "url": fake.url()}}));
+    mypi_mcp(&dir, &cfg, &["login", "srv"]).ok();
+    let out = mypi_mcp(&dir, &cfg, &["list"]);
+    out.ok();
+    assert!(
+        out.stdout.contains("srv: connected (http"),
+        "{}",
+        out.describe()
+    );
+    let events = fake.events();
+    let refreshes = events.iter().filter(|e| *e == "token refresh_token").count();
+    assert_eq!(refreshes, 1, "{events:?}");
+}

@@ -1,9 +1,11 @@
-//! The HTTP client of a connection to a server behind OAuth: rmcp's [`AuthClient`] (the
-//! stored token on every request, refreshed before it expires and once on a 401, the
-//! refreshes of one server taking turns on the token file's lock), wrapped in [`OAuthHttp`],
-//! which answers a 403 `insufficient_scope` with a step-up login (the scopes granted so far
-//! and the one asked for) when a browser is at hand, at most [`MAX_STEP_UPS`] times a
-//! connection, and retries the request once after each.
+//! The HTTP client of a connection to a server behind OAuth ([`OAuthHttp`]): the stored
+//! token on every request (rmcp refreshes it before it expires, the requests waiting for that
+//! one refresh); on a 401 to a token, one refresh shared by every request refused the same
+//! token (a request that finds the token already replaced just uses the new one), and one
+//! retry. A 403 `insufficient_scope` is answered with a step-up login (the scopes granted so
+//! far and the one asked for) when a browser is at hand, at most [`MAX_STEP_UPS`] times a
+//! connection, else its scope is kept for the next login. rmcp's own wrapper
+//! (`AuthClient`'s `StreamableHttpClient`) refreshes once per refused request instead.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -11,7 +13,7 @@ use std::sync::Arc;
 
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::ClientJsonRpcMessage;
-use rmcp::transport::auth::{AuthClient, CredentialStore, OAuthClientConfig};
+use rmcp::transport::auth::{AuthClient, AuthError, CredentialStore, OAuthClientConfig};
 use rmcp::transport::common::client_side_sse::BoxedSseResponse;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
@@ -129,6 +131,51 @@ impl StepUp {
 }
 
 impl OAuthHttp {
+    /// The stored token (rmcp refreshes it first when it is about to expire).
+    async fn token(&self) -> Result<Option<String>, Error> {
+        match self.inner.get_access_token().await {
+            Ok(t) => Ok(Some(t)),
+            Err(AuthError::AuthorizationRequired) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Runs `call` with the token; on a 401 to a token, one refresh shared by the requests
+    /// refused the same token, and one retry.
+    async fn authorized<T, F, Fut>(&self, call: F) -> Result<T, Error>
+    where
+        F: Fn(Option<String>) -> Fut,
+        Fut: std::future::Future<Output = Result<T, Error>>,
+    {
+        let sent = self.token().await?;
+        let refused = match call(sent.clone()).await {
+            Err(StreamableHttpError::AuthRequired(c)) => c,
+            other => return other,
+        };
+        let Some(sent) = sent else {
+            return Err(StreamableHttpError::AuthRequired(refused));
+        };
+        let fresh = {
+            let manager = self.inner.auth_manager.lock().await;
+            match manager.get_access_token().await {
+                // Another request refreshed it meanwhile.
+                Ok(t) if t != sent => Ok(t),
+                Ok(_) => match manager.refresh_token().await {
+                    Ok(_) => manager.get_access_token().await,
+                    Err(e) => Err(e),
+                },
+                Err(e) => Err(e),
+            }
+        };
+        match fresh {
+            Ok(t) => call(Some(t)).await,
+            Err(AuthError::AuthorizationRequired | AuthError::TokenRefreshRejected(_)) => {
+                Err(StreamableHttpError::AuthRequired(refused))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// Sends a POST through `send`, stepping up on `insufficient_scope` while allowed.
     async fn posting<F, Fut>(&self, send: F) -> Result<StreamableHttpPostResponse, Error>
     where
@@ -158,6 +205,8 @@ impl OAuthHttp {
     }
 }
 
+/// The entry's own `Authorization` never reaches here (such a server gets no OAuth): the
+/// `_auth` the transport passes is ignored for the stored token.
 impl StreamableHttpClient for OAuthHttp {
     type Error = reqwest::Error;
 
@@ -166,17 +215,20 @@ impl StreamableHttpClient for OAuthHttp {
         uri: Arc<str>,
         message: ClientJsonRpcMessage,
         session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
+        _auth: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, Error> {
+        let http = &self.inner.http_client;
         self.posting(|| {
-            self.inner.post_message(
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                auth_header.clone(),
-                custom_headers.clone(),
-            )
+            self.authorized(|token| {
+                http.post_message(
+                    uri.clone(),
+                    message.clone(),
+                    session_id.clone(),
+                    token,
+                    custom_headers.clone(),
+                )
+            })
         })
         .await
     }
@@ -186,19 +238,22 @@ impl StreamableHttpClient for OAuthHttp {
         uri: Arc<str>,
         message: ClientJsonRpcMessage,
         session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
+        _auth: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, Error> {
+        let http = &self.inner.http_client;
         self.posting(|| {
-            self.inner.post_message_with_response_limits(
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                auth_header.clone(),
-                custom_headers.clone(),
-                limits,
-            )
+            self.authorized(|token| {
+                http.post_message_with_response_limits(
+                    uri.clone(),
+                    message.clone(),
+                    session_id.clone(),
+                    token,
+                    custom_headers.clone(),
+                    limits,
+                )
+            })
         })
         .await
     }
@@ -207,12 +262,19 @@ impl StreamableHttpClient for OAuthHttp {
         &self,
         uri: Arc<str>,
         session_id: Arc<str>,
-        auth_header: Option<String>,
+        _auth: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), Error> {
-        self.inner
-            .delete_session(uri, session_id, auth_header, custom_headers)
-            .await
+        let http = &self.inner.http_client;
+        self.authorized(|token| {
+            http.delete_session(
+                uri.clone(),
+                session_id.clone(),
+                token,
+                custom_headers.clone(),
+            )
+        })
+        .await
     }
 
     async fn get_stream(
@@ -220,12 +282,20 @@ impl StreamableHttpClient for OAuthHttp {
         uri: Arc<str>,
         session_id: Option<Arc<str>>,
         last_event_id: Option<String>,
-        auth_header: Option<String>,
+        _auth: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<BoxedSseResponse, Error> {
-        self.inner
-            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
-            .await
+        let http = &self.inner.http_client;
+        self.authorized(|token| {
+            http.get_stream(
+                uri.clone(),
+                session_id.clone(),
+                last_event_id.clone(),
+                token,
+                custom_headers.clone(),
+            )
+        })
+        .await
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -233,19 +303,21 @@ impl StreamableHttpClient for OAuthHttp {
         uri: Arc<str>,
         session_id: Option<Arc<str>>,
         last_event_id: Option<String>,
-        auth_header: Option<String>,
+        _auth: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<BoxedSseResponse, Error> {
-        self.inner
-            .get_stream_with_max_sse_event_size(
-                uri,
-                session_id,
-                last_event_id,
-                auth_header,
-                custom_headers,
+        let http = &self.inner.http_client;
+        self.authorized(|token| {
+            http.get_stream_with_max_sse_event_size(
+                uri.clone(),
+                session_id.clone(),
+                last_event_id.clone(),
+                token,
+                custom_headers.clone(),
                 max_sse_event_size,
             )
-            .await
+        })
+        .await
     }
 }
