@@ -19,7 +19,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mypi::mcp::auth::{login, AuthContext, Browser, HeadlessBrowser, LoginOptions};
-use mypi::mcp::config::{OAuthSettings, ServerConfig, Transport};
+use mypi::mcp::config::oauth::OAuthSettings;
+use mypi::mcp::config::{ServerConfig, Transport};
 use mypi::mcp::{Elicited, Hooks, Manager, Registry};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
@@ -50,7 +51,10 @@ async fn run() -> i32 {
     let manager = if scenario.starts_with("auth/") {
         connect_with_login(&url, protocol, &context, &tokens).await
     } else {
-        connect(&url, protocol, None).await
+        // As the agent connects: through the OAuth client, which a server that needs no
+        // login never notices.
+        let ctx = Arc::new(AuthContext::new(tokens.clone()));
+        connect(&url, protocol, Some((ctx, OAuthSettings::default()))).await
     };
     let result = match &manager {
         Ok(m) => drive(m, &scenario, &context).await,

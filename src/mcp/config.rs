@@ -11,9 +11,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-mod oauth;
+pub mod oauth;
 mod secrets;
-pub use oauth::OAuthSettings;
 use secrets::withhold_secrets;
 
 /// How long a request to a server may take when the entry sets no `timeout`.
@@ -50,7 +49,7 @@ pub struct ServerConfig {
     /// The file it came from.
     pub source: PathBuf,
     /// How mypi signs in to an HTTP server behind OAuth (the entry's `oauth`).
-    pub oauth: OAuthSettings,
+    pub oauth: oauth::OAuthSettings,
 }
 
 /// A file or entry that could not be used.
@@ -309,10 +308,7 @@ fn server(
             )
         }
     };
-    let oauth = match &transport {
-        Transport::Http { .. } => oauth::parse(fields, env)?,
-        Transport::Stdio { .. } => OAuthSettings::default(),
-    };
+    let oauth = oauth::parse(fields, matches!(transport, Transport::Http { .. }), env)?;
     Ok(ServerConfig {
         name: name.to_string(),
         transport,

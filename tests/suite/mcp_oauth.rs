@@ -244,6 +244,9 @@ fn a_refused_token_is_refreshed_once_and_the_request_sent_again() {
         out.describe()
     );
     let events = fake.events();
-    let refreshes = events.iter().filter(|e| *e == "token refresh_token").count();
+    let refreshes = events
+        .iter()
+        .filter(|e| *e == "token refresh_token")
+        .count();
     assert_eq!(refreshes, 1, "{events:?}");
 }

@@ -24,7 +24,7 @@ use super::browser::Browser;
 use super::flow::{self, LoginOptions};
 use super::store::TokenStore;
 use super::AuthContext;
-use crate::mcp::config::OAuthSettings;
+use crate::mcp::config::oauth::OAuthSettings;
 
 /// How many step-ups one connection may make (with the login before them, three
 /// authorizations at most, as the spec's retry limit asks).

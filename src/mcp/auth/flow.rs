@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use super::browser::Browser;
 use super::callback::Callback;
 use super::store::TokenStore;
-use crate::mcp::config::OAuthSettings;
+use crate::mcp::config::oauth::OAuthSettings;
 
 /// The name mypi registers under.
 const CLIENT_NAME: &str = "mypi";

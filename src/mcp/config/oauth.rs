@@ -31,12 +31,14 @@ impl std::fmt::Debug for OAuthSettings {
     }
 }
 
-/// Reads the entry's `oauth` (absent: the defaults).
+/// Reads the entry's `oauth` (absent, or a stdio entry's: the defaults).
 pub fn parse(
     fields: &Map<String, Value>,
+    http: bool,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<OAuthSettings, String> {
     let object = match fields.get("oauth") {
+        _ if !http => return Ok(OAuthSettings::default()),
         None | Some(Value::Bool(true)) => return Ok(OAuthSettings::default()),
         Some(Value::Bool(false)) => {
             return Ok(OAuthSettings {
@@ -103,7 +105,7 @@ mod tests {
 
     fn read(v: Value) -> Result<OAuthSettings, String> {
         let env = |k: &str| (k == "S").then(|| "hush-7".to_string());
-        parse(v.as_object().unwrap(), &env)
+        parse(v.as_object().unwrap(), true, &env)
     }
 
     #[test]
