@@ -90,8 +90,9 @@ pub async fn login(
     options: &LoginOptions,
 ) -> Result<(), LoginError> {
     tokio::select! {
-        r = run(url, settings, store, options) => r,
+        biased;
         _ = options.cancel.cancelled() => Err(LoginError::Cancelled),
+        r = run(url, settings, store, options) => r,
     }
 }
 
@@ -440,6 +441,36 @@ mod tests {
     use super::*;
 
     const REDIRECT: &str = "http://127.0.0.1:4000/callback";
+
+    /// A browser whose user never answers.
+    struct Silent;
+    impl Browser for Silent {
+        fn open<'a>(
+            &'a self,
+            _: &'a str,
+        ) -> futures_util::future::BoxFuture<'a, Result<Option<String>, String>> {
+            Box::pin(async { Ok(None) })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_callback_that_never_comes_ends_the_wait_and_ctrl_c_the_login() {
+        let callback = Callback::bind().await.unwrap();
+        let mut options = LoginOptions::new(Arc::new(Silent));
+        options.wait = Duration::from_millis(200);
+        let r = answer("http://127.0.0.1:1/authorize", &callback, &options).await;
+        assert_eq!(r, Err(LoginError::Timeout(options.wait)));
+        assert!(r
+            .unwrap_err()
+            .to_string()
+            .contains("no answer from the browser"));
+        options.wait = Duration::from_secs(300);
+        options.cancel.cancel();
+        let settings = OAuthSettings::default();
+        let store = TokenStore::new(std::path::Path::new("/nonexistent"), "s");
+        let r = login("http://127.0.0.1:1/mcp", &settings, &store, &options).await;
+        assert_eq!(r, Err(LoginError::Cancelled));
+    }
     const SENT: &str = "https://as.example/authorize?client_id=c&state=abc";
 
     #[test]
