@@ -84,6 +84,8 @@ pub struct Conn {
     tools_relisted: watch::Sender<u64>,
     /// A request was given up (its `notifications/cancelled` may still be queued).
     abandoned: std::sync::atomic::AtomicBool,
+    /// mypi signs in to the server (OAuth): a refused token says what to run.
+    oauth: bool,
 }
 
 impl Conn {
@@ -140,6 +142,7 @@ impl Conn {
             watchers,
             tools_relisted: watch::channel(0).0,
             abandoned: Default::default(),
+            oauth: connect::uses_oauth(config, &hooks),
         };
         if let Some(p) = conn.process_exited() {
             let dead = conn.dead.clone();
@@ -466,6 +469,12 @@ impl Conn {
             }
             rmcp::ServiceError::Timeout { timeout } => McpError::Timeout(timeout),
             rmcp::ServiceError::TransportSend(e) => {
+                let refused = self
+                    .oauth
+                    .then(|| super::auth::refused(&self.config_name, e.error.as_ref()));
+                if let Some(why) = refused.flatten() {
+                    return McpError::Transport(why);
+                }
                 let text = readable(e.error.as_ref());
                 if text.contains("closed") {
                     self.dead.cancel();

@@ -138,6 +138,14 @@ fn oauth_context<'a>(
         .flatten()
 }
 
+/// Whether mypi signs in to the server of `config` (OAuth).
+pub(super) fn uses_oauth(config: &ServerConfig, hooks: &Hooks) -> bool {
+    match &config.transport {
+        Transport::Http { headers, .. } => oauth_context(config, headers, hooks).is_some(),
+        Transport::Stdio { .. } => false,
+    }
+}
+
 /// "Needs login" for a server mypi signs in to whose request failed on a 401 (`text` is the
 /// failure as said), e.g. while listing its tools right after a handshake it let through.
 pub(super) fn login_instead(config: &ServerConfig, hooks: &Hooks, text: &str) -> Option<String> {

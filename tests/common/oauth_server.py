@@ -21,6 +21,8 @@ MODE:
   hang       /token never answers
   revoke     the first access token lives an hour, but the MCP endpoint refuses it (401):
              only a refresh on that 401 gets in
+  scope      tools/call answers 403 insufficient_scope (scope "write") unless the token was
+             granted "write"
 """
 
 import json
@@ -34,6 +36,7 @@ MODE = sys.argv[1]
 LOG = sys.argv[2]
 LOCK = threading.Lock()
 TOKENS = set()
+SCOPES = {"last": "", "write": set()}
 ACCESS = ["at-first-SECRET-ACCESS-1", "at-refreshed-SECRET-ACCESS-2"]
 REFRESH = "rt-SECRET-REFRESH"
 
@@ -86,7 +89,8 @@ class Handler(BaseHTTPRequestHandler):
             })
         if url.path == "/authorize":
             q = dict(urllib.parse.parse_qsl(url.query))
-            log("authorize")
+            log("authorize " + q.get("scope", "-"))
+            SCOPES["last"] = q.get("scope", "")
             state = "not-the-state" if MODE == "state" else q.get("state", "")
             to = q["redirect_uri"] + "?" + urllib.parse.urlencode({"code": "the-code", "state": state})
             return self.send(302, None, [("Location", to)])
@@ -111,6 +115,8 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 return self.send(400, {"error": "invalid_grant"})
             TOKENS.add(token)
+            if "write" in SCOPES["last"].split():
+                SCOPES["write"].add(token)
             return self.send(200, {"access_token": token, "token_type": "Bearer",
                                    "expires_in": life, "refresh_token": REFRESH})
         if url.path == "/mcp":
@@ -137,6 +143,9 @@ class Handler(BaseHTTPRequestHandler):
                       "serverInfo": {"name": "oauth-fake", "version": "1"}}
         elif method == "tools/list":
             result = {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}
+        elif method == "tools/call" and MODE == "scope" and token not in SCOPES["write"]:
+            challenge = 'Bearer error="insufficient_scope", scope="write"'
+            return self.send(403, {"error": "insufficient_scope"}, [("WWW-Authenticate", challenge)])
         elif method == "tools/call":
             result = {"content": [{"type": "text", "text": "echoed"}]}
         else:

@@ -250,3 +250,45 @@ fn a_refused_token_is_refreshed_once_and_the_request_sent_again() {
         .count();
     assert_eq!(refreshes, 1, "{events:?}");
 }
+
+#[test]
+fn a_call_refused_for_scope_says_what_to_run_and_the_next_login_asks_for_it() {
+    let dir = TestDir::new();
+    let fake = OAuthFake::start(&dir, "scope");
+    let cfg = config(&dir, json!({"srv": {"type": "http", "url": fake.url()}}));
+    mypi_mcp(&dir, &cfg, &["login", "srv"]).ok();
+    let replies = [
+        json!({"tool_calls": [{"name": "mcp__srv__echo", "arguments": {}}]}),
+        json!({"text": "done"}),
+    ];
+    let run = || {
+        faux(&dir, &replies)
+            .timeout(Duration::from_secs(90))
+            .arg("--mcp-config")
+            .arg(&cfg)
+            .args(["--json", "-p", "go"])
+            .run()
+    };
+    let out = run();
+    let results = tool_results(&out.stdout);
+    assert_eq!(results.len(), 1, "{}", out.describe());
+    assert!(results[0].1, "an error: {results:?}");
+    assert!(
+        results[0].0.contains("(scope write); run: mypi mcp login srv"),
+        "{results:?}"
+    );
+    mypi_mcp(&dir, &cfg, &["login", "srv"]).ok();
+    let authorized: Vec<_> = fake
+        .events()
+        .into_iter()
+        .filter(|e| e.starts_with("authorize"))
+        .collect();
+    assert_eq!(authorized, ["authorize -", "authorize write"]);
+    let out = run();
+    assert_eq!(
+        tool_results(&out.stdout),
+        [("echoed".to_string(), false)],
+        "{}",
+        out.describe()
+    );
+}

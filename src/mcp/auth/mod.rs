@@ -60,3 +60,23 @@ pub fn default_dir(home: &std::path::Path) -> PathBuf {
 pub fn needs_login(server: &str) -> String {
     format!("needs login — run: mypi mcp login {server}")
 }
+
+/// What to tell the user when a request to `server` was refused for its login (a 401 that a
+/// refresh could not cure, or a 403 asking for more scopes); `None` for any other failure.
+pub fn refused(server: &str, e: &(dyn std::error::Error + 'static)) -> Option<String> {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    match e.downcast_ref::<StreamableHttpError<reqwest::Error>>()? {
+        StreamableHttpError::AuthRequired(_) => Some(format!(
+            "the server refused mypi's token and it could not be refreshed; {}",
+            needs_login(server)
+        )),
+        StreamableHttpError::InsufficientScope(e) => Some(format!(
+            "the server wants more permission for this{}; run: mypi mcp login {server} \
+             (it asks for the scopes granted so far and this one)",
+            e.get_required_scope()
+                .map(|s| format!(" (scope {s})"))
+                .unwrap_or_default()
+        )),
+        _ => None,
+    }
+}
