@@ -274,7 +274,9 @@ fn a_call_refused_for_scope_says_what_to_run_and_the_next_login_asks_for_it() {
     assert_eq!(results.len(), 1, "{}", out.describe());
     assert!(results[0].1, "an error: {results:?}");
     assert!(
-        results[0].0.contains("(scope write); run: mypi mcp login srv"),
+        results[0]
+            .0
+            .contains("(scope write); run: mypi mcp login srv"),
         "{results:?}"
     );
     mypi_mcp(&dir, &cfg, &["login", "srv"]).ok();
