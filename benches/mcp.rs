@@ -270,6 +270,7 @@ fn entry(server: &Server) -> ServerConfig {
         timeout: Duration::from_secs(30),
         protocol: None,
         source: "bench".into(),
+        oauth: Default::default(),
     }
 }
 

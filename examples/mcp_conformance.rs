@@ -7,17 +7,27 @@
 //! stateless generation selected by the entry's `protocol` field, elicitation answered
 //! "accept" with no fields (the handler fills in the schema's defaults).
 //!
-//! OAuth (`auth/*`) is not built: those scenarios exit 1 and sit in `.ci/mcp-baseline-*.yml`.
+//! OAuth (`auth/*`): the connection's first 401 marks the server as needing a login, which
+//! runs as `mypi mcp login` does, its "browser" a GET of the authorization page whose redirect
+//! is the answer (the suite's authorization server approves at once), tokens kept in a
+//! temporary folder; then the server is connected again, and its tools called (a 403
+//! `insufficient_scope` steps up through the same browser). The pre-registered client of
+//! `auth/pre-registration` comes from the scenario's context, as the entry's `oauth` would
+//! give it.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use mypi::mcp::auth::{login, AuthContext, Browser, HeadlessBrowser, LoginOptions};
+use mypi::mcp::config::oauth::OAuthSettings;
 use mypi::mcp::config::{ServerConfig, Transport};
 use mypi::mcp::{Elicited, Hooks, Manager, Registry};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 const SERVER: &str = "conformance";
+/// The client ID metadata document the suite's authorization server expects.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
 
 fn main() {
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
@@ -35,12 +45,17 @@ async fn run() -> i32 {
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or(json!({}));
-    if scenario.starts_with("auth/") {
-        eprintln!("{scenario}: OAuth is not built into mypi's MCP client yet");
-        return 1;
-    }
     let protocol = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").ok();
-    let manager = connect(&url, protocol.filter(|p| p.as_str() >= "2026-07-28")).await;
+    let protocol = protocol.filter(|p| p.as_str() >= "2026-07-28");
+    let tokens = std::env::temp_dir().join(format!("mypi-conformance-{}", std::process::id()));
+    let manager = if scenario.starts_with("auth/") {
+        connect_with_login(&url, protocol, &context, &tokens).await
+    } else {
+        // As the agent connects: through the OAuth client, which a server that needs no
+        // login never notices.
+        let ctx = Arc::new(AuthContext::new(tokens.clone()));
+        connect(&url, protocol, Some((ctx, OAuthSettings::default()))).await
+    };
     let result = match &manager {
         Ok(m) => drive(m, &scenario, &context).await,
         Err(e) => Err(e.clone()),
@@ -48,6 +63,7 @@ async fn run() -> i32 {
     if let Ok(m) = &manager {
         m.shutdown().await;
     }
+    let _ = std::fs::remove_dir_all(&tokens);
     match result {
         Ok(()) => {
             eprintln!("{scenario}: done");
@@ -61,7 +77,15 @@ async fn run() -> i32 {
 }
 
 /// A manager with the one server, connected (or the reason it is not).
-async fn connect(url: &str, protocol: Option<String>) -> Result<Arc<Manager>, String> {
+async fn connect(
+    url: &str,
+    protocol: Option<String>,
+    auth: Option<(Arc<AuthContext>, OAuthSettings)>,
+) -> Result<Arc<Manager>, String> {
+    let (auth, oauth) = match auth {
+        Some((ctx, settings)) => (Some(ctx), settings),
+        None => (None, OAuthSettings::default()),
+    };
     let config = ServerConfig {
         name: SERVER.into(),
         transport: Transport::Http {
@@ -72,8 +96,10 @@ async fn connect(url: &str, protocol: Option<String>) -> Result<Arc<Manager>, St
         timeout: Duration::from_secs(20),
         protocol,
         source: "conformance".into(),
+        oauth,
     };
     let mut hooks = Hooks::quiet();
+    hooks.auth = auth;
     hooks.elicit = Arc::new(|_, request| {
         eprintln!("elicitation: {}", request.message);
         Box::pin(async { Elicited::Accept(json!({})) })
@@ -89,6 +115,43 @@ async fn connect(url: &str, protocol: Option<String>) -> Result<Arc<Manager>, St
     m.wait_connecting(Duration::from_secs(25)).await;
     m.conn(SERVER).await.map_err(|e| e.to_string())?;
     Ok(m)
+}
+
+/// An auth scenario: connect (a 401 marks the server as needing a login), log in with the
+/// headless browser, connect again.
+async fn connect_with_login(
+    url: &str,
+    protocol: Option<String>,
+    context: &Value,
+    tokens: &std::path::Path,
+) -> Result<Arc<Manager>, String> {
+    let browser: Arc<dyn Browser> = Arc::new(HeadlessBrowser::default());
+    let ctx = Arc::new(AuthContext {
+        dir: tokens.to_path_buf(),
+        step_up: Some(browser.clone()),
+    });
+    let text = |k: &str| context[k].as_str().map(str::to_string);
+    let settings = OAuthSettings {
+        client_id: text("client_id"),
+        client_secret: text("client_secret"),
+        client_metadata_url: Some(CLIENT_METADATA_URL.into()),
+        ..Default::default()
+    };
+    // A second login when the first one's token is refused (the server moved to another
+    // authorization server, whose client and token are new).
+    for _ in 0..2 {
+        let m = connect(url, protocol.clone(), Some((ctx.clone(), settings.clone()))).await;
+        match &m {
+            Err(e) if e.contains("needs login") => eprintln!("connection: {e}"),
+            _ => return m,
+        }
+        let store = ctx.store(SERVER);
+        login(url, &settings, &store, &LoginOptions::new(browser.clone()))
+            .await
+            .map_err(|e| format!("login: {e}"))?;
+        eprintln!("logged in; connecting again");
+    }
+    connect(url, protocol, Some((ctx, settings))).await
 }
 
 /// Runs one scenario on a connected manager.
@@ -130,6 +193,12 @@ async fn drive(m: &Manager, scenario: &str, context: &Value) -> Result<(), Strin
             // The SDK drops tools whose x-mcp-header annotations are invalid; call what is left.
             for tool in &tools {
                 call(m, tool, json!({"region": "us-west1"})).await?;
+            }
+            Ok(())
+        }
+        auth if auth.starts_with("auth/") => {
+            for tool in &tools {
+                call(m, tool, json!({})).await?;
             }
             Ok(())
         }

@@ -183,7 +183,7 @@ impl CommandTable {
             (
                 "mcp",
                 &[],
-                "show the MCP servers; /mcp reconnect NAME starts one again",
+                "show the MCP servers; /mcp reconnect|login|logout NAME",
                 Builtin::Mcp,
             ),
             (

@@ -106,6 +106,17 @@ fn run(cli: Cli) -> i32 {
         Some(Command::Mcp {
             action: McpAction::List,
         }) => return run_mcp_list(&cli, cwd),
+        Some(Command::Mcp {
+            action: McpAction::Login { name },
+        }) => return run_mcp_login(&cli, cwd, name),
+        Some(Command::Mcp {
+            action: McpAction::Logout { name },
+        }) => {
+            let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+            let (text, code) = mypi::app::mcp_login::logout_command(home.as_deref(), name);
+            stdout_line(&text);
+            return code;
+        }
         Some(Command::Acp) | None => {}
     }
     let mut config = match Config::resolve(&cli.overrides(), &|k| std::env::var(k).ok(), cwd) {
@@ -286,12 +297,13 @@ fn run_config(cli: &Cli, cwd: std::path::PathBuf) -> i32 {
 
 /// `mypi mcp list`: no extensions, no model; the project's `.mcp.json` only when the folder
 /// is trusted (or `--trust`).
-fn run_mcp_list(cli: &Cli, cwd: std::path::PathBuf) -> i32 {
+/// The configuration `mypi mcp ...` reads: the MCP files, the project's only when trusted.
+fn mcp_config(cli: &Cli, cwd: std::path::PathBuf) -> Result<Config, i32> {
     let mut config = match Config::resolve(&cli.overrides(), &|k| std::env::var(k).ok(), cwd) {
         Ok(c) => c,
         Err(e) => {
             stderr_line(&format!("mypi: {e}"));
-            return 2;
+            return Err(2);
         }
     };
     if let Some(project) = config.project_mcp.clone() {
@@ -307,6 +319,14 @@ fn run_mcp_list(cli: &Cli, cwd: std::path::PathBuf) -> i32 {
             config.mcp_files.retain(|f| f != &project);
         }
     }
+    Ok(config)
+}
+
+fn run_mcp_list(cli: &Cli, cwd: std::path::PathBuf) -> i32 {
+    let config = match mcp_config(cli, cwd) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
     let Some(runtime) = runtime() else {
         return 1;
     };
@@ -318,6 +338,28 @@ fn run_mcp_list(cli: &Cli, cwd: std::path::PathBuf) -> i32 {
         config.mcp_off.as_deref(),
     ));
     stdout_line(&text);
+    code
+}
+
+/// `mypi mcp login NAME`.
+fn run_mcp_login(cli: &Cli, cwd: std::path::PathBuf, name: &str) -> i32 {
+    let config = match mcp_config(cli, cwd) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let Some(runtime) = runtime() else {
+        return 1;
+    };
+    let (text, code) = runtime.block_on(mypi::app::mcp_login::login_command(
+        &config.mcp_files,
+        config.project_mcp.as_deref(),
+        config.home.as_deref(),
+        name,
+    ));
+    match code {
+        0 => stdout_line(&text),
+        _ => stderr_line(&format!("mypi: {text}")),
+    }
     code
 }
 

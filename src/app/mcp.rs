@@ -97,6 +97,7 @@ impl App {
     fn mcp_hooks(&self) -> Hooks {
         let mut hooks = Hooks::quiet();
         hooks.log_file = Some(self.config.cwd.join(".agents").join("logs").join("mcp.log"));
+        hooks.auth = super::mcp_login::context(self.config.home.as_deref());
         if self.config.mode == crate::config::Mode::Repl {
             let notice = self.extensions.context().notice.clone();
             hooks.progress = Arc::new(move |line: &str| notice(line.to_string()));
@@ -148,7 +149,32 @@ impl App {
         ));
     }
 
-    /// `/mcp` (the servers) and `/mcp reconnect NAME`.
+    /// `/mcp login NAME` (the browser opened, the URL said, then the server connected again)
+    /// and `/mcp logout NAME` (the token deleted, the server connected again without it).
+    async fn mcp_login(&self, m: &Manager, verb: &str, name: &str) -> Result<String, String> {
+        let ctx = super::mcp_login::context(self.config.home.as_deref())
+            .ok_or("HOME is not set: tokens are kept under it")?;
+        let entry = m.entry(name).map_err(|e| e.to_string())?;
+        let done = match verb {
+            "login" => {
+                let notice = self.extensions.context().notice.clone();
+                let say = Arc::new(move |line: &str| notice(line.to_string()));
+                let cancel = tokio_util::sync::CancellationToken::new();
+                super::mcp_login::login(&entry.config, &ctx, say, cancel).await?
+            }
+            _ => super::mcp_login::logout(&entry.config.name, &ctx)?,
+        };
+        m.reconnect(name).await.map_err(|e| e.to_string())?;
+        let key = crate::mcp::config::key(name);
+        let one: Vec<Value> = m
+            .status()
+            .into_iter()
+            .filter(|s| crate::mcp::config::key(s["name"].as_str().unwrap_or("")) == key)
+            .collect();
+        Ok(format!("{done}\n{}", status_text(&one)))
+    }
+
+    /// `/mcp` (the servers), `/mcp reconnect NAME`, `/mcp login NAME`, `/mcp logout NAME`.
     pub(super) async fn mcp_command(&self, args: &str) -> Result<String, String> {
         let Some(m) = &self.mcp else {
             return Ok(match &self.config.mcp_off {
@@ -175,7 +201,10 @@ impl App {
                     .collect();
                 Ok(status_text(&one))
             }
-            _ => Err("usage: /mcp, or /mcp reconnect NAME".into()),
+            (Some(verb @ ("login" | "logout")), Some(name)) => self.mcp_login(m, verb, name).await,
+            _ => {
+                Err("usage: /mcp, /mcp reconnect NAME, /mcp login NAME or /mcp logout NAME".into())
+            }
         }
     }
 
@@ -220,6 +249,13 @@ pub fn status_text(status: &[Value]) -> String {
                     count("resources", "resource"),
                     count("prompts", "prompt")
                 )
+            }
+            "failed"
+                if s["error"]
+                    .as_str()
+                    .is_some_and(|e| e.starts_with("needs login")) =>
+            {
+                format!("{name}: {}", s["error"].as_str().unwrap_or(""))
             }
             "failed" => {
                 let mut l = format!("{name}: failed: {}", s["error"].as_str().unwrap_or(""));
@@ -267,7 +303,9 @@ pub async fn list(
         crate::commands::CommandTable::with_builtins(),
         Arc::new(|_| {}),
     );
-    let m = Manager::new(servers.servers, cwd, Hooks::quiet(), registry);
+    let mut hooks = Hooks::quiet();
+    hooks.auth = super::mcp_login::context(home);
+    let m = Manager::new(servers.servers, cwd, hooks, registry);
     // What it lists is kept: the next prompt finds a slow server's tools in the cache.
     if let Some(home) = home {
         m.use_cache(cache_dir(home));

@@ -10,6 +10,7 @@ mod elicit;
 mod gate;
 pub use gate::{folder_trusted, untrusted_project_root, Gate};
 pub mod mcp;
+pub mod mcp_login;
 pub mod mentions;
 mod models;
 mod opening;

@@ -151,6 +151,7 @@ mod tests {
             timeout: std::time::Duration::from_secs(1),
             protocol: None,
             source: PathBuf::from("x"),
+            oauth: Default::default(),
         }
     }
 

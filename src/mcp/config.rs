@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+pub mod oauth;
 mod secrets;
 use secrets::withhold_secrets;
 
@@ -47,6 +48,8 @@ pub struct ServerConfig {
     pub protocol: Option<String>,
     /// The file it came from.
     pub source: PathBuf,
+    /// How mypi signs in to an HTTP server behind OAuth (the entry's `oauth`).
+    pub oauth: oauth::OAuthSettings,
 }
 
 /// A file or entry that could not be used.
@@ -305,6 +308,7 @@ fn server(
             )
         }
     };
+    let oauth = oauth::parse(fields, matches!(transport, Transport::Http { .. }), env)?;
     Ok(ServerConfig {
         name: name.to_string(),
         transport,
@@ -312,6 +316,7 @@ fn server(
         timeout,
         protocol,
         source: file.to_path_buf(),
+        oauth,
     })
 }
 

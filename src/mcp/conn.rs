@@ -86,6 +86,8 @@ pub struct Conn {
     tools_relisted: watch::Sender<u64>,
     /// A request was given up (its `notifications/cancelled` may still be queued).
     abandoned: std::sync::atomic::AtomicBool,
+    /// mypi signs in to the server (OAuth): a refused token says what to run.
+    oauth: bool,
 }
 
 impl Conn {
@@ -147,6 +149,7 @@ impl Conn {
             watchers,
             tools_relisted: watch::channel(0).0,
             abandoned: Default::default(),
+            oauth: connect::uses_oauth(config, &hooks),
         };
         if let Some(p) = conn.process_exited() {
             let dead = conn.dead.clone();
@@ -158,7 +161,8 @@ impl Conn {
         conn.refresh_all(config.timeout)
             .await
             .map_err(|e| StartError {
-                message: e.to_string(),
+                message: connect::login_instead(config, &hooks, &e.to_string())
+                    .unwrap_or_else(|| e.to_string()),
                 stderr: conn.stderr.tail(5),
                 transient: false,
             })?;
@@ -471,6 +475,12 @@ impl Conn {
             }
             rmcp::ServiceError::Timeout { timeout } => McpError::Timeout(timeout),
             rmcp::ServiceError::TransportSend(e) => {
+                let refused = self
+                    .oauth
+                    .then(|| super::auth::refused(&self.config_name, e.error.as_ref()));
+                if let Some(why) = refused.flatten() {
+                    return McpError::Transport(why);
+                }
                 let text = readable(e.error.as_ref());
                 if text.contains("closed") {
                     self.dead.cancel();

@@ -82,22 +82,135 @@ pub(super) async fn handshake(
             Ok((service, Some(process), stderr))
         }
         Transport::Http { url, headers } => {
-            let transport = Noticing {
-                inner: http_transport(url, headers)?,
-                changes: handler.changes.clone(),
-                progress: handler.progress.clone(),
-            };
-            let served = tokio::time::timeout(
-                config.timeout,
-                handler.serve_with_lifecycle(transport, mode),
-            )
-            .await;
+            let service = http_handshake(config, url, headers, hooks, handler, mode).await?;
             let stderr = StderrTail::default();
-            let service = finish_start(served, config, &stderr)?;
             supported_version(&service, &stderr)?;
             Ok((service, None, stderr))
         }
     }
+}
+
+/// The handshake with an HTTP server: through the OAuth client when the server may need a
+/// login (see [`oauth_context`]), else straight.
+async fn http_handshake(
+    config: &ServerConfig,
+    url: &str,
+    headers: &std::collections::BTreeMap<String, String>,
+    hooks: &Hooks,
+    handler: Handler,
+    mode: ClientLifecycleMode,
+) -> Result<Service, StartError> {
+    let settings = http_config(url, headers)?;
+    let Some(ctx) = oauth_context(config, headers, hooks) else {
+        let transport = StreamableHttpClientTransport::with_client(http_client(headers)?, settings);
+        return serve_http(transport, config, handler, mode, false).await;
+    };
+    let client = super::auth::client::for_server(
+        &config.name,
+        url,
+        &config.oauth,
+        ctx,
+        http_client(headers)?,
+    )
+    .await
+    .map_err(|e| StartError {
+        message: format!("cannot use the stored login: {e}"),
+        stderr: String::new(),
+        transient: false,
+    })?;
+    let transport = StreamableHttpClientTransport::with_client(client, settings);
+    serve_http(transport, config, handler, mode, true).await
+}
+
+/// OAuth's context for `config`, when mypi signs in to it: an HTTP server with no
+/// `Authorization` header of its own and no `"oauth": false`, in a session that keeps
+/// tokens.
+fn oauth_context<'a>(
+    config: &ServerConfig,
+    headers: &std::collections::BTreeMap<String, String>,
+    hooks: &'a Hooks,
+) -> Option<&'a super::auth::AuthContext> {
+    let own = headers
+        .keys()
+        .any(|k| k.eq_ignore_ascii_case("authorization"));
+    (!own && !config.oauth.disabled)
+        .then_some(hooks.auth.as_deref())
+        .flatten()
+}
+
+/// Whether mypi signs in to the server of `config` (OAuth).
+pub(super) fn uses_oauth(config: &ServerConfig, hooks: &Hooks) -> bool {
+    match &config.transport {
+        Transport::Http { headers, .. } => oauth_context(config, headers, hooks).is_some(),
+        Transport::Stdio { .. } => false,
+    }
+}
+
+/// "Needs login" for a server mypi signs in to whose request failed on a 401 (`text` is the
+/// failure as said), e.g. while listing its tools right after a handshake it let through.
+pub(super) fn login_instead(config: &ServerConfig, hooks: &Hooks, text: &str) -> Option<String> {
+    let Transport::Http { headers, .. } = &config.transport else {
+        return None;
+    };
+    oauth_context(config, headers, hooks)?;
+    text.contains("Auth required")
+        .then(|| super::auth::needs_login(&config.name))
+}
+
+/// Runs the handshake over an HTTP transport; a 401 with `oauth` is a server that needs a
+/// login.
+async fn serve_http<C>(
+    transport: StreamableHttpClientTransport<C>,
+    config: &ServerConfig,
+    handler: Handler,
+    mode: ClientLifecycleMode,
+    oauth: bool,
+) -> Result<Service, StartError>
+where
+    C: rmcp::transport::streamable_http_client::StreamableHttpClient<Error = reqwest::Error>,
+{
+    let transport = Noticing {
+        inner: transport,
+        changes: handler.changes.clone(),
+        progress: handler.progress.clone(),
+    };
+    let served = tokio::time::timeout(
+        config.timeout,
+        handler.serve_with_lifecycle(transport, mode),
+    )
+    .await;
+    if oauth {
+        if let Ok(Err(e)) = &served {
+            if auth_required(e) {
+                return Err(StartError {
+                    message: super::auth::needs_login(&config.name),
+                    stderr: String::new(),
+                    transient: false,
+                });
+            }
+        }
+    }
+    finish_start(served, config, &StderrTail::default())
+}
+
+/// Whether the handshake failed on a 401 (or a 403 asking for more scopes).
+fn auth_required(e: &rmcp::service::ClientInitializeError) -> bool {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    let rmcp::service::ClientInitializeError::TransportError { error, .. } = e else {
+        return false;
+    };
+    matches!(
+        error
+            .error
+            .downcast_ref::<StreamableHttpError<reqwest::Error>>(),
+        Some(
+            StreamableHttpError::AuthRequired(_)
+                | StreamableHttpError::InsufficientScope(_)
+                | StreamableHttpError::Auth(
+                    rmcp::transport::auth::AuthError::AuthorizationRequired
+                )
+        )
+    )
 }
 
 /// Keeps the connection only when mypi speaks the protocol version the server chose (the
@@ -229,16 +342,11 @@ pub(super) fn readable(e: &(dyn std::error::Error + 'static)) -> String {
     text
 }
 
-/// Streamable HTTP on mypi's shared HTTP client.
-fn http_transport(
+/// The transport's settings: the url, the entry's headers, mypi's size limits.
+fn http_config(
     url: &str,
     headers: &std::collections::BTreeMap<String, String>,
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, StartError> {
-    let bad = |message: String| StartError {
-        message,
-        stderr: String::new(),
-        transient: false,
-    };
+) -> Result<StreamableHttpClientTransportConfig, StartError> {
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
     for (k, v) in headers {
         let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
@@ -253,11 +361,25 @@ fn http_transport(
     }
     config.max_json_response_size = stdio::MAX_LINE;
     config.max_sse_event_size = stdio::MAX_LINE;
-    // Configured headers (an API key) go to the configured origin only.
+    Ok(config)
+}
+
+/// mypi's shared HTTP client; pinned to the url's origin when the entry has headers of its
+/// own (an API key), which go to the configured origin only.
+fn http_client(
+    headers: &std::collections::BTreeMap<String, String>,
+) -> Result<reqwest::Client, StartError> {
     let client = match headers.is_empty() {
         true => crate::platform::http::streaming_client(),
         false => crate::platform::http::pinned_streaming_client(),
     };
-    let client = client.map_err(|e| bad(e.to_string()))?;
-    Ok(StreamableHttpClientTransport::with_client(client, config))
+    client.map_err(bad)
+}
+
+fn bad(message: String) -> StartError {
+    StartError {
+        message,
+        stderr: String::new(),
+        transient: false,
+    }
 }

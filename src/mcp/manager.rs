@@ -214,6 +214,12 @@ impl Manager {
             }) => {
                 // Cached tools of a server that did not come up are withdrawn.
                 self.registry.uninstall(&entry.config.name);
+                // Said once a connection: nothing opens a browser unasked (see `auth`).
+                if message.starts_with("needs login") {
+                    let name = &entry.config.name;
+                    self.registry
+                        .notice(format!("MCP server '{name}' is skipped: {message}"));
+                }
                 State::Failed {
                     error: message,
                     stderr,

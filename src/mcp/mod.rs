@@ -2,7 +2,7 @@
 //! tools, and scripts call them through `api.mcp`, all through one [`Manager`] that hides the
 //! SDK (rmcp): no rmcp type leaves this module.
 //!
-//! - [`config`]: the `mcpServers` files;
+//! - [`config`]: the `mcpServers` files; [`auth`]: OAuth for HTTP servers (logins, tokens);
 //! - [`manager`]: every server's state and connection task, requests routed by server name;
 //! - [`conn`]: one connection (handshake of either protocol generation, lists, requests with
 //!   timeouts reset by progress); `deadline`: those timeouts, kept by one watcher task per
@@ -18,6 +18,7 @@
 //! - [`naming`], [`content`]: agent names, and results as text for the model; [`spill`]: the
 //!   private folder of results too big for it.
 
+pub mod auth;
 pub mod cache;
 pub mod config;
 pub mod conn;

@@ -38,6 +38,8 @@ pub struct Hooks {
     pub elicit: Elicit,
     /// Where server log messages go.
     pub log_file: Option<PathBuf>,
+    /// OAuth for HTTP servers (where tokens are kept); `None`: no server is signed in to.
+    pub auth: Option<Arc<super::auth::AuthContext>>,
 }
 
 impl Hooks {
@@ -47,6 +49,7 @@ impl Hooks {
             progress: Arc::new(|_| {}),
             elicit: Arc::new(|_, _| Box::pin(async { Elicited::Decline })),
             log_file: None,
+            auth: None,
         }
     }
 }

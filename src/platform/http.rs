@@ -53,6 +53,18 @@ pub fn pinned_streaming_client() -> Result<reqwest::Client, String> {
         .clone()
 }
 
+/// A client that follows no redirect and gives up after `timeout` (OAuth's requests: an
+/// authorization server's answer is read, never chased, and a hung one ends the login).
+pub fn unredirected_client(timeout: Duration) -> Result<reqwest::Client, String> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .timeout(timeout)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| format!("could not set up the HTTP client: {e}"))
+}
+
 /// Follows redirects (at most 10) within the first request's origin only; a redirect to
 /// another origin is an error naming it.
 fn same_origin_redirects() -> reqwest::redirect::Policy {

@@ -248,8 +248,14 @@ pub struct TrustArgs {
 pub enum McpAction {
     /// Connect to every configured server (no extensions, no model) and show each one's
     /// state; exit 1 if an enabled server failed or a config file or entry is unusable, 2 if
-    /// that leaves no server.
+    /// that leaves no server. A server behind OAuth without a login shows "needs login".
     List,
+    /// Sign in to the HTTP server NAME (OAuth): opens the browser (and prints the URL),
+    /// waits up to 5 minutes for the answer (Ctrl-C ends it), keeps the token in
+    /// ~/.agents/mcp-auth/ (mode 0600).
+    Login { name: String },
+    /// Delete the stored token of server NAME.
+    Logout { name: String },
 }
 
 /// `mypi ext ...`.

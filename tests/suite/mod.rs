@@ -43,6 +43,7 @@ mod mcp_config;
 mod mcp_everything;
 mod mcp_exit;
 mod mcp_faults;
+mod mcp_oauth;
 mod mcp_registry;
 mod mcp_repl;
 mod mcp_scripts;

@@ -58,6 +58,7 @@ pub fn from_editor(servers: &[McpServer]) -> (Vec<ServerConfig>, Vec<String>) {
             timeout: DEFAULT_TIMEOUT,
             protocol: None,
             source: PathBuf::from("the editor's session request"),
+            oauth: Default::default(),
         });
     }
     (taken, refused)
