@@ -71,6 +71,7 @@ async fn connect(url: &str, protocol: Option<String>) -> Result<Arc<Manager>, St
         enabled: true,
         timeout: Duration::from_secs(20),
         protocol,
+        exposure: Default::default(),
         source: "conformance".into(),
     };
     let mut hooks = Hooks::quiet();

@@ -94,11 +94,18 @@ pub struct Agent {
     pub control: Option<Arc<crate::agent::control::Control>>,
     /// The skills listed in each run's system prompt (see [`crate::config::sources`]).
     pub skills: Option<Arc<crate::config::sources::catalog::Catalog>>,
+    /// The tools the conversation found (`tool_search` results, tools called), in order:
+    /// the deferred ones among them are offered after the direct ones. Derived from the
+    /// messages when a conversation is taken up (so it survives a resume), then kept across
+    /// compactions.
+    found: Vec<String>,
 }
 
 impl Agent {
     pub fn new(parts: AgentParts) -> Self {
         let usage = total_usage(&parts.messages);
+        let mut found = Vec::new();
+        crate::tools::search::found_in(&parts.messages, &mut found);
         Agent {
             provider: parts.provider,
             tools: parts.tools,
@@ -116,6 +123,7 @@ impl Agent {
             last_context: None,
             control: None,
             skills: None,
+            found,
         }
     }
 
@@ -165,6 +173,11 @@ impl Agent {
         &self.tools
     }
 
+    /// The tools the conversation found so far (see `tool_search`), in order.
+    pub fn found_tools(&self) -> &[String] {
+        &self.found
+    }
+
     pub fn cwd(&self) -> &PathBuf {
         &self.cwd
     }
@@ -179,6 +192,8 @@ impl Agent {
         self.usage = total_usage(&messages);
         self.last_context = None;
         self.session = session;
+        self.found.clear();
+        crate::tools::search::found_in(&messages, &mut self.found);
         self.messages = messages;
     }
 

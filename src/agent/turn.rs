@@ -282,7 +282,7 @@ impl Agent {
             model: self.provider.model().to_string(),
             system_prompt: system_prompt.to_string(),
             messages,
-            tools: self.tools.specs(),
+            tools: self.tools.offered_specs(&self.found),
             max_tokens: None,
         };
         if !self.hooks.has(EventKind::BeforeProviderRequest) {

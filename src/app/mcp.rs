@@ -75,6 +75,8 @@ impl App {
         }
         let hooks = self.mcp_hooks();
         let registry = Registry::new(self.tools.clone(), self.commands.clone(), notice);
+        let (tools, bytes) = self.config.mcp_direct;
+        (registry.exposures).set_budget(crate::mcp::exposure::Budget { tools, bytes });
         let manager = Manager::new(servers.servers, self.config.cwd.clone(), hooks, registry);
         if let Some(home) = &self.config.home {
             manager.use_cache(cache_dir(home));
@@ -198,11 +200,17 @@ pub fn status_text(status: &[Value]) -> String {
                 let count = |key: &str, noun: &str| {
                     crate::vocab::text::plural(s[key].as_u64().unwrap_or(0), noun)
                 };
+                let mut tools = count("tools", "tool");
+                for kind in ["deferred", "hidden"] {
+                    let n = s[kind].as_u64().unwrap_or(0);
+                    if n > 0 {
+                        tools.push_str(&format!(" ({n} {kind})"));
+                    }
+                }
                 format!(
-                    "{name}: connected ({}, protocol {}, {}, {}, {})",
+                    "{name}: connected ({}, protocol {}, {tools}, {}, {})",
                     s["transport"].as_str().unwrap_or(""),
                     s["protocol"].as_str().unwrap_or(""),
-                    count("tools", "tool"),
                     count("resources", "resource"),
                     count("prompts", "prompt")
                 )

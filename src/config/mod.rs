@@ -242,6 +242,10 @@ pub struct Config {
     pub mcp_off: Option<String>,
     /// Characters of the skills list in each request (`[skills] budget`, default 16000).
     pub skills_budget: usize,
+    /// How many MCP tools, and bytes of their definitions, are offered directly before the
+    /// largest servers with no exposure setting are deferred (`[mcp] direct_tools`, default
+    /// 40, and `direct_kb`, default 20).
+    pub mcp_direct: (usize, usize),
 }
 
 impl Config {
@@ -290,6 +294,7 @@ impl Config {
             sessions,
             context_window: limits.context_window,
             skills_budget: limits.skills_budget,
+            mcp_direct: limits.mcp_direct,
             mcp_files,
             project_mcp,
             mcp_off,

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+pub mod exposure;
 mod secrets;
 use secrets::withhold_secrets;
 
@@ -45,6 +46,8 @@ pub struct ServerConfig {
     /// The protocol generation to speak (`protocol`): `None` / `"2025-11-25"` = initialize,
     /// `"2026-07-28"` = stateless with `server/discover`, `"auto"` = try that first.
     pub protocol: Option<String>,
+    /// `exposure` and `toolExposure`: how its tools reach the model ([`exposure`]).
+    pub exposure: exposure::ExposureConfig,
     /// The file it came from.
     pub source: PathBuf,
 }
@@ -311,6 +314,7 @@ fn server(
         enabled,
         timeout,
         protocol,
+        exposure: exposure::parse(fields)?,
         source: file.to_path_buf(),
     })
 }

@@ -150,6 +150,11 @@ impl Manager {
         &self.entries
     }
 
+    /// How `server`'s tool `tool` reaches the model, once its tools are registered.
+    pub fn exposure_of(&self, server: &str, tool: &str) -> Option<crate::tools::Exposure> {
+        (self.registry.exposures).of(&super::config::key(server), tool)
+    }
+
     /// A weak reference for what the manager registers (tools hold it, not the manager).
     pub fn weak(&self) -> Weak<Manager> {
         self.weak.clone()
@@ -453,8 +458,20 @@ impl Manager {
 
     /// Every server's state, as `/mcp`, `mypi mcp list` and `api.mcp.servers()` show it.
     pub fn status(&self) -> Vec<Value> {
-        self.entries.iter().map(|e| status_of(e)).collect()
+        let mut all: Vec<Value> = self.entries.iter().map(|e| status_of(e)).collect();
+        for (v, e) in all.iter_mut().zip(&self.entries) {
+            if v["state"] == "connected" {
+                let [_, deferred, hidden] = self.registry.exposures.counts(&key_of(e));
+                v["deferred"] = json!(deferred);
+                v["hidden"] = json!(hidden);
+            }
+        }
+        all
     }
+}
+
+fn key_of(e: &Entry) -> String {
+    super::config::key(&e.config.name)
 }
 
 /// Why a server that was connected is not any more.

@@ -53,19 +53,22 @@ pub async fn serve(
             let entry = manager.entry(&server).map_err(fail)?;
             let conn = manager.conn_of(&entry).await.map_err(fail)?;
             conn.tools_settled(super::conn::SETTLE_MAX).await;
+            let one = |(t, agent): (Value, String)| {
+                let name = t["name"].as_str().unwrap_or("");
+                let exposure = manager.exposure_of(&entry.config.name, name);
+                let annotations = t.get("annotations").cloned().unwrap_or(json!({}));
+                json!({
+                    "name": name,
+                    "title": t.get("title").or(annotations.get("title")).cloned().unwrap_or(Value::Null),
+                    "description": t.get("description").cloned().unwrap_or(json!("")),
+                    "input_schema": t.get("inputSchema").cloned().unwrap_or(json!({})),
+                    "annotations": annotations,
+                    "agent_name": agent,
+                    "exposure": exposure.unwrap_or_default().as_str(),
+                })
+            };
             Ok(Value::Array(
-                conn.named_tools()
-                    .into_iter()
-                    .map(|(t, agent)| {
-                        json!({
-                            "name": t["name"],
-                            "description": t.get("description").cloned().unwrap_or(json!("")),
-                            "input_schema": t.get("inputSchema").cloned().unwrap_or(json!({})),
-                            "annotations": t.get("annotations").cloned().unwrap_or(json!({})),
-                            "agent_name": agent,
-                        })
-                    })
-                    .collect(),
+                conn.named_tools().into_iter().map(one).collect(),
             ))
         }
         Request::Call { server, tool, args } => {

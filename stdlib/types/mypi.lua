@@ -587,7 +587,9 @@ Mcp = {}
 ---@return table[]
 function Mcp.servers() end
 
----A server's tools: `{name, description, input_schema, annotations, agent_name}`.
+---A server's tools: `{name, title, description, input_schema, annotations, agent_name, exposure}`
+---(`annotations`: `readOnlyHint`, `destructiveHint`, ... as the server gave them; `exposure`:
+---`direct`, `deferred` or `hidden`).
 ---@param server string
 ---@return table[]
 function Mcp.tools(server) end
@@ -674,9 +676,9 @@ function api.provider(definition) end
 ---@param data? any plain data, at most 1 MiB as JSON
 function api.append_entry(kind, data) end
 
----Every tool by name: `{name, description, owner, active}` (`owner` is `core`, an
----extension's name or `mcp:SERVER`).
----@return {name: string, description: string, owner: string, active: boolean}[]
+---Every tool by name: `{name, description, owner, active, exposure}` (`owner` is `core`, an
+---extension's name or `mcp:SERVER`; `exposure` is how it reaches the model).
+---@return {name: string, description: string, owner: string, active: boolean, exposure: "direct"|"deferred"|"hidden"}[]
 function api.tools() end
 
 ---Offers the model only the tools named (built-ins included); nil offers all again. An
