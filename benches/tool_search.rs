@@ -6,8 +6,8 @@
 //! latency of `tool_search` over 1,000 deferred tools (median per query, the index built
 //! once, as it is kept while the tools stay the same). The extra model turn a search costs is
 //! shown by `tests/suite/mcp_exposure.rs` with the faux model.
-// Benchmark code: unwrap as a failed check.
-#![allow(clippy::unwrap_used)]
+// Benchmark code: the shared util's system call (process CPU), and unwrap as a failed check.
+#![allow(unsafe_code, clippy::unwrap_used)]
 
 #[path = "util/mod.rs"]
 mod util;

@@ -1,23 +1,10 @@
-//! A server's prompts as slash commands (`/mcp__<server>__<prompt> ARGS`): the words of
-//! the command line mapped onto the prompt's arguments, and the prompt's messages as the text
-//! of the user's message.
+//! What a server prompt's slash command (`/mcp__<server>__<prompt> ARGS`) needs besides the
+//! server: the words of the command line mapped onto the prompt's arguments, and the prompt's
+//! messages as the text of the user's message.
 
-use std::sync::{Arc, Weak};
-
-use futures_util::future::BoxFuture;
 use serde_json::{json, Map, Value};
 
 use super::content;
-use super::manager::Manager;
-use crate::commands::{CommandError, CommandHandler};
-use crate::vocab::run::RunContext;
-
-/// A server prompt as a slash command whose result becomes the user's message.
-pub(super) struct PromptCommand {
-    pub server: String,
-    pub prompt: Value,
-    pub manager: Weak<Manager>,
-}
 
 /// Maps `a b` (by position) or `x=1 y=2` (by name) onto the prompt's arguments.
 pub fn prompt_args(prompt: &Value, text: &str) -> Result<Map<String, Value>, String> {
@@ -96,33 +83,6 @@ pub fn prompt_text(result: &Value) -> String {
         parts.push(text);
     }
     parts.join("\n\n")
-}
-
-impl CommandHandler for PromptCommand {
-    fn call(
-        &self,
-        args: &str,
-        _ctx: &Arc<RunContext>,
-    ) -> BoxFuture<'static, Result<String, CommandError>> {
-        let (manager, server, prompt) = (
-            self.manager.clone(),
-            self.server.clone(),
-            self.prompt.clone(),
-        );
-        let args = args.to_string();
-        Box::pin(async move {
-            let m = manager
-                .upgrade()
-                .ok_or(CommandError("MCP is shut down".into()))?;
-            let map = prompt_args(&prompt, &args).map_err(CommandError)?;
-            let name = prompt["name"].as_str().unwrap_or("");
-            let r = m
-                .get_prompt(&server, name, map)
-                .await
-                .map_err(|e| CommandError(format!("mcp server '{server}': {e}")))?;
-            Ok(prompt_text(&r))
-        })
-    }
 }
 
 #[cfg(test)]

@@ -16,13 +16,13 @@ use super::config::ServerConfig;
 use super::conn::Conn;
 use super::content;
 use super::manager::{Manager, State};
-use super::prompts::PromptCommand;
 pub use super::prompts::{prompt_args, prompt_text};
-use crate::commands::{Action, CommandTable};
+use crate::commands::{Action, CommandError, CommandHandler, CommandTable};
 use crate::hooks::NoticeFn;
 use crate::tools::{Tool, ToolContext, ToolRegistry};
 use crate::vocab::owner::{next_id, Handle, Owner};
 use crate::vocab::protocol::{ToolOutput, ToolSpec};
+use crate::vocab::run::RunContext;
 
 /// The registries MCP adds to, and what each server added.
 pub struct Registry {
@@ -451,4 +451,38 @@ async fn listing(m: &Manager, server: Option<&str>, templates: bool) -> ToolOutp
         "resources",
         serde_json::to_string_pretty(&out).unwrap_or_default(),
     ))
+}
+
+/// A server prompt as a slash command whose result becomes the user's message.
+struct PromptCommand {
+    server: String,
+    prompt: Value,
+    manager: Weak<Manager>,
+}
+
+impl CommandHandler for PromptCommand {
+    fn call(
+        &self,
+        args: &str,
+        _ctx: &Arc<RunContext>,
+    ) -> BoxFuture<'static, Result<String, CommandError>> {
+        let (manager, server, prompt) = (
+            self.manager.clone(),
+            self.server.clone(),
+            self.prompt.clone(),
+        );
+        let args = args.to_string();
+        Box::pin(async move {
+            let m = manager
+                .upgrade()
+                .ok_or(CommandError("MCP is shut down".into()))?;
+            let map = prompt_args(&prompt, &args).map_err(CommandError)?;
+            let name = prompt["name"].as_str().unwrap_or("");
+            let r = m
+                .get_prompt(&server, name, map)
+                .await
+                .map_err(|e| CommandError(format!("mcp server '{server}': {e}")))?;
+            Ok(prompt_text(&r))
+        })
+    }
 }
