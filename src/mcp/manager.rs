@@ -20,6 +20,7 @@ use super::registry::Registry;
 use super::reports::Hooks;
 use waiting::CONNECT_WAIT;
 
+mod adding;
 pub mod waiting;
 use super::McpError;
 
@@ -50,6 +51,22 @@ pub struct Entry {
 }
 
 impl Entry {
+    fn new(config: ServerConfig) -> Arc<Entry> {
+        let state = if config.enabled {
+            State::Connecting
+        } else {
+            State::Disabled
+        };
+        Arc::new(Entry {
+            config,
+            state: Mutex::new(state),
+            changed: watch::channel(0).0,
+            restarted: AtomicBool::new(false),
+            cached: AtomicBool::new(false),
+            passed_over: AtomicBool::new(false),
+        })
+    }
+
     pub fn state(&self) -> State {
         self.state.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
@@ -62,7 +79,8 @@ impl Entry {
 
 /// Every MCP server of the session.
 pub struct Manager {
-    entries: Vec<Arc<Entry>>,
+    /// The configured servers, then those scripts added (`adding.rs`).
+    entries: std::sync::RwLock<Vec<Arc<Entry>>>,
     cwd: std::path::PathBuf,
     hooks: Hooks,
     registry: Registry,
@@ -88,24 +106,7 @@ impl Manager {
         ));
         Arc::new_cyclic(|weak| Manager {
             namer,
-            entries: servers
-                .into_iter()
-                .map(|config| {
-                    let state = if config.enabled {
-                        State::Connecting
-                    } else {
-                        State::Disabled
-                    };
-                    Arc::new(Entry {
-                        config,
-                        state: Mutex::new(state),
-                        changed: watch::channel(0).0,
-                        restarted: AtomicBool::new(false),
-                        cached: AtomicBool::new(false),
-                        passed_over: AtomicBool::new(false),
-                    })
-                })
-                .collect(),
+            entries: std::sync::RwLock::new(servers.into_iter().map(Entry::new).collect()),
             cwd,
             hooks,
             registry,
@@ -127,7 +128,7 @@ impl Manager {
         let _ = self.started.set(tokio::time::Instant::now());
         let late: Weak<dyn crate::tools::LateTools> = self.weak.clone();
         self.registry.set_late(late);
-        for entry in self.entries.iter().filter(|e| e.config.enabled) {
+        for entry in self.entries().into_iter().filter(|e| e.config.enabled) {
             if let Some(cached) = self.cache.get().and_then(|d| cache::load(d, &entry.config)) {
                 self.registry.install_lists(
                     self,
@@ -137,7 +138,7 @@ impl Manager {
                 );
                 entry.cached.store(true, Ordering::Release);
             }
-            self.spawn_connect(entry.clone());
+            self.spawn_connect(entry);
         }
     }
 
@@ -146,8 +147,12 @@ impl Manager {
         self.started.get().copied()
     }
 
-    pub fn entries(&self) -> &[Arc<Entry>] {
-        &self.entries
+    /// Every server, in order (a copy: scripts may add servers meanwhile).
+    pub fn entries(&self) -> Vec<Arc<Entry>> {
+        self.entries
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// How `server`'s tool `tool` reaches the model, once its tools are registered.
@@ -262,16 +267,13 @@ impl Manager {
 
     /// The entry named `server` (`-` and `_` the same).
     pub fn entry(&self, server: &str) -> Result<Arc<Entry>, McpError> {
-        self.entries
+        let entries = self.entries();
+        entries
             .iter()
             .find(|e| super::config::same_server(&e.config.name, server))
             .cloned()
             .ok_or_else(|| {
-                let names: Vec<&str> = self
-                    .entries
-                    .iter()
-                    .map(|e| e.config.name.as_str())
-                    .collect();
+                let names: Vec<&str> = entries.iter().map(|e| e.config.name.as_str()).collect();
                 McpError::NoServer {
                     name: server.to_string(),
                     known: if names.is_empty() {
@@ -437,8 +439,9 @@ impl Manager {
     /// each process group is killed (see [`Conn::close`]). (`process::kill_all` covers the
     /// exit paths that cannot wait for this.)
     pub async fn shutdown(&self) {
+        let entries = self.entries();
         let mut closing = Vec::new();
-        for entry in &self.entries {
+        for entry in &entries {
             if let State::Connected(c) = entry.state() {
                 closing.push(async move { self.close(entry, &c).await });
             }
@@ -458,8 +461,9 @@ impl Manager {
 
     /// Every server's state, as `/mcp`, `mypi mcp list` and `api.mcp.servers()` show it.
     pub fn status(&self) -> Vec<Value> {
-        let mut all: Vec<Value> = self.entries.iter().map(|e| status_of(e)).collect();
-        for (v, e) in all.iter_mut().zip(&self.entries) {
+        let entries = self.entries();
+        let mut all: Vec<Value> = entries.iter().map(|e| status_of(e)).collect();
+        for (v, e) in all.iter_mut().zip(&entries) {
             if v["state"] == "connected" {
                 let [_, deferred, hidden] = self.registry.exposures.counts(&key_of(e));
                 v["deferred"] = json!(deferred);

@@ -430,7 +430,7 @@ async fn listing(m: &Manager, server: Option<&str>, templates: bool) -> ToolOutp
         }
         let conn = match e.state() {
             State::Connected(c) => c,
-            State::Connecting => match m.conn_of(e).await {
+            State::Connecting => match m.conn_of(&e).await {
                 Ok(c) => c,
                 Err(_) => continue,
             },

@@ -48,7 +48,9 @@ pub async fn serve(
 ) -> Result<Value, String> {
     let fail = |e: super::McpError| e.to_string();
     match request {
+        Request::Servers if manager.entries().is_empty() => Err(NONE.into()),
         Request::Servers => Ok(Value::Array(manager.status())),
+        Request::AddServer { name, entry } => manager.add_server(&name, entry, extension),
         Request::Tools { server } => {
             let entry = manager.entry(&server).map_err(fail)?;
             let conn = manager.conn_of(&entry).await.map_err(fail)?;
@@ -103,6 +105,10 @@ pub async fn serve(
         }
     }
 }
+
+/// What `api.mcp.servers()` says while no server is configured or added.
+const NONE: &str =
+    "no MCP servers are configured (.mcp.json, ~/.agents/mcp.json, --mcp-config FILE)";
 
 /// A server's tool as a script's call finds it.
 struct Found {

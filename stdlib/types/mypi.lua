@@ -622,6 +622,26 @@ function Mcp.read_resource(server, uri) end
 ---@return {text: string, messages: table[]}
 function Mcp.prompt(server, name, arguments) end
 
+---@class mypi.McpServerDef
+---@field name string the server's name (its tools are `mcp__<name>__<tool>`)
+---@field command? string a stdio server's program
+---@field args? string[]
+---@field env? table<string, string>
+---@field cwd? string
+---@field url? string a Streamable HTTP server's URL
+---@field headers? table<string, string>
+---@field type? "stdio"|"http"
+---@field timeout? integer seconds a request may take (default 60)
+---@field protocol? string
+---@field exposure? "direct"|"deferred"|"hidden"
+---@field tool_exposure? table<string, "direct"|"deferred"|"hidden"> by tool name or `*` pattern
+
+---Adds an MCP server for this session, with the fields of a `.mcp.json` entry; a configured
+---server of the same name wins (`added = false`, with a notice).
+---@param server mypi.McpServerDef
+---@return {added: boolean, configured_in?: string}
+function Mcp.add_server(server) end
+
 ---What `api.builtin_tool(name)` returns.
 ---@class mypi.BuiltinTool
 ---@field name string

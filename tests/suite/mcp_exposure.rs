@@ -175,3 +175,55 @@ fn searching_then_calling_costs_one_more_model_turn() {
     let searched = turns(&dir, &cfg, &[search, call("mcp__big__echo"), done]);
     assert_eq!((direct, searched), (2, 3));
 }
+
+const ADD: &str = r#"
+api.tool{
+  name = "addsrv", description = "adds a server",
+  execute = function()
+    local a = api.mcp.add_server{ name = "added", command = "python3", args = { FAKE, "normal" },
+      exposure = "deferred" }
+    local b = api.mcp.add_server{ name = "small", command = "nope" }
+    local r = api.mcp.call("added", "echo", { text = "via script" })
+    local x
+    for _, t in ipairs(api.mcp.tools("added")) do
+      if t.name == "echo" then x = t.exposure end
+    end
+    return tostring(a.added) .. " " .. tostring(b.added) .. " " .. r.text .. " " .. tostring(x)
+  end,
+}
+"#;
+
+#[test]
+fn a_script_adds_a_server_for_the_session_and_a_configured_one_wins() {
+    let dir = TestDir::new();
+    let cfg = config(&dir, json!({"small": stdio_entry(&dir, "normal", 20)}));
+    let fake = crate::common::mcp::fake_py().display().to_string();
+    let script = ADD.replace("FAKE", &format!("{fake:?}"));
+    dir.write(".agents/extensions/add.lua", &script);
+    let replies = [
+        json!({"tool_calls": [{"name": "addsrv", "arguments": {}}]}),
+        json!({"tool_calls": [{"name": "mcp__added__echo", "arguments": {"text": "by model"}}]}),
+        json!({"text": "done"}),
+    ];
+    let out = faux(&dir, &replies)
+        .arg("--mcp-config")
+        .arg(&cfg)
+        .args(["--no-session", "--json", "-p", "go"])
+        .run();
+    out.ok();
+    let results = tool_results(&out.stdout);
+    assert_eq!(
+        results[0]["content"],
+        "true false via script deferred",
+        "{}",
+        out.describe()
+    );
+    // A deferred tool named exactly by the model runs.
+    assert_eq!(results[1]["content"], "by model", "{}", out.describe());
+    assert!(
+        out.stdout
+            .contains("is not used: the server is configured in"),
+        "{}",
+        out.describe()
+    );
+}

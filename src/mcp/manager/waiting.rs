@@ -31,7 +31,7 @@ impl Manager {
     /// Waits up to `max` for the servers still connecting; returns the names of those that
     /// still are.
     pub async fn wait_connecting(&self, max: Duration) -> Vec<String> {
-        let waiting: Vec<&Arc<Entry>> = self.entries().iter().collect();
+        let waiting = self.entries();
         settle(&waiting, Instant::now() + max).await;
         names(self.entries().iter().filter(|e| connecting(e)))
     }
@@ -45,11 +45,8 @@ impl Manager {
     /// [`PROMPT_GRACE`] after the start. Returns those passed over that were not named before
     /// (each is named once).
     pub async fn settle_for_prompt(&self) -> Vec<String> {
-        let unknown: Vec<&Arc<Entry>> = self
-            .entries()
-            .iter()
-            .filter(|e| !e.cached.load(Ordering::Acquire) && connecting(e))
-            .collect();
+        let mut unknown = self.entries();
+        unknown.retain(|e| !e.cached.load(Ordering::Acquire) && connecting(e));
         if unknown.is_empty() {
             return Vec::new();
         }
@@ -57,7 +54,7 @@ impl Manager {
         settle(&unknown, started + PROMPT_GRACE).await;
         names(
             unknown
-                .into_iter()
+                .iter()
                 .filter(|e| connecting(e) && !e.passed_over.swap(true, Ordering::AcqRel)),
         )
     }
@@ -65,15 +62,14 @@ impl Manager {
     /// The servers still connecting whose tool or prompt could be called `name` (any of
     /// them for a resource tool: it comes with the first server that has resources).
     pub fn connecting_owners(&self, name: &str) -> Vec<String> {
-        names(self.owners(name).into_iter())
+        names(self.owners(name).iter())
     }
 
-    fn owners(&self, name: &str) -> Vec<&Arc<Entry>> {
+    fn owners(&self, name: &str) -> Vec<Arc<Entry>> {
         let resources = RESOURCE_TOOLS.contains(&name);
-        self.entries()
-            .iter()
-            .filter(|e| connecting(e) && (resources || Namer::could_name(&e.config.name, name)))
-            .collect()
+        let mut all = self.entries();
+        all.retain(|e| connecting(e) && (resources || Namer::could_name(&e.config.name, name)));
+        all
     }
 
     /// Waits (at most [`CONNECT_WAIT`], saying so) for the servers still connecting whose
@@ -86,11 +82,11 @@ impl Manager {
         }
         self.registry().notice(format!(
             "waiting for MCP server {} (still connecting; at most {} s) to call '{name}'",
-            names(owners.iter().copied()).join(", "),
+            names(owners.iter()).join(", "),
             CONNECT_WAIT.as_secs()
         ));
         settle(&owners, Instant::now() + CONNECT_WAIT).await;
-        let still = names(owners.into_iter().filter(|e| connecting(e)));
+        let still = names(owners.iter().filter(|e| connecting(e)));
         (!still.is_empty()).then(|| {
             format!(
                 "MCP server {} is still connecting after {} s; its tools are offered once it is \
@@ -120,7 +116,7 @@ fn names<'a>(entries: impl Iterator<Item = &'a Arc<Entry>>) -> Vec<String> {
 }
 
 /// Waits until none of `entries` is connecting, or `deadline`.
-async fn settle(entries: &[&Arc<Entry>], deadline: Instant) {
+async fn settle(entries: &[Arc<Entry>], deadline: Instant) {
     for entry in entries {
         let mut rx = entry.changed.subscribe();
         while connecting(entry) {
