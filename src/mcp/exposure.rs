@@ -41,8 +41,16 @@ impl Exposures {
             .flat_map(|s| &s.tools)
             .any(|t| Exposure::from_u8(t.slot.load(Ordering::Acquire)) == Exposure::Deferred);
         drop(servers);
+        if any_deferred {
+            self.offer_search(registry);
+        }
+    }
+
+    /// Registers `tool_search` in `registry`, unless it is there: some tool is deferred, or
+    /// will be (a server configured `deferred` still connecting).
+    pub fn offer_search(&self, registry: &Arc<ToolRegistry>) {
         let mut search = lock(&self.search);
-        if any_deferred && search.is_none() {
+        if search.is_none() {
             let tool = Arc::new(ToolSearch::new(Arc::downgrade(registry)));
             *search = Some(registry.register(Owner::new("mcp", 0), tool).handle);
         }

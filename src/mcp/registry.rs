@@ -60,6 +60,15 @@ impl Registry {
         (self.notice)(text);
     }
 
+    /// Offers `tool_search` before any tool is known when `config` defers some by itself.
+    pub fn expect(&self, config: &ServerConfig) {
+        let e = &config.exposure;
+        let deferred = Some(crate::tools::Exposure::Deferred);
+        if e.server == deferred || e.tools.values().any(|x| Some(*x) == deferred) {
+            self.exposures.offer_search(&self.tools);
+        }
+    }
+
     /// Sets what the tool registry waits for when a name is not there yet.
     pub fn set_late(&self, late: std::sync::Weak<dyn crate::tools::LateTools>) {
         self.tools.set_late(late);

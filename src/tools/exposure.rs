@@ -74,12 +74,14 @@ impl ToolRegistry {
     }
 
     /// The tools a request offers: the active direct ones sorted by name (`tool_search`
-    /// only while some active tool is deferred), then those of `found` that are deferred, in
-    /// `found`'s order. A name of `found` that is no deferred tool (any more) is skipped.
+    /// only while some active tool is deferred, or tools may still come: it is registered
+    /// when a server defers tools, or is configured to), then those of `found` that are
+    /// deferred, in `found`'s order. A name of `found` that is no deferred tool (any more) is
+    /// skipped.
     pub fn offered(&self, found: &[String]) -> Vec<Arc<ToolEntry>> {
         let active = self.active();
         let exposures: Vec<Exposure> = active.iter().map(|e| self.exposure_of(e)).collect();
-        let any_deferred = exposures.contains(&Exposure::Deferred);
+        let any_deferred = exposures.contains(&Exposure::Deferred) || self.late_pending();
         let mut out: Vec<Arc<ToolEntry>> = active
             .iter()
             .zip(&exposures)

@@ -90,6 +90,17 @@ pub trait LateTools: Send + Sync {
     /// A wait for whatever could still add the tool `name`, or `None` when nothing could.
     /// The wait ends with why the tool is still missing, if it may still come.
     fn wait_for<'a>(&'a self, name: &'a str) -> Option<BoxFuture<'a, Option<String>>>;
+
+    /// A wait for everything that could still add tools (a search looks at all of them), or
+    /// `None` when nothing could.
+    fn wait_all(&self) -> Option<BoxFuture<'_, ()>> {
+        None
+    }
+
+    /// Whether anything could still add tools.
+    fn pending(&self) -> bool {
+        false
+    }
 }
 
 /// A registered tool with its owner and compiled argument validator.
@@ -233,6 +244,28 @@ impl ToolRegistry {
         };
         let why = wait.await;
         self.callable(name).ok_or(why)
+    }
+
+    fn late(&self) -> Option<Arc<dyn LateTools>> {
+        self.late
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .and_then(Weak::upgrade)
+    }
+
+    /// Whether tools may still come (see [`LateTools::pending`]).
+    pub fn late_pending(&self) -> bool {
+        self.late().is_some_and(|l| l.pending())
+    }
+
+    /// Waits for whatever could still add tools (see [`LateTools::wait_all`]).
+    pub async fn settle_late(&self) {
+        let late = self.late();
+        let wait = late.as_ref().and_then(|l| l.wait_all());
+        if let Some(wait) = wait {
+            wait.await;
+        }
     }
 
     /// The tool a model most likely meant by a name no tool has: the same name with the

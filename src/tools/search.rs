@@ -154,12 +154,15 @@ fn own_name(name: &str) -> &str {
         .map_or(name, |(_, tool)| tool)
 }
 
-/// The `tool_search` tool of one registry.
+/// The index, and the registry generation it was built at.
+type Cache = Arc<Mutex<Option<(u64, Arc<Index>)>>>;
+
+/// The `tool_search` tool of one registry. A search waits for the servers still connecting
+/// (at most their connection wait): their tools may be the ones looked for.
 pub struct ToolSearch {
     spec: ToolSpec,
     registry: Weak<ToolRegistry>,
-    /// The index, and the registry generation it was built at.
-    index: Mutex<Option<(u64, Arc<Index>)>>,
+    index: Cache,
 }
 
 impl ToolSearch {
@@ -179,15 +182,27 @@ impl ToolSearch {
                 }, "required": ["query"]}),
             },
             registry,
-            index: Mutex::new(None),
+            index: Cache::default(),
         }
     }
 
     /// The index of the registry's tools as they are now (rebuilt after a registration or
     /// removal).
     pub fn index(&self, registry: &ToolRegistry) -> Arc<Index> {
+        index(&self.index, registry)
+    }
+
+    /// Answers `query`: the deferred tools that match, best first, at most `limit`.
+    pub fn answer(&self, registry: &ToolRegistry, query: &str, limit: usize) -> ToolOutput {
+        answer(&self.index, registry, query, limit)
+    }
+}
+
+/// The index `cache` holds of `registry`'s tools, rebuilt when they changed.
+fn index(cache: &Cache, registry: &ToolRegistry) -> Arc<Index> {
+    {
         let generation = registry.generation();
-        let mut slot = self.index.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = cache.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((g, index)) = slot.as_ref() {
             if *g == generation {
                 return index.clone();
@@ -198,10 +213,12 @@ impl ToolSearch {
         *slot = Some((generation, index.clone()));
         index
     }
+}
 
-    /// Answers `query`: the deferred tools that match, best first, at most `limit`.
-    pub fn answer(&self, registry: &ToolRegistry, query: &str, limit: usize) -> ToolOutput {
-        let index = self.index(registry);
+/// Answers `query` from `registry`'s deferred tools.
+fn answer(cache: &Cache, registry: &ToolRegistry, query: &str, limit: usize) -> ToolOutput {
+    {
+        let index = index(cache, registry);
         let keep = |e: &ToolEntry| {
             registry.exposure_of(e) == Exposure::Deferred && registry.is_active(&e.spec().name)
         };
@@ -272,11 +289,14 @@ impl Tool for ToolSearch {
         let limit = args["limit"]
             .as_u64()
             .map_or(DEFAULT_LIMIT, |n| (n as usize).clamp(1, MAX_LIMIT));
-        let out = match self.registry.upgrade() {
-            Some(registry) => self.answer(&registry, &query, limit),
-            None => ToolOutput::error("the tools are gone"),
-        };
-        Box::pin(async move { out })
+        let (registry, cache) = (self.registry.clone(), self.index.clone());
+        Box::pin(async move {
+            let Some(registry) = registry.upgrade() else {
+                return ToolOutput::error("the tools are gone");
+            };
+            registry.settle_late().await;
+            answer(&cache, &registry, &query, limit)
+        })
     }
 }
 

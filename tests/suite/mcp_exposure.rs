@@ -227,3 +227,38 @@ fn a_script_adds_a_server_for_the_session_and_a_configured_one_wins() {
         out.describe()
     );
 }
+
+#[test]
+fn a_search_waits_for_a_server_still_connecting() {
+    let dir = TestDir::new();
+    let fake = crate::common::mcp::fake_py().display().to_string();
+    let slow = format!("sleep 2; exec python3 '{fake}' normal");
+    let cfg = config(
+        &dir,
+        json!({"late": {"command": "sh", "args": ["-c", slow], "exposure": "deferred"}}),
+    );
+    let replies = [
+        json!({"tool_calls": [{"name": "tool_search", "arguments": {"query": "answers its text"}}]}),
+        json!({"text": "done"}),
+    ];
+    let out = faux(&dir, &replies)
+        .arg("--mcp-config")
+        .arg(&cfg)
+        .args(["--no-session", "--json", "-p", "go"])
+        .run();
+    out.ok();
+    // Configured deferred: the search is offered before the server is ready.
+    let session: Value = serde_json::from_str(out.stdout.lines().next().unwrap_or("")).unwrap();
+    assert!(
+        session["tools"].to_string().contains("\"tool_search\""),
+        "{}",
+        out.describe()
+    );
+    let results = tool_results(&out.stdout);
+    let found = results[0]["content"].as_str().unwrap_or("");
+    assert!(
+        found.contains("mcp__late__echo (server late)"),
+        "{}",
+        out.describe()
+    );
+}

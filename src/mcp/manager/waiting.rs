@@ -66,7 +66,8 @@ impl Manager {
     }
 
     fn owners(&self, name: &str) -> Vec<Arc<Entry>> {
-        let resources = RESOURCE_TOOLS.contains(&name);
+        // Any server may bring a resource tool, or deferred tools and with them the search.
+        let resources = RESOURCE_TOOLS.contains(&name) || name == crate::tools::SEARCH_TOOL;
         let mut all = self.entries();
         all.retain(|e| connecting(e) && (resources || Namer::could_name(&e.config.name, name)));
         all
@@ -104,6 +105,19 @@ impl LateTools for Manager {
             return None;
         }
         Some(Box::pin(self.wait_for_name(name)))
+    }
+
+    fn pending(&self) -> bool {
+        self.any_connecting()
+    }
+
+    fn wait_all(&self) -> Option<BoxFuture<'_, ()>> {
+        if !self.any_connecting() {
+            return None;
+        }
+        Some(Box::pin(async move {
+            self.wait_connecting(CONNECT_WAIT).await;
+        }))
     }
 }
 
