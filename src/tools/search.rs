@@ -301,7 +301,8 @@ impl Tool for ToolSearch {
 }
 
 /// Adds to `found` (once each, in order) the tools `messages` found: the names in the
-/// `details` of `tool_search` results, and the name of every other tool result (a deferred
+/// `details` of `tool_search` results (or, in a resumed session, whose messages come without
+/// details, the names their text lists), and the name of every other tool result (a deferred
 /// tool the model called by its exact name counts as found).
 pub fn found_in(messages: &[Message], found: &mut Vec<String>) {
     for m in messages.iter().filter(|m| m.role == Role::Tool) {
@@ -312,11 +313,26 @@ pub fn found_in(messages: &[Message], found: &mut Vec<String>) {
             add(found, name);
             continue;
         }
-        let names = m.details.as_ref().and_then(|d| d["found"].as_array());
-        for n in names.into_iter().flatten().filter_map(Value::as_str) {
-            add(found, n);
+        match m.details.as_ref().and_then(|d| d["found"].as_array()) {
+            Some(names) => names
+                .iter()
+                .filter_map(Value::as_str)
+                .for_each(|n| add(found, n)),
+            // A resumed session's messages come without details: the names are in the text.
+            None => listed(&m.content).for_each(|n| add(found, n)),
         }
     }
+}
+
+/// The tool names a `tool_search` result lists (its `- NAME (server S): ...` lines).
+fn listed(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().filter_map(|l| {
+        let rest = l.strip_prefix("- ")?;
+        let end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        (end > 0).then(|| &rest[..end])
+    })
 }
 
 fn add(found: &mut Vec<String>, name: &str) {
@@ -328,6 +344,24 @@ fn add(found: &mut Vec<String>, name: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn found_names_come_from_details_or_the_text() {
+        let call = crate::vocab::protocol::ToolCall {
+            id: "1".into(),
+            name: SEARCH_TOOL.into(),
+            arguments: json!({}),
+            invalid_arguments: None,
+        };
+        let text = "2 tools found; ...:\n- mcp__a__x (server a): X.\n- y: Y.";
+        let mut m = Message::tool_result(&call, &ToolOutput::ok(text));
+        let mut found = vec!["y".to_string()];
+        found_in(std::slice::from_ref(&m), &mut found);
+        assert_eq!(found, ["y", "mcp__a__x"]);
+        m.details = Some(json!({"found": ["z"]}));
+        found_in(&[m], &mut found);
+        assert_eq!(found, ["y", "mcp__a__x", "z"]);
+    }
 
     #[test]
     fn tokens_split_snake_camel_and_plurals() {

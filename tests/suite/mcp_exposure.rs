@@ -262,3 +262,33 @@ fn a_search_waits_for_a_server_still_connecting() {
         out.describe()
     );
 }
+
+#[test]
+fn found_tools_stay_found_in_a_resumed_session() {
+    let dir = TestDir::new();
+    let cfg = servers(&dir, json!({}));
+    let search = json!({"query": "answers its text", "limit": 1});
+    let first = FakeOpenAi::with_replies(vec![
+        Reply::tool_calls([("c1", "tool_search", search)]),
+        Reply::text("found"),
+    ]);
+    let run = |fake: &FakeOpenAi, extra: &[&str]| {
+        let out = Mypi::new(&dir)
+            .openai(fake)
+            .arg("--mcp-config")
+            .arg(&cfg)
+            .args(extra)
+            .args(["-p", "go"])
+            .run();
+        out.ok();
+    };
+    run(&first, &[]);
+    let second = FakeOpenAi::with_replies(vec![Reply::text("again")]);
+    run(&second, &["-c"]);
+    let names = tool_names(&second.requests()[0]);
+    assert_eq!(
+        names.last().map(String::as_str),
+        Some("mcp__big__echo"),
+        "{names:?}"
+    );
+}
