@@ -186,8 +186,8 @@ fn search_latency() {
             let took = start.elapsed();
             if round > 0 {
                 times.push(took);
+                hits += usize::from(out.details.is_some());
             }
-            hits += usize::from(out.details.is_some());
         }
     }
     let p90 = {
