@@ -242,9 +242,7 @@ pub struct Config {
     pub mcp_off: Option<String>,
     /// Characters of the skills list in each request (`[skills] budget`, default 16000).
     pub skills_budget: usize,
-    /// How many MCP tools, and bytes of their definitions, are offered directly before the
-    /// largest servers with no exposure setting are deferred (`[mcp] direct_tools`, default
-    /// 40, and `direct_kb`, default 20).
+    /// MCP tools and bytes offered directly before servers are deferred (`[mcp] direct_*`).
     pub mcp_direct: (usize, usize),
 }
 
