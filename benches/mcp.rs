@@ -269,6 +269,7 @@ fn entry(server: &Server) -> ServerConfig {
         enabled: true,
         timeout: Duration::from_secs(30),
         protocol: None,
+        exposure: Default::default(),
         source: "bench".into(),
         oauth: Default::default(),
     }

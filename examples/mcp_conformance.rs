@@ -95,6 +95,7 @@ async fn connect(
         enabled: true,
         timeout: Duration::from_secs(20),
         protocol,
+        exposure: Default::default(),
         source: "conformance".into(),
         oauth,
     };

@@ -78,6 +78,7 @@ impl Agent {
         let results: Vec<Message> = batch.results.into_iter().flatten().collect();
         // The calls ran: the conversation has their results even if the file could not.
         self.messages.extend(results.iter().cloned());
+        crate::tools::search::found_in(&results, &mut self.found);
         batch.stored?;
         Ok(results)
     }
@@ -167,7 +168,9 @@ impl Agent {
         match why {
             Some(why) => format!("tool '{name}' is not available yet: {why}"),
             None => {
-                let names: Vec<String> = self.tools.specs().into_iter().map(|s| s.name).collect();
+                let names: Vec<String> = (self.tools.offered_specs(&self.found).into_iter())
+                    .map(|s| s.name)
+                    .collect();
                 let near = names
                     .iter()
                     .map(|n| (crate::vocab::text::edit_distance(n, name), n))

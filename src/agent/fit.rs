@@ -95,7 +95,7 @@ impl Agent {
             _ => {
                 let tools: usize = self
                     .tools
-                    .specs()
+                    .offered_specs(&self.found)
                     .iter()
                     .map(|s| s.name.len() + s.description.len() + s.parameters.to_string().len())
                     .sum();

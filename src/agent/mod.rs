@@ -99,11 +99,18 @@ pub struct Agent {
     /// Images for the next user message (an editor's prompt): the run that records it takes
     /// them; [`Agent::prompt`] drops what no run took (a handler blocked the prompt).
     pub images: Vec<crate::vocab::protocol::Image>,
+    /// The tools the conversation found (`tool_search` results, tools called), in order:
+    /// the deferred ones among them are offered after the direct ones. Derived from the
+    /// messages when a conversation is taken up (so it survives a resume), then kept across
+    /// compactions.
+    found: Vec<String>,
 }
 
 impl Agent {
     pub fn new(parts: AgentParts) -> Self {
         let usage = total_usage(&parts.messages);
+        let mut found = Vec::new();
+        crate::tools::search::found_in(&parts.messages, &mut found);
         Agent {
             provider: parts.provider,
             tools: parts.tools,
@@ -123,6 +130,7 @@ impl Agent {
             skills: None,
             sections: Vec::new(),
             images: Vec::new(),
+            found,
         }
     }
 
@@ -172,6 +180,11 @@ impl Agent {
         &self.tools
     }
 
+    /// The tools the conversation found so far (see `tool_search`), in order.
+    pub fn found_tools(&self) -> &[String] {
+        &self.found
+    }
+
     pub fn cwd(&self) -> &PathBuf {
         &self.cwd
     }
@@ -186,6 +199,8 @@ impl Agent {
         self.usage = total_usage(&messages);
         self.last_context = None;
         self.session = session;
+        self.found.clear();
+        crate::tools::search::found_in(&messages, &mut self.found);
         self.messages = messages;
     }
 

@@ -290,7 +290,7 @@ impl Agent {
             model: self.provider.model().to_string(),
             system_prompt: system_prompt.to_string(),
             messages,
-            tools: self.tools.specs(),
+            tools: self.tools.offered_specs(&self.found),
             max_tokens: None,
             cache_key: Some(ctx.session_id.clone()).filter(|id| !id.is_empty()),
         };

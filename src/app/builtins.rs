@@ -59,7 +59,19 @@ impl App {
 
     fn tools_text(&self) -> String {
         let mut out = String::from("Tools:\n");
-        let active = self.tools.active();
+        let mut active = self.tools.active();
+        let mut held = [0usize; 2];
+        active.retain(|e| match self.tools.exposure_of(e) {
+            crate::tools::Exposure::Direct => true,
+            crate::tools::Exposure::Deferred => {
+                held[0] += 1;
+                false
+            }
+            crate::tools::Exposure::Hidden => {
+                held[1] += 1;
+                false
+            }
+        });
         let width = active
             .iter()
             .map(|e| e.spec().name.len())
@@ -73,6 +85,12 @@ impl App {
                 out.push_str(&format!(" [{}]", entry.owner));
             }
             out.push('\n');
+        }
+        if held != [0, 0] {
+            out.push_str(&format!(
+                "  (and {} deferred, found through tool_search, and {} hidden)",
+                held[0], held[1]
+            ));
         }
         out.trim_end().to_string()
     }

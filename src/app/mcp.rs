@@ -46,14 +46,16 @@ impl McpService for McpSlot {
 
 impl App {
     /// Reads the MCP files and starts connecting every enabled server; returns at once.
-    /// Problems with the files are notices; the other servers still start.
+    /// Problems with the files are notices; the other servers still start. Unless MCP is off,
+    /// the manager is made even with no server, for those scripts add (`api.mcp.add_server`).
     pub fn start_mcp(&mut self) {
         if let Some(by) = &self.config.mcp_off {
             let _ = self.scripts_mcp.off.set(turned_off(by));
         }
         let given = std::mem::take(&mut self.given_mcp);
         let off = self.config.mcp_off.is_some();
-        if (self.config.mcp_files.is_empty() && (given.is_empty() || off)) || self.mcp.is_some() {
+        // On with no server configured, the manager is still made: scripts may add servers.
+        if off || self.mcp.is_some() {
             return;
         }
         let project = self.config.project_mcp.as_deref();
@@ -70,11 +72,10 @@ impl App {
         for p in &servers.problems {
             notice(format!("MCP config: {p}"));
         }
-        if servers.servers.is_empty() {
-            return;
-        }
         let hooks = self.mcp_hooks();
         let registry = Registry::new(self.tools.clone(), self.commands.clone(), notice);
+        let (tools, bytes) = self.config.mcp_direct;
+        (registry.exposures).set_budget(crate::mcp::exposure::Budget { tools, bytes });
         let manager = Manager::new(servers.servers, self.config.cwd.clone(), hooks, registry);
         if let Some(home) = &self.config.home {
             manager.use_cache(cache_dir(home));
@@ -184,6 +185,7 @@ impl App {
         };
         let mut words = args.split_whitespace();
         match (words.next(), words.next()) {
+            (None, _) if m.entries().is_empty() => Ok(NONE_CONFIGURED.into()),
             (None, _) => {
                 // One look is all print mode gets: let the servers settle first.
                 if self.config.mode != crate::config::Mode::Repl {
@@ -241,11 +243,17 @@ pub fn status_text(status: &[Value]) -> String {
                 let count = |key: &str, noun: &str| {
                     crate::vocab::text::plural(s[key].as_u64().unwrap_or(0), noun)
                 };
+                let mut tools = count("tools", "tool");
+                for kind in ["deferred", "hidden"] {
+                    let n = s[kind].as_u64().unwrap_or(0);
+                    if n > 0 {
+                        tools.push_str(&format!(" ({n} {kind})"));
+                    }
+                }
                 format!(
-                    "{name}: connected ({}, protocol {}, {}, {}, {})",
+                    "{name}: connected ({}, protocol {}, {tools}, {}, {})",
                     s["transport"].as_str().unwrap_or(""),
                     s["protocol"].as_str().unwrap_or(""),
-                    count("tools", "tool"),
                     count("resources", "resource"),
                     count("prompts", "prompt")
                 )

@@ -19,6 +19,8 @@ pub(super) struct Limits {
     pub context_window: Option<u64>,
     /// Characters of the skills list in the system prompt (`MYPI_SKILLS_BUDGET`).
     pub skills_budget: usize,
+    /// The MCP tools offered directly before servers are deferred: (tools, bytes).
+    pub mcp_direct: (usize, usize),
 }
 
 /// Resolves the limits from `cli` and the variables `var` gives.
@@ -61,6 +63,10 @@ pub(super) fn limits(
         ext_value_bytes: mib(count(var, "MYPI_EXT_VALUE_MB", 16)?),
         context_window,
         skills_budget: count(var, "MYPI_SKILLS_BUDGET", 16_000)? as usize,
+        mcp_direct: (
+            count(var, "MYPI_MCP_DIRECT_TOOLS", 40)? as usize,
+            count(var, "MYPI_MCP_DIRECT_KB", 20)? as usize * 1024,
+        ),
     })
 }
 

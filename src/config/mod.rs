@@ -237,11 +237,12 @@ pub struct Config {
     /// The project's `.mcp.json` when it is among [`Config::mcp_files`] (it starts processes,
     /// so it is read only in a trusted project).
     pub project_mcp: Option<PathBuf>,
-    /// What turned MCP off, as the user would name it (`--no-mcp`, `MYPI_MCP=0`, or the
-    /// config file line of `[mcp] enabled = false`); `None` while MCP is on.
+    /// What turned MCP off, as the user names it (`--no-mcp`, `MYPI_MCP=0`, a file's line).
     pub mcp_off: Option<String>,
     /// Characters of the skills list in each request (`[skills] budget`, default 16000).
     pub skills_budget: usize,
+    /// MCP tools and bytes offered directly before servers are deferred (`[mcp] direct_*`).
+    pub mcp_direct: (usize, usize),
 }
 
 impl Config {
@@ -290,6 +291,7 @@ impl Config {
             sessions,
             context_window: limits.context_window,
             skills_budget: limits.skills_budget,
+            mcp_direct: limits.mcp_direct,
             mcp_files,
             project_mcp,
             mcp_off,

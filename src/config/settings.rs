@@ -89,6 +89,8 @@ pub const KEYS: &[Key] = &[
     key("queue.max", Ty::Count, "MYPI_QUEUE_MAX", "100"),
     key("queue.max_follow_ups", Ty::Count, "MYPI_MAX_FOLLOW_UPS", "10"),
     key("mcp.enabled", Ty::Bool, "MYPI_MCP", "true"),
+    key("mcp.direct_tools", Ty::Count, "MYPI_MCP_DIRECT_TOOLS", "40"),
+    key("mcp.direct_kb", Ty::Count, "MYPI_MCP_DIRECT_KB", "20"),
     key("skills.budget", Ty::Count, "MYPI_SKILLS_BUDGET", "16000"),
     key("sessions.dir", Ty::Str, "MYPI_SESSIONS_DIR", "(~/.agents/sessions/<project-folder-slug>; \"project\": .agents/sessions in the project)"),
     trust("trust.folders"),

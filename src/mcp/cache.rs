@@ -150,6 +150,7 @@ mod tests {
             enabled: true,
             timeout: std::time::Duration::from_secs(1),
             protocol: None,
+            exposure: Default::default(),
             source: PathBuf::from("x"),
             oauth: Default::default(),
         }

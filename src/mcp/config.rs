@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+pub mod exposure;
 pub mod oauth;
 mod secrets;
 use secrets::withhold_secrets;
@@ -46,6 +47,8 @@ pub struct ServerConfig {
     /// The protocol generation to speak (`protocol`): `None` / `"2025-11-25"` = initialize,
     /// `"2026-07-28"` = stateless with `server/discover`, `"auto"` = try that first.
     pub protocol: Option<String>,
+    /// `exposure` and `toolExposure`: how its tools reach the model ([`exposure`]).
+    pub exposure: exposure::ExposureConfig,
     /// The file it came from.
     pub source: PathBuf,
     /// How mypi signs in to an HTTP server behind OAuth (the entry's `oauth`).
@@ -315,6 +318,7 @@ fn server(
         enabled,
         timeout,
         protocol,
+        exposure: exposure::parse(fields)?,
         source: file.to_path_buf(),
         oauth,
     })

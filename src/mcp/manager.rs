@@ -20,6 +20,7 @@ use super::registry::Registry;
 use super::reports::Hooks;
 use waiting::CONNECT_WAIT;
 
+mod adding;
 pub mod waiting;
 use super::McpError;
 
@@ -55,6 +56,24 @@ pub struct Entry {
 }
 
 impl Entry {
+    fn new(config: ServerConfig) -> Arc<Entry> {
+        let state = if config.enabled {
+            State::Connecting
+        } else {
+            State::Disabled
+        };
+        Arc::new(Entry {
+            config,
+            state: Mutex::new(state),
+            changed: watch::channel(0).0,
+            restarted: AtomicBool::new(false),
+            cached: AtomicBool::new(false),
+            passed_over: AtomicBool::new(false),
+            waited_for: AtomicBool::new(false),
+            wait_until: std::sync::OnceLock::new(),
+        })
+    }
+
     pub fn state(&self) -> State {
         self.state.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
@@ -67,7 +86,8 @@ impl Entry {
 
 /// Every MCP server of the session.
 pub struct Manager {
-    entries: Vec<Arc<Entry>>,
+    /// The configured servers, then those scripts added (`adding.rs`).
+    entries: std::sync::RwLock<Vec<Arc<Entry>>>,
     cwd: std::path::PathBuf,
     hooks: Hooks,
     registry: Registry,
@@ -93,26 +113,7 @@ impl Manager {
         ));
         Arc::new_cyclic(|weak| Manager {
             namer,
-            entries: servers
-                .into_iter()
-                .map(|config| {
-                    let state = if config.enabled {
-                        State::Connecting
-                    } else {
-                        State::Disabled
-                    };
-                    Arc::new(Entry {
-                        config,
-                        state: Mutex::new(state),
-                        changed: watch::channel(0).0,
-                        restarted: AtomicBool::new(false),
-                        cached: AtomicBool::new(false),
-                        passed_over: AtomicBool::new(false),
-                        waited_for: AtomicBool::new(false),
-                        wait_until: std::sync::OnceLock::new(),
-                    })
-                })
-                .collect(),
+            entries: std::sync::RwLock::new(servers.into_iter().map(Entry::new).collect()),
             cwd,
             hooks,
             registry,
@@ -134,7 +135,8 @@ impl Manager {
         let _ = self.started.set(tokio::time::Instant::now());
         let late: Weak<dyn crate::tools::LateTools> = self.weak.clone();
         self.registry.set_late(late);
-        for entry in self.entries.iter().filter(|e| e.config.enabled) {
+        for entry in self.entries().into_iter().filter(|e| e.config.enabled) {
+            self.registry.expect(&entry.config);
             if let Some(cached) = self.cache.get().and_then(|d| cache::load(d, &entry.config)) {
                 self.registry.install_lists(
                     self,
@@ -144,7 +146,7 @@ impl Manager {
                 );
                 entry.cached.store(true, Ordering::Release);
             }
-            self.spawn_connect(entry.clone());
+            self.spawn_connect(entry);
         }
     }
 
@@ -153,8 +155,17 @@ impl Manager {
         self.started.get().copied()
     }
 
-    pub fn entries(&self) -> &[Arc<Entry>] {
-        &self.entries
+    /// Every server, in order (a copy: scripts may add servers meanwhile).
+    pub fn entries(&self) -> Vec<Arc<Entry>> {
+        self.entries
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// How `server`'s tool `tool` reaches the model, once its tools are registered.
+    pub fn exposure_of(&self, server: &str, tool: &str) -> Option<crate::tools::Exposure> {
+        (self.registry.exposures).of(&super::config::key(server), tool)
     }
 
     /// A weak reference for what the manager registers (tools hold it, not the manager).
@@ -270,16 +281,13 @@ impl Manager {
 
     /// The entry named `server` (`-` and `_` the same).
     pub fn entry(&self, server: &str) -> Result<Arc<Entry>, McpError> {
-        self.entries
+        let entries = self.entries();
+        entries
             .iter()
             .find(|e| super::config::same_server(&e.config.name, server))
             .cloned()
             .ok_or_else(|| {
-                let names: Vec<&str> = self
-                    .entries
-                    .iter()
-                    .map(|e| e.config.name.as_str())
-                    .collect();
+                let names: Vec<&str> = entries.iter().map(|e| e.config.name.as_str()).collect();
                 McpError::NoServer {
                     name: server.to_string(),
                     known: if names.is_empty() {
@@ -445,8 +453,9 @@ impl Manager {
     /// each process group is killed (see [`Conn::close`]). (`process::kill_all` covers the
     /// exit paths that cannot wait for this.)
     pub async fn shutdown(&self) {
+        let entries = self.entries();
         let mut closing = Vec::new();
-        for entry in &self.entries {
+        for entry in &entries {
             if let State::Connected(c) = entry.state() {
                 closing.push(async move { self.close(entry, &c).await });
             }
@@ -466,8 +475,21 @@ impl Manager {
 
     /// Every server's state, as `/mcp`, `mypi mcp list` and `api.mcp.servers()` show it.
     pub fn status(&self) -> Vec<Value> {
-        self.entries.iter().map(|e| status_of(e)).collect()
+        let entries = self.entries();
+        let mut all: Vec<Value> = entries.iter().map(|e| status_of(e)).collect();
+        for (v, e) in all.iter_mut().zip(&entries) {
+            if v["state"] == "connected" {
+                let [_, deferred, hidden] = self.registry.exposures.counts(&key_of(e));
+                v["deferred"] = json!(deferred);
+                v["hidden"] = json!(hidden);
+            }
+        }
+        all
     }
+}
+
+fn key_of(e: &Entry) -> String {
+    super::config::key(&e.config.name)
 }
 
 /// Why a server that was connected is not any more.

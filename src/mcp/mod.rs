@@ -11,7 +11,8 @@
 //!   messages, with a short way for tool-call answers); `noticing`:
 //!   counts tool-list changes as they arrive, so a call's answer can wait for the re-list,
 //!   and hands progress notifications to `progress` in order with the answers;
-//! - [`registry`]: the tools and commands a server adds, with handles; [`cache`]: the lists
+//! - [`registry`]: the tools and commands a server adds, with handles; [`exposure`]: which
+//!   of them are offered directly, deferred to `tool_search` or hidden; [`cache`]: the lists
 //!   of the last connection, offered while a server starts; `waiting`: how long a prompt or a
 //!   call waits for a server still connecting;
 //! - [`script`]: `api.mcp.*` on the host side (script calls pass the tool hooks too);
@@ -26,12 +27,14 @@ mod connect;
 pub mod content;
 mod deadline;
 mod decode;
+pub mod exposure;
 pub mod handler;
 mod instructions;
 pub mod manager;
 pub mod naming;
 mod noticing;
 mod progress;
+mod prompts;
 pub mod registry;
 pub mod reports;
 pub mod script;

@@ -2,19 +2,21 @@
 //! a failed server really goes: each server tool as the agent tool `mcp__<server>__<tool>`
 //! (description and JSON Schema as the server gave them), each server prompt as the command
 //! `/mcp__<server>__<prompt>`, and, once any server has resources, the tools
-//! `list_mcp_resources`, `list_mcp_resource_templates` and `read_mcp_resource`.
+//! `list_mcp_resources`, `list_mcp_resource_templates` and `read_mcp_resource`. Each tool's
+//! exposure (direct, deferred, hidden) is planned before it is registered (`exposure`).
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use futures_util::future::BoxFuture;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::config::ServerConfig;
 use super::conn::Conn;
 use super::content;
 use super::manager::{Manager, State};
+pub use super::prompts::{prompt_args, prompt_text};
 use crate::commands::{Action, CommandError, CommandHandler, CommandTable};
 use crate::hooks::NoticeFn;
 use crate::tools::{Tool, ToolContext, ToolRegistry};
@@ -32,6 +34,8 @@ pub struct Registry {
     /// The tool schemas already said to be uncompilable (server key, tool, schema): one
     /// notice each, not one per install (cache, connect, re-list).
     bad_schemas: Mutex<HashSet<(String, String, String)>>,
+    /// How each server's tools reach the model.
+    pub exposures: super::exposure::Exposures,
 }
 
 fn owner(server: &str) -> Owner {
@@ -47,12 +51,22 @@ impl Registry {
             handles: Mutex::default(),
             resource_tools: Mutex::default(),
             bad_schemas: Mutex::default(),
+            exposures: Default::default(),
         }
     }
 
     /// Tells the user `text`.
     pub fn notice(&self, text: String) {
         (self.notice)(text);
+    }
+
+    /// Offers `tool_search` before any tool is known when `config` defers some by itself.
+    pub fn expect(&self, config: &ServerConfig) {
+        let e = &config.exposure;
+        let deferred = Some(crate::tools::Exposure::Deferred);
+        if e.server == deferred || e.tools.values().any(|x| Some(*x) == deferred) {
+            self.exposures.offer_search(&self.tools);
+        }
     }
 
     /// Sets what the tool registry waits for when a name is not there yet.
@@ -88,8 +102,18 @@ impl Registry {
             .map(|t| t["name"].as_str().unwrap_or(""))
             .collect();
         let agent_names = m.namer().names(&config.name, &names);
-        for (tool, agent_name) in lists.tools.iter().zip(agent_names) {
-            let t = McpTool::new(&config.name, tool, agent_name, weak.clone());
+        let tools: Vec<McpTool> = (lists.tools.iter().zip(agent_names))
+            .map(|(tool, agent_name)| McpTool::new(&config.name, tool, agent_name, weak.clone()))
+            .collect();
+        // Planned before they are registered: a request never offers them all meanwhile.
+        let planned = tools.iter().map(McpTool::planned).collect();
+        let planned = super::exposure::ServerTools {
+            config: config.exposure.clone(),
+            tools: planned,
+        };
+        let key = super::config::key(&config.name);
+        self.exposures.update(&key, Some(planned), &self.tools);
+        for t in tools {
             if !t.prevalidate {
                 self.bad_schema(&config.name, &t);
             }
@@ -133,11 +157,13 @@ impl Registry {
 
     /// Removes everything `server` registered.
     pub fn uninstall(&self, server: &str) {
-        if let Some(handles) = self.lock().remove(&super::config::key(server)) {
+        let key = super::config::key(server);
+        if let Some(handles) = self.lock().remove(&key) {
             for h in handles {
                 h.remove();
             }
         }
+        self.exposures.update(&key, None, &self.tools);
     }
 
     /// Re-lists what a server said changed and registers the new lists.
@@ -225,6 +251,8 @@ struct McpTool {
     hints: Option<Value>,
     prevalidate: bool,
     manager: Weak<Manager>,
+    /// Its exposure, as `exposure::plan` decides it.
+    exposure: Arc<AtomicU8>,
 }
 
 impl McpTool {
@@ -245,6 +273,16 @@ impl McpTool {
             hints: tool.get("annotations").filter(|a| a.is_object()).cloned(),
             prevalidate,
             manager,
+            exposure: Arc::default(),
+        }
+    }
+
+    /// The tool as the exposure plan sees it.
+    fn planned(&self) -> super::exposure::Planned {
+        super::exposure::Planned {
+            tool: self.tool.clone(),
+            bytes: serde_json::to_string(&self.spec).map_or(0, |s| s.len()),
+            slot: self.exposure.clone(),
         }
     }
 }
@@ -264,6 +302,14 @@ impl Tool for McpTool {
 
     fn prevalidate(&self) -> bool {
         self.prevalidate
+    }
+
+    fn exposure(&self) -> crate::tools::Exposure {
+        crate::tools::Exposure::from_u8(self.exposure.load(Ordering::Acquire))
+    }
+
+    fn server(&self) -> Option<&str> {
+        Some(&self.server)
     }
 
     fn call(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
@@ -393,7 +439,7 @@ async fn listing(m: &Manager, server: Option<&str>, templates: bool) -> ToolOutp
         }
         let conn = match e.state() {
             State::Connected(c) => c,
-            State::Connecting => match m.conn_of(e).await {
+            State::Connecting => match m.conn_of(&e).await {
                 Ok(c) => c,
                 Err(_) => continue,
             },
@@ -423,85 +469,6 @@ struct PromptCommand {
     manager: Weak<Manager>,
 }
 
-/// Maps `a b` (by position) or `x=1 y=2` (by name) onto the prompt's arguments.
-pub fn prompt_args(prompt: &Value, text: &str) -> Result<Map<String, Value>, String> {
-    let declared: Vec<(String, bool)> = prompt["arguments"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|x| {
-                    (
-                        x["name"].as_str().unwrap_or("").to_string(),
-                        x["required"].as_bool().unwrap_or(false),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let mut map = Map::new();
-    let mut position = 0;
-    for word in text.split_whitespace() {
-        match word.split_once('=') {
-            Some((k, v)) if declared.iter().any(|(n, _)| n == k) => {
-                map.insert(k.to_string(), json!(v));
-            }
-            _ => {
-                let Some((name, _)) = declared.get(position) else {
-                    return Err(format!(
-                        "too many arguments; it takes: {}",
-                        arg_list(&declared)
-                    ));
-                };
-                position += 1;
-                let slot = map.entry(name.clone()).or_insert(json!(""));
-                let joined = format!("{} {word}", slot.as_str().unwrap_or(""))
-                    .trim()
-                    .to_string();
-                *slot = json!(joined);
-            }
-        }
-    }
-    for (name, required) in &declared {
-        if *required && !map.contains_key(name) {
-            return Err(format!(
-                "missing argument '{name}'; it takes: {}",
-                arg_list(&declared)
-            ));
-        }
-    }
-    Ok(map)
-}
-
-fn arg_list(declared: &[(String, bool)]) -> String {
-    if declared.is_empty() {
-        return "no arguments".into();
-    }
-    declared
-        .iter()
-        .map(|(n, r)| if *r { n.clone() } else { format!("[{n}]") })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// A `prompts/get` result as the text of one user message.
-pub fn prompt_text(result: &Value) -> String {
-    let mut parts = Vec::new();
-    for m in result["messages"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-    {
-        let c = &m["content"];
-        let blocks: Vec<Value> = match c {
-            Value::Array(a) => a.clone(),
-            other => vec![other.clone()],
-        };
-        let text = content::tool_output("prompt", &json!({"content": blocks})).content;
-        parts.push(text);
-    }
-    parts.join("\n\n")
-}
-
 impl CommandHandler for PromptCommand {
     fn call(
         &self,
@@ -526,41 +493,5 @@ impl CommandHandler for PromptCommand {
                 .map_err(|e| CommandError(format!("mcp server '{server}': {e}")))?;
             Ok(prompt_text(&r))
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn prompt_arguments_by_position_and_name() {
-        let p = json!({"name": "p", "arguments": [
-            {"name": "city", "required": true}, {"name": "state"}
-        ]});
-        assert_eq!(
-            prompt_args(&p, "Paris").unwrap(),
-            json!({"city": "Paris"}).as_object().unwrap().clone()
-        );
-        assert_eq!(
-            prompt_args(&p, "state=TX city=Austin").unwrap(),
-            json!({"city": "Austin", "state": "TX"})
-                .as_object()
-                .unwrap()
-                .clone()
-        );
-        assert!(prompt_args(&p, "")
-            .unwrap_err()
-            .contains("missing argument 'city'"));
-        assert!(prompt_args(&p, "a b c").unwrap_err().contains("too many"));
-    }
-
-    #[test]
-    fn prompt_messages_become_one_text() {
-        let r = json!({"messages": [
-            {"role": "user", "content": {"type": "text", "text": "hello"}},
-            {"role": "user", "content": {"type": "text", "text": "world"}}
-        ]});
-        assert_eq!(prompt_text(&r), "hello\n\nworld");
     }
 }

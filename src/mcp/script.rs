@@ -48,24 +48,29 @@ pub async fn serve(
 ) -> Result<Value, String> {
     let fail = |e: super::McpError| e.to_string();
     match request {
+        Request::Servers if manager.entries().is_empty() => Err(NONE.into()),
         Request::Servers => Ok(Value::Array(manager.status())),
+        Request::AddServer { name, entry } => manager.add_server(&name, entry, extension),
         Request::Tools { server } => {
             let entry = manager.entry(&server).map_err(fail)?;
             let conn = manager.conn_of(&entry).await.map_err(fail)?;
             conn.tools_settled(super::conn::SETTLE_MAX).await;
+            let one = |(t, agent): (Value, String)| {
+                let name = t["name"].as_str().unwrap_or("");
+                let exposure = manager.exposure_of(&entry.config.name, name);
+                let annotations = t.get("annotations").cloned().unwrap_or(json!({}));
+                json!({
+                    "name": name,
+                    "title": t.get("title").or(annotations.get("title")).cloned().unwrap_or(Value::Null),
+                    "description": t.get("description").cloned().unwrap_or(json!("")),
+                    "input_schema": t.get("inputSchema").cloned().unwrap_or(json!({})),
+                    "annotations": annotations,
+                    "agent_name": agent,
+                    "exposure": exposure.unwrap_or_default().as_str(),
+                })
+            };
             Ok(Value::Array(
-                conn.named_tools()
-                    .into_iter()
-                    .map(|(t, agent)| {
-                        json!({
-                            "name": t["name"],
-                            "description": t.get("description").cloned().unwrap_or(json!("")),
-                            "input_schema": t.get("inputSchema").cloned().unwrap_or(json!({})),
-                            "annotations": t.get("annotations").cloned().unwrap_or(json!({})),
-                            "agent_name": agent,
-                        })
-                    })
-                    .collect(),
+                conn.named_tools().into_iter().map(one).collect(),
             ))
         }
         Request::Call { server, tool, args } => {
@@ -100,6 +105,10 @@ pub async fn serve(
         }
     }
 }
+
+/// What `api.mcp.servers()` says while no server is configured or added.
+const NONE: &str =
+    "no MCP servers are configured (.mcp.json, ~/.agents/mcp.json, --mcp-config FILE)";
 
 /// A server's tool as a script's call finds it.
 struct Found {

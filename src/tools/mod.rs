@@ -4,20 +4,24 @@
 //! `write` and `edit` get and put text (the disk, or a front end's [`files::TextFiles`]) is
 //! in `files`; the file handling they share is in `fsguard` (what a path names, refusing what is not a regular file),
 //! `replace` (atomic replacement), `snapshot` (did the file change since it was read) and `page`
-//! (cutting what `read` shows, with bounded memory).
+//! (cutting what `read` shows, with bounded memory). How a tool reaches the model (direct,
+//! deferred, hidden) is in `exposure`, the `tool_search` tool for deferred ones in `search`.
 
 pub mod bash;
 pub mod edit;
+pub mod exposure;
 pub mod files;
 mod fsguard;
 mod page;
 pub mod read;
 pub mod renderers;
 mod replace;
+pub mod search;
 mod snapshot;
 pub mod write;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock, Weak};
 
 use serde_json::Value;
@@ -26,6 +30,8 @@ use crate::vocab::owner::{next_id, Handle, Owner, Unregister};
 use crate::vocab::protocol::{ToolOutput, ToolSpec};
 use crate::vocab::run::RunContext;
 use futures_util::future::BoxFuture;
+
+pub use exposure::{Exposure, SEARCH_TOOL};
 
 /// Most bytes of tool output the model receives; more is cut in the middle with a note.
 pub const MAX_OUTPUT_BYTES: usize = 50 * 1024;
@@ -60,6 +66,22 @@ pub trait Tool: Send + Sync {
         true
     }
 
+    /// How the tool reaches the model (see [`exposure`]).
+    fn exposure(&self) -> Exposure {
+        Exposure::Direct
+    }
+
+    /// Where the tool comes from, when that is a named service (an MCP tool's server).
+    fn server(&self) -> Option<&str> {
+        None
+    }
+
+    /// The same tool bound to another registry, for a tool that works on the registry it
+    /// is in (`tool_search`): a child's registry gets its own. `None`: shared as it is.
+    fn rebind(&self, _registry: Weak<ToolRegistry>) -> Option<Arc<dyn Tool>> {
+        None
+    }
+
     /// Runs the tool. Failures are returned as error outputs, never panics.
     fn call(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput>;
 }
@@ -70,6 +92,17 @@ pub trait LateTools: Send + Sync {
     /// A wait for whatever could still add the tool `name`, or `None` when nothing could.
     /// The wait ends with why the tool is still missing, if it may still come.
     fn wait_for<'a>(&'a self, name: &'a str) -> Option<BoxFuture<'a, Option<String>>>;
+
+    /// A wait for everything that could still add tools (a search looks at all of them), or
+    /// `None` when nothing could.
+    fn wait_all(&self) -> Option<BoxFuture<'_, ()>> {
+        None
+    }
+
+    /// Whether anything could still add tools.
+    fn pending(&self) -> bool {
+        false
+    }
 }
 
 /// A registered tool with its owner and compiled argument validator.
@@ -133,6 +166,10 @@ pub struct ToolRegistry {
     weak_self: Weak<ToolRegistry>,
     /// What may still add tools (see [`LateTools`]).
     late: RwLock<Option<Weak<dyn LateTools>>>,
+    /// Bumped by every registration and removal (a search index is rebuilt after it).
+    generation: AtomicU64,
+    /// A child's registry made from a list of names: every tool in it is direct.
+    pinned: AtomicBool,
 }
 
 impl ToolRegistry {
@@ -169,6 +206,7 @@ impl ToolRegistry {
             validator: OnceLock::new(),
         }));
         drop(entries);
+        self.bump();
         let target: Weak<dyn Unregister> = self.weak_self.clone();
         Registered {
             handle: Handle::new(id, target),
@@ -192,8 +230,9 @@ impl ToolRegistry {
     /// [`ToolRegistry::get`], or, when no tool has that name yet but one may come (see
     /// [`LateTools`]), the tool once what could add it is ready. Without a tool: why it is
     /// still missing, when it may still come.
+    /// Hidden tools are never found (see [`ToolRegistry::callable`]).
     pub async fn get_or_wait(&self, name: &str) -> Result<Arc<ToolEntry>, Option<String>> {
-        if let Some(entry) = self.get(name) {
+        if let Some(entry) = self.callable(name) {
             return Ok(entry);
         }
         let late = self
@@ -206,7 +245,29 @@ impl ToolRegistry {
             return Err(None);
         };
         let why = wait.await;
-        self.get(name).ok_or(why)
+        self.callable(name).ok_or(why)
+    }
+
+    fn late(&self) -> Option<Arc<dyn LateTools>> {
+        self.late
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .and_then(Weak::upgrade)
+    }
+
+    /// Whether tools may still come (see [`LateTools::pending`]).
+    pub fn late_pending(&self) -> bool {
+        self.late().is_some_and(|l| l.pending())
+    }
+
+    /// Waits for whatever could still add tools (see [`LateTools::wait_all`]).
+    pub async fn settle_late(&self) {
+        let late = self.late();
+        let wait = late.as_ref().and_then(|l| l.wait_all());
+        if let Some(wait) = wait {
+            wait.await;
+        }
     }
 
     /// The tool a model most likely meant by a name no tool has: the same name with the
@@ -214,7 +275,8 @@ impl ToolRegistry {
     /// `mcp__everything__get_sum`), or the one MCP tool whose own name it is (`get-sum`).
     pub fn by_alias(&self, name: &str) -> Option<Arc<ToolEntry>> {
         let wanted = crate::vocab::text::identifier(name);
-        let active = self.active();
+        let mut active = self.active();
+        active.retain(|e| self.exposure_of(e) != Exposure::Hidden);
         if let Some(e) = active.iter().find(|e| e.spec().name == wanted) {
             return Some(e.clone());
         }
@@ -228,6 +290,19 @@ impl ToolRegistry {
             (Some(e), None) => Some(e.clone()),
             _ => None,
         }
+    }
+
+    /// Counts registrations and removals: unchanged, the same tools are registered.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    fn bump(&self) {
+        self.generation.fetch_add(1, Ordering::AcqRel);
+    }
+
+    fn pinned(&self) -> bool {
+        self.pinned.load(Ordering::Relaxed)
     }
 
     /// Sets what may still add tools (see [`LateTools`]).
@@ -297,17 +372,23 @@ impl ToolRegistry {
         Ok(())
     }
 
-    /// Specs of the active tools, for a model request.
+    /// Specs of the tools a request offers before any deferred tool is found (see
+    /// [`ToolRegistry::offered`]).
     pub fn specs(&self) -> Vec<ToolSpec> {
-        self.active().iter().map(|e| e.spec().clone()).collect()
+        self.offered_specs(&[])
     }
 
-    /// A registry of the tools offered now that can run in `ctx`: all of them, or those named
-    /// in `names` (an unknown or unusable name is an error listing the ones there are). The
-    /// tools are shared, not copied.
+    /// A registry of the tools offered now that can run in `ctx`: all of them (with their
+    /// exposures), or those named in `names`, all direct then (an unknown, hidden or unusable
+    /// name is an error listing the ones there are). The tools are shared, not copied, except
+    /// the ones that work on their registry ([`Tool::rebind`]).
     pub fn subset(&self, names: Option<&[String]>, ctx: &RunContext) -> Result<Arc<Self>, String> {
+        let mut active = self.active();
+        if names.is_some() {
+            active.retain(|e| self.exposure_of(e) != Exposure::Hidden);
+        }
         let (usable, busy): (Vec<Arc<ToolEntry>>, Vec<Arc<ToolEntry>>) =
-            self.active().into_iter().partition(|e| e.tool.usable(ctx));
+            active.into_iter().partition(|e| e.tool.usable(ctx));
         let chosen = match names {
             None => usable,
             Some(names) => {
@@ -336,7 +417,20 @@ impl ToolRegistry {
             }
         };
         let registry = ToolRegistry::new();
-        *registry.write() = chosen;
+        registry.pinned.store(names.is_some(), Ordering::Relaxed);
+        let weak = Arc::downgrade(&registry);
+        *registry.write() = chosen
+            .into_iter()
+            .map(|e| match e.tool.rebind(weak.clone()) {
+                Some(tool) => Arc::new(ToolEntry {
+                    id: e.id,
+                    owner: e.owner.clone(),
+                    tool,
+                    validator: OnceLock::new(),
+                }),
+                None => e,
+            })
+            .collect();
         Ok(registry)
     }
 
@@ -345,7 +439,10 @@ impl ToolRegistry {
         let mut entries = self.write();
         let before = entries.len();
         entries.retain(|e| &e.owner != owner);
-        before - entries.len()
+        let gone = before - entries.len();
+        drop(entries);
+        self.bump();
+        gone
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Vec<Arc<ToolEntry>>> {
@@ -362,7 +459,10 @@ impl Unregister for ToolRegistry {
         let mut entries = self.write();
         let before = entries.len();
         entries.retain(|e| e.id != id);
-        before != entries.len()
+        let gone = before != entries.len();
+        drop(entries);
+        self.bump();
+        gone
     }
 }
 

@@ -24,6 +24,8 @@ pub enum McpRequest {
     },
     /// `api.mcp.read_resource(server, uri)`.
     ReadResource { server: String, uri: String },
+    /// `api.mcp.add_server{name, ...}`: the fields of a `.mcp.json` entry besides `name`.
+    AddServer { name: String, entry: Value },
     /// `api.mcp.prompt(server, name, args)`.
     Prompt {
         server: String,

@@ -601,7 +601,9 @@ Mcp = {}
 ---@return table[]
 function Mcp.servers() end
 
----A server's tools: `{name, description, input_schema, annotations, agent_name}`.
+---A server's tools: `{name, title, description, input_schema, annotations, agent_name, exposure}`
+---(`annotations`: `readOnlyHint`, `destructiveHint`, ... as the server gave them; `exposure`:
+---`direct`, `deferred` or `hidden`).
 ---@param server string
 ---@return table[]
 function Mcp.tools(server) end
@@ -633,6 +635,26 @@ function Mcp.read_resource(server, uri) end
 ---@param arguments? table<string, string>
 ---@return {text: string, messages: table[]}
 function Mcp.prompt(server, name, arguments) end
+
+---@class mypi.McpServerDef
+---@field name string the server's name (its tools are `mcp__<name>__<tool>`)
+---@field command? string a stdio server's program
+---@field args? string[]
+---@field env? table<string, string>
+---@field cwd? string
+---@field url? string a Streamable HTTP server's URL
+---@field headers? table<string, string>
+---@field type? "stdio"|"http"
+---@field timeout? integer seconds a request may take (default 60)
+---@field protocol? string
+---@field exposure? "direct"|"deferred"|"hidden"
+---@field tool_exposure? table<string, "direct"|"deferred"|"hidden"> by tool name or `*` pattern
+
+---Adds an MCP server for this session, with the fields of a `.mcp.json` entry; a configured
+---server of the same name wins (`added = false`, with a notice).
+---@param server mypi.McpServerDef
+---@return {added: boolean, configured_in?: string}
+function Mcp.add_server(server) end
 
 ---What `api.builtin_tool(name)` returns.
 ---@class mypi.BuiltinTool
@@ -688,9 +710,9 @@ function api.provider(definition) end
 ---@param data? any plain data, at most 1 MiB as JSON
 function api.append_entry(kind, data) end
 
----Every tool by name: `{name, description, owner, active}` (`owner` is `core`, an
----extension's name or `mcp:SERVER`).
----@return {name: string, description: string, owner: string, active: boolean}[]
+---Every tool by name: `{name, description, owner, active, exposure}` (`owner` is `core`, an
+---extension's name or `mcp:SERVER`; `exposure` is how it reaches the model).
+---@return {name: string, description: string, owner: string, active: boolean, exposure: "direct"|"deferred"|"hidden"}[]
 function api.tools() end
 
 ---Offers the model only the tools named (built-ins included); nil offers all again. An

@@ -37,7 +37,9 @@ Whatever the mode, the tools misbehave on request:
   churn {}         says its tool list changed, answers "churned", and from then on never
                    answers tools/list
 With $FAKE_VERSION set, initialize is answered with that protocol version (otherwise the
-client's), and with $FAKE_INSTRUCTIONS set, with those instructions; $FAKE_TOOLS (a JSON list) adds tools to the list (calling them answers "no tool").
+client's), and with $FAKE_INSTRUCTIONS set, with those instructions; $FAKE_TOOLS (a JSON
+list) adds tools to the list (calling them answers "no tool"), and $FAKE_MANY=N adds N tools
+of about 640 bytes each (`VERB_NOUN_I`, answering "no tool"), like a big real server.
 Every line received is appended to LOG (when given), so a test can see what arrived
 (a `notifications/cancelled`, how many `tools/call`), and `<stdin closed>` when
 stdin ends (then the server exits, logging `<exiting>`).
@@ -95,6 +97,33 @@ TOOLS = [
 
 
 TOOLS.extend(json.loads(os.environ.get("FAKE_TOOLS", "[]")))
+
+
+def many(n):
+    verbs = ["create", "list", "get", "update", "delete", "search", "merge", "archive"]
+    nouns = ["issue", "branch", "commit", "label", "milestone", "comment", "release",
+             "webhook", "deployment", "project", "team", "secret", "workflow"]
+    for i in range(n):
+        verb, noun = verbs[i % len(verbs)], nouns[(i // len(verbs)) % len(nouns)]
+        TOOLS.append({
+            "name": "%s_%s_%d" % (verb, noun, i),
+            "description": ("%s a %s of the fake service (number %d). " % (verb.capitalize(), noun, i))
+            + "It takes the owner and the repository, and answers what the service said, "
+            "as JSON, with the fields the service sends back for one %s. Needs a token with access." % noun,
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "owner": {"type": "string", "description": "The account that owns it."},
+                    "repo": {"type": "string", "description": "The repository's name."},
+                    "id": {"type": "integer", "description": "The %s's number." % noun},
+                    "body": {"type": "string", "description": "Text for the %s, in Markdown." % noun},
+                },
+                "required": ["owner", "repo"],
+            },
+        })
+
+
+many(int(os.environ.get("FAKE_MANY", "0")))
 
 DEAF_LISTS = [False]
 EOF_AT = [None]

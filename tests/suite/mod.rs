@@ -42,6 +42,7 @@ mod layers;
 mod mcp_config;
 mod mcp_everything;
 mod mcp_exit;
+mod mcp_exposure;
 mod mcp_faults;
 mod mcp_oauth;
 mod mcp_registry;

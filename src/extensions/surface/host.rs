@@ -95,14 +95,17 @@ pub(super) fn append_entry(c: &mut Call<'_>) -> Result<Ret, String> {
     nil(c.link.host().control.append(Pending::Custom { kind, data }))
 }
 
-/// `api.tools()`: every tool by name (the newest registration of each), sorted.
+/// `api.tools()`: every tool by name (the newest registration of each), sorted, with its
+/// exposure.
 pub(super) fn tools(c: &mut Call<'_>) -> Result<Ret, String> {
-    let all = c.link.host().tools.all().into_iter().map(|(e, active)| {
+    let tools = &c.link.host().tools;
+    let all = tools.all().into_iter().map(|(e, active)| {
         json!({
             "name": e.spec().name,
             "description": e.spec().description,
             "owner": e.owner.to_string(),
             "active": active,
+            "exposure": tools.exposure_of(&e).as_str(),
         })
     });
     Ok(Ret::Data(Json::Array(all.collect())))

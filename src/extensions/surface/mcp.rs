@@ -57,3 +57,23 @@ pub(super) fn prompt(c: &mut Call<'_>) -> Result<Ret, String> {
     };
     ask(c, request)
 }
+
+/// `api.mcp.add_server{name, command | url, args?, env?, headers?, exposure?, ...}`: the
+/// fields as a `.mcp.json` entry has them (`tool_exposure` is its `toolExposure`).
+pub(super) fn add_server(c: &mut Call<'_>) -> Result<Ret, String> {
+    let mut entry = c.args.take("server").into_json();
+    if let Some(m) = entry.as_object_mut() {
+        m.retain(|_, v| !v.is_null());
+    }
+    let name = entry
+        .as_object_mut()
+        .and_then(|m| m.remove("name"))
+        .and_then(|n| n.as_str().map(str::to_string))
+        .unwrap_or_default();
+    if let Some(m) = entry.as_object_mut() {
+        if let Some(t) = m.remove("tool_exposure") {
+            m.insert("toolExposure".into(), t);
+        }
+    }
+    ask(c, McpRequest::AddServer { name, entry })
+}

@@ -48,6 +48,21 @@ const AGENT_FIELDS: &[Field] = &[
     opt("provider", Ty::Str),
     opt("max_turns", Ty::Int),
 ];
+/// `api.mcp.add_server`'s entry: a `.mcp.json` entry's fields.
+const SERVER_FIELDS: &[Field] = &[
+    req("name", Ty::Str),
+    opt("command", Ty::Str),
+    opt("args", Ty::StrList),
+    opt("env", Ty::Table),
+    opt("cwd", Ty::Str),
+    opt("url", Ty::Str),
+    opt("headers", Ty::Table),
+    opt("type", Ty::Str),
+    opt("timeout", Ty::Int),
+    opt("protocol", Ty::Str),
+    opt("exposure", Ty::Str),
+    opt("tool_exposure", Ty::Table),
+];
 const AGENTS_OPTIONS: &[Field] = &[opt("concurrency", Ty::Int)];
 const COMPLETE_FIELDS: &[Field] = &[
     opt("prompt", Ty::Str),
@@ -158,6 +173,12 @@ pub const MEMBERS: &[Member] = &[
             opt("arguments", Ty::Table),
         ],
         "get a server's prompt as text",
+    ),
+    function(
+        Object::Mcp,
+        "add_server", mcp::add_server,
+        &[req("server", Ty::Record(SERVER_FIELDS))],
+        "add an MCP server for this session (a configured one of the same name wins)",
     ),
     function(
         Object::Api,

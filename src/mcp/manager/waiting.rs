@@ -31,7 +31,7 @@ impl Manager {
     /// Waits up to `max` for the servers still connecting; returns the names of those that
     /// still are.
     pub async fn wait_connecting(&self, max: Duration) -> Vec<String> {
-        let waiting: Vec<&Arc<Entry>> = self.entries().iter().collect();
+        let waiting = self.entries();
         settle(&waiting, Instant::now() + max).await;
         names(self.entries().iter().filter(|e| connecting(e)))
     }
@@ -45,11 +45,8 @@ impl Manager {
     /// [`PROMPT_GRACE`] after the start. Returns those passed over that were not named before
     /// (each is named once).
     pub async fn settle_for_prompt(&self) -> Vec<String> {
-        let unknown: Vec<&Arc<Entry>> = self
-            .entries()
-            .iter()
-            .filter(|e| !e.cached.load(Ordering::Acquire) && connecting(e))
-            .collect();
+        let mut unknown = self.entries();
+        unknown.retain(|e| !e.cached.load(Ordering::Acquire) && connecting(e));
         if unknown.is_empty() {
             return Vec::new();
         }
@@ -57,7 +54,7 @@ impl Manager {
         settle(&unknown, started + PROMPT_GRACE).await;
         names(
             unknown
-                .into_iter()
+                .iter()
                 .filter(|e| connecting(e) && !e.passed_over.swap(true, Ordering::AcqRel)),
         )
     }
@@ -65,15 +62,15 @@ impl Manager {
     /// The servers still connecting whose tool or prompt could be called `name` (any of
     /// them for a resource tool: it comes with the first server that has resources).
     pub fn connecting_owners(&self, name: &str) -> Vec<String> {
-        names(self.owners(name).into_iter())
+        names(self.owners(name).iter())
     }
 
-    fn owners(&self, name: &str) -> Vec<&Arc<Entry>> {
-        let resources = RESOURCE_TOOLS.contains(&name);
-        self.entries()
-            .iter()
-            .filter(|e| connecting(e) && (resources || Namer::could_name(&e.config.name, name)))
-            .collect()
+    fn owners(&self, name: &str) -> Vec<Arc<Entry>> {
+        // Any server may bring a resource tool, or deferred tools and with them the search.
+        let resources = RESOURCE_TOOLS.contains(&name) || name == crate::tools::SEARCH_TOOL;
+        let mut all = self.entries();
+        all.retain(|e| connecting(e) && (resources || Namer::could_name(&e.config.name, name)));
+        all
     }
 
     /// Waits for the servers still connecting whose tool or prompt could be called `name`:
@@ -87,7 +84,6 @@ impl Manager {
         }
         let untold: Vec<&Arc<Entry>> = owners
             .iter()
-            .copied()
             .filter(|e| !e.waited_for.swap(true, Ordering::AcqRel))
             .collect();
         if !untold.is_empty() {
@@ -104,7 +100,7 @@ impl Manager {
             .max()
             .unwrap_or(now);
         settle(&owners, until).await;
-        let still = names(owners.into_iter().filter(|e| connecting(e)));
+        let still = names(owners.iter().filter(|e| connecting(e)));
         (!still.is_empty()).then(|| {
             format!(
                 "MCP server {} is still connecting after {} s; its tools are offered once it is \
@@ -123,6 +119,19 @@ impl LateTools for Manager {
         }
         Some(Box::pin(self.wait_for_name(name)))
     }
+
+    fn pending(&self) -> bool {
+        self.any_connecting()
+    }
+
+    fn wait_all(&self) -> Option<BoxFuture<'_, ()>> {
+        if !self.any_connecting() {
+            return None;
+        }
+        Some(Box::pin(async move {
+            self.wait_connecting(CONNECT_WAIT).await;
+        }))
+    }
 }
 
 fn connecting(entry: &Entry) -> bool {
@@ -134,7 +143,7 @@ fn names<'a>(entries: impl Iterator<Item = &'a Arc<Entry>>) -> Vec<String> {
 }
 
 /// Waits until none of `entries` is connecting, or `deadline`.
-async fn settle(entries: &[&Arc<Entry>], deadline: Instant) {
+async fn settle(entries: &[Arc<Entry>], deadline: Instant) {
     for entry in entries {
         let mut rx = entry.changed.subscribe();
         while connecting(entry) {

@@ -57,6 +57,7 @@ pub fn from_editor(servers: &[McpServer]) -> (Vec<ServerConfig>, Vec<String>) {
             enabled: true,
             timeout: DEFAULT_TIMEOUT,
             protocol: None,
+            exposure: Default::default(),
             source: PathBuf::from("the editor's session request"),
             oauth: Default::default(),
         });
