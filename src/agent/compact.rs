@@ -21,6 +21,34 @@ const TRIM_OVER: usize = 2048;
 /// What a trimmed output keeps of each end.
 const TRIM_KEEP: usize = 512;
 
+/// The longest reply of a known model, in tokens (by the start of its name; the most
+/// particular name wins).
+pub fn known_output(model: &str) -> Option<u64> {
+    const KNOWN: &[(&str, u64)] = &[
+        ("claude-3-5-haiku", 8_192),
+        ("claude-3-5-sonnet", 8_192),
+        ("claude-3-7-sonnet", 64_000),
+        ("claude-haiku-4", 64_000),
+        ("claude-sonnet-4", 64_000),
+        ("claude-opus-4-1", 32_000),
+        ("claude-opus-4-5", 64_000),
+        ("claude-opus-4", 32_000),
+        ("gpt-4o-mini", 16_384),
+        ("gpt-4o", 16_384),
+        ("gpt-4.1", 32_768),
+        ("gpt-5", 128_000),
+        ("o3", 100_000),
+        ("o4-mini", 100_000),
+        ("deepseek-chat", 8_192),
+        ("deepseek-reasoner", 65_536),
+    ];
+    KNOWN
+        .iter()
+        .filter(|(prefix, _)| model.starts_with(prefix))
+        .max_by_key(|(prefix, _)| prefix.len())
+        .map(|(_, n)| *n)
+}
+
 /// The windows of model families whose size is well known.
 pub fn known_window(model: &str) -> Option<u64> {
     let m = model.to_ascii_lowercase();
@@ -230,6 +258,14 @@ mod tests {
         assert_eq!(summarised.len(), 6);
         assert!(summarised[0].content.ends_with("did things"));
         assert_eq!(summarised[2].content, "prompt 2");
+    }
+
+    #[test]
+    fn known_outputs() {
+        assert_eq!(known_output("claude-sonnet-4-5-20250929"), Some(64_000));
+        assert_eq!(known_output("claude-opus-4-1"), Some(32_000));
+        assert_eq!(known_output("gpt-4o-mini"), Some(16_384));
+        assert_eq!(known_output("mystery"), None);
     }
 
     #[test]

@@ -87,6 +87,8 @@ pub struct Agent {
     pub context_window: u64,
     /// The model's prices (US dollars per million input and output tokens), when known.
     pub prices: Option<(f64, f64)>,
+    /// The longest reply the model may write (`max_tokens`); none: the provider's default.
+    pub max_output: Option<u64>,
     /// The context's size the provider reported for the last request, and how many
     /// messages there were then (what came after is estimated).
     last_context: Option<(u64, usize)>,
@@ -125,6 +127,7 @@ impl Agent {
             children: None,
             context_window: compact::DEFAULT_WINDOW,
             prices: None,
+            max_output: None,
             last_context: None,
             control: None,
             skills: None,

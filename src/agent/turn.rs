@@ -291,7 +291,7 @@ impl Agent {
             system_prompt: system_prompt.to_string(),
             messages,
             tools: self.tools.offered_specs(&self.found),
-            max_tokens: None,
+            max_tokens: self.max_output,
             cache_key: Some(ctx.session_id.clone()).filter(|id| !id.is_empty()),
         };
         if !self.hooks.has(EventKind::BeforeProviderRequest) {

@@ -284,6 +284,7 @@ impl App {
         agent.max_turns = config.max_turns;
         agent.context_window = models::window_for(config);
         agent.prices = models::prices_for(config);
+        agent.max_output = models::output_for(config);
     }
 
     /// A resumed session goes on with the provider and model it last used, unless the

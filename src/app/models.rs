@@ -77,6 +77,27 @@ pub fn window_for(config: &Config) -> u64 {
         .unwrap_or(crate::agent::compact::DEFAULT_WINDOW)
 }
 
+/// The longest reply of the model in use: `max_output_tokens` in the configuration, the
+/// model's in its provider's table, or (for Anthropic, whose API needs one) a known model's;
+/// none: the provider's default (a Chat Completions server's own limit).
+pub fn output_for(config: &Config) -> Option<u64> {
+    config
+        .max_output_tokens
+        .or_else(|| {
+            config
+                .files
+                .provider(&config.provider_name)
+                .and_then(|p| p.models.iter().find(|m| m.name == config.model))
+                .and_then(|m| m.max_output_tokens)
+        })
+        .or_else(|| match config.provider {
+            crate::config::ProviderKind::Anthropic => {
+                crate::agent::compact::known_output(&config.model)
+            }
+            _ => None,
+        })
+}
+
 /// The prices of the model in use (US dollars per million input and output tokens), when its
 /// provider's table gives them.
 pub fn prices_for(config: &Config) -> Option<(f64, f64)> {
@@ -217,6 +238,7 @@ impl App {
         self.agent.set_provider(built);
         self.agent.context_window = window_for(&self.config);
         self.agent.prices = prices_for(&self.config);
+        self.agent.max_output = output_for(&self.config);
         self.agent.set_session_model(provider, model)?;
         self.refresh_session();
         let mut models = self.models.lock().unwrap_or_else(|p| p.into_inner());

@@ -17,6 +17,8 @@ pub(super) struct Limits {
     pub ext_memory_bytes: usize,
     pub ext_value_bytes: usize,
     pub context_window: Option<u64>,
+    /// The longest reply of every model (`MYPI_MAX_OUTPUT_TOKENS`).
+    pub max_output_tokens: Option<u64>,
     /// Characters of the skills list in the system prompt (`MYPI_SKILLS_BUDGET`).
     pub skills_budget: usize,
     /// The MCP tools offered directly before servers are deferred: (tools, bytes).
@@ -53,7 +55,12 @@ pub(super) fn limits(
         Some(_) => Some(u64::from(count(var, "MYPI_CONTEXT_WINDOW", 1)?)),
         None => None,
     };
+    let max_output_tokens = match var("MYPI_MAX_OUTPUT_TOKENS") {
+        Some(_) => Some(u64::from(count(var, "MYPI_MAX_OUTPUT_TOKENS", 1)?)),
+        None => None,
+    };
     Ok(Limits {
+        max_output_tokens,
         retry,
         ext_budget: millis(var, "MYPI_EXT_BUDGET_MS")?.unwrap_or(Duration::from_secs(1)),
         max_turns,

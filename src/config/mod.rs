@@ -178,6 +178,9 @@ pub struct Config {
     /// `context_window` (`MYPI_CONTEXT_WINDOW`): the window of every model, overriding what
     /// is known of it.
     pub context_window: Option<u64>,
+    /// `max_output_tokens` (`MYPI_MAX_OUTPUT_TOKENS`): the longest reply of every model,
+    /// overriding what is known of it.
+    pub max_output_tokens: Option<u64>,
     /// Where this project's sessions are kept (`sessions.dir`; by default
     /// `~/.agents/sessions/<project-folder-slug>/`).
     pub sessions: PathBuf,
@@ -290,6 +293,7 @@ impl Config {
         Ok(Config {
             sessions,
             context_window: limits.context_window,
+            max_output_tokens: limits.max_output_tokens,
             skills_budget: limits.skills_budget,
             mcp_direct: limits.mcp_direct,
             mcp_files,

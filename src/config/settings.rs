@@ -77,6 +77,7 @@ pub const KEYS: &[Key] = &[
     key("base_url", Ty::Str, "MYPI_BASE_URL", "(the provider's base_url, OPENAI_BASE_URL / ANTHROPIC_BASE_URL, else the official endpoint)"),
     key("max_turns", Ty::Count, "MYPI_MAX_TURNS", "50"),
     key("context_window", Ty::Count, "MYPI_CONTEXT_WINDOW", "(the model's context_window in [providers.NAME], else a table of known models, else 128000)"),
+    key("max_output_tokens", Ty::Count, "MYPI_MAX_OUTPUT_TOKENS", "(the model's max_output_tokens in [providers.NAME], else a table of known models, else 8192 for Anthropic and the server's own for others)"),
     key("read_timeout_s", Ty::Count, "MYPI_READ_TIMEOUT_S", "120"),
     key("retry_base_ms", Ty::Number, "MYPI_RETRY_BASE_MS", "500"),
     key("log", Ty::Bool, "MYPI_LOG", "false"),
@@ -104,7 +105,13 @@ const MAX_FILE_BYTES: u64 = 1 << 20;
 /// The fields of a `[providers.NAME]` table.
 const PROVIDER_FIELDS: &[&str] = &["api", "base_url", "api_key_env", "models"];
 /// The fields of a model given as a table.
-const MODEL_FIELDS: &[&str] = &["name", "context_window", "input_price", "output_price"];
+const MODEL_FIELDS: &[&str] = &[
+    "name",
+    "context_window",
+    "max_output_tokens",
+    "input_price",
+    "output_price",
+];
 
 /// A file could not be used.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -130,6 +137,8 @@ pub enum SettingsError {
 pub struct ModelInfo {
     pub name: String,
     pub context_window: Option<u64>,
+    /// The longest reply the model may write, in tokens (sent as `max_tokens`).
+    pub max_output_tokens: Option<u64>,
     /// US dollars per million tokens.
     pub input_price: Option<f64>,
     pub output_price: Option<f64>,
@@ -500,6 +509,11 @@ fn models(
                         .get("context_window")
                         .and_then(Value::as_integer)
                         .and_then(|n| u64::try_from(n).ok()),
+                    max_output_tokens: t
+                        .get("max_output_tokens")
+                        .and_then(Value::as_integer)
+                        .and_then(|n| u64::try_from(n).ok())
+                        .filter(|n| *n > 0),
                     input_price: num("input_price"),
                     output_price: num("output_price"),
                 }

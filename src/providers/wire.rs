@@ -19,8 +19,12 @@ pub struct OpenAiBody<'a> {
     messages: Vec<OpenAiMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<OpenAiTool<'a>>,
+    /// Sent as `max_completion_tokens` to OpenAI's own API (its reasoning models refuse
+    /// `max_tokens`), as `max_tokens` to others.
     #[serde(skip_serializing_if = "Option::is_none")]
     max_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     prompt_cache_key: Option<&'a str>,
 }
@@ -157,7 +161,8 @@ impl<'a> OpenAiBody<'a> {
             },
             messages,
             tools,
-            max_tokens: request.max_tokens,
+            max_tokens: request.max_tokens.filter(|_| !keyed),
+            max_completion_tokens: request.max_tokens.filter(|_| keyed),
             prompt_cache_key: request.cache_key.as_deref().filter(|_| keyed),
         }
     }

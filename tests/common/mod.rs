@@ -246,6 +246,14 @@ impl Mypi {
         self.provider("anthropic", &server.url(), "ANTHROPIC_API_KEY")
     }
 
+    /// The model the fake provider is asked for (`test-model` unless told).
+    pub fn model(mut self, model: &str) -> Mypi {
+        if let Some(i) = self.provider_args.iter().position(|a| a == "test-model") {
+            self.provider_args[i] = OsString::from(model);
+        }
+        self
+    }
+
     fn provider(mut self, name: &str, url: &str, key_var: &str) -> Mypi {
         self.provider_args = [
             "--provider",

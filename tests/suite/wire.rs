@@ -209,3 +209,40 @@ pub fn run_api(
         }
     }
 }
+
+/// The reply's length limit: a known Anthropic model's own (64k for Claude Sonnet 4.5, not a
+/// fixed 8192), `MYPI_MAX_OUTPUT_TOKENS` over it; a Chat Completions server gets one only when
+/// it is configured (`max_output_tokens` of the model's table entry).
+#[test]
+fn max_tokens_comes_from_the_model_and_the_configuration() {
+    let dir = TestDir::new();
+    let sonnet = |env: Option<&str>| {
+        let fake = FakeAnthropic::with_replies(vec![Reply::text("ok")]);
+        let mut m = Mypi::new(&dir).anthropic(&fake).model("claude-sonnet-4-5");
+        if let Some(n) = env {
+            m = m.env("MYPI_MAX_OUTPUT_TOKENS", n);
+        }
+        m.args(["-p", "hi"]).run().ok();
+        fake.requests()[0].body["max_tokens"].clone()
+    };
+    assert_eq!(sonnet(None), 64_000);
+    assert_eq!(sonnet(Some("1000")), 1000);
+    let (out, sent) = run_api(Api::OpenAi, &dir, vec![Reply::text("ok")], &["-p", "hi"]);
+    out.ok();
+    assert!(sent[0].body.get("max_tokens").is_none(), "{}", sent[0].body);
+    let openai = FakeOpenAi::with_replies(vec![Reply::text("ok")]);
+    dir.write(
+        "home/.agents/config.toml",
+        &format!(
+            "provider = \"local\"\n[providers.local]\napi = \"openai\"\nbase_url = \"{}\"\n\
+             models = [{{ name = \"m\", max_output_tokens = 3000 }}]\n",
+            openai.url()
+        ),
+    );
+    Mypi::new(&dir)
+        .env("OPENAI_API_KEY", "k")
+        .args(["-p", "hi"])
+        .run()
+        .ok();
+    assert_eq!(openai.requests()[0].body["max_tokens"], 3000);
+}

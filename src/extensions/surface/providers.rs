@@ -90,9 +90,7 @@ fn models(v: Json) -> Result<Vec<ModelInfo>, String> {
         .map(|(i, m)| match m {
             Json::String(name) if !name.is_empty() => Ok(ModelInfo {
                 name,
-                context_window: None,
-                input_price: None,
-                output_price: None,
+                ..ModelInfo::default()
             }),
             Json::Object(o) => {
                 let name = o
@@ -103,6 +101,7 @@ fn models(v: Json) -> Result<Vec<ModelInfo>, String> {
                 Ok(ModelInfo {
                     name: name.to_string(),
                     context_window: o.get("context_window").and_then(Json::as_u64),
+                    max_output_tokens: o.get("max_output_tokens").and_then(Json::as_u64),
                     input_price: o.get("input_price").and_then(Json::as_f64),
                     output_price: o.get("output_price").and_then(Json::as_f64),
                 })
