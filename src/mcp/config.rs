@@ -395,6 +395,12 @@ fn string_map(
         .collect()
 }
 
+/// Whether an `env` or `headers` value comes from a command (`"!op read …"`, run when the
+/// server starts: see `mcp/commands.rs`); `"!!…"` is a literal `!…`.
+pub fn is_command(value: &str) -> bool {
+    value.starts_with('!') && !value.starts_with("!!")
+}
+
 /// Expands `${VAR}` and `${VAR:-default}`; an unset `${VAR}` becomes empty. Only variables:
 /// nothing is run.
 pub fn expand(text: &str, env: &dyn Fn(&str) -> Option<String>) -> String {

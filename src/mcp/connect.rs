@@ -62,6 +62,9 @@ pub(super) async fn handshake(
     hooks: &Hooks,
     handler: Handler,
 ) -> Result<(Service, Option<Process>, StderrTail), StartError> {
+    // Values from commands (`"!op read …"`) are run now, not when the file was read.
+    let resolved = super::commands::resolve(config, cwd).await.map_err(bad)?;
+    let config = resolved.as_ref();
     let mode = lifecycle(config);
     match &config.transport {
         Transport::Stdio { .. } => {

@@ -21,6 +21,7 @@
 
 pub mod auth;
 pub mod cache;
+pub mod commands;
 pub mod config;
 pub mod conn;
 mod connect;

@@ -190,3 +190,47 @@ fn mcp_and_mcp_list_say_what_turned_mcp_off() {
     }
     assert!(!dir.exists("log"), "a server was started");
 }
+
+/// An `env` value from a command (`"!…"`) is the command's output when the server starts;
+/// a project's HTTP entry may not use one (its output would go to the project's server), and
+/// a failing command fails that server's start naming the key, not what it printed.
+#[test]
+fn env_and_header_values_may_come_from_a_command() {
+    let dir = TestDir::new();
+    let seen = dir.join("seen");
+    let script = format!(
+        "printf '%s' \"$TOKEN\" > '{}'; exec python3 '{}' normal '{}'",
+        seen.display(),
+        crate::common::mcp::fake_py().display(),
+        dir.join("log").display()
+    );
+    let entry = json!({"command": "sh", "args": ["-c", script],
+        "env": {"TOKEN": "!printf 'from-a-command\\n'", "LITERAL": "!!kept"}});
+    let failing = json!({"command": "sh", "args": ["-c", "exit 0"],
+        "env": {"TOKEN": "!echo printed-secret; exit 4"}});
+    let cfg = config(&dir, json!({"ok": entry, "bad": failing}));
+    let out = mcp_list(&dir, &cfg);
+    assert!(out.stdout.contains("ok: connected"), "{}", out.describe());
+    assert_eq!(dir.read("seen"), "from-a-command");
+    assert!(
+        out.stdout
+            .contains("the value of \"TOKEN\" comes from a command that failed"),
+        "{}",
+        out.describe()
+    );
+    assert!(!out.stdout.contains("printed-secret"), "{}", out.describe());
+    // In a project's file, an HTTP entry with one is not used.
+    let http = json!({"type": "http", "url": "http://127.0.0.1:9/mcp",
+        "headers": {"Authorization": "!cat ~/.token"}});
+    dir.write(
+        ".mcp.json",
+        &json!({"mcpServers": {"proj": http}}).to_string(),
+    );
+    let out = Mypi::new(&dir).args(["mcp", "list"]).run();
+    assert!(
+        out.stdout
+            .contains("a value from a command (\"!…\") in its url or headers"),
+        "{}",
+        out.describe()
+    );
+}

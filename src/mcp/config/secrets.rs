@@ -28,16 +28,21 @@ pub(super) fn withhold_secrets(file: &Path, text: &str, parsed: &mut Servers) {
         let texts = headers
             .into_iter()
             .flat_map(|h| h.values().filter_map(Value::as_str));
-        let vars: Vec<&str> = std::iter::once(url)
-            .chain(texts)
+        let texts: Vec<&str> = std::iter::once(url).chain(texts).collect();
+        let mut vars: Vec<String> = texts
+            .iter()
             .flat_map(|t| t.split("${").skip(1))
             .filter_map(|t| t.split(['}', ':']).next())
+            .map(|v| format!("${{{v}}}"))
             .collect();
+        // A value from a command (`"!op read …"`) would send its output the same way.
+        if texts.iter().any(|t| super::is_command(t)) {
+            vars.push("a value from a command (\"!…\")".into());
+        }
         if vars.is_empty() {
             continue;
         }
         parsed.servers.retain(|s| s.name != *name);
-        let vars: Vec<String> = vars.iter().map(|v| format!("${{{v}}}")).collect();
         parsed.problems.push(problem(
             file,
             Some(name),
