@@ -347,7 +347,15 @@ impl Conn {
         let mut params = CallToolRequestParams::new(tool.to_string());
         params.arguments = arguments;
         let peer = self.service.peer();
-        let call = super::progress::call_tool(peer, params, &self.watchers, report);
+        let call = async {
+            let asked = params.clone();
+            match super::progress::call_tool(peer, asked, &self.watchers, report).await? {
+                Some(result) => Ok(result),
+                // The server asks for input (SEP-2322): the SDK drives the rounds, each
+                // with the state the server gave.
+                None => self.service.call_tool(params).await,
+            }
+        };
         let result = self.with_progress(call, timeout, cancel).await?;
         // A call that changed the tools (server-side `list_changed` before its answer)
         // answers once the new list is in place: the next call, the model's next turn or a

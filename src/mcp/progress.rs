@@ -164,13 +164,14 @@ impl Drop for Abandoned {
 
 /// `tools/call` with its progress watched: the request is queued, its progress token (the
 /// SDK's) registered for `report`, then its answer awaited. A reply without `content` is an
-/// empty result, as the SDK reads it.
+/// empty result, as the SDK reads it. `None`: the server asked for input first (a SEP-2322
+/// `input_required` round), which the caller has the SDK drive from the start.
 pub(super) async fn call_tool(
     peer: &Peer<RoleClient>,
     params: CallToolRequestParams,
     watchers: &Watchers,
     report: Option<crate::vocab::run::Reporter>,
-) -> Result<CallToolResult, ServiceError> {
+) -> Result<Option<CallToolResult>, ServiceError> {
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let handle = peer
         .send_request_with_option(request, PeerRequestOptions::no_options())
@@ -183,8 +184,36 @@ pub(super) async fn call_tool(
     let answer = handle.await_response().await;
     abandoned.id = None;
     match answer? {
-        ServerResult::CallToolResult(result) => Ok(result),
-        ServerResult::EmptyResult(_) => Ok(CallToolResult::default()),
-        _ => Err(ServiceError::UnexpectedResponse),
+        ServerResult::InputRequiredResult(_) => Ok(None),
+        answer => contentless(answer)
+            .map(Some)
+            .ok_or(ServiceError::UnexpectedResponse),
     }
+}
+
+/// A `tools/call` answer as a result, as the SDK reads one: a reply without `content` (an
+/// empty object, `{"resultType": "complete"}`, or only `_meta`) is an empty result.
+fn contentless(answer: ServerResult) -> Option<CallToolResult> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct MetaOnly {
+        #[serde(rename = "_meta")]
+        meta: rmcp::model::MetaObject,
+    }
+    let mut result = CallToolResult::default();
+    match answer {
+        ServerResult::CallToolResult(r) => return Some(r),
+        ServerResult::EmptyResult(_) => result.result_type = None,
+        ServerResult::TaskAckResult(ack) => {
+            result.result_type = Some(ack.result_type);
+            result.meta = ack.meta;
+        }
+        ServerResult::CustomResult(custom) => {
+            let MetaOnly { meta } = serde_json::from_value(custom.0).ok()?;
+            result.result_type = None;
+            result.meta = Some(meta);
+        }
+        _ => return None,
+    }
+    Some(result)
 }
