@@ -293,6 +293,13 @@ impl Agent {
             tools: self.tools.offered_specs(&self.found),
             max_tokens: self.max_output,
             cache_key: Some(ctx.session_id.clone()).filter(|id| !id.is_empty()),
+            thinking: crate::providers::ThinkingAsk {
+                level: match self.thinks {
+                    true => self.thinking,
+                    false => crate::vocab::thinking::Thinking::Off,
+                },
+                ceiling: super::compact::known_output(self.provider.model()),
+            },
         };
         if !self.hooks.has(EventKind::BeforeProviderRequest) {
             return match self.provider.encode(&request) {
@@ -383,6 +390,7 @@ impl Agent {
                 streamed = true;
             }
             if let StreamEvent::ThinkingDelta(delta) = event {
+                self.thought_mut().push_str(&delta);
                 sink.emit(AgentEvent::Thinking { delta });
                 continue;
             }

@@ -285,6 +285,8 @@ impl App {
         agent.context_window = models::window_for(config);
         agent.prices = models::prices_for(config);
         agent.max_output = models::output_for(config);
+        agent.thinking = config.thinking;
+        agent.thinks = models::thinks_for(config);
     }
 
     /// A resumed session goes on with the provider and model it last used, unless the

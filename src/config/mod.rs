@@ -99,6 +99,8 @@ pub struct Overrides {
     pub no_watch: bool,
     /// `--max-turns N`.
     pub max_turns: Option<u32>,
+    /// `--thinking LEVEL`.
+    pub thinking: Option<crate::vocab::thinking::Thinking>,
     /// `--trust`: project code loads without asking, for this run.
     pub trust: bool,
     /// `--mcp-config FILE` (repeatable).
@@ -143,6 +145,8 @@ pub enum ConfigError {
     BadNumber { name: &'static str, value: String },
     #[error("{name}={value:?} is not a whole number above 0")]
     BadCount { name: &'static str, value: String },
+    #[error("thinking = {0:?} is not a thinking level: the levels are off, minimal, low, medium and high")]
+    BadThinking(String),
     #[error(transparent)]
     Settings(#[from] crate::config::settings::SettingsError),
     #[error("unknown provider {name:?}: the providers are openai, anthropic, faux{configured}")]
@@ -181,6 +185,8 @@ pub struct Config {
     /// `max_output_tokens` (`MYPI_MAX_OUTPUT_TOKENS`): the longest reply of every model,
     /// overriding what is known of it.
     pub max_output_tokens: Option<u64>,
+    /// `thinking` (`MYPI_THINKING`, `--thinking`): how much the model reasons.
+    pub thinking: crate::vocab::thinking::Thinking,
     /// Where this project's sessions are kept (`sessions.dir`; by default
     /// `~/.agents/sessions/<project-folder-slug>/`).
     pub sessions: PathBuf,
@@ -294,6 +300,7 @@ impl Config {
             sessions,
             context_window: limits.context_window,
             max_output_tokens: limits.max_output_tokens,
+            thinking: limits.thinking,
             skills_budget: limits.skills_budget,
             mcp_direct: limits.mcp_direct,
             mcp_files,

@@ -40,6 +40,17 @@ pub struct ModelRequest<'a> {
     /// APIs that take a key (OpenAI's `prompt_cache_key`).
     #[serde(skip)]
     pub cache_key: Option<String>,
+    /// The thinking asked for (off for a model the configuration says cannot think).
+    #[serde(skip)]
+    pub thinking: ThinkingAsk,
+}
+
+/// A request's thinking: the level, and the model's known output limit, up to which the
+/// Messages API's `max_tokens` may be raised to hold the thinking budget.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ThinkingAsk {
+    pub level: crate::vocab::thinking::Thinking,
+    pub ceiling: Option<u64>,
 }
 
 /// A request body on its way to a provider.

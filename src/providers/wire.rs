@@ -27,6 +27,9 @@ pub struct OpenAiBody<'a> {
     max_completion_tokens: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     prompt_cache_key: Option<&'a str>,
+    /// The thinking level (`minimal` to `high`); nothing when thinking is off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_effort: Option<&'static str>,
 }
 
 #[derive(Serialize)]
@@ -164,6 +167,9 @@ impl<'a> OpenAiBody<'a> {
             max_tokens: request.max_tokens.filter(|_| !keyed),
             max_completion_tokens: request.max_tokens.filter(|_| keyed),
             prompt_cache_key: request.cache_key.as_deref().filter(|_| keyed),
+            reasoning_effort: Some(request.thinking.level)
+                .filter(|l| l.is_on())
+                .map(|l| l.name()),
         }
     }
 }
@@ -218,6 +224,18 @@ pub struct AnthropicBody<'a> {
     system: Option<[SystemText; 1]>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<AnthropicTool<'a>>,
+    /// Extended thinking, with a budget below `max_tokens` (no `temperature` is ever sent:
+    /// the API refuses one with thinking).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<ThinkingParam>,
+}
+
+/// `{"type": "enabled", "budget_tokens": B}`.
+#[derive(Serialize)]
+struct ThinkingParam {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    budget_tokens: u64,
 }
 
 /// `{"type": "ephemeral"}`: a cache breakpoint.
@@ -390,13 +408,20 @@ impl<'a> AnthropicBody<'a> {
                 cache_control: EPHEMERAL,
             }]
         });
+        let max_tokens = request.max_tokens.unwrap_or(max_tokens);
+        let ask = request.thinking;
+        let fitted = ask.level.fit(max_tokens, ask.ceiling);
         AnthropicBody {
             model: &request.model,
-            max_tokens: request.max_tokens.unwrap_or(max_tokens),
+            max_tokens: fitted.map_or(max_tokens, |(max, _)| max),
             stream: true,
             messages: turns(&request.messages),
             system,
             tools,
+            thinking: fitted.map(|(_, budget_tokens)| ThinkingParam {
+                kind: "enabled",
+                budget_tokens,
+            }),
         }
     }
 }

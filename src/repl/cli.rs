@@ -96,6 +96,12 @@ pub struct Cli {
     #[arg(long, value_name = "N", global = true)]
     pub max_turns: Option<u32>,
 
+    /// How much the model reasons before it answers: off, minimal, low, medium or high
+    /// (default: `thinking` in the config, MYPI_THINKING, else off).
+    #[arg(long, value_name = "LEVEL", global = true,
+          value_parser = clap::builder::PossibleValuesParser::new(crate::vocab::thinking::LEVELS))]
+    pub thinking: Option<String>,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -137,6 +143,10 @@ impl Cli {
             no_builtin_extensions: self.no_builtin_extensions,
             no_watch: self.no_watch,
             max_turns: self.max_turns,
+            thinking: self
+                .thinking
+                .as_deref()
+                .and_then(crate::vocab::thinking::Thinking::parse),
             trust: self.trust,
             mcp_config: self.mcp_config.clone(),
             no_mcp: self.no_mcp,

@@ -1,0 +1,112 @@
+//! Thinking levels (issue 38, point 2): `--thinking`, `thinking = "…"` in the configuration
+//! and `MYPI_THINKING`, `/thinking` in the REPL, and what each wire sends for a level (the
+//! request bodies are pinned level by level in the providers' unit tests).
+
+use crate::common::{FakeAnthropic, FakeOpenAi, Mypi, Reply, TestDir};
+
+use super::ext_util::{faux, WAIT};
+
+#[test]
+fn a_level_that_is_not_one_is_a_usage_error_naming_the_levels() {
+    let dir = TestDir::new();
+    let out = Mypi::new(&dir)
+        .args(["--thinking", "max", "-p", "hi"])
+        .run();
+    out.expect_code(2);
+    for level in ["off", "minimal", "low", "medium", "high"] {
+        assert!(out.stderr.contains(level), "{}", out.describe());
+    }
+    let out = Mypi::new(&dir)
+        .env("MYPI_THINKING", "lots")
+        .args(["-p", "hi"])
+        .run();
+    out.expect_code(2);
+    assert!(
+        out.stderr.contains(
+            "\"lots\" is not a thinking level: the levels are off, minimal, low, medium and high"
+        ),
+        "{}",
+        out.describe()
+    );
+}
+
+#[test]
+fn the_level_from_the_flag_or_the_file_is_sent_unless_the_model_cannot_think() {
+    let dir = TestDir::new();
+    let fake = FakeOpenAi::with_replies(vec![Reply::text("a"), Reply::text("b"), Reply::text("c")]);
+    dir.write(
+        "home/.agents/config.toml",
+        &format!(
+            "provider = \"local\"\nthinking = \"low\"\n[providers.local]\napi = \"openai\"\n\
+             base_url = \"{}\"\nmodels = [\"thinker\", {{ name = \"plain\", thinking = false }}]\n",
+            fake.url()
+        ),
+    );
+    let run = |args: &[&str]| {
+        Mypi::new(&dir)
+            .args(["--no-session"])
+            .args(args)
+            .args(["-p", "hello"])
+            .run()
+            .ok();
+    };
+    run(&[]);
+    run(&["--thinking", "high"]);
+    run(&["--model", "plain"]);
+    let bodies: Vec<_> = fake.requests().into_iter().map(|r| r.body).collect();
+    assert_eq!(bodies[0]["reasoning_effort"], "low", "from the file");
+    assert_eq!(bodies[1]["reasoning_effort"], "high", "the flag wins");
+    assert!(bodies[2].get("reasoning_effort").is_none(), "{}", bodies[2]);
+}
+
+#[test]
+fn anthropic_gets_a_thinking_budget_under_max_tokens_and_no_temperature() {
+    let dir = TestDir::new();
+    let fake = FakeAnthropic::with_replies(vec![Reply::text("ok")]);
+    Mypi::new(&dir)
+        .anthropic(&fake)
+        .model("claude-sonnet-4-5")
+        .args(["--no-session", "--thinking", "high", "-p", "hi"])
+        .run()
+        .ok();
+    let body = &fake.requests()[0].body;
+    assert_eq!(
+        body["thinking"],
+        serde_json::json!({"type": "enabled", "budget_tokens": 32000})
+    );
+    assert!(body["max_tokens"].as_u64().unwrap() > 32000, "{body}");
+    assert!(body.get("temperature").is_none(), "{body}");
+}
+
+#[test]
+fn the_repl_shows_sets_and_prints_the_last_reasoning() {
+    let dir = TestDir::new();
+    let replies = [serde_json::json!({
+        "thinking": "First line of thought.\nSecond line of thought.",
+        "text": "Done."
+    })];
+    let mut m = faux(&dir, &replies)
+        .args(["--no-session", "--no-watch"])
+        .spawn();
+    m.send_line("/thinking");
+    m.wait_for_line("Thinking: off", WAIT);
+    m.send_line("/thinking medium");
+    m.wait_for_line("Thinking: medium", WAIT);
+    m.send_line("/thinking lots");
+    m.wait_for_text("\"lots\" is not a thinking level", WAIT);
+    m.send_line("/thinking show");
+    m.wait_for_line("no reasoning in the last turn", WAIT);
+    m.send_line("go");
+    m.wait_for_line("Done.", WAIT);
+    m.send_line("/thinking show");
+    m.wait_for_line("Second line of thought.", WAIT);
+    m.send_line("/quit");
+    let out = m.wait();
+    out.ok();
+    let shown = out.stdout.rfind("First line of thought.").unwrap();
+    assert!(
+        shown > out.stdout.find("Done.").unwrap(),
+        "{}",
+        out.describe()
+    );
+}
