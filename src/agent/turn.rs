@@ -390,6 +390,7 @@ impl Agent {
                 streamed = true;
             }
             if let StreamEvent::ThinkingDelta(delta) = event {
+                acc.push(&StreamEvent::ThinkingDelta(delta.clone()));
                 self.thought_mut().push_str(&delta);
                 sink.emit(AgentEvent::Thinking { delta });
                 continue;

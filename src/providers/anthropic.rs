@@ -194,7 +194,22 @@ fn block_start(index: usize, block: &Value, out: &mut Vec<StreamEvent>) {
                 }
             }
         }
-        // thinking and other block types are not shown.
+        Some("thinking") => {
+            let text = |k: &str| block.get(k).and_then(Value::as_str).unwrap_or("");
+            if !text("thinking").is_empty() {
+                out.push(StreamEvent::ThinkingDelta(text("thinking").to_string()));
+            }
+            if !text("signature").is_empty() {
+                out.push(StreamEvent::ThinkingSignature(
+                    text("signature").to_string(),
+                ));
+            }
+        }
+        Some("redacted_thinking") => {
+            let data = block.get("data").and_then(Value::as_str).unwrap_or("");
+            out.push(StreamEvent::RedactedThinking(data.to_string()));
+        }
+        // Other block types (added later) are not shown.
         _ => {}
     }
 }
@@ -218,6 +233,12 @@ fn block_delta(index: usize, delta: &Value, out: &mut Vec<StreamEvent>) {
             let t = text("thinking");
             if !t.is_empty() {
                 out.push(StreamEvent::ThinkingDelta(t));
+            }
+        }
+        Some("signature_delta") => {
+            let signature = text("signature");
+            if !signature.is_empty() {
+                out.push(StreamEvent::ThinkingSignature(signature));
             }
         }
         Some("input_json_delta") => {

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::ModelRequest;
-use crate::vocab::protocol::{Image, Message, Role, ToolCall};
+use crate::vocab::protocol::{Image, Message, Role, ThinkingBlock, ToolCall};
 
 /// A Chat Completions body.
 #[derive(Serialize)]
@@ -298,6 +298,9 @@ enum Block<'a> {
         content: ResultContent<'a>,
         is_error: bool,
     },
+    /// A thinking block sent back as it came (its own `type`, signature or data).
+    #[serde(untagged)]
+    Thought(&'a ThinkingBlock),
 }
 
 /// An image block's source: the image's base64, as it is stored.
@@ -470,9 +473,13 @@ fn turns(messages: &[Message]) -> Vec<Turn<'_>> {
                 [Block::Text { text }] if role == "user" && !mark => TurnContent::Text(text),
                 _ => {
                     let n = blocks.len();
-                    let blocks = blocks.into_iter().enumerate().map(|(j, block)| Marked {
-                        block,
-                        cache_control: (mark && j + 1 == n).then_some(EPHEMERAL),
+                    let blocks = blocks.into_iter().enumerate().map(|(j, block)| {
+                        // Thinking blocks take no breakpoint.
+                        let last = mark && j + 1 == n && !matches!(block, Block::Thought(_));
+                        Marked {
+                            block,
+                            cache_control: last.then_some(EPHEMERAL),
+                        }
                     });
                     TurnContent::Blocks(blocks.collect())
                 }
@@ -482,8 +489,11 @@ fn turns(messages: &[Message]) -> Vec<Turn<'_>> {
         .collect()
 }
 
+/// An assistant message's blocks: its signed thinking blocks first, as they came (the API
+/// checks them in the tool loop), then its text, then its tool calls.
 fn assistant_blocks(m: &Message) -> Vec<Block<'_>> {
-    let mut blocks = Vec::with_capacity(m.tool_calls.len() + 1);
+    let mut blocks = Vec::with_capacity(m.thinking.len() + m.tool_calls.len() + 1);
+    blocks.extend(m.thinking.iter().map(Block::Thought));
     if !m.content.is_empty() {
         blocks.push(Block::Text { text: &m.content });
     }

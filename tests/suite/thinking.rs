@@ -110,3 +110,41 @@ fn the_repl_shows_sets_and_prints_the_last_reasoning() {
         out.describe()
     );
 }
+
+/// With thinking on, the fake Messages API (like the real one) refuses a tool loop whose
+/// assistant turn does not start with the thinking block it signed: mypi sends it back, as
+/// it came, before the tool call.
+#[test]
+fn anthropic_thinking_blocks_go_back_signed_in_the_tool_loop() {
+    let dir = TestDir::new();
+    dir.write("a.txt", "hi from a\n");
+    let fake = FakeAnthropic::with_replies(vec![
+        Reply::tool_calls([("toolu_1", "read", serde_json::json!({"path": "a.txt"}))])
+            .thinking("I should read a.txt.", "sig-1"),
+        Reply::text("It says hi.").thinking("Done reading.", "sig-2"),
+    ]);
+    let out = Mypi::new(&dir)
+        .anthropic(&fake)
+        .model("claude-sonnet-4-5")
+        .args([
+            "--no-session",
+            "--thinking",
+            "low",
+            "-p",
+            "what is in a.txt?",
+        ])
+        .run();
+    out.ok();
+    assert_eq!(out.stdout.trim(), "It says hi.", "{}", out.describe());
+    let requests = fake.requests();
+    assert_eq!(requests.len(), 2);
+    let assistant = &requests[1].body["messages"][1];
+    assert_eq!(assistant["role"], "assistant");
+    assert_eq!(
+        assistant["content"][0],
+        serde_json::json!({"type": "thinking", "thinking": "I should read a.txt.",
+                           "signature": "sig-1"})
+    );
+    assert_eq!(assistant["content"][1]["type"], "tool_use");
+    assert_eq!(assistant["content"][1]["id"], "toolu_1");
+}
