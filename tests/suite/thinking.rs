@@ -4,7 +4,7 @@
 
 use crate::common::{FakeAnthropic, FakeOpenAi, Mypi, Reply, TestDir};
 
-use super::ext_util::{faux, WAIT};
+use super::ext_util::{faux, install, quit, WAIT};
 
 #[test]
 fn a_level_that_is_not_one_is_a_usage_error_naming_the_levels() {
@@ -147,4 +147,55 @@ fn anthropic_thinking_blocks_go_back_signed_in_the_tool_loop() {
     );
     assert_eq!(assistant["content"][1]["type"], "tool_use");
     assert_eq!(assistant["content"][1]["id"], "toolu_1");
+}
+
+const LUA: &str = r#"
+api.command("deep", function() api.set_thinking("high") return "asked" end)
+api.command("level", function(_, ctx) return "level=" .. ctx.thinking end)
+api.command("bogus", function() api.set_thinking("max") end)
+"#;
+
+const RHAI: &str = r#"
+api.command("deep", |args, ctx| { api.set_thinking("high"); "asked" });
+api.command("level", |args, ctx| "level=" + ctx.thinking);
+api.command("bogus", |args, ctx| { api.set_thinking("max"); });
+"#;
+
+/// `api.set_thinking` sets the level after the call (the next request asks for it, `/thinking`
+/// says it) and `ctx.thinking` reads it, in Lua and in Rhai.
+fn scripts_scenario(file: &str, source: &str) {
+    let dir = TestDir::new();
+    let fake = FakeOpenAi::with_replies(vec![Reply::text("thought hard")]);
+    install(&dir, file, source);
+    let mut m = Mypi::new(&dir)
+        .openai(&fake)
+        .args(["--no-session", "--no-watch"])
+        .spawn();
+    m.send_line("/level");
+    m.wait_for_line("level=off", WAIT);
+    m.send_line("/deep");
+    m.wait_for_line("asked", WAIT);
+    m.send_line("/level");
+    m.wait_for_line("level=high", WAIT);
+    m.send_line("/thinking");
+    m.wait_for_line("Thinking: high", WAIT);
+    m.send_line("hello");
+    m.wait_for_line("thought hard", WAIT);
+    assert_eq!(fake.requests()[0].body["reasoning_effort"], "high");
+    m.send_line("/bogus");
+    m.wait_for_text(
+        "\"max\" is not a thinking level; the levels are off, minimal, low, medium, high",
+        WAIT,
+    );
+    quit(m);
+}
+
+#[test]
+fn lua_sets_and_reads_the_thinking_level() {
+    scripts_scenario("think.lua", LUA);
+}
+
+#[test]
+fn rhai_sets_and_reads_the_thinking_level() {
+    scripts_scenario("think.rhai", RHAI);
 }
