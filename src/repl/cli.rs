@@ -186,6 +186,21 @@ mod tests {
     }
 
     #[test]
+    fn thinking_takes_a_level_and_a_bad_one_names_the_levels() {
+        use crate::vocab::thinking::Thinking;
+        let cli = Cli::try_parse_from(["mypi", "--thinking", "high"]).unwrap();
+        assert_eq!(cli.overrides().thinking, Some(Thinking::High));
+        assert_eq!(
+            Cli::try_parse_from(["mypi"]).unwrap().overrides().thinking,
+            None
+        );
+        let e = Cli::try_parse_from(["mypi", "--thinking", "max"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::InvalidValue);
+        let text = e.to_string();
+        assert!(text.contains("off, minimal, low, medium, high"), "{text}");
+    }
+
+    #[test]
     fn json_needs_print_and_flags_become_overrides() {
         assert!(Cli::try_parse_from(["mypi", "--json"]).is_err());
         let cli = Cli::try_parse_from(["mypi", "-p", "--json", "--provider", "anthropic"]).unwrap();
