@@ -389,11 +389,8 @@ impl Agent {
             if !matches!(event, StreamEvent::Usage(_)) {
                 streamed = true;
             }
-            if let StreamEvent::ThinkingDelta(delta) = event {
-                acc.push(&StreamEvent::ThinkingDelta(delta.clone()));
-                self.thought_mut().push_str(&delta);
-                sink.emit(AgentEvent::Thinking { delta });
-                continue;
+            if let StreamEvent::ThinkingDelta(delta) = &event {
+                self.thought(delta, sink);
             }
             if let StreamEvent::TextDelta(delta) = &event {
                 acc.text.push_str(delta);
@@ -429,6 +426,17 @@ impl Agent {
             });
         }
         Ok(Reply::Message(Box::new(acc.message()), acc.usage))
+    }
+}
+
+impl Agent {
+    /// Reasoning as it streams: shown, and kept for `/thinking show` (the accumulator keeps
+    /// it too, to send it back when it comes signed).
+    fn thought(&self, delta: &str, sink: &dyn EventSink) {
+        self.thought_mut().push_str(delta);
+        sink.emit(AgentEvent::Thinking {
+            delta: delta.to_string(),
+        });
     }
 }
 
