@@ -1,6 +1,7 @@
 //! Signed thinking (Anthropic): the blocks a reply streams (reasoning closed by a
 //! `signature_delta`, redacted blocks) are kept on the assistant message and go back first,
-//! as they came, in its turn of the next request; never to Chat Completions, never as text.
+//! as they came, in its turn of the next request when it asks for thinking; never to Chat
+//! Completions, never as text.
 
 use serde_json::{json, Value};
 
@@ -9,6 +10,7 @@ use super::openai::OpenAiProvider;
 use super::sse::decode_chunks;
 use super::{Accumulator, ModelRequest, Provider};
 use crate::vocab::protocol::{Message, ThinkingBlock, ToolOutput};
+use crate::vocab::thinking::Thinking;
 
 const STREAM: &str = concat!(
     "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":5}}}\n\n",
@@ -64,7 +66,8 @@ fn signed_and_redacted_blocks_are_kept_and_are_not_the_text() {
     assert!(acc.message().thinking.is_empty());
 }
 
-fn request(messages: Vec<Message>) -> ModelRequest<'static> {
+/// A request asking for `level` of thinking.
+fn request(messages: Vec<Message>, level: Thinking) -> ModelRequest<'static> {
     ModelRequest {
         model: "claude-x".into(),
         system_prompt: String::new(),
@@ -72,7 +75,10 @@ fn request(messages: Vec<Message>) -> ModelRequest<'static> {
         tools: Vec::new(),
         max_tokens: None,
         cache_key: None,
-        thinking: Default::default(),
+        thinking: super::ThinkingAsk {
+            level,
+            ceiling: None,
+        },
     }
 }
 
@@ -85,9 +91,9 @@ fn the_blocks_go_back_first_and_only_to_anthropic() {
         reply,
         Message::tool_result(&call, &ToolOutput::ok("A")),
     ];
-    let request = request(messages);
+    let asked = request(messages.clone(), Thinking::Low);
     let anthropic = AnthropicProvider::new("claude-x", None, Some("k".into()));
-    let body = anthropic.payload(&request);
+    let body = anthropic.payload(&asked);
     assert_eq!(
         body["messages"][1]["content"],
         json!([
@@ -96,11 +102,17 @@ fn the_blocks_go_back_first_and_only_to_anthropic() {
             {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "a"}},
         ])
     );
-    let bytes: Value = serde_json::from_slice(&anthropic.encode(&request).unwrap()).unwrap();
+    let bytes: Value = serde_json::from_slice(&anthropic.encode(&asked).unwrap()).unwrap();
     assert_eq!(bytes, body);
     let openai = OpenAiProvider::new("gpt-x", None, None);
-    let text = openai.payload(&request).to_string();
+    let text = openai.payload(&asked).to_string();
     assert!(!text.contains("EqQBsig") && !text.contains("opaque") && !text.contains("Read it"));
+    // Thinking off: the blocks stay in the session but are not sent.
+    let off = anthropic.payload(&request(messages, Thinking::Off));
+    assert_eq!(
+        off["messages"][1]["content"][0]["type"], "tool_use",
+        "{off}"
+    );
 }
 
 #[test]

@@ -418,7 +418,7 @@ impl<'a> AnthropicBody<'a> {
             model: &request.model,
             max_tokens: fitted.map_or(max_tokens, |(max, _)| max),
             stream: true,
-            messages: turns(&request.messages),
+            messages: turns(&request.messages, fitted.is_some()),
             system,
             tools,
             thinking: fitted.map(|(_, budget_tokens)| ThinkingParam {
@@ -431,7 +431,8 @@ impl<'a> AnthropicBody<'a> {
 
 /// The conversation as Messages API turns. Consecutive messages that land on the same role
 /// (tool results, then a user message) are merged into one turn, since roles must alternate.
-fn turns(messages: &[Message]) -> Vec<Turn<'_>> {
+/// `thinking`: the request asks for thinking, so the signed thinking blocks go back.
+fn turns(messages: &[Message], thinking: bool) -> Vec<Turn<'_>> {
     let mut turns: Vec<(&'static str, Vec<Block<'_>>)> = Vec::new();
     for m in messages {
         let (role, blocks) = match m.role {
@@ -448,7 +449,7 @@ fn turns(messages: &[Message]) -> Vec<Turn<'_>> {
                     is_error: m.is_error,
                 }],
             ),
-            Role::Assistant => ("assistant", assistant_blocks(m)),
+            Role::Assistant => ("assistant", assistant_blocks(m, thinking)),
         };
         if blocks.is_empty() {
             continue;
@@ -490,10 +491,13 @@ fn turns(messages: &[Message]) -> Vec<Turn<'_>> {
 }
 
 /// An assistant message's blocks: its signed thinking blocks first, as they came (the API
-/// checks them in the tool loop), then its text, then its tool calls.
-fn assistant_blocks(m: &Message) -> Vec<Block<'_>> {
+/// checks them in the tool loop; only when the request asks for thinking), then its text,
+/// then its tool calls.
+fn assistant_blocks(m: &Message, thinking: bool) -> Vec<Block<'_>> {
     let mut blocks = Vec::with_capacity(m.thinking.len() + m.tool_calls.len() + 1);
-    blocks.extend(m.thinking.iter().map(Block::Thought));
+    if thinking {
+        blocks.extend(m.thinking.iter().map(Block::Thought));
+    }
     if !m.content.is_empty() {
         blocks.push(Block::Text { text: &m.content });
     }
