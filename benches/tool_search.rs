@@ -122,6 +122,7 @@ fn tool_bytes(registry: &ToolRegistry, found: &[String]) -> (usize, usize) {
         tools: specs,
         max_tokens: None,
         cache_key: None,
+        thinking: Default::default(),
     };
     let body = provider.payload(&request);
     (count, body["tools"].to_string().len())

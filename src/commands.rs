@@ -30,6 +30,8 @@ pub enum Builtin {
     Hooks,
     Last,
     Skills,
+    /// `/thinking [LEVEL|show]`: the thinking level, or the last reasoning whole.
+    Thinking,
     Quit,
 }
 
@@ -129,7 +131,7 @@ impl CommandTable {
             weak_self: weak.clone(),
             ..Default::default()
         });
-        let builtins: [(&str, &[&str], &str, Builtin); 15] = [
+        let builtins: [(&str, &[&str], &str, Builtin); 16] = [
             ("help", &["?"], "list the commands", Builtin::Help),
             (
                 "tools",
@@ -203,6 +205,12 @@ impl CommandTable {
                 &[],
                 "list the skills the model is told about; /skill:NAME [text] runs one",
                 Builtin::Skills,
+            ),
+            (
+                "thinking",
+                &[],
+                "show or set the thinking level: /thinking off|minimal|low|medium|high; /thinking show prints the last reasoning",
+                Builtin::Thinking,
             ),
             ("quit", &["exit", "q"], "leave mypi", Builtin::Quit),
         ];

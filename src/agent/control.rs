@@ -48,6 +48,8 @@ pub enum Request {
         model: String,
         provider: Option<String>,
     },
+    /// `api.set_thinking(level)`.
+    SetThinking(crate::vocab::thinking::Thinking),
 }
 
 /// A line a script adds to the session file.

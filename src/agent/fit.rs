@@ -223,6 +223,7 @@ impl Agent {
             tools: Vec::new(),
             max_tokens: Some(4096),
             cache_key: None,
+            thinking: Default::default(),
         };
         let (text, usage) =
             crate::providers::complete(self.provider.as_ref(), &request, &ctx.cancel).await?;

@@ -89,6 +89,12 @@ pub struct Agent {
     pub prices: Option<(f64, f64)>,
     /// The longest reply the model may write (`max_tokens`); none: the provider's default.
     pub max_output: Option<u64>,
+    /// The thinking level asked for (`--thinking`, `/thinking`, `api.set_thinking`).
+    pub thinking: crate::vocab::thinking::Thinking,
+    /// Whether the model may be asked to think (`thinking = false` in its table entry: no).
+    pub thinks: bool,
+    /// The reasoning the model streamed in the last prompt's run (`/thinking show`).
+    last_thought: std::sync::Mutex<String>,
     /// The context's size the provider reported for the last request, and how many
     /// messages there were then (what came after is estimated).
     last_context: Option<(u64, usize)>,
@@ -109,6 +115,15 @@ pub struct Agent {
 }
 
 impl Agent {
+    /// The reasoning the model streamed in the last prompt's run, whole.
+    pub fn last_thought(&self) -> String {
+        self.thought_mut().clone()
+    }
+
+    fn thought_mut(&self) -> std::sync::MutexGuard<'_, String> {
+        self.last_thought.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     pub fn new(parts: AgentParts) -> Self {
         let usage = total_usage(&parts.messages);
         let mut found = Vec::new();
@@ -128,6 +143,9 @@ impl Agent {
             context_window: compact::DEFAULT_WINDOW,
             prices: None,
             max_output: None,
+            thinking: Default::default(),
+            thinks: true,
+            last_thought: Default::default(),
             last_context: None,
             control: None,
             skills: None,
@@ -232,6 +250,7 @@ impl Agent {
             ctx.queues.user_prompted();
         }
         self.set_running(true);
+        self.thought_mut().clear();
         let outcome = self.prompt_chain(text, source, sink, ctx).await;
         self.images.clear();
         self.set_running(false);

@@ -293,6 +293,13 @@ impl Agent {
             tools: self.tools.offered_specs(&self.found),
             max_tokens: self.max_output,
             cache_key: Some(ctx.session_id.clone()).filter(|id| !id.is_empty()),
+            thinking: crate::providers::ThinkingAsk {
+                level: match self.thinks {
+                    true => self.thinking,
+                    false => crate::vocab::thinking::Thinking::Off,
+                },
+                ceiling: super::compact::known_output(self.provider.model()),
+            },
         };
         if !self.hooks.has(EventKind::BeforeProviderRequest) {
             return match self.provider.encode(&request) {
@@ -382,9 +389,8 @@ impl Agent {
             if !matches!(event, StreamEvent::Usage(_)) {
                 streamed = true;
             }
-            if let StreamEvent::ThinkingDelta(delta) = event {
-                sink.emit(AgentEvent::Thinking { delta });
-                continue;
+            if let StreamEvent::ThinkingDelta(delta) = &event {
+                self.thought(delta, sink);
             }
             if let StreamEvent::TextDelta(delta) = &event {
                 acc.text.push_str(delta);
@@ -420,6 +426,17 @@ impl Agent {
             });
         }
         Ok(Reply::Message(Box::new(acc.message()), acc.usage))
+    }
+}
+
+impl Agent {
+    /// Reasoning as it streams: shown, and kept for `/thinking show` (the accumulator keeps
+    /// it too, to send it back when it comes signed).
+    fn thought(&self, delta: &str, sink: &dyn EventSink) {
+        self.thought_mut().push_str(delta);
+        sink.emit(AgentEvent::Thinking {
+            delta: delta.to_string(),
+        });
     }
 }
 

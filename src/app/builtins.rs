@@ -31,12 +31,43 @@ impl App {
             Builtin::Hooks => self.hooks_text(),
             Builtin::Last => self.last_result_text(),
             Builtin::Skills => self.skills_text(),
+            Builtin::Thinking => self.thinking_command(args)?,
             Builtin::Quit => match self.may_quit(super::QuitSource::Command, true).await {
                 Ok(()) => return Ok(LineOutcome::Quit),
                 Err(stay) => stay,
             },
         };
         Ok(LineOutcome::Output(text))
+    }
+
+    /// `/thinking`: the level; `/thinking LEVEL` sets it; `/thinking show`: the reasoning the
+    /// model streamed in the last prompt's run, whole.
+    fn thinking_command(&mut self, args: &str) -> Result<String, AppError> {
+        use crate::vocab::thinking::{Thinking, LEVELS};
+        let args = args.trim();
+        if args == "show" {
+            let thought = self.agent.last_thought();
+            return Ok(match thought.trim().is_empty() {
+                true => "the model streamed no reasoning in the last turn".to_string(),
+                false => thought,
+            });
+        }
+        if !args.is_empty() {
+            self.agent.thinking = Thinking::parse(args).ok_or_else(|| {
+                AppError::Command(format!(
+                    "/thinking: {args:?} is not a thinking level; the levels are {}, and /thinking show prints the last reasoning",
+                    LEVELS.join(", ")
+                ))
+            })?;
+        }
+        let mut text = format!("Thinking: {}", self.agent.thinking);
+        if !self.agent.thinks && self.agent.thinking.is_on() {
+            text.push_str(&format!(
+                " (not sent: {} has thinking = false in its provider's models)",
+                self.config.model
+            ));
+        }
+        Ok(text)
     }
 
     /// `/last`: the newest tool result of the conversation, whole, as the model got it.

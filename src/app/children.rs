@@ -203,6 +203,7 @@ impl Children {
             tools: Vec::new(),
             max_tokens: request.max_tokens,
             cache_key: None,
+            thinking: Default::default(),
         };
         let (text, usage) =
             crate::providers::complete(provider.as_ref(), &model_request, &ctx.cancel).await?;

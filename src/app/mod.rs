@@ -285,6 +285,8 @@ impl App {
         agent.context_window = models::window_for(config);
         agent.prices = models::prices_for(config);
         agent.max_output = models::output_for(config);
+        agent.thinking = config.thinking;
+        agent.thinks = models::thinks_for(config);
     }
 
     /// A resumed session goes on with the provider and model it last used, unless the
@@ -383,14 +385,16 @@ impl App {
             Mode::Print { .. } => RunMode::Print,
             Mode::Acp => RunMode::Acp,
         };
-        Arc::new(RunContext::new(
+        let mut ctx = RunContext::new(
             self.config.cwd.clone(),
             mode,
             self.agent.session_id().to_string(),
             self.agent.provider().model().to_string(),
             cancel,
             self.queues.clone(),
-        ))
+        );
+        ctx.thinking = self.agent.thinking;
+        Arc::new(ctx)
     }
 
     /// Updates the context of calls made outside a run (session, model).

@@ -98,6 +98,17 @@ pub fn output_for(config: &Config) -> Option<u64> {
         })
 }
 
+/// Whether the model in use may be asked to think: not when its entry in its provider's
+/// table says `thinking = false`.
+pub fn thinks_for(config: &Config) -> bool {
+    config
+        .files
+        .provider(&config.provider_name)
+        .and_then(|p| p.models.iter().find(|m| m.name == config.model))
+        .and_then(|m| m.thinking)
+        .unwrap_or(true)
+}
+
 /// The prices of the model in use (US dollars per million input and output tokens), when its
 /// provider's table gives them.
 pub fn prices_for(config: &Config) -> Option<(f64, f64)> {
@@ -239,6 +250,7 @@ impl App {
         self.agent.context_window = window_for(&self.config);
         self.agent.prices = prices_for(&self.config);
         self.agent.max_output = output_for(&self.config);
+        self.agent.thinks = thinks_for(&self.config);
         self.agent.set_session_model(provider, model)?;
         self.refresh_session();
         let mut models = self.models.lock().unwrap_or_else(|p| p.into_inner());

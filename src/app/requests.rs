@@ -144,6 +144,11 @@ impl App {
                         Err(e) => Err(format!("an extension's model switch failed: {e}")),
                     }
                 }
+                Request::SetThinking(level) => {
+                    self.agent.thinking = level;
+                    self.refresh_session();
+                    Ok(String::new())
+                }
             };
             match line {
                 Ok(l) if l.is_empty() => {}

@@ -67,6 +67,7 @@ pub const OWN_OPTIONS: &[&str] = &[
     "mcp-config",
     "no-mcp",
     "max-turns",
+    "thinking",
     "help",
     "version",
 ];

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::{ConfigError, Overrides};
 use crate::vocab::run::queue::QueueLimits;
+use crate::vocab::thinking::Thinking;
 
 /// The limits and counts, resolved.
 pub(super) struct Limits {
@@ -19,6 +20,8 @@ pub(super) struct Limits {
     pub context_window: Option<u64>,
     /// The longest reply of every model (`MYPI_MAX_OUTPUT_TOKENS`).
     pub max_output_tokens: Option<u64>,
+    /// The thinking level (`--thinking`, `MYPI_THINKING`).
+    pub thinking: Thinking,
     /// Characters of the skills list in the system prompt (`MYPI_SKILLS_BUDGET`).
     pub skills_budget: usize,
     /// The MCP tools offered directly before servers are deferred: (tools, bytes).
@@ -59,8 +62,14 @@ pub(super) fn limits(
         Some(_) => Some(u64::from(count(var, "MYPI_MAX_OUTPUT_TOKENS", 1)?)),
         None => None,
     };
+    let thinking = match (cli.thinking, var("MYPI_THINKING")) {
+        (Some(level), _) => level,
+        (None, Some(v)) => Thinking::parse(&v).ok_or(ConfigError::BadThinking(v))?,
+        (None, None) => Thinking::Off,
+    };
     Ok(Limits {
         max_output_tokens,
+        thinking,
         retry,
         ext_budget: millis(var, "MYPI_EXT_BUDGET_MS")?.unwrap_or(Duration::from_secs(1)),
         max_turns,

@@ -99,6 +99,8 @@ pub struct Overrides {
     pub no_watch: bool,
     /// `--max-turns N`.
     pub max_turns: Option<u32>,
+    /// `--thinking LEVEL`.
+    pub thinking: Option<crate::vocab::thinking::Thinking>,
     /// `--trust`: project code loads without asking, for this run.
     pub trust: bool,
     /// `--mcp-config FILE` (repeatable).
@@ -143,6 +145,8 @@ pub enum ConfigError {
     BadNumber { name: &'static str, value: String },
     #[error("{name}={value:?} is not a whole number above 0")]
     BadCount { name: &'static str, value: String },
+    #[error("thinking = {0:?} is not a thinking level: the levels are off, minimal, low, medium and high")]
+    BadThinking(String),
     #[error(transparent)]
     Settings(#[from] crate::config::settings::SettingsError),
     #[error("unknown provider {name:?}: the providers are openai, anthropic, faux{configured}")]
@@ -181,6 +185,8 @@ pub struct Config {
     /// `max_output_tokens` (`MYPI_MAX_OUTPUT_TOKENS`): the longest reply of every model,
     /// overriding what is known of it.
     pub max_output_tokens: Option<u64>,
+    /// `thinking` (`MYPI_THINKING`, `--thinking`): how much the model reasons.
+    pub thinking: crate::vocab::thinking::Thinking,
     /// Where this project's sessions are kept (`sessions.dir`; by default
     /// `~/.agents/sessions/<project-folder-slug>/`).
     pub sessions: PathBuf,
@@ -294,6 +300,7 @@ impl Config {
             sessions,
             context_window: limits.context_window,
             max_output_tokens: limits.max_output_tokens,
+            thinking: limits.thinking,
             skills_budget: limits.skills_budget,
             mcp_direct: limits.mcp_direct,
             mcp_files,
@@ -494,110 +501,4 @@ pub fn extension_roots(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The overrides of a command line (`--provider NAME`, `--base-url URL`, `-p [PROMPT]`,
-    /// `--json`), parsed by hand so the configuration's tests do not need the CLI.
-    #[test]
-    fn a_base_url_without_a_scheme_is_refused_with_a_suggestion() {
-        let e = resolve(
-            &["--provider", "openai", "--base-url", "localhost:11434/v1"],
-            &[],
-        )
-        .unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "--base-url \"localhost:11434/v1\" is not an http:// or https:// address; did you \
-             mean \"http://localhost:11434/v1\"?"
-        );
-        let e = resolve(&[], &[("OPENAI_BASE_URL", "api.example.com/v1")]).unwrap_err();
-        assert!(
-            e.to_string().contains("\"https://api.example.com/v1\""),
-            "{e}"
-        );
-        assert!(resolve(
-            &["--provider", "openai", "--base-url", "http://x:1/v1"],
-            &[]
-        )
-        .is_ok());
-    }
-
-    fn overrides(args: &[&str]) -> Overrides {
-        let mut o = Overrides::default();
-        let mut it = args.iter().peekable();
-        while let Some(a) = it.next() {
-            match *a {
-                "--provider" => {
-                    o.provider = it.next().map(|s| s.to_string());
-                }
-                "--base-url" => o.base_url = it.next().map(|s| s.to_string()),
-                "--json" => o.json = true,
-                "-p" => {
-                    let prompt = it.next_if(|n| !n.starts_with('-'));
-                    o.print = Some(prompt.map(|s| s.to_string()).unwrap_or_default());
-                }
-                other => panic!("not handled here: {other}"),
-            }
-        }
-        o
-    }
-
-    fn resolve(args: &[&str], vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
-        let cli = overrides(args);
-        let vars: Vec<(String, String)> = vars
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        let env = move |k: &str| vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
-        Config::resolve(&cli, &env, PathBuf::from("/w"))
-    }
-
-    #[test]
-    fn provider_comes_from_flags_then_environment_then_faux() {
-        let c = resolve(&[], &[]).unwrap();
-        assert_eq!(
-            (c.provider, c.fell_back_to_faux),
-            (ProviderKind::Faux, true)
-        );
-        let c = resolve(&[], &[("ANTHROPIC_API_KEY", "k")]).unwrap();
-        assert_eq!(c.provider, ProviderKind::Anthropic);
-        let c = resolve(&[], &[("OPENAI_API_KEY", "k"), ("ANTHROPIC_API_KEY", "k")]).unwrap();
-        assert_eq!(c.provider, ProviderKind::OpenAi);
-        let c = resolve(
-            &[
-                "--provider",
-                "openai",
-                "--base-url",
-                "http://localhost:11434/v1",
-            ],
-            &[],
-        )
-        .unwrap();
-        assert_eq!(c.api_key, None);
-        assert_eq!(
-            resolve(&["--provider", "openai"], &[]).unwrap_err(),
-            ConfigError::MissingOpenAiKey
-        );
-    }
-
-    #[test]
-    fn print_mode_reads_stdin_when_prompt_is_omitted() {
-        let c = resolve(&["-p"], &[]).unwrap();
-        assert_eq!(
-            c.mode,
-            Mode::Print {
-                prompt: None,
-                json: false
-            }
-        );
-        let c = resolve(&["-p", "hi", "--json"], &[]).unwrap();
-        assert_eq!(
-            c.mode,
-            Mode::Print {
-                prompt: Some("hi".into()),
-                json: true
-            }
-        );
-    }
-}
+mod tests;

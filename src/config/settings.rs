@@ -78,6 +78,7 @@ pub const KEYS: &[Key] = &[
     key("max_turns", Ty::Count, "MYPI_MAX_TURNS", "50"),
     key("context_window", Ty::Count, "MYPI_CONTEXT_WINDOW", "(the model's context_window in [providers.NAME], else a table of known models, else 128000)"),
     key("max_output_tokens", Ty::Count, "MYPI_MAX_OUTPUT_TOKENS", "(the model's max_output_tokens in [providers.NAME], else a table of known models, else 8192 for Anthropic and the server's own for others)"),
+    key("thinking", Ty::Str, "MYPI_THINKING", "off (off, minimal, low, medium or high; a model with thinking = false in [providers.NAME] never thinks)"),
     key("read_timeout_s", Ty::Count, "MYPI_READ_TIMEOUT_S", "120"),
     key("retry_base_ms", Ty::Number, "MYPI_RETRY_BASE_MS", "500"),
     key("log", Ty::Bool, "MYPI_LOG", "false"),
@@ -109,6 +110,7 @@ const MODEL_FIELDS: &[&str] = &[
     "name",
     "context_window",
     "max_output_tokens",
+    "thinking",
     "input_price",
     "output_price",
 ];
@@ -139,6 +141,8 @@ pub struct ModelInfo {
     pub context_window: Option<u64>,
     /// The longest reply the model may write, in tokens (sent as `max_tokens`).
     pub max_output_tokens: Option<u64>,
+    /// `thinking = false`: the model cannot think, so no thinking parameters are sent.
+    pub thinking: Option<bool>,
     /// US dollars per million tokens.
     pub input_price: Option<f64>,
     pub output_price: Option<f64>,
@@ -514,6 +518,7 @@ fn models(
                         .and_then(Value::as_integer)
                         .and_then(|n| u64::try_from(n).ok())
                         .filter(|n| *n > 0),
+                    thinking: t.get("thinking").and_then(Value::as_bool),
                     input_price: num("input_price"),
                     output_price: num("output_price"),
                 }

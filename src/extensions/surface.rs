@@ -207,12 +207,13 @@ pub fn extension_value(info: &ExtensionInfo) -> Json {
 }
 
 /// The data fields of `ctx` for a run.
-pub fn ctx_fields(ctx: &RunContext) -> [(&'static str, Json); 5] {
+pub fn ctx_fields(ctx: &RunContext) -> [(&'static str, Json); 6] {
     [
         ("cwd", json!(ctx.cwd.display().to_string())),
         ("mode", json!(ctx.mode.name())),
         ("session_id", json!(ctx.session_id)),
         ("model", json!(ctx.model)),
+        ("thinking", json!(ctx.thinking.name())),
         ("depth", json!(ctx.depth)),
     ]
 }

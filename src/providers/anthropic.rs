@@ -194,7 +194,22 @@ fn block_start(index: usize, block: &Value, out: &mut Vec<StreamEvent>) {
                 }
             }
         }
-        // thinking and other block types are not shown.
+        Some("thinking") => {
+            let text = |k: &str| block.get(k).and_then(Value::as_str).unwrap_or("");
+            if !text("thinking").is_empty() {
+                out.push(StreamEvent::ThinkingDelta(text("thinking").to_string()));
+            }
+            if !text("signature").is_empty() {
+                out.push(StreamEvent::ThinkingSignature(
+                    text("signature").to_string(),
+                ));
+            }
+        }
+        Some("redacted_thinking") => {
+            let data = block.get("data").and_then(Value::as_str).unwrap_or("");
+            out.push(StreamEvent::RedactedThinking(data.to_string()));
+        }
+        // Other block types (added later) are not shown.
         _ => {}
     }
 }
@@ -220,6 +235,12 @@ fn block_delta(index: usize, delta: &Value, out: &mut Vec<StreamEvent>) {
                 out.push(StreamEvent::ThinkingDelta(t));
             }
         }
+        Some("signature_delta") => {
+            let signature = text("signature");
+            if !signature.is_empty() {
+                out.push(StreamEvent::ThinkingSignature(signature));
+            }
+        }
         Some("input_json_delta") => {
             let arguments = text("partial_json");
             if !arguments.is_empty() {
@@ -237,6 +258,52 @@ mod tests {
     use crate::providers::Accumulator;
     use crate::vocab::protocol::{Message, ToolCall, ToolOutput, ToolSpec};
     use serde_json::json;
+
+    #[test]
+    fn thinking_levels_send_a_budget_that_fits_under_max_tokens() {
+        use crate::vocab::thinking::{Thinking, LEVELS};
+        let p = AnthropicProvider::new("claude-sonnet-4-5", None, Some("k".into()));
+        // (max_tokens, budget) per level: a model known to write 64000 tokens, asked for 8192.
+        let want = [
+            None,
+            Some((8192, 1024)),
+            Some((8192, 4000)),
+            Some((14_096, 10_000)),
+            Some((36_096, 32_000)),
+        ];
+        for (name, want) in LEVELS.into_iter().zip(want) {
+            let request = ModelRequest {
+                model: "claude-sonnet-4-5".into(),
+                system_prompt: String::new(),
+                messages: vec![Message::user("hi")].into(),
+                tools: Vec::new(),
+                max_tokens: Some(8192),
+                cache_key: None,
+                thinking: crate::providers::ThinkingAsk {
+                    level: Thinking::parse(name).unwrap(),
+                    ceiling: Some(64_000),
+                },
+            };
+            let body = p.payload(&request);
+            assert!(body.get("temperature").is_none() && body.get("reasoning_effort").is_none());
+            match want {
+                None => {
+                    assert!(body.get("thinking").is_none(), "{body}");
+                    assert_eq!(body["max_tokens"], 8192);
+                }
+                Some((max, budget)) => {
+                    assert_eq!(body["max_tokens"], max, "{name}");
+                    assert_eq!(
+                        body["thinking"],
+                        json!({"type": "enabled", "budget_tokens": budget}),
+                        "{name}"
+                    );
+                }
+            }
+            let bytes: Value = serde_json::from_slice(&p.encode(&request).unwrap()).unwrap();
+            assert_eq!(bytes, body);
+        }
+    }
 
     #[test]
     fn payload_shape_merges_tool_results_and_following_user_text() {
@@ -261,6 +328,7 @@ mod tests {
             }],
             max_tokens: None,
             cache_key: None,
+            thinking: Default::default(),
         };
         let p = AnthropicProvider::new("claude-x", None, Some("k".into()));
         // Cache breakpoints: the tools, the system prompt, the newest turn and the user turn
@@ -324,6 +392,7 @@ mod tests {
             tools: vec![],
             max_tokens: None,
             cache_key: None,
+            thinking: Default::default(),
         };
         let p = AnthropicProvider::new("m", None, None);
         let body = p.payload(&request);
@@ -366,6 +435,7 @@ mod tests {
             tools: vec![],
             max_tokens: None,
             cache_key: None,
+            thinking: Default::default(),
         };
         let body = AnthropicProvider::new("m", None, None).payload(&request);
         assert_eq!(
@@ -387,6 +457,7 @@ mod tests {
             tools: vec![],
             max_tokens: None,
             cache_key: None,
+            thinking: Default::default(),
         };
         let body = AnthropicProvider::new("m", None, None).payload(&request);
         assert!(body.get("system").is_none() && body.get("tools").is_none());

@@ -334,6 +334,7 @@ mod tests {
             tools: vec![],
             max_tokens: None,
             cache_key: None,
+            thinking: Default::default(),
         })
     }
 
@@ -444,6 +445,7 @@ mod tests {
             tools: vec![],
             max_tokens: None,
             cache_key: None,
+            thinking: Default::default(),
         };
         let (_, acc) = run(&p, p.payload(&request)).await;
         assert_eq!(acc.text, "got: look [image image/png, 4 bytes]");

@@ -14,6 +14,9 @@ pub mod openai;
 pub mod sse;
 mod wire;
 
+#[cfg(test)]
+mod thinking_tests;
+
 pub use complete::complete;
 
 use bytes::Bytes;
@@ -23,7 +26,7 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::vocab::protocol::{Message, ToolCall, ToolSpec, Usage};
+use crate::vocab::protocol::{Message, ThinkingBlock, ToolCall, ToolSpec, Usage};
 
 /// Everything a provider needs for one request. The messages are usually the agent's own,
 /// borrowed: a long conversation is not copied to build a request.
@@ -40,6 +43,17 @@ pub struct ModelRequest<'a> {
     /// APIs that take a key (OpenAI's `prompt_cache_key`).
     #[serde(skip)]
     pub cache_key: Option<String>,
+    /// The thinking asked for (off for a model the configuration says cannot think).
+    #[serde(skip)]
+    pub thinking: ThinkingAsk,
+}
+
+/// A request's thinking: the level, and the model's known output limit, up to which the
+/// Messages API's `max_tokens` may be raised to hold the thinking budget.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ThinkingAsk {
+    pub level: crate::vocab::thinking::Thinking,
+    pub ceiling: Option<u64>,
 }
 
 /// A request body on its way to a provider.
@@ -82,6 +96,11 @@ pub enum StreamEvent {
     /// The model's reasoning as it streams (Anthropic's `thinking_delta`, the
     /// `reasoning_content` of llama.cpp, vLLM and DeepSeek): shown, never part of the reply.
     ThinkingDelta(String),
+    /// The signature that closes the thinking block streamed last (Anthropic's
+    /// `signature_delta`): the block goes back, signed, in the next request of the turn.
+    ThinkingSignature(String),
+    /// A redacted thinking block's opaque data (Anthropic's `redacted_thinking`).
+    RedactedThinking(String),
     /// A tool call begins at `index` (the provider's numbering within this reply).
     ToolCallStart {
         index: usize,
@@ -186,14 +205,19 @@ pub struct Accumulator {
     pub usage: Usage,
     pub stop_reason: Option<String>,
     pub done: bool,
+    /// The thinking blocks as they streamed (see [`Accumulator::message`]).
+    thinking: Vec<ThinkingBlock>,
 }
 
 impl Accumulator {
     pub fn push(&mut self, event: &StreamEvent) {
         match event {
             StreamEvent::TextDelta(t) => self.text.push_str(t),
-            // Reasoning is shown as it streams and never kept as the reply's text.
-            StreamEvent::ThinkingDelta(_) => {}
+            // Reasoning is shown as it streams and never kept as the reply's text; what
+            // comes signed is kept to be sent back as it came.
+            StreamEvent::ThinkingDelta(_)
+            | StreamEvent::ThinkingSignature(_)
+            | StreamEvent::RedactedThinking(_) => self.keep_thinking(event),
             StreamEvent::ToolCallStart { index, id, name } => {
                 match self.calls.iter_mut().find(|c| c.0 == *index) {
                     Some(c) => {
@@ -237,6 +261,37 @@ impl Accumulator {
         }
     }
 
+    /// Adds a piece of thinking: reasoning to the open (unsigned) block, a signature closing
+    /// it, a redacted block whole.
+    fn keep_thinking(&mut self, event: &StreamEvent) {
+        let open = match self.thinking.last_mut() {
+            Some(ThinkingBlock::Thinking {
+                thinking,
+                signature,
+            }) if signature.is_empty() => Some((thinking, signature)),
+            _ => None,
+        };
+        let block = match (event, open) {
+            (StreamEvent::ThinkingDelta(t), Some((thinking, _))) => return thinking.push_str(t),
+            (StreamEvent::ThinkingSignature(sig), Some((_, signature))) => {
+                return signature.push_str(sig)
+            }
+            (StreamEvent::ThinkingDelta(t), None) => ThinkingBlock::Thinking {
+                thinking: t.clone(),
+                signature: String::new(),
+            },
+            (StreamEvent::ThinkingSignature(sig), None) => ThinkingBlock::Thinking {
+                thinking: String::new(),
+                signature: sig.clone(),
+            },
+            (StreamEvent::RedactedThinking(data), _) => {
+                ThinkingBlock::RedactedThinking { data: data.clone() }
+            }
+            _ => return,
+        };
+        self.thinking.push(block);
+    }
+
     /// The tool calls in the order the model started them; calls without an id get one.
     pub fn tool_calls(&self) -> Vec<ToolCall> {
         self.calls
@@ -253,9 +308,17 @@ impl Accumulator {
             .collect()
     }
 
-    /// The finished assistant message.
+    /// The finished assistant message, with the thinking blocks that came signed or
+    /// redacted (unsigned reasoning, as Chat Completions servers stream it, is not kept).
     pub fn message(&self) -> Message {
-        Message::assistant(self.text.clone(), self.tool_calls())
+        let signed = self.thinking.iter().filter(|b| match b {
+            ThinkingBlock::Thinking { signature, .. } => !signature.is_empty(),
+            ThinkingBlock::RedactedThinking { .. } => true,
+        });
+        Message {
+            thinking: signed.cloned().collect(),
+            ..Message::assistant(self.text.clone(), self.tool_calls())
+        }
     }
 }
 

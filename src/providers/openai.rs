@@ -232,6 +232,7 @@ mod tests {
             }],
             max_tokens: None,
             cache_key: None,
+            thinking: Default::default(),
         }
     }
 
@@ -248,6 +249,30 @@ mod tests {
         let bytes = official.encode(&keyed).unwrap();
         let decoded: Value = serde_json::from_slice(&bytes).unwrap();
         assert_eq!(decoded, official.payload(&keyed));
+    }
+
+    #[test]
+    fn the_thinking_level_is_sent_as_reasoning_effort() {
+        use crate::vocab::thinking::{Thinking, LEVELS};
+        let p = OpenAiProvider::new("m", Some("http://localhost:8080/v1".into()), None);
+        for name in LEVELS {
+            let level = Thinking::parse(name).unwrap();
+            let asked = ModelRequest {
+                thinking: crate::providers::ThinkingAsk {
+                    level,
+                    ceiling: Some(64_000),
+                },
+                ..request()
+            };
+            let body = p.payload(&asked);
+            match level {
+                Thinking::Off => assert!(body.get("reasoning_effort").is_none(), "{body}"),
+                _ => assert_eq!(body["reasoning_effort"], name),
+            }
+            assert!(body.get("thinking").is_none() && body.get("temperature").is_none());
+            let bytes: Value = serde_json::from_slice(&p.encode(&asked).unwrap()).unwrap();
+            assert_eq!(bytes, body);
+        }
     }
 
     #[test]

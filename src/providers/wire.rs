@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::ModelRequest;
-use crate::vocab::protocol::{Image, Message, Role, ToolCall};
+use crate::vocab::protocol::{Image, Message, Role, ThinkingBlock, ToolCall};
 
 /// A Chat Completions body.
 #[derive(Serialize)]
@@ -27,6 +27,9 @@ pub struct OpenAiBody<'a> {
     max_completion_tokens: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     prompt_cache_key: Option<&'a str>,
+    /// The thinking level (`minimal` to `high`); nothing when thinking is off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_effort: Option<&'static str>,
 }
 
 #[derive(Serialize)]
@@ -164,6 +167,9 @@ impl<'a> OpenAiBody<'a> {
             max_tokens: request.max_tokens.filter(|_| !keyed),
             max_completion_tokens: request.max_tokens.filter(|_| keyed),
             prompt_cache_key: request.cache_key.as_deref().filter(|_| keyed),
+            reasoning_effort: Some(request.thinking.level)
+                .filter(|l| l.is_on())
+                .map(|l| l.name()),
         }
     }
 }
@@ -218,6 +224,18 @@ pub struct AnthropicBody<'a> {
     system: Option<[SystemText; 1]>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<AnthropicTool<'a>>,
+    /// Extended thinking, with a budget below `max_tokens` (no `temperature` is ever sent:
+    /// the API refuses one with thinking).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<ThinkingParam>,
+}
+
+/// `{"type": "enabled", "budget_tokens": B}`.
+#[derive(Serialize)]
+struct ThinkingParam {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    budget_tokens: u64,
 }
 
 /// `{"type": "ephemeral"}`: a cache breakpoint.
@@ -280,6 +298,9 @@ enum Block<'a> {
         content: ResultContent<'a>,
         is_error: bool,
     },
+    /// A thinking block sent back as it came (its own `type`, signature or data).
+    #[serde(untagged)]
+    Thought(&'a ThinkingBlock),
 }
 
 /// An image block's source: the image's base64, as it is stored.
@@ -390,20 +411,28 @@ impl<'a> AnthropicBody<'a> {
                 cache_control: EPHEMERAL,
             }]
         });
+        let max_tokens = request.max_tokens.unwrap_or(max_tokens);
+        let ask = request.thinking;
+        let fitted = ask.level.fit(max_tokens, ask.ceiling);
         AnthropicBody {
             model: &request.model,
-            max_tokens: request.max_tokens.unwrap_or(max_tokens),
+            max_tokens: fitted.map_or(max_tokens, |(max, _)| max),
             stream: true,
-            messages: turns(&request.messages),
+            messages: turns(&request.messages, fitted.is_some()),
             system,
             tools,
+            thinking: fitted.map(|(_, budget_tokens)| ThinkingParam {
+                kind: "enabled",
+                budget_tokens,
+            }),
         }
     }
 }
 
 /// The conversation as Messages API turns. Consecutive messages that land on the same role
 /// (tool results, then a user message) are merged into one turn, since roles must alternate.
-fn turns(messages: &[Message]) -> Vec<Turn<'_>> {
+/// `thinking`: the request asks for thinking, so the signed thinking blocks go back.
+fn turns(messages: &[Message], thinking: bool) -> Vec<Turn<'_>> {
     let mut turns: Vec<(&'static str, Vec<Block<'_>>)> = Vec::new();
     for m in messages {
         let (role, blocks) = match m.role {
@@ -420,7 +449,7 @@ fn turns(messages: &[Message]) -> Vec<Turn<'_>> {
                     is_error: m.is_error,
                 }],
             ),
-            Role::Assistant => ("assistant", assistant_blocks(m)),
+            Role::Assistant => ("assistant", assistant_blocks(m, thinking)),
         };
         if blocks.is_empty() {
             continue;
@@ -445,9 +474,13 @@ fn turns(messages: &[Message]) -> Vec<Turn<'_>> {
                 [Block::Text { text }] if role == "user" && !mark => TurnContent::Text(text),
                 _ => {
                     let n = blocks.len();
-                    let blocks = blocks.into_iter().enumerate().map(|(j, block)| Marked {
-                        block,
-                        cache_control: (mark && j + 1 == n).then_some(EPHEMERAL),
+                    let blocks = blocks.into_iter().enumerate().map(|(j, block)| {
+                        // Thinking blocks take no breakpoint.
+                        let last = mark && j + 1 == n && !matches!(block, Block::Thought(_));
+                        Marked {
+                            block,
+                            cache_control: last.then_some(EPHEMERAL),
+                        }
                     });
                     TurnContent::Blocks(blocks.collect())
                 }
@@ -457,8 +490,14 @@ fn turns(messages: &[Message]) -> Vec<Turn<'_>> {
         .collect()
 }
 
-fn assistant_blocks(m: &Message) -> Vec<Block<'_>> {
-    let mut blocks = Vec::with_capacity(m.tool_calls.len() + 1);
+/// An assistant message's blocks: its signed thinking blocks first, as they came (the API
+/// checks them in the tool loop; only when the request asks for thinking), then its text,
+/// then its tool calls.
+fn assistant_blocks(m: &Message, thinking: bool) -> Vec<Block<'_>> {
+    let mut blocks = Vec::with_capacity(m.thinking.len() + m.tool_calls.len() + 1);
+    if thinking {
+        blocks.extend(m.thinking.iter().map(Block::Thought));
+    }
     if !m.content.is_empty() {
         blocks.push(Block::Text { text: &m.content });
     }

@@ -96,6 +96,12 @@ pub struct Cli {
     #[arg(long, value_name = "N", global = true)]
     pub max_turns: Option<u32>,
 
+    /// How much the model reasons before it answers: off, minimal, low, medium or high
+    /// (default: `thinking` in the config, MYPI_THINKING, else off).
+    #[arg(long, value_name = "LEVEL", global = true,
+          value_parser = clap::builder::PossibleValuesParser::new(crate::vocab::thinking::LEVELS))]
+    pub thinking: Option<String>,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -137,6 +143,10 @@ impl Cli {
             no_builtin_extensions: self.no_builtin_extensions,
             no_watch: self.no_watch,
             max_turns: self.max_turns,
+            thinking: self
+                .thinking
+                .as_deref()
+                .and_then(crate::vocab::thinking::Thinking::parse),
             trust: self.trust,
             mcp_config: self.mcp_config.clone(),
             no_mcp: self.no_mcp,
@@ -173,6 +183,21 @@ mod tests {
         assert!(Cli::try_parse_from(["mypi", "hello"]).is_err());
         let cli = Cli::try_parse_from(["mypi", "sessions"]).unwrap();
         assert!(cli.command.is_some());
+    }
+
+    #[test]
+    fn thinking_takes_a_level_and_a_bad_one_names_the_levels() {
+        use crate::vocab::thinking::Thinking;
+        let cli = Cli::try_parse_from(["mypi", "--thinking", "high"]).unwrap();
+        assert_eq!(cli.overrides().thinking, Some(Thinking::High));
+        assert_eq!(
+            Cli::try_parse_from(["mypi"]).unwrap().overrides().thinking,
+            None
+        );
+        let e = Cli::try_parse_from(["mypi", "--thinking", "max"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::InvalidValue);
+        let text = e.to_string();
+        assert!(text.contains("off, minimal, low, medium, high"), "{text}");
     }
 
     #[test]

@@ -88,6 +88,10 @@ fn completer(app: &App) -> complete::SlashHelper {
         cwd: app.config.cwd.clone(),
         args: Arc::new(move |name: &str| match name {
             "reload" => extensions.summaries().into_iter().map(|s| s.name).collect(),
+            "thinking" => std::iter::once("show")
+                .chain(crate::vocab::thinking::LEVELS)
+                .map(String::from)
+                .collect(),
             complete::SKILLS => skills.skills().into_iter().map(|s| s.name).collect(),
             "model" => {
                 let mut names = models.lock().map(|m| m.clone()).unwrap_or_default();

@@ -106,6 +106,20 @@ pub struct Message {
     /// `details`), kept in the session for extensions and renderers, never sent to the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<serde_json::Value>,
+    /// For assistant messages: the signed thinking blocks the Messages API streamed, as they
+    /// came, sent back (first) in the next request of the turn; never the reply's text and
+    /// never sent to other APIs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thinking: Vec<ThinkingBlock>,
+}
+
+/// A thinking block of the Messages API, in its own shape: the reasoning with its
+/// signature, or a redacted block's opaque data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ThinkingBlock {
+    Thinking { thinking: String, signature: String },
+    RedactedThinking { data: String },
 }
 
 /// An image, base64-encoded.
@@ -157,6 +171,7 @@ impl Message {
             images: Vec::new(),
             usage: None,
             details: None,
+            thinking: Vec::new(),
         }
     }
 }

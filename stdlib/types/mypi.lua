@@ -144,6 +144,7 @@ function Ui.notify(message) end
 ---@field mode mypi.Mode `"repl"`, `"print"` (`-p`), `"json"` (`-p --json`) or `"acp"` (`mypi acp`)
 ---@field session_id string the run's session id, known before its file is written; `""` with `--no-session`
 ---@field model string the model id in use
+---@field thinking mypi.Thinking the thinking level asked of the model
 ---@field depth integer 0 for the user's agent, 1+ inside a child agent
 ---@field ui mypi.Ui
 ---@field session mypi.Session
@@ -685,6 +686,13 @@ function api.project_trusted() end
 ---@param model string
 ---@param options? {provider?: string}
 function api.set_model(model, options) end
+
+---@alias mypi.Thinking "off"|"minimal"|"low"|"medium"|"high"
+
+---Sets the thinking level (as `/thinking LEVEL` does) once the call has ended; the next
+---request asks for it. A name that is not a level is an error naming the levels.
+---@param level mypi.Thinking
+function api.set_thinking(level) end
 
 ---@class mypi.ProviderModel
 ---@field name string

@@ -90,6 +90,8 @@ pub struct Reply {
     pub usage: (u64, u64),
     /// Of the input, tokens read from the prompt cache (OpenAI's `cached_tokens`; 0: not said).
     pub cached: u64,
+    /// A thinking block streamed first: `(reasoning, signature)` (Anthropic).
+    pub thought: Option<(String, String)>,
 }
 
 impl Reply {
@@ -101,7 +103,14 @@ impl Reply {
             headers: Vec::new(),
             usage: (10, 5),
             cached: 0,
+            thought: None,
         }
+    }
+
+    /// This reply with a thinking block, signed with `signature`, streamed before the rest.
+    pub fn thinking(self, reasoning: &str, signature: &str) -> Reply {
+        let thought = Some((reasoning.to_string(), signature.to_string()));
+        Reply { thought, ..self }
     }
 
     /// Assistant text, streamed in several deltas; finish reason `stop` / `end_turn`.

@@ -249,6 +249,28 @@ pub struct AnthropicWire {
     cache: Option<std::sync::Mutex<super::prompt_cache::PromptCache>>,
     /// The request being answered's `(uncached input, cache read, cache write)`.
     served: std::sync::Mutex<Option<super::prompt_cache::Served>>,
+    /// The signatures of the thinking blocks this server streamed.
+    issued: std::sync::Mutex<Vec<String>>,
+}
+
+/// What the real API says of a request with thinking on whose tool loop's assistant turn does
+/// not start with a thinking block this server signed, as it was sent.
+fn unsigned_tool_turn(body: &Value, issued: &[String]) -> Option<String> {
+    body.get("thinking")?;
+    let messages = body["messages"].as_array()?;
+    let last = messages.last()?;
+    let in_loop = last["content"]
+        .as_array()
+        .is_some_and(|c| c.iter().any(|b| b["type"] == "tool_result"));
+    let assistant = messages.iter().rev().find(|m| m["role"] == "assistant")?;
+    let first = &assistant["content"][0];
+    let signed =
+        first["type"] == "thinking" && issued.iter().any(|s| first["signature"] == s.as_str());
+    (in_loop && !signed).then(|| {
+        "When `thinking` is enabled, a final `assistant` message must start with a thinking \
+         block (preceeding the lastmost set of `tool_use` and `tool_result` blocks)"
+            .to_string()
+    })
 }
 
 impl AnthropicWire {
@@ -266,8 +288,32 @@ impl AnthropicWire {
         )
     }
 
+    /// A thinking block at `index`: its reasoning, then its signature.
+    fn thought_block(&self, thought: &(String, String), index: usize) -> String {
+        self.issued.lock().unwrap().push(thought.1.clone());
+        let delta = |d: Value| {
+            sse_event(
+                "content_block_delta",
+                &json!({"type": "content_block_delta", "index": index, "delta": d}),
+            )
+        };
+        let mut out = sse_event(
+            "content_block_start",
+            &json!({"type": "content_block_start", "index": index,
+                    "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
+        );
+        out += &delta(json!({"type": "thinking_delta", "thinking": thought.0}));
+        out += &delta(json!({"type": "signature_delta", "signature": thought.1}));
+        out += &sse_event(
+            "content_block_stop",
+            &json!({"type": "content_block_stop", "index": index}),
+        );
+        out
+    }
+
     fn stream_body(
         &self,
+        thought: Option<&(String, String)>,
         text: Option<&str>,
         calls: &[(String, String, String)],
         usage: (u64, u64),
@@ -276,27 +322,31 @@ impl AnthropicWire {
     ) -> String {
         let mut out = self.message_start(usage, model, seq);
         let mut index = 0;
+        if let Some(thought) = thought {
+            out += &self.thought_block(thought, 0);
+            index = 1;
+        }
         let has_text = text.is_some_and(|t| !t.is_empty()) || calls.is_empty();
         let ping = sse_event("ping", &json!({"type": "ping"}));
         if has_text {
             out += &sse_event(
                 "content_block_start",
-                &json!({"type": "content_block_start", "index": 0,
+                &json!({"type": "content_block_start", "index": index,
                         "content_block": {"type": "text", "text": ""}}),
             );
             out += &ping;
             for piece in split_pieces(text.unwrap_or(""), 3) {
                 out += &sse_event(
                     "content_block_delta",
-                    &json!({"type": "content_block_delta", "index": 0,
+                    &json!({"type": "content_block_delta", "index": index,
                             "delta": {"type": "text_delta", "text": piece}}),
                 );
             }
             out += &sse_event(
                 "content_block_stop",
-                &json!({"type": "content_block_stop", "index": 0}),
+                &json!({"type": "content_block_stop", "index": index}),
             );
-            index = 1;
+            index += 1;
         }
         for (call_id, name, args) in calls {
             out += &sse_event(
@@ -349,10 +399,16 @@ impl Flavor for AnthropicWire {
         if let Some(cache) = &self.cache {
             *self.served.lock().unwrap() = Some(cache.lock().unwrap().serve(&req.body));
         }
+        if let Some(message) = unsigned_tool_turn(&req.body, &self.issued.lock().unwrap()) {
+            return plain(400, self.error_body(400, &message));
+        }
+        let thought = reply.thought.as_ref();
         match &reply.kind {
-            ReplyKind::Text(t) => stream(self.stream_body(Some(t), &[], reply.usage, &model, seq)),
+            ReplyKind::Text(t) => {
+                stream(self.stream_body(thought, Some(t), &[], reply.usage, &model, seq))
+            }
             ReplyKind::ToolCalls { text, calls } => {
-                stream(self.stream_body(text.as_deref(), calls, reply.usage, &model, seq))
+                stream(self.stream_body(thought, text.as_deref(), calls, reply.usage, &model, seq))
             }
             ReplyKind::Error { status, message } => {
                 plain(*status, self.error_body(*status, message))
@@ -364,7 +420,8 @@ impl Flavor for AnthropicWire {
                 stream(body)
             }
             ReplyKind::Truncated(t) => {
-                let mut r = stream(self.stream_body(Some(t), &[], reply.usage, &model, seq));
+                let mut r =
+                    stream(self.stream_body(thought, Some(t), &[], reply.usage, &model, seq));
                 r.truncate = true;
                 r
             }
@@ -404,6 +461,7 @@ impl FakeAnthropic {
         let wire = AnthropicWire {
             cache: None,
             served: Default::default(),
+            issued: Default::default(),
         };
         FakeAnthropic(FakeServer::start(wire, replies))
     }
@@ -413,6 +471,7 @@ impl FakeAnthropic {
         let wire = AnthropicWire {
             cache: Some(Default::default()),
             served: Default::default(),
+            issued: Default::default(),
         };
         FakeAnthropic(FakeServer::start(wire, replies))
     }

@@ -81,6 +81,7 @@ mod streaming;
 mod subagent_tool;
 mod subagents;
 mod terminal_safety;
+mod thinking;
 mod tool_progress;
 mod tools;
 mod tools_safety;

@@ -96,6 +96,8 @@ struct StoredMessage {
     images: Vec<Image>,
     #[serde(default)]
     usage: Option<Usage>,
+    #[serde(default)]
+    thinking: Vec<crate::vocab::protocol::ThinkingBlock>,
 }
 
 impl From<StoredMessage> for Message {
@@ -110,6 +112,7 @@ impl From<StoredMessage> for Message {
             images: m.images,
             usage: m.usage,
             details: None,
+            thinking: m.thinking,
         }
     }
 }

@@ -110,6 +110,7 @@ fn interrupted(id: String, name: String) -> Message {
         images: Vec::new(),
         usage: None,
         details: None,
+        thinking: Vec::new(),
     }
 }
 

@@ -59,6 +59,10 @@ fn a_resumed_message_keeps_every_field_but_its_details() {
             cost_usd: Some(0.5),
         }),
         details: Some(serde_json::json!({"rows": [1, 2, 3]})),
+        thinking: vec![crate::vocab::protocol::ThinkingBlock::Thinking {
+            thinking: "hm".into(),
+            signature: "sig".into(),
+        }],
     };
     w.append(&full).unwrap();
     let path = w.path().to_path_buf();

@@ -187,6 +187,20 @@ pub(super) fn set_model(c: &mut Call<'_>) -> Result<Ret, String> {
         .request(Request::SetModel { model, provider }))
 }
 
+/// `api.set_thinking(level)`.
+pub(super) fn set_thinking(c: &mut Call<'_>) -> Result<Ret, String> {
+    use crate::vocab::thinking::{Thinking, LEVELS};
+    let level = c.args.take("level").text();
+    let level = Thinking::parse(&level).ok_or_else(|| {
+        format!(
+            "{:?} is not a thinking level; the levels are {}",
+            level.chars().take(40).collect::<String>(),
+            LEVELS.join(", ")
+        )
+    })?;
+    nil(c.link.host().control.request(Request::SetThinking(level)))
+}
+
 /// `api.provider{...}`.
 pub(super) fn provider(c: &mut Call<'_>) -> Result<Ret, String> {
     let name = &c.link.info.name;

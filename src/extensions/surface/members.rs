@@ -312,6 +312,12 @@ pub const MEMBERS: &[Member] = &[
     ),
     function(
         Object::Api,
+        "set_thinking", host::set_thinking,
+        &[req("level", Ty::Str)],
+        "set the thinking level (off, minimal, low, medium or high) once the call has ended",
+    ),
+    function(
+        Object::Api,
         "provider", host::provider,
         &[req("definition", Ty::Record(PROVIDER_FIELDS))],
         "register a provider for /model and --provider",
@@ -334,6 +340,11 @@ pub const MEMBERS: &[Member] = &[
     data(Object::Ctx, "mode", "repl, print, json or acp"),
     data(Object::Ctx, "session_id", "the run's session"),
     data(Object::Ctx, "model", "the model in use"),
+    data(
+        Object::Ctx,
+        "thinking",
+        "the thinking level: off, minimal, low, medium or high",
+    ),
     data(
         Object::Ctx,
         "depth",

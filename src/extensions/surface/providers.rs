@@ -102,6 +102,7 @@ fn models(v: Json) -> Result<Vec<ModelInfo>, String> {
                     name: name.to_string(),
                     context_window: o.get("context_window").and_then(Json::as_u64),
                     max_output_tokens: o.get("max_output_tokens").and_then(Json::as_u64),
+                    thinking: o.get("thinking").and_then(Json::as_bool),
                     input_price: o.get("input_price").and_then(Json::as_f64),
                     output_price: o.get("output_price").and_then(Json::as_f64),
                 })

@@ -131,6 +131,8 @@ pub struct RunContext {
     /// The session this run belongs to (known before its file is written).
     pub session_id: String,
     pub model: String,
+    /// The thinking level asked of the model (`ctx.thinking`).
+    pub thinking: crate::vocab::thinking::Thinking,
     /// 0 for the user's agent, 1+ inside a child agent.
     pub depth: u32,
     /// Cancelled by Ctrl-C, `ctx.abort()` or the parent's cancellation.
@@ -177,6 +179,7 @@ impl RunContext {
             mode,
             session_id,
             model,
+            thinking: Default::default(),
             depth: 0,
             cancel,
             queues,
@@ -215,6 +218,7 @@ impl RunContext {
             mode: self.mode,
             session_id: self.session_id.clone(),
             model,
+            thinking: self.thinking,
             depth: self.depth + 1,
             cancel: self.cancel.child_token(),
             queues: Arc::new(Queues::new()),

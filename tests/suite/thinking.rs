@@ -1,0 +1,201 @@
+//! Thinking levels (issue 38, point 2): `--thinking`, `thinking = "…"` in the configuration
+//! and `MYPI_THINKING`, `/thinking` in the REPL, and what each wire sends for a level (the
+//! request bodies are pinned level by level in the providers' unit tests).
+
+use crate::common::{FakeAnthropic, FakeOpenAi, Mypi, Reply, TestDir};
+
+use super::ext_util::{faux, install, quit, WAIT};
+
+#[test]
+fn a_level_that_is_not_one_is_a_usage_error_naming_the_levels() {
+    let dir = TestDir::new();
+    let out = Mypi::new(&dir)
+        .args(["--thinking", "max", "-p", "hi"])
+        .run();
+    out.expect_code(2);
+    for level in ["off", "minimal", "low", "medium", "high"] {
+        assert!(out.stderr.contains(level), "{}", out.describe());
+    }
+    let out = Mypi::new(&dir)
+        .env("MYPI_THINKING", "lots")
+        .args(["-p", "hi"])
+        .run();
+    out.expect_code(2);
+    assert!(
+        out.stderr.contains(
+            "\"lots\" is not a thinking level: the levels are off, minimal, low, medium and high"
+        ),
+        "{}",
+        out.describe()
+    );
+}
+
+#[test]
+fn the_level_from_the_flag_or_the_file_is_sent_unless_the_model_cannot_think() {
+    let dir = TestDir::new();
+    let fake = FakeOpenAi::with_replies(vec![Reply::text("a"), Reply::text("b"), Reply::text("c")]);
+    dir.write(
+        "home/.agents/config.toml",
+        &format!(
+            "provider = \"local\"\nthinking = \"low\"\n[providers.local]\napi = \"openai\"\n\
+             base_url = \"{}\"\nmodels = [\"thinker\", {{ name = \"plain\", thinking = false }}]\n",
+            fake.url()
+        ),
+    );
+    let run = |args: &[&str]| {
+        Mypi::new(&dir)
+            .args(["--no-session"])
+            .args(args)
+            .args(["-p", "hello"])
+            .run()
+            .ok();
+    };
+    run(&[]);
+    run(&["--thinking", "high"]);
+    run(&["--model", "plain"]);
+    let bodies: Vec<_> = fake.requests().into_iter().map(|r| r.body).collect();
+    assert_eq!(bodies[0]["reasoning_effort"], "low", "from the file");
+    assert_eq!(bodies[1]["reasoning_effort"], "high", "the flag wins");
+    assert!(bodies[2].get("reasoning_effort").is_none(), "{}", bodies[2]);
+}
+
+#[test]
+fn anthropic_gets_a_thinking_budget_under_max_tokens_and_no_temperature() {
+    let dir = TestDir::new();
+    let fake = FakeAnthropic::with_replies(vec![Reply::text("ok")]);
+    Mypi::new(&dir)
+        .anthropic(&fake)
+        .model("claude-sonnet-4-5")
+        .args(["--no-session", "--thinking", "high", "-p", "hi"])
+        .run()
+        .ok();
+    let body = &fake.requests()[0].body;
+    assert_eq!(
+        body["thinking"],
+        serde_json::json!({"type": "enabled", "budget_tokens": 32000})
+    );
+    assert!(body["max_tokens"].as_u64().unwrap() > 32000, "{body}");
+    assert!(body.get("temperature").is_none(), "{body}");
+}
+
+#[test]
+fn the_repl_shows_sets_and_prints_the_last_reasoning() {
+    let dir = TestDir::new();
+    let replies = [serde_json::json!({
+        "thinking": "First line of thought.\nSecond line of thought.",
+        "text": "Done."
+    })];
+    let mut m = faux(&dir, &replies)
+        .args(["--no-session", "--no-watch"])
+        .spawn();
+    m.send_line("/thinking");
+    m.wait_for_line("Thinking: off", WAIT);
+    m.send_line("/thinking medium");
+    m.wait_for_line("Thinking: medium", WAIT);
+    m.send_line("/thinking lots");
+    m.wait_for_text("\"lots\" is not a thinking level", WAIT);
+    m.send_line("/thinking show");
+    m.wait_for_line("no reasoning in the last turn", WAIT);
+    m.send_line("go");
+    m.wait_for_line("Done.", WAIT);
+    m.send_line("/thinking show");
+    m.wait_for_line("Second line of thought.", WAIT);
+    m.send_line("/quit");
+    let out = m.wait();
+    out.ok();
+    let shown = out.stdout.rfind("First line of thought.").unwrap();
+    assert!(
+        shown > out.stdout.find("Done.").unwrap(),
+        "{}",
+        out.describe()
+    );
+}
+
+/// With thinking on, the fake Messages API (like the real one) refuses a tool loop whose
+/// assistant turn does not start with the thinking block it signed: mypi sends it back, as
+/// it came, before the tool call.
+#[test]
+fn anthropic_thinking_blocks_go_back_signed_in_the_tool_loop() {
+    let dir = TestDir::new();
+    dir.write("a.txt", "hi from a\n");
+    let fake = FakeAnthropic::with_replies(vec![
+        Reply::tool_calls([("toolu_1", "read", serde_json::json!({"path": "a.txt"}))])
+            .thinking("I should read a.txt.", "sig-1"),
+        Reply::text("It says hi.").thinking("Done reading.", "sig-2"),
+    ]);
+    let out = Mypi::new(&dir)
+        .anthropic(&fake)
+        .model("claude-sonnet-4-5")
+        .args([
+            "--no-session",
+            "--thinking",
+            "low",
+            "-p",
+            "what is in a.txt?",
+        ])
+        .run();
+    out.ok();
+    assert_eq!(out.stdout.trim(), "It says hi.", "{}", out.describe());
+    let requests = fake.requests();
+    assert_eq!(requests.len(), 2);
+    let assistant = &requests[1].body["messages"][1];
+    assert_eq!(assistant["role"], "assistant");
+    assert_eq!(
+        assistant["content"][0],
+        serde_json::json!({"type": "thinking", "thinking": "I should read a.txt.",
+                           "signature": "sig-1"})
+    );
+    assert_eq!(assistant["content"][1]["type"], "tool_use");
+    assert_eq!(assistant["content"][1]["id"], "toolu_1");
+}
+
+const LUA: &str = r#"
+api.command("deep", function() api.set_thinking("high") return "asked" end)
+api.command("level", function(_, ctx) return "level=" .. ctx.thinking end)
+api.command("bogus", function() api.set_thinking("max") end)
+"#;
+
+const RHAI: &str = r#"
+api.command("deep", |args, ctx| { api.set_thinking("high"); "asked" });
+api.command("level", |args, ctx| "level=" + ctx.thinking);
+api.command("bogus", |args, ctx| { api.set_thinking("max"); });
+"#;
+
+/// `api.set_thinking` sets the level after the call (the next request asks for it, `/thinking`
+/// says it) and `ctx.thinking` reads it, in Lua and in Rhai.
+fn scripts_scenario(file: &str, source: &str) {
+    let dir = TestDir::new();
+    let fake = FakeOpenAi::with_replies(vec![Reply::text("thought hard")]);
+    install(&dir, file, source);
+    let mut m = Mypi::new(&dir)
+        .openai(&fake)
+        .args(["--no-session", "--no-watch"])
+        .spawn();
+    m.send_line("/level");
+    m.wait_for_line("level=off", WAIT);
+    m.send_line("/deep");
+    m.wait_for_line("asked", WAIT);
+    m.send_line("/level");
+    m.wait_for_line("level=high", WAIT);
+    m.send_line("/thinking");
+    m.wait_for_line("Thinking: high", WAIT);
+    m.send_line("hello");
+    m.wait_for_line("thought hard", WAIT);
+    assert_eq!(fake.requests()[0].body["reasoning_effort"], "high");
+    m.send_line("/bogus");
+    m.wait_for_text(
+        "\"max\" is not a thinking level; the levels are off, minimal, low, medium, high",
+        WAIT,
+    );
+    quit(m);
+}
+
+#[test]
+fn lua_sets_and_reads_the_thinking_level() {
+    scripts_scenario("think.lua", LUA);
+}
+
+#[test]
+fn rhai_sets_and_reads_the_thinking_level() {
+    scripts_scenario("think.rhai", RHAI);
+}
