@@ -19,6 +19,7 @@ pub mod render;
 mod screen;
 pub mod spinner;
 pub mod style;
+mod summary;
 pub mod tool_lines;
 
 use std::sync::Arc;
@@ -305,7 +306,7 @@ impl Repl {
         }
         if let Ok(LineOutcome::Ran(outcome)) = &result {
             if outcome.turns > 0 {
-                let summary = render::run_summary(
+                let summary = summary::run_summary(
                     self.app.agent.provider().model(),
                     outcome.usage,
                     &outcome.spent,

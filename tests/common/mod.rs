@@ -3,6 +3,7 @@
 //! REPL tests ([`Running`]), and the fake model servers ([`FakeOpenAi`], [`FakeAnthropic`]).
 #![allow(dead_code)]
 
+pub mod fake_reply;
 pub mod fake_server;
 pub mod fake_wire;
 pub mod http;

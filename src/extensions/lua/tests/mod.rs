@@ -589,7 +589,7 @@ fn ctx_is_read_only_and_lists_its_fields() {
         assert_eq!(v[2], json!("print"));
         assert_eq!(
             v[3],
-            json!("abort,context_usage,cwd,depth,is_idle,mode,model,new_session,progress,reload,session,session_id,shutdown,system_prompt,ui,update")
+            json!("abort,context_usage,cwd,depth,is_idle,mode,model,new_session,progress,reload,session,session_id,shutdown,system_prompt,thinking,ui,update")
         );
     });
 }
