@@ -20,6 +20,7 @@ mod screen;
 pub mod spinner;
 pub mod style;
 mod summary;
+mod thoughts;
 pub mod tool_lines;
 
 use std::sync::Arc;

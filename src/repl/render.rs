@@ -170,7 +170,7 @@ pub struct HumanSink {
     /// is delivered.
     renderers: Arc<RendererRegistry>,
     /// The model's reasoning not yet shown (the line it is on), and whether there is any.
-    thoughts: Mutex<String>,
+    thoughts: Mutex<super::thoughts::Thoughts>,
     thinking: std::sync::atomic::AtomicBool,
 }
 
@@ -226,37 +226,35 @@ impl HumanSink {
         self.spinner.set_tail(rows);
     }
 
-    /// The model's reasoning, dimmed and marked, a line at a time as its newline arrives
-    /// (`end`: the rest too, something else follows).
+    /// The model's reasoning: while it streams, its last lines dimmed above the status line
+    /// (on a terminal); once something else follows (`end`), folded to one dimmed line, its
+    /// first, with how many more there were (`/thinking show` prints them all).
     fn thought(&self, delta: &str, end: bool) {
         use std::sync::atomic::Ordering;
         if delta.is_empty() && !self.thinking.load(Ordering::Acquire) {
             return;
         }
-        let rows = {
-            let mut t = self.thoughts.lock().unwrap_or_else(|p| p.into_inner());
-            t.push_str(delta);
-            let mut rows = Vec::new();
-            while let Some(i) = t.find('\n') {
-                rows.push(t[..i].to_string());
-                t.drain(..=i);
-            }
-            if end && !t.is_empty() {
-                rows.push(std::mem::take(&mut *t));
-            }
-            self.thinking.store(!t.is_empty(), Ordering::Release);
-            rows
-        };
-        if rows.is_empty() {
-            return;
+        let width = term_width().saturating_sub(1);
+        let mut t = self.thoughts.lock().unwrap_or_else(|p| p.into_inner());
+        if !delta.is_empty() {
+            t.push(delta);
+            self.thinking.store(true, Ordering::Release);
+            let rows = t.last_rows(width);
+            let rows = rows
+                .iter()
+                .map(|r| self.style.paint(Role::Dim, r))
+                .collect();
+            self.spinner.set_tail(rows);
         }
-        self.spinner.stop(&self.printer);
-        for row in rows.iter().filter(|r| !r.trim().is_empty()) {
-            let line = tool_lines::fit(&format!("┆ {}", inert(row)), term_width());
-            self.printer.styled(&self.style.paint(Role::Dim, &line));
-        }
-        if !end {
-            self.spinner.start("thinking");
+        if end {
+            let folded = std::mem::take(&mut *t).folded(width);
+            self.thinking.store(false, Ordering::Release);
+            drop(t);
+            self.spinner.set_tail(Vec::new());
+            if let Some(line) = folded {
+                self.spinner.stop(&self.printer);
+                self.printer.styled(&self.style.paint(Role::Dim, &line));
+            }
         }
     }
 
