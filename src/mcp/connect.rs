@@ -69,16 +69,7 @@ pub(super) async fn handshake(
     match &config.transport {
         Transport::Stdio { .. } => {
             let (transport, process, stderr) = spawn(config, cwd, hooks)?;
-            let transport = Noticing {
-                inner: transport,
-                changes: handler.changes.clone(),
-                progress: handler.progress.clone(),
-            };
-            let served = tokio::time::timeout(
-                config.timeout,
-                handler.serve_with_lifecycle(transport, mode),
-            )
-            .await;
+            let served = serve(transport, config, handler, mode).await;
             let service = finish_start(served, config, &stderr)?;
             // A refused version drops `process`: its group is killed.
             supported_version(&service, &stderr)?;
@@ -172,16 +163,7 @@ async fn serve_http<C>(
 where
     C: rmcp::transport::streamable_http_client::StreamableHttpClient<Error = reqwest::Error>,
 {
-    let transport = Noticing {
-        inner: transport,
-        changes: handler.changes.clone(),
-        progress: handler.progress.clone(),
-    };
-    let served = tokio::time::timeout(
-        config.timeout,
-        handler.serve_with_lifecycle(transport, mode),
-    )
-    .await;
+    let served = serve(transport, config, handler, mode).await;
     if oauth {
         if let Ok(Err(e)) = &served {
             if auth_required(e) {
@@ -194,6 +176,29 @@ where
         }
     }
     finish_start(served, config, &StderrTail::default())
+}
+
+/// The handshake over `transport` within the entry's timeout, the server's progress and
+/// list changes read off it as they arrive ([`Noticing`]).
+async fn serve<T>(
+    transport: T,
+    config: &ServerConfig,
+    handler: Handler,
+    mode: ClientLifecycleMode,
+) -> Result<Result<Service, rmcp::service::ClientInitializeError>, tokio::time::error::Elapsed>
+where
+    T: rmcp::transport::Transport<RoleClient> + Send + 'static,
+{
+    let transport = Noticing {
+        inner: transport,
+        changes: handler.changes.clone(),
+        progress: handler.progress.clone(),
+    };
+    tokio::time::timeout(
+        config.timeout,
+        handler.serve_with_lifecycle(transport, mode),
+    )
+    .await
 }
 
 /// Whether the handshake failed on a 401 (or a 403 asking for more scopes).

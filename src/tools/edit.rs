@@ -145,6 +145,20 @@ struct Edit {
     replace_all: bool,
 }
 
+/// The file `path` names, when it is one `edit` may change: an existing regular file
+/// (through symbolic links); else why not.
+fn regular_file(path: &Path, display: &str) -> Result<Target, String> {
+    let target = Target::resolve(path, display, Action::Edit)?;
+    match target.kind() {
+        Some(Kind::Regular) => Ok(target),
+        None => Err(format!(
+            "{} (to create a file, use write)",
+            target.missing()
+        )),
+        Some(_) => Err(target.refusal(Action::Edit)),
+    }
+}
+
 /// Reads, edits and atomically rewrites the file. Only a regular file is edited (through
 /// symbolic links), and only if nothing else changed it since it was read.
 fn edit_file(path: &Path, edit: &Edit) -> ToolOutput {
@@ -152,20 +166,10 @@ fn edit_file(path: &Path, edit: &Edit) -> ToolOutput {
     if edit.old.is_empty() {
         return ToolOutput::error(EMPTY_OLD);
     }
-    let target = match Target::resolve(path, display, Action::Edit) {
+    let target = match regular_file(path, display) {
         Ok(t) => t,
         Err(msg) => return ToolOutput::error(msg),
     };
-    match target.kind() {
-        Some(Kind::Regular) => {}
-        None => {
-            return ToolOutput::error(format!(
-                "{} (to create a file, use write)",
-                target.missing()
-            ))
-        }
-        Some(_) => return ToolOutput::error(target.refusal(Action::Edit)),
-    }
     let snap = match Snapshot::take(&target) {
         Ok(s) => s,
         Err(msg) => return ToolOutput::error(msg),
@@ -194,20 +198,10 @@ async fn edit_through(
     display: &str,
     apply: impl FnOnce(&str) -> Result<(String, String), String>,
 ) -> ToolOutput {
-    let target = match Target::resolve(path, display, Action::Edit) {
+    let target = match regular_file(path, display) {
         Ok(t) => t,
         Err(msg) => return ToolOutput::error(msg),
     };
-    match target.kind() {
-        Some(Kind::Regular) => {}
-        None => {
-            return ToolOutput::error(format!(
-                "{} (to create a file, use write)",
-                target.missing()
-            ))
-        }
-        Some(_) => return ToolOutput::error(target.refusal(Action::Edit)),
-    }
     let from_editor = |e: String| format!("could not read {display} from the editor: {e}");
     let before = match files.read(&target.path).await {
         Ok(text) => text,
