@@ -1,5 +1,5 @@
 //! The HTTP client of the process (reqwest over rustls with the `ring` provider), shared by
-//! the model providers, and its twin without a read timeout for MCP's Streamable HTTP
+//! the model providers (TLS set up in [`super::tls`]), and its twin without a read timeout for MCP's Streamable HTTP
 //! transport (one TLS stack for both), and that twin again pinned to one origin for a server
 //! whose configured headers must not follow a redirect elsewhere. Each is built on first
 //! use, so an offline run never pays for TLS set-up, and the rustls crypto provider is
@@ -58,6 +58,7 @@ pub fn pinned_streaming_client() -> Result<reqwest::Client, String> {
 pub fn unredirected_client(timeout: Duration) -> Result<reqwest::Client, String> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
+        .tls_backend_preconfigured(super::tls::client_config()?)
         .connect_timeout(CONNECT_TIMEOUT)
         .timeout(timeout)
         .redirect(reqwest::redirect::Policy::none())
@@ -96,6 +97,7 @@ fn build_with(
 ) -> Result<reqwest::Client, String> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut builder = reqwest::Client::builder()
+        .tls_backend_preconfigured(super::tls::client_config()?)
         .connect_timeout(CONNECT_TIMEOUT)
         .redirect(redirects);
     if let Some(t) = read {

@@ -3,7 +3,7 @@
 //! ([`process`], with the reaper that outlives a `kill -9`); the signals that end mypi
 //! ([`signals`]); the process allocator, which charges every block to a meter ([`alloc`]);
 //! mypi's own stdout in print mode, out of reach of scripts and children ([`stdio`]); the one
-//! HTTP client ([`http`]); the few system calls neither std nor `nix` covers safely
+//! HTTP client ([`http`]) and its TLS set-up ([`tls`]); the few system calls neither std nor `nix` covers safely
 //! ([`sys`]).
 
 pub mod alloc;
@@ -15,3 +15,4 @@ pub mod sys;
 /// Helpers for the unit tests of every layer.
 #[cfg(test)]
 pub mod testutil;
+pub mod tls;

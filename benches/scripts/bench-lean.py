@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""Size, start-up and memory of whole `mypi` processes, side by side for several builds.
+
+Usage: benches/scripts/bench-lean.py [--rounds N] BIN [BIN...]
+(for example the release build of HEAD next to one of an older commit:
+`git worktree add /tmp/old f5eb314 && CARGO_TARGET_DIR=/tmp/old-target cargo build --release
+--manifest-path /tmp/old/Cargo.toml`, then `bench-lean.py target/release/mypi
+/tmp/old-target/release/mypi`).
+
+Each measure runs the arms alternately, round after round, so that a busy machine slows them
+alike; medians across rounds. Memory is the mypi process's own (its rusage from wait4, or
+/proc/PID/status while it runs), never a parent's.
+
+- size: the binary's bytes on disk.
+- start-up: `mypi -p hello` with the offline faux model, no session, no extension: wall ms.
+- print task: `mypi -p` against a fake OpenAI-compatible server on 127.0.0.1 (a separate
+  process) whose model makes one `read` call and then answers: wall ms, CPU ms (user+sys of
+  mypi) and peak RSS.
+- idle REPL: the REPL on a pseudo-terminal, with the faux model, after its prompt shows and
+  a second of quiet: VmRSS.
+- 100 Lua extensions: peak RSS of the start-up run in a project with 100 trivial Lua
+  extensions minus that with none, per extension; and its wall time.
+"""
+
+import argparse
+import json
+import os
+import pty
+import select
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+SERVER = r'''
+import json, socket, sys
+s = socket.create_server(("127.0.0.1", 0))
+print(s.getsockname()[1], flush=True)
+def reply(c, body):
+    c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: "
+              + str(len(body)).encode() + b"\r\n\r\n" + body)
+def chunk(delta, finish=None):
+    b = {"id": "x", "object": "chat.completion.chunk",
+         "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    return b"data: " + json.dumps(b).encode() + b"\n\n"
+call = chunk({"tool_calls": [{"index": 0, "id": "c1", "type": "function",
+              "function": {"name": "read", "arguments": "{\"path\": \"notes.txt\"}"}}]}, None)
+while True:
+    c, _ = s.accept()
+    c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    buf = b""
+    try:
+        while True:
+            while b"\r\n\r\n" not in buf:
+                d = c.recv(65536)
+                if not d:
+                    raise EOFError
+                buf += d
+            head, _, rest = buf.partition(b"\r\n\r\n")
+            n = next(int(l.split(b":")[1]) for l in head.split(b"\r\n")
+                     if l.lower().startswith(b"content-length:"))
+            while len(rest) < n:
+                rest += c.recv(65536)
+            body, buf = rest[:n], rest[n:]
+            tool_result = b'"role":"tool"' in body.replace(b" ", b"")
+            if tool_result:
+                out = chunk({"content": "The file says hello."}) + chunk({}, "stop")
+            else:
+                out = call + chunk({}, "tool_calls")
+            reply(c, out + b"data: [DONE]\n\n")
+    except (EOFError, OSError, StopIteration):
+        c.close()
+'''
+
+LUA_EXT = '''api.tool{{name = "t_lua_{i}", description = "tool {i}",
+  parameters = {{type = "object", properties = {{}}}}, execute = function(args) return "ok" end}}
+api.command("c_lua_{i}", function(args) return "cmd" end, "command {i}")
+api.on("tool_call", function(e) return nil end)
+'''
+
+
+def spawn(args, cwd, env):
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        return subprocess.Popen(args, cwd=cwd, env=env, stdout=devnull, stderr=devnull,
+                                stdin=subprocess.DEVNULL)
+    finally:
+        os.close(devnull)
+
+
+def run_once(args, cwd, env):
+    """(wall ms, cpu ms, peak RSS KiB) of one process, which must exit 0."""
+    t0 = time.perf_counter()
+    p = spawn(args, cwd, env)
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = (time.perf_counter() - t0) * 1000
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        sys.exit(f"{args} failed with exit code {p.returncode}")
+    return wall, (ru.ru_utime + ru.ru_stime) * 1000, ru.ru_maxrss
+
+
+def idle_rss(binary, cwd, env):
+    """VmRSS KiB of a REPL on a pseudo-terminal, a second after its prompt shows."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.chdir(cwd)
+        os.execve(binary, [binary, "--provider", "faux", "--no-session", "--no-extensions"], env)
+    seen = b""
+    deadline = time.time() + 20
+    try:
+        while time.time() < deadline and b"> " not in seen[-400:] and b"\xe2\x9d\xaf" not in seen:
+            r, _, _ = select.select([fd], [], [], 0.2)
+            if r:
+                try:
+                    seen += os.read(fd, 65536)
+                except OSError:
+                    break
+        end = time.time() + 1.0
+        while time.time() < end:  # keep draining so the REPL never blocks on its output
+            r, _, _ = select.select([fd], [], [], 0.1)
+            if r:
+                os.read(fd, 65536)
+        with open(f"/proc/{pid}/status") as f:
+            rss = next(int(l.split()[1]) for l in f if l.startswith("VmRSS:"))
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(fd)
+    return rss
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("bins", nargs="+")
+    a = ap.parse_args()
+    bins = [os.path.realpath(b) for b in a.bins]
+    work = tempfile.mkdtemp()
+    home, plain, exts = (os.path.join(work, d) for d in ("home", "plain", "exts"))
+    os.makedirs(home)
+    os.makedirs(plain)
+    os.makedirs(os.path.join(exts, ".agents", "extensions"))
+    with open(os.path.join(plain, "notes.txt"), "w") as f:
+        f.write("hello from a file\n")
+    for i in range(100):
+        with open(os.path.join(exts, ".agents", "extensions", f"l{i}.lua"), "w") as f:
+            f.write(LUA_EXT.format(i=i))
+    env = dict(os.environ, HOME=home, OPENAI_API_KEY="x", TERM="xterm-256color")
+    for k in ("ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "MYPI_MODEL"):
+        env.pop(k, None)
+    srv = subprocess.Popen([sys.executable, "-c", SERVER], stdout=subprocess.PIPE)
+    port = int(srv.stdout.readline())
+    try:
+        # The 100 extensions load only in a trusted folder.
+        for b in bins:
+            subprocess.run([b, "trust", exts], env=env, capture_output=True)
+        results = {b: {} for b in bins}
+
+        def add(b, key, value):
+            results[b].setdefault(key, []).append(value)
+
+        faux = ["-p", "hello", "--provider", "faux", "--no-session"]
+        task = ["-p", "what does notes.txt say?", "--provider", "openai", "--base-url",
+                f"http://127.0.0.1:{port}/v1", "--model", "m", "--no-session", "--no-extensions"]
+        for r in range(a.rounds + 1):
+            for b in (bins if r % 2 else bins[::-1]):
+                start = run_once([b] + faux + ["--no-extensions"], plain, env)
+                pt = run_once([b] + task, plain, env)
+                ext = run_once([b] + faux, exts, env)
+                base = run_once([b] + faux, plain, env)
+                idle = idle_rss(b, plain, env)
+                if r == 0:
+                    continue  # warm-up
+                add(b, "start", start[0])
+                add(b, "task_wall", pt[0])
+                add(b, "task_cpu", pt[1])
+                add(b, "task_rss", pt[2] / 1024)
+                add(b, "ext_wall", ext[0])
+                add(b, "per_ext", (ext[2] - base[2]) / 100)
+                add(b, "idle", idle / 1024)
+        rows = [("binary size MB", lambda b: os.path.getsize(b) / 1e6),
+                ("start-up wall ms", lambda b: statistics.median(results[b]["start"])),
+                ("print task wall ms", lambda b: statistics.median(results[b]["task_wall"])),
+                ("print task CPU ms", lambda b: statistics.median(results[b]["task_cpu"])),
+                ("print task peak RSS MiB", lambda b: statistics.median(results[b]["task_rss"])),
+                ("idle REPL RSS MiB", lambda b: statistics.median(results[b]["idle"])),
+                ("100 Lua ext. wall ms", lambda b: statistics.median(results[b]["ext_wall"])),
+                ("per Lua extension KiB", lambda b: statistics.median(results[b]["per_ext"]))]
+        print(f"{a.rounds} rounds, arms alternating; medians")
+        for i, b in enumerate(bins):
+            print(f"  arm {i}: {b}")
+        head = "".join(f"{'arm ' + str(i):>12}" for i in range(len(bins)))
+        ratio = "".join(f"{'arm' + str(i) + '/arm0':>12}" for i in range(1, len(bins)))
+        print(f"{'measure':<26}{head}{ratio}")
+        for name, f in rows:
+            vals = [f(b) for b in bins]
+            cells = "".join(f"{v:12.2f}" for v in vals)
+            rel = "".join(f"{v / vals[0]:12.2f}" if vals[0] else f"{'-':>12}" for v in vals[1:])
+            print(f"{name:<26}{cells}{rel}")
+        print(json.dumps({b: {k: statistics.median(v) for k, v in results[b].items()}
+                          for b in bins}), file=sys.stderr)
+    finally:
+        srv.kill()
+        subprocess.run(["rm", "-rf", work])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""Writes link/startup-order.txt: the functions mypi runs while it starts and answers, in the
+order they first run, which build.rs hands to the linker (`--symbol-ordering-file`) for release
+builds, so that they sit side by side at the front of the binary's code.
+
+Why: the kernel maps a program's code into memory a whole page-cache folio (up to a few hundred
+KiB) at a time. Spread over 27 MB of code, the few thousand functions a run needs touch
+hundreds of folios and make ~11 MiB of the process's memory; placed together they touch a
+few (benches/scripts/bench-lean.py measures it: `mypi -p` and the idle REPL each ~6 MiB less).
+
+The names come from running a release build (with its symbols) under valgrind's callgrind
+through what users do first: a print run with the offline model (with and without the shipped
+extension, with a tool call), a print run against a fake OpenAI-compatible server on
+127.0.0.1 with a tool call, the REPL on a pseudo-terminal with one prompt, a project with Lua
+and Rhai extensions, and an MCP server over stdio with a tool call. Names the build no longer
+has are skipped by the linker, so a stale list only costs memory; regenerate it after large
+changes (and after a Rust or dependency update):
+
+    scripts/order-startup.py            # builds target/release/mypi with its symbols
+                                        # (MYPI_KEEP_SYMBOLS=1, see build.rs), then runs
+    scripts/order-startup.py --check    # how many listed names that build still has
+"""
+
+import os
+import pty
+import re
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "link", "startup-order.txt")
+BIN = os.path.join(ROOT, "target", "release", "mypi")
+
+
+def build():
+    env = dict(os.environ, MYPI_KEEP_SYMBOLS="1")
+    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, env=env, check=True)
+
+
+def symbols(binary):
+    out = subprocess.run(["nm", "--defined-only", binary], capture_output=True, text=True,
+                         check=True).stdout
+    return {p[2] for p in (l.split() for l in out.splitlines()) if len(p) == 3 and p[1] in "tT"}
+
+
+def functions_run(profile):
+    """Mangled names of the functions a callgrind profile ran, in the order first listed."""
+    names, seen = {}, []
+    with open(profile) as f:
+        for line in f:
+            m = re.match(r"^c?fn=\((\d+)\)(?: (.*))?", line)
+            if m:
+                if m.group(2):
+                    names[m.group(1)] = m.group(2)
+                n = names.get(m.group(1))
+                if n:
+                    seen.append(n)
+    return seen
+
+
+def fake_openai():
+    """A fake Chat Completions server: one `read` call, then an answer. Returns its port."""
+    s = socket.create_server(("127.0.0.1", 0))
+
+    def chunk(delta, finish=None):
+        import json
+        body = {"id": "x", "object": "chat.completion.chunk",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        return b"data: " + json.dumps(body).encode() + b"\n\n"
+
+    def serve():
+        while True:
+            c, _ = s.accept()
+            buf = b""
+            try:
+                while True:
+                    while b"\r\n\r\n" not in buf:
+                        d = c.recv(65536)
+                        if not d:
+                            raise EOFError
+                        buf += d
+                    head, _, rest = buf.partition(b"\r\n\r\n")
+                    n = next(int(l.split(b":")[1]) for l in head.split(b"\r\n")
+                             if l.lower().startswith(b"content-length:"))
+                    while len(rest) < n:
+                        rest += c.recv(65536)
+                    body, buf = rest[:n], rest[n:]
+                    if b'"tool"' in body:
+                        out = chunk({"content": "It says hello."}) + chunk({}, "stop")
+                    else:
+                        call = {"index": 0, "id": "c1", "type": "function", "function": {
+                            "name": "read", "arguments": "{\"path\": \"notes.txt\"}"}}
+                        out = chunk({"tool_calls": [call]}) + chunk({}, "tool_calls")
+                    out += b"data: [DONE]\n\n"
+                    c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                              b"Content-Length: " + str(len(out)).encode() + b"\r\n\r\n" + out)
+            except (EOFError, OSError, StopIteration):
+                c.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return s.getsockname()[1]
+
+
+def project(work):
+    """Folders: a plain one, one with Lua and Rhai extensions, one with an MCP server."""
+    plain, exts, mcp = (os.path.join(work, d) for d in ("plain", "exts", "mcp"))
+    for d in (plain, exts, mcp):
+        os.makedirs(d)
+        with open(os.path.join(d, "notes.txt"), "w") as f:
+            f.write("hello\n")
+    ext = os.path.join(exts, ".agents", "extensions")
+    os.makedirs(ext)
+    for i in range(3):
+        with open(os.path.join(ext, f"l{i}.lua"), "w") as f:
+            f.write(f'api.tool{{name = "t{i}", description = "t", parameters = {{type = "object",'
+                    f' properties = {{}}}}, execute = function(a) return "ok" end}}\n'
+                    f'api.on("tool_call", function(e) return nil end)\n'
+                    f'api.on("message_update", function(e) end)\n')
+        with open(os.path.join(ext, f"r{i}.rhai"), "w") as f:
+            f.write(f'api.on("tool_call", |e| ());\napi.command("c{i}", |a| "x", "c");\n')
+    server = os.path.join(ROOT, "tests", "common", "mcp_fake.py")
+    with open(os.path.join(mcp, ".mcp.json"), "w") as f:
+        f.write('{"mcpServers": {"fake": {"command": "%s", "args": ["%s"]}}}'
+                % (sys.executable, server))
+    with open(os.path.join(mcp, "replies.jsonl"), "w") as f:
+        f.write('{"tool_calls":[{"name":"mcp__fake__echo","arguments":{"text":"hi"}}]}\n'
+                '{"text":"done"}\n')
+    with open(os.path.join(plain, "replies.jsonl"), "w") as f:
+        f.write('{"tool_calls":[{"name":"read","arguments":{"path":"notes.txt"}}]}\n'
+                '{"text":"done"}\n')
+    return plain, exts, mcp
+
+
+def repl(vg, cwd, env):
+    """The REPL on a pseudo-terminal: one prompt, then /quit."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.chdir(cwd)
+        os.execvpe(vg[0], vg + ["--provider", "faux"], env)
+    seen, sent, end = b"", False, time.time() + 60
+    while time.time() < end:
+        r, _, _ = select.select([fd], [], [], 0.2)
+        if r:
+            try:
+                seen += os.read(fd, 65536)
+            except OSError:
+                break
+        if not sent and b"faux" in seen and time.time() > end - 50:
+            os.write(fd, b"hello there\r")
+            sent = True
+        elif sent and seen.count(b"hello there") >= 2:
+            os.write(fd, b"/quit\r")
+            sent = None
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    os.waitpid(pid, 0)
+
+
+def main():
+    check = "--check" in sys.argv
+    if not check:
+        build()
+    have = symbols(BIN)
+    if check:
+        listed = [l.strip() for l in open(OUT) if l.strip()]
+        kept = sum(1 for n in listed if n in have)
+        print(f"{kept} of {len(listed)} listed functions are in {BIN}")
+        return
+    if not shutil.which("valgrind"):
+        sys.exit("valgrind is needed (apt-get install valgrind)")
+    work = tempfile.mkdtemp()
+    try:
+        home = os.path.join(work, "home")
+        os.makedirs(home)
+        env = dict(os.environ, HOME=home, OPENAI_API_KEY="x", TERM="xterm-256color")
+        plain, exts, mcp = project(work)
+        port = fake_openai()
+        subprocess.run([BIN, "trust", exts], env=env, capture_output=True)
+        subprocess.run([BIN, "trust", mcp], env=env, capture_output=True)
+        runs = [
+            (plain, ["-p", "hello", "--provider", "faux", "--no-session", "--no-extensions"]),
+            (plain, ["-p", "hello", "--provider", "faux"]),
+            (plain, ["-p", "read it", "--provider", "faux", "--faux-script", "replies.jsonl"]),
+            (plain, ["-p", "read it", "--provider", "openai", "--model", "m", "--base-url",
+                     f"http://127.0.0.1:{port}/v1"]),
+            (exts, ["-p", "hello", "--provider", "faux"]),
+            (mcp, ["-p", "echo", "--provider", "faux", "--faux-script", "replies.jsonl"]),
+        ]
+        order, listed = [], set()
+        for i, (cwd, args) in enumerate(runs + [(plain, None)]):
+            out = os.path.join(work, f"cg.{i}")
+            vg = ["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={out}",
+                  BIN]
+            if args is None:
+                repl(vg, cwd, env)
+            else:
+                subprocess.run(vg + args, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, timeout=300)
+            for n in functions_run(out):
+                if n in have and n not in listed:
+                    listed.add(n)
+                    order.append(n)
+        os.makedirs(os.path.dirname(OUT), exist_ok=True)
+        with open(OUT, "w") as f:
+            f.write("\n".join(order) + "\n")
+        print(f"{len(order)} functions written to {OUT}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
