@@ -244,11 +244,14 @@ function Ctx.progress(message) end
 ---@field provider "openai"|"anthropic"|"faux"|string
 ---@field payload table<string, any> the JSON body about to be sent
 
----One piece of streamed assistant text.
+---One piece of the streamed reply (`kind = "text"`) or of the model's reasoning
+---(`kind = "thinking"`).
 ---@class mypi.MessageUpdateEvent
 ---@field type "message_update"
----@field delta string the new piece
----@field text string the text so far, `delta` included
+---@field kind "text"|"thinking"
+---@field delta string the new piece of the reply's text ("" in a thinking update)
+---@field thinking? string the new piece of reasoning (thinking updates only)
+---@field text string the reply's text so far, `delta` included (never the reasoning)
 
 ---@class mypi.MessageEndEvent
 ---@field type "message_end"

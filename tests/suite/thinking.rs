@@ -199,3 +199,65 @@ fn lua_sets_and_reads_the_thinking_level() {
 fn rhai_sets_and_reads_the_thinking_level() {
     scripts_scenario("think.rhai", RHAI);
 }
+
+const LUA_UPDATES: &str = r#"
+local seen = { kinds = {}, thinking = "", delta = "", mixed = false }
+api.on("message_update", function(e)
+  if e.kind ~= seen.kinds[#seen.kinds] then table.insert(seen.kinds, e.kind) end
+  seen.thinking = seen.thinking .. (e.thinking or "")
+  seen.delta = seen.delta .. e.delta
+  if e.text:find("Weigh", 1, true) or e.delta:find("Weigh", 1, true) then seen.mixed = true end
+end)
+api.command("seen", function()
+  return "kinds=" .. table.concat(seen.kinds, ",") .. " thinking=[" .. seen.thinking
+    .. "] delta=[" .. seen.delta .. "] mixed=" .. tostring(seen.mixed)
+end)
+"#;
+
+const RHAI_UPDATES: &str = r#"
+api.state.kinds = []; api.state.thinking = ""; api.state.delta = ""; api.state.mixed = false;
+api.on("message_update", |e| {
+  if api.state.kinds.len() == 0 || api.state.kinds[-1] != e.kind { api.state.kinds.push(e.kind); }
+  if e.kind == "thinking" { api.state.thinking += e.thinking; }
+  api.state.delta += e.delta;
+  if e.text.contains("Weigh") || e.delta.contains("Weigh") { api.state.mixed = true; }
+});
+api.command("seen", |args, ctx| {
+  let kinds = api.state.kinds.reduce(|acc, k| if acc == "" { k } else { acc + "," + k }, "");
+  `kinds=${kinds} thinking=[${api.state.thinking}] delta=[${api.state.delta}] mixed=${api.state.mixed}`
+});
+"#;
+
+/// Streamed reasoning reaches scripts as `message_update`s of kind `thinking` (the piece in
+/// `thinking`, `delta` empty), before the reply's own of kind `text`: a handler reading
+/// `delta` and `text` never sees the reasoning.
+fn thinking_updates_scenario(file: &str, source: &str) {
+    let dir = TestDir::new();
+    install(&dir, file, source);
+    let replies = [serde_json::json!({
+        "thinking": "Weigh the options first.",
+        "text": "The answer is 4."
+    })];
+    let mut m = faux(&dir, &replies)
+        .args(["--no-session", "--no-watch"])
+        .spawn();
+    m.send_line("what is 2+2?");
+    m.wait_for_line("The answer is 4.", WAIT);
+    m.send_line("/seen");
+    m.wait_for_line(
+        "kinds=thinking,text thinking=[Weigh the options first.] delta=[The answer is 4.] \
+         mixed=false",
+        WAIT,
+    );
+    quit(m);
+}
+
+#[test]
+fn lua_gets_thinking_as_message_updates_of_their_own_kind() {
+    thinking_updates_scenario("updates.lua", LUA_UPDATES);
+}
+
+#[test]
+fn rhai_gets_thinking_as_message_updates_of_their_own_kind() {
+    thinking_updates_scenario("updates.rhai", RHAI_UPDATES);
+}
