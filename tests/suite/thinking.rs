@@ -261,3 +261,35 @@ fn lua_gets_thinking_as_message_updates_of_their_own_kind() {
 fn rhai_gets_thinking_as_message_updates_of_their_own_kind() {
     thinking_updates_scenario("updates.rhai", RHAI_UPDATES);
 }
+
+/// Claude 4 models up to 4.5 think between tool calls only with the interleaved-thinking beta:
+/// it is sent when thinking is on and tools are offered, and never to a model that refuses it
+/// (the fake, like the real API, answers 400 to it for Claude 3.7 and from 4.6 on).
+#[test]
+fn the_interleaved_thinking_beta_goes_to_the_models_that_take_it() {
+    let dir = TestDir::new();
+    let fake = FakeAnthropic::with_replies((0..5).map(|_| Reply::text("ok")).collect());
+    let run = |model: &str, level: &str| {
+        Mypi::new(&dir)
+            .anthropic(&fake)
+            .model(model)
+            .args(["--no-session", "--thinking", level, "-p", "hi"])
+            .run()
+            .ok();
+    };
+    run("claude-sonnet-4-5", "low");
+    run("claude-sonnet-4-5", "off");
+    run("claude-opus-4-7", "low");
+    run("claude-3-7-sonnet-20250219", "low");
+    run("claude-opus-4-1-20250805", "high");
+    let requests = fake.requests();
+    let beta: Vec<Option<&str>> = requests
+        .iter()
+        .map(|r| r.header("anthropic-beta"))
+        .collect();
+    let yes = Some("interleaved-thinking-2025-05-14");
+    assert_eq!(beta, [yes, None, None, None, yes]);
+    assert!(requests[0].body["tools"]
+        .as_array()
+        .is_some_and(|t| !t.is_empty()));
+}
