@@ -101,10 +101,15 @@ pub fn output_for(config: &Config) -> Option<u64> {
 /// Whether the model in use may be asked to think: not when its entry in its provider's
 /// table says `thinking = false`.
 pub fn thinks_for(config: &Config) -> bool {
+    model_thinks(config, &config.provider_name, &config.model)
+}
+
+/// Whether `model` of provider `provider` may be asked to think (see [`thinks_for`]).
+pub fn model_thinks(config: &Config, provider: &str, model: &str) -> bool {
     config
         .files
-        .provider(&config.provider_name)
-        .and_then(|p| p.models.iter().find(|m| m.name == config.model))
+        .provider(provider)
+        .and_then(|p| p.models.iter().find(|m| m.name == model))
         .and_then(|m| m.thinking)
         .unwrap_or(true)
 }

@@ -557,6 +557,7 @@ function api.read_dir(path) end
 ---@field model? string default: the parent run's
 ---@field provider? "openai"|"anthropic"|"faux" default: the parent run's
 ---@field max_turns? integer
+---@field thinking? mypi.Thinking default: the parent run's level
 
 ---@class mypi.AgentOutcome
 ---@field text string its final answer
@@ -583,6 +584,7 @@ function api.run_agents(agents, options) end
 ---@field model? string
 ---@field provider? "openai"|"anthropic"|"faux"
 ---@field max_tokens? integer
+---@field thinking? mypi.Thinking default: "off"
 
 ---One model call without tools; raises the provider's error on failure.
 ---@param request mypi.CompleteRequest

@@ -293,3 +293,52 @@ fn the_interleaved_thinking_beta_goes_to_the_models_that_take_it() {
         .as_array()
         .is_some_and(|t| !t.is_empty()));
 }
+
+const KIDS: &str = r#"
+api.command("kids", function()
+  local a = api.run_agent{ task = "inherit" }
+  local b = api.run_agent{ task = "own", thinking = "high" }
+  local c = api.complete{ prompt = "plain" }
+  local d = api.complete{ prompt = "deep", thinking = "minimal" }
+  return "kids: " .. a.text .. b.text .. c.text .. d.text
+end)
+api.command("badkid", function() return api.complete{ prompt = "x", thinking = "max" } end)
+"#;
+
+/// A child agent thinks at its parent's level unless `api.run_agent` names one; `api.complete`
+/// thinks only when asked to.
+#[test]
+fn children_inherit_the_level_and_complete_takes_one() {
+    let dir = TestDir::new();
+    let fake = FakeOpenAi::with_replies(["1", "2", "3", "4"].map(Reply::text).to_vec());
+    install(&dir, "kids.lua", KIDS);
+    let mut m = Mypi::new(&dir)
+        .openai(&fake)
+        .args(["--no-session", "--no-watch", "--thinking", "medium"])
+        .spawn();
+    m.send_line("/kids");
+    m.wait_for_line("kids: 1234", WAIT);
+    m.send_line("/badkid");
+    m.wait_for_text(
+        "'thinking' must be a level (off, minimal, low, medium, high)",
+        WAIT,
+    );
+    quit(m);
+    let effort: std::collections::BTreeMap<String, serde_json::Value> = fake
+        .requests()
+        .into_iter()
+        .map(|r| {
+            let last = r.body["messages"]
+                .as_array()
+                .unwrap()
+                .last()
+                .unwrap()
+                .clone();
+            let task = last["content"].as_str().unwrap_or_default().to_string();
+            (task, r.body["reasoning_effort"].clone())
+        })
+        .collect();
+    let want = serde_json::json!({"inherit": "medium", "own": "high", "plain": null,
+                                  "deep": "minimal"});
+    assert_eq!(serde_json::to_value(&effort).unwrap(), want);
+}
