@@ -702,8 +702,12 @@ function api.set_thinking(level) end
 ---@class mypi.ProviderModel
 ---@field name string
 ---@field context_window? integer
+---@field max_output_tokens? integer the longest reply it may write
+---@field thinking? boolean false: it cannot think, no thinking parameters are sent
 ---@field input_price? number US dollars per million input tokens
 ---@field output_price? number US dollars per million output tokens
+---@field cache_read_price? number US dollars per million input tokens read from the prompt cache
+---@field cache_write_price? number US dollars per million input tokens written to the prompt cache
 
 ---@class mypi.ProviderDef
 ---@field name string letters, digits, `_ - .`; not `openai`, `anthropic` or `faux`
