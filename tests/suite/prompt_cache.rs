@@ -34,11 +34,7 @@ fn a_long_session_reads_most_of_each_request_from_the_cache() {
     let ev = events(&out);
     let turns: Vec<&Value> = ev.iter().filter(|e| e["type"] == "turn_end").collect();
     assert_eq!(turns.len(), 20, "{}", out.describe());
-    let share = |u: &Value| {
-        let input = u["input_tokens"].as_u64().unwrap() as f64;
-        u["cached_tokens"].as_u64().unwrap_or(0) as f64 / input
-    };
-    let shares: Vec<f64> = turns.iter().map(|t| share(&t["usage"])).collect();
+    let shares = read_shares(&ev);
     eprintln!("cache read share per turn: {shares:.2?}");
     assert!(
         shares[2..].iter().all(|s| *s > 0.8),
@@ -54,6 +50,69 @@ fn a_long_session_reads_most_of_each_request_from_the_cache() {
         last["usage"]["cached_tokens"].as_u64().unwrap_or(0) > 0,
         "{last}"
     );
+}
+
+/// A `context` handler that rewrites an old message from turn 5 on (as a redaction would)
+/// breaks the cached prefix once: that turn writes the conversation again, and from the next
+/// one on over 80 % of each request is read from the cache again.
+#[test]
+fn a_context_rewrite_costs_one_cache_write() {
+    let dir = TestDir::new();
+    dir.write(
+        "notes.txt",
+        &"A line of notes to read again and again.\n".repeat(20),
+    );
+    crate::suite::ext_util::install(
+        &dir,
+        "redact.lua",
+        r#"local turn = 0
+api.on("turn_start", function(e) turn = e.turn end)
+api.on("context", function(e)
+  if turn < 5 then return nil end
+  e.messages[1].content = e.messages[1].content .. " [redacted]"
+  return { updated_messages = e.messages }
+end)"#,
+    );
+    let mut replies: Vec<Reply> = (1..10)
+        .map(|i| Reply::tool_calls([(format!("c{i}"), "read", json!({"path": "notes.txt"}))]))
+        .collect();
+    replies.push(Reply::text("read them all"));
+    let fake = FakeAnthropic::caching(replies);
+    let out = Mypi::new(&dir)
+        .anthropic(&fake)
+        .args(["--no-session", "-p", "read the notes, ten times", "--json"])
+        .run();
+    out.ok();
+    let shares = read_shares(&events(&out));
+    eprintln!("cache read share per turn, rewritten from turn 5: {shares:.2?}");
+    assert_eq!(shares.len(), 10);
+    let rewritten = &fake.requests()[4].body["messages"][0];
+    assert!(rewritten.to_string().contains("[redacted]"), "{rewritten}");
+    // Turn 5 reads only what comes before the rewritten message (tools, system prompt) and
+    // writes the rest again: many times what turn 4 wrote.
+    let writes: Vec<u64> = events(&out)
+        .iter()
+        .filter(|e| e["type"] == "turn_end")
+        .map(|t| t["usage"]["cache_write_tokens"].as_u64().unwrap_or(0))
+        .collect();
+    eprintln!("cache writes per turn: {writes:?}");
+    assert!(shares[4] < shares[3] - 0.2, "{shares:.2?}");
+    assert!(writes[4] > 3 * writes[3], "{writes:?}");
+    for (i, share) in shares.iter().enumerate().skip(2) {
+        assert!(i == 4 || *share > 0.8, "turn {}: {shares:.2?}", i + 1);
+    }
+}
+
+/// Each turn's share of its input read from the prompt cache, from `--json`'s `turn_end`s.
+fn read_shares(events: &[Value]) -> Vec<f64> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "turn_end")
+        .map(|t| {
+            let input = t["usage"]["input_tokens"].as_u64().unwrap() as f64;
+            t["usage"]["cached_tokens"].as_u64().unwrap_or(0) as f64 / input
+        })
+        .collect()
 }
 
 /// Without breakpoints nothing would be read: the fake reads only at them, so a request that
