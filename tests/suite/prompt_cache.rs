@@ -12,28 +12,9 @@ use crate::common::{FakeAnthropic, Mypi, Reply, TestDir};
 #[test]
 fn a_long_session_reads_most_of_each_request_from_the_cache() {
     let dir = TestDir::new();
-    dir.write(
-        "notes.txt",
-        &"A line of notes to read again and again.\n".repeat(20),
-    );
-    let mut replies: Vec<Reply> = (1..20)
-        .map(|i| Reply::tool_calls([(format!("c{i}"), "read", json!({"path": "notes.txt"}))]))
-        .collect();
-    replies.push(Reply::text("read them all"));
-    let fake = FakeAnthropic::caching(replies);
-    let out = Mypi::new(&dir)
-        .anthropic(&fake)
-        .args([
-            "--no-session",
-            "-p",
-            "read the notes, twenty times",
-            "--json",
-        ])
-        .run();
-    out.ok();
-    let ev = events(&out);
+    let (_, ev) = reading_session(&dir, 20);
     let turns: Vec<&Value> = ev.iter().filter(|e| e["type"] == "turn_end").collect();
-    assert_eq!(turns.len(), 20, "{}", out.describe());
+    assert_eq!(turns.len(), 20);
     let shares = read_shares(&ev);
     eprintln!("cache read share per turn: {shares:.2?}");
     assert!(
@@ -58,10 +39,6 @@ fn a_long_session_reads_most_of_each_request_from_the_cache() {
 #[test]
 fn a_context_rewrite_costs_one_cache_write() {
     let dir = TestDir::new();
-    dir.write(
-        "notes.txt",
-        &"A line of notes to read again and again.\n".repeat(20),
-    );
     crate::suite::ext_util::install(
         &dir,
         "redact.lua",
@@ -73,24 +50,15 @@ api.on("context", function(e)
   return { updated_messages = e.messages }
 end)"#,
     );
-    let mut replies: Vec<Reply> = (1..10)
-        .map(|i| Reply::tool_calls([(format!("c{i}"), "read", json!({"path": "notes.txt"}))]))
-        .collect();
-    replies.push(Reply::text("read them all"));
-    let fake = FakeAnthropic::caching(replies);
-    let out = Mypi::new(&dir)
-        .anthropic(&fake)
-        .args(["--no-session", "-p", "read the notes, ten times", "--json"])
-        .run();
-    out.ok();
-    let shares = read_shares(&events(&out));
+    let (fake, ev) = reading_session(&dir, 10);
+    let shares = read_shares(&ev);
     eprintln!("cache read share per turn, rewritten from turn 5: {shares:.2?}");
     assert_eq!(shares.len(), 10);
     let rewritten = &fake.requests()[4].body["messages"][0];
     assert!(rewritten.to_string().contains("[redacted]"), "{rewritten}");
     // Turn 5 reads only what comes before the rewritten message (tools, system prompt) and
     // writes the rest again: many times what turn 4 wrote.
-    let writes: Vec<u64> = events(&out)
+    let writes: Vec<u64> = ev
         .iter()
         .filter(|e| e["type"] == "turn_end")
         .map(|t| t["usage"]["cache_write_tokens"].as_u64().unwrap_or(0))
@@ -101,6 +69,31 @@ end)"#,
     for (i, share) in shares.iter().enumerate().skip(2) {
         assert!(i == 4 || *share > 0.8, "turn {}: {shares:.2?}", i + 1);
     }
+}
+
+/// A session of `turns` turns against the caching fake: the model reads a file `turns - 1`
+/// times, then answers. The fake, and `--json`'s events.
+pub fn reading_session(dir: &TestDir, turns: usize) -> (FakeAnthropic, Vec<Value>) {
+    dir.write(
+        "notes.txt",
+        &"A line of notes to read again and again.\n".repeat(20),
+    );
+    let mut replies: Vec<Reply> = (1..turns)
+        .map(|i| Reply::tool_calls([(format!("c{i}"), "read", json!({"path": "notes.txt"}))]))
+        .collect();
+    replies.push(Reply::text("read them all"));
+    let fake = FakeAnthropic::caching(replies);
+    let out = Mypi::new(dir)
+        .anthropic(&fake)
+        .args([
+            "--no-session",
+            "-p",
+            "read the notes, again and again",
+            "--json",
+        ])
+        .run();
+    out.ok();
+    (fake, events(&out))
 }
 
 /// Each turn's share of its input read from the prompt cache, from `--json`'s `turn_end`s.
