@@ -71,6 +71,54 @@ end)"#,
     }
 }
 
+/// A compaction (`/compact` between prompts) rewrites the conversation: the first request
+/// after it writes the new prefix (the summary and what was kept), and from the next one on
+/// over 80 % of each request is read from the cache again.
+#[test]
+fn a_compaction_costs_one_cache_write() {
+    let dir = TestDir::new();
+    dir.write("notes.txt", &"Notes to read.\n".repeat(40));
+    let read =
+        |i: usize| Reply::tool_calls([(format!("c{i}"), "read", json!({"path": "notes.txt"}))]);
+    let mut replies: Vec<Reply> = (1..6).map(read).collect();
+    replies.push(Reply::text("read"));
+    replies.push(Reply::text("you are welcome"));
+    replies.push(Reply::text("SUMMARY: the notes were read five times."));
+    replies.extend((6..11).map(read));
+    replies.push(Reply::text("read again"));
+    let fake = FakeAnthropic::caching(replies);
+    let run = |args: &[&str]| {
+        let out = Mypi::new(&dir).anthropic(&fake).args(args).run();
+        out.ok();
+        out
+    };
+    run(&["-p", "read the notes five times"]);
+    run(&["--continue", "-p", "thanks"]);
+    let compacted = run(&["--continue", "-p", "/compact"]);
+    assert!(
+        compacted.stdout.starts_with("Compacted the conversation"),
+        "{}",
+        compacted.describe()
+    );
+    let out = run(&["--continue", "-p", "read them five times more", "--json"]);
+    let ev = events(&out);
+    let shares = read_shares(&ev);
+    eprintln!("cache read share per turn after /compact: {shares:.2?}");
+    assert_eq!(shares.len(), 6);
+    let first = &fake.requests()[8].body;
+    assert!(first.to_string().contains("SUMMARY: the notes"), "{first}");
+    let written = |i: usize| {
+        ev.iter()
+            .filter(|e| e["type"] == "turn_end")
+            .nth(i)
+            .unwrap()["usage"]["cache_write_tokens"]
+            .as_u64()
+            .unwrap_or(0)
+    };
+    assert!(written(0) > 0, "the new prefix is written");
+    assert!(shares[1..].iter().all(|s| *s > 0.8), "{shares:.2?}");
+}
+
 /// A session of `turns` turns against the caching fake: the model reads a file `turns - 1`
 /// times, then answers. The fake, and `--json`'s events.
 pub fn reading_session(dir: &TestDir, turns: usize) -> (FakeAnthropic, Vec<Value>) {
