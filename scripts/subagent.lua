@@ -11,10 +11,12 @@
 --   description: Finds where things are in the code base, fast
 --   tools: read, bash
 --   model: gpt-4.1-mini
+--   thinking: low
 --   ---
 --   You are a scout. ...
 --
--- `tools` (a comma list) and `model` are optional: the default is the parent's (`subagent`
+-- `tools` (a comma list), `model` and `thinking` (a level) are optional: the default is the
+-- parent's (`subagent`
 -- itself does not nest: it is left out, with a warning). A file that cannot be read as an
 -- agent is reported once, with its path, and skipped.
 --
@@ -27,6 +29,7 @@
 local fs = require("fs")
 
 local MAX_PARALLEL, AT_ONCE = 8, 4
+local LEVELS = { off = true, minimal = true, low = true, medium = true, high = true }
 local MAX_FILE_BYTES = 256 * 1024
 
 -- Problems already reported ("path: why"), so each is said once.
@@ -106,11 +109,19 @@ local function parse(path, text)
   end
   local model = fields.model
   if model == "" then model = nil end
+  local thinking = fields.thinking
+  if thinking == "" then thinking = nil end
+  if thinking and not LEVELS[thinking] then
+    warn(path, "thinking: '" .. thinking .. "' is not a level (off, minimal, low, medium, high); "
+      .. "the agent thinks at the parent's level")
+    thinking = nil
+  end
   return {
     name = name,
     description = fields.description,
     tools = tools,
     model = model,
+    thinking = thinking,
     prompt = trim(body),
     path = path,
   }
@@ -196,6 +207,7 @@ local function spec(agent, task)
     system_prompt = agent.prompt,
     tools = agent.tools,
     model = agent.model,
+    thinking = agent.thinking,
   }
 end
 
@@ -315,7 +327,7 @@ api.command("agents", function()
   local found, names = refresh()
   if #names == 0 then
     return "no agents: add .agents/agents/NAME.md (or ~/.agents/agents/NAME.md) with front matter "
-      .. "'name' and 'description' (optional 'tools', 'model'); the body is its system prompt"
+      .. "'name' and 'description' (optional 'tools', 'model', 'thinking'); the body is its system prompt"
   end
   local lines = {}
   for _, name in ipairs(names) do
@@ -323,6 +335,7 @@ api.command("agents", function()
     local extra = {}
     if a.tools then extra[#extra + 1] = "tools: " .. table.concat(a.tools, ", ") end
     if a.model then extra[#extra + 1] = "model: " .. a.model end
+    if a.thinking then extra[#extra + 1] = "thinking: " .. a.thinking end
     extra[#extra + 1] = a.path
     lines[#lines + 1] = name .. " - " .. a.description .. " (" .. table.concat(extra, "; ") .. ")"
   end

@@ -23,6 +23,7 @@ mod result;
 mod text;
 pub use event::{
     CallAbout, CompactReason, EventKind, HookEvent, InputSource, Origin, Reason, ScriptPayload,
+    UpdateKind,
 };
 pub use result::HookResult;
 pub use text::SharedText;

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use crate::vocab::protocol::{ChildOutcome, ChildRecord, Usage};
 use crate::vocab::run::RunContext;
+use crate::vocab::thinking::Thinking;
 
 /// How deep children may nest by default (the user's agent is depth 0).
 pub const MAX_DEPTH: u32 = 3;
@@ -38,6 +39,8 @@ pub struct ChildSpec {
     /// `openai`, `anthropic` or `faux` (default: the parent's).
     pub provider: Option<String>,
     pub max_turns: Option<u32>,
+    /// The child's thinking level (default: the parent run's).
+    pub thinking: Option<Thinking>,
 }
 
 /// One model call without tools.
@@ -49,6 +52,25 @@ pub struct CompleteRequest {
     pub model: Option<String>,
     pub provider: Option<String>,
     pub max_tokens: Option<u64>,
+    /// The thinking asked for (default: none).
+    pub thinking: Option<Thinking>,
+}
+
+/// A script's `thinking` field: a level's name, or an error naming the levels.
+pub fn thinking_from_json(value: Option<&Value>) -> Result<Option<Thinking>, String> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_str()
+            .and_then(Thinking::parse)
+            .map(Some)
+            .ok_or_else(|| {
+                format!(
+                    "'thinking' must be a level ({}), not {v}",
+                    crate::vocab::thinking::LEVELS.join(", ")
+                )
+            }),
+    }
 }
 
 /// What [`Spawner::complete`] answers.
@@ -125,7 +147,7 @@ pub fn spec_from_json(value: &Value) -> Result<ChildSpec, String> {
             Some(other) => Err(format!("'{key}' must be a string, not {other}")),
         }
     };
-    const FIELDS: [&str; 7] = [
+    const FIELDS: [&str; 8] = [
         "task",
         "name",
         "system_prompt",
@@ -133,6 +155,7 @@ pub fn spec_from_json(value: &Value) -> Result<ChildSpec, String> {
         "model",
         "provider",
         "max_turns",
+        "thinking",
     ];
     if let Some(unknown) = map.keys().find(|k| !FIELDS.contains(&k.as_str())) {
         return Err(format!(
@@ -176,6 +199,7 @@ pub fn spec_from_json(value: &Value) -> Result<ChildSpec, String> {
         model: text("model")?,
         provider: text("provider")?,
         max_turns,
+        thinking: thinking_from_json(map.get("thinking"))?,
     })
 }
 
@@ -193,6 +217,13 @@ mod tests {
         assert!(e.starts_with("unknown field 'tsk'"), "{e}");
         let e = spec_from_json(&json!({"system_prompt": "x"})).unwrap_err();
         assert_eq!(e, "'task' (a string) is required");
+        let s = spec_from_json(&json!({"task": "t", "thinking": "high"})).unwrap();
+        assert_eq!(s.thinking, Some(Thinking::High));
+        let e = spec_from_json(&json!({"task": "t", "thinking": "max"})).unwrap_err();
+        assert!(
+            e.starts_with("'thinking' must be a level (off, minimal"),
+            "{e}"
+        );
         let e = spec_from_json(&json!({"task": "t", "max_turns": 0})).unwrap_err();
         assert!(e.contains("from 1 to 1000"), "{e}");
         assert!(spec_from_json(&json!("t")).is_err());

@@ -85,8 +85,8 @@ pub struct Agent {
     pub children: Option<Vec<ChildRecord>>,
     /// The model's context window in tokens ([`compact`]).
     pub context_window: u64,
-    /// The model's prices (US dollars per million input and output tokens), when known.
-    pub prices: Option<(f64, f64)>,
+    /// The model's prices (US dollars per million tokens), when known.
+    pub prices: Option<crate::vocab::protocol::Prices>,
     /// The longest reply the model may write (`max_tokens`); none: the provider's default.
     pub max_output: Option<u64>,
     /// The thinking level asked for (`--thinking`, `/thinking`, `api.set_thinking`).

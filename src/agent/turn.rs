@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::{Agent, AgentError, EventSink, RunOutcome};
-use crate::hooks::{CompactReason, EventKind, HookEvent, SharedText};
+use crate::hooks::{CompactReason, EventKind, HookEvent, SharedText, UpdateKind};
 use crate::providers::{
     Accumulator, EventStream, ModelRequest, Payload, ProviderError, StreamEvent,
 };
@@ -391,12 +391,25 @@ impl Agent {
             }
             if let StreamEvent::ThinkingDelta(delta) = &event {
                 self.thought(delta, sink);
+                if watch_updates {
+                    let update = HookEvent::MessageUpdate {
+                        kind: UpdateKind::Thinking,
+                        delta: String::new(),
+                        thinking: Some(delta.clone()),
+                        text: so_far.clone(),
+                    };
+                    if let Some(reason) = self.hooks.emit(update, ctx).await.blocked {
+                        return Ok(Reply::Blocked(reason));
+                    }
+                }
             }
             if let StreamEvent::TextDelta(delta) = &event {
                 acc.text.push_str(delta);
                 if watch_updates {
                     let update = HookEvent::MessageUpdate {
+                        kind: UpdateKind::Text,
                         delta: delta.clone(),
+                        thinking: None,
                         text: so_far.push(delta),
                     };
                     if let Some(reason) = self.hooks.emit(update, ctx).await.blocked {

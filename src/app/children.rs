@@ -113,6 +113,13 @@ impl Children {
         provider_for(&config, model).map_err(|e| e.to_string())
     }
 
+    /// Whether `model` of the provider named (default: the agent's) may be asked to think:
+    /// not when the configuration's table says `thinking = false` for it.
+    fn thinks(&self, provider: Option<&str>, model: &str) -> bool {
+        let name = provider.unwrap_or(&self.config.provider_name);
+        super::models::model_thinks(&self.config, name, model)
+    }
+
     async fn run_child(
         &self,
         spec: ChildSpec,
@@ -138,7 +145,10 @@ impl Children {
             Ok(p) => p,
             Err(e) => return never(e),
         };
-        let ctx = Arc::new(parent.child(waiting, provider.model().to_string()));
+        let mut ctx = parent.child(waiting, provider.model().to_string());
+        // The parent's level unless the spec names one.
+        ctx.thinking = spec.thinking.unwrap_or(parent.thinking);
+        let ctx = Arc::new(ctx);
         let tools = match self.tools.subset(spec.tools.as_deref(), &ctx) {
             Ok(t) => t,
             Err(e) => return never(e),
@@ -158,6 +168,8 @@ impl Children {
         });
         agent.retry = self.config.retry;
         agent.max_turns = spec.max_turns.unwrap_or(self.config.max_turns);
+        agent.thinking = ctx.thinking;
+        agent.thinks = self.thinks(spec.provider.as_deref(), &model);
         agent.children = Some(Vec::new());
         // The skills, as the user's agent has them, for a child that can read a skill's file.
         if agent.tools().get("read").is_some() {
@@ -203,7 +215,13 @@ impl Children {
             tools: Vec::new(),
             max_tokens: request.max_tokens,
             cache_key: None,
-            thinking: Default::default(),
+            thinking: crate::providers::ThinkingAsk {
+                level: match self.thinks(request.provider.as_deref(), provider.model()) {
+                    true => request.thinking.unwrap_or_default(),
+                    false => Default::default(),
+                },
+                ceiling: crate::agent::compact::known_output(provider.model()),
+            },
         };
         let (text, usage) =
             crate::providers::complete(provider.as_ref(), &model_request, &ctx.cancel).await?;

@@ -5,6 +5,7 @@
 
 use super::{App, AppError};
 use crate::config::{keyguard, pick, Config, ProviderKind};
+use crate::vocab::protocol::{openai_read_rate, Prices};
 
 /// How to reach a provider: its API, endpoint and key.
 struct Reached {
@@ -101,27 +102,43 @@ pub fn output_for(config: &Config) -> Option<u64> {
 /// Whether the model in use may be asked to think: not when its entry in its provider's
 /// table says `thinking = false`.
 pub fn thinks_for(config: &Config) -> bool {
+    model_thinks(config, &config.provider_name, &config.model)
+}
+
+/// Whether `model` of provider `provider` may be asked to think (see [`thinks_for`]).
+pub fn model_thinks(config: &Config, provider: &str, model: &str) -> bool {
     config
         .files
-        .provider(&config.provider_name)
-        .and_then(|p| p.models.iter().find(|m| m.name == config.model))
+        .provider(provider)
+        .and_then(|p| p.models.iter().find(|m| m.name == model))
         .and_then(|m| m.thinking)
         .unwrap_or(true)
 }
 
-/// The prices of the model in use (US dollars per million input and output tokens), when its
-/// provider's table gives them.
-pub fn prices_for(config: &Config) -> Option<(f64, f64)> {
+/// The prices of the model in use (US dollars per million tokens), when its provider's table
+/// gives them. The cache's default to shares of the input price: Anthropic's (a tenth to
+/// read, a quarter more to write), or, for an OpenAI-compatible API, its discount on cached
+/// input ([`openai_read_rate`]; nothing extra to write).
+pub fn prices_for(config: &Config) -> Option<Prices> {
     let model = config
         .files
         .provider(&config.provider_name)?
         .models
         .iter()
         .find(|m| m.name == config.model)?;
-    match (model.input_price, model.output_price) {
-        (None, None) => None,
-        (i, o) => Some((i.unwrap_or(0.0), o.unwrap_or(0.0))),
-    }
+    let (input, output) = match (model.input_price, model.output_price) {
+        (None, None) => return None,
+        (i, o) => (i.unwrap_or(0.0), o.unwrap_or(0.0)),
+    };
+    let defaults = match config.provider {
+        ProviderKind::OpenAi => Prices {
+            cache_read: input * openai_read_rate(&model.name),
+            cache_write: input,
+            ..Prices::new(input, output)
+        },
+        _ => Prices::new(input, output),
+    };
+    Some(defaults.cached_at(model.cache_read_price, model.cache_write_price))
 }
 
 impl App {

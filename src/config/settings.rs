@@ -113,6 +113,8 @@ const MODEL_FIELDS: &[&str] = &[
     "thinking",
     "input_price",
     "output_price",
+    "cache_read_price",
+    "cache_write_price",
 ];
 
 /// A file could not be used.
@@ -146,6 +148,11 @@ pub struct ModelInfo {
     /// US dollars per million tokens.
     pub input_price: Option<f64>,
     pub output_price: Option<f64>,
+    /// US dollars per million input tokens read from the prompt cache (default: a share of
+    /// the input price, see [`crate::vocab::protocol::Prices`]).
+    pub cache_read_price: Option<f64>,
+    /// US dollars per million input tokens written to the prompt cache.
+    pub cache_write_price: Option<f64>,
 }
 
 /// A `[providers.NAME]` table.
@@ -521,6 +528,8 @@ fn models(
                     thinking: t.get("thinking").and_then(Value::as_bool),
                     input_price: num("input_price"),
                     output_price: num("output_price"),
+                    cache_read_price: num("cache_read_price"),
+                    cache_write_price: num("cache_write_price"),
                 }
             }
             _ => return Err(file.fail(span, what)),

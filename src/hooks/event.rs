@@ -140,7 +140,14 @@ pub enum HookEvent {
         payload: Value,
     },
     MessageUpdate {
+        /// `text` (a piece of the reply) or `thinking` (a piece of the model's reasoning).
+        kind: UpdateKind,
+        /// The new piece of the reply's text; empty in a thinking update, so a handler that
+        /// reads `delta` and `text` never sees reasoning.
         delta: String,
+        /// The new piece of reasoning (thinking updates only).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        thinking: Option<String>,
         /// The reply so far; shared, not copied, per delta.
         text: SharedText,
     },
@@ -311,8 +318,18 @@ impl HookEvent {
     /// may serialize it straight into its own values) and the `text` handed over on its own.
     pub fn script_parts(&self) -> (ScriptPayload<'_>, Option<SharedText>) {
         match self {
-            HookEvent::MessageUpdate { delta, text } => {
-                (ScriptPayload::Update { delta }, Some(text.clone()))
+            HookEvent::MessageUpdate {
+                kind,
+                delta,
+                thinking,
+                text,
+            } => {
+                let update = ScriptPayload::Update {
+                    kind: *kind,
+                    delta,
+                    thinking: thinking.as_deref(),
+                };
+                (update, Some(text.clone()))
             }
             other => (ScriptPayload::Event(other), None),
         }
@@ -323,7 +340,19 @@ impl HookEvent {
 #[derive(Clone, Copy)]
 pub enum ScriptPayload<'a> {
     Event(&'a HookEvent),
-    Update { delta: &'a str },
+    Update {
+        kind: UpdateKind,
+        delta: &'a str,
+        thinking: Option<&'a str>,
+    },
+}
+
+/// What a `message_update` carries: a piece of the reply's text or of the model's reasoning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UpdateKind {
+    Text,
+    Thinking,
 }
 
 impl Serialize for ScriptPayload<'_> {
@@ -331,10 +360,19 @@ impl Serialize for ScriptPayload<'_> {
         use serde::ser::SerializeStruct;
         match self {
             ScriptPayload::Event(event) => event.serialize(s),
-            ScriptPayload::Update { delta } => {
-                let mut m = s.serialize_struct("MessageUpdate", 2)?;
+            ScriptPayload::Update {
+                kind,
+                delta,
+                thinking,
+            } => {
+                let mut m = s.serialize_struct("MessageUpdate", 4)?;
                 m.serialize_field("type", "message_update")?;
+                m.serialize_field("kind", kind)?;
                 m.serialize_field("delta", delta)?;
+                match thinking {
+                    Some(thinking) => m.serialize_field("thinking", thinking)?,
+                    None => m.skip_field("thinking")?,
+                }
                 m.end()
             }
         }

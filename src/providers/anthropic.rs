@@ -5,6 +5,7 @@
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
+use super::interleaved::{takes_interleaving_beta, thinks_with_tools, INTERLEAVED_THINKING};
 use super::sse::{parse_data, post_json, stream_error, SseDecoder, SseEvent, SseEventStream};
 use super::wire::AnthropicBody;
 use super::{EventStream, ModelRequest, Payload, Provider, ProviderError, StreamEvent};
@@ -80,6 +81,9 @@ impl Provider for AnthropicProvider {
             let mut headers = vec![("anthropic-version", API_VERSION.to_string())];
             if let Some(key) = &self.api_key {
                 headers.push(("x-api-key", key.clone()));
+            }
+            if takes_interleaving_beta(&self.model) && thinks_with_tools(payload) {
+                headers.push(("anthropic-beta", INTERLEAVED_THINKING.to_string()));
             }
             let response = post_json(NAME, &url, &headers, payload).await?;
             let stream = SseEventStream::new(response, AnthropicDecoder::default(), NAME, &url);

@@ -9,6 +9,7 @@
 pub mod anthropic;
 mod complete;
 pub mod faux;
+mod interleaved;
 mod not_stream;
 pub mod openai;
 pub mod sse;
@@ -18,6 +19,7 @@ mod wire;
 mod thinking_tests;
 
 pub use complete::complete;
+pub use interleaved::{takes_interleaving_beta, INTERLEAVED_THINKING};
 
 use bytes::Bytes;
 use futures_util::future::BoxFuture;

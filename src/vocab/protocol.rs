@@ -219,10 +219,58 @@ impl ToolOutput {
     }
 }
 
-/// What input read from the prompt cache costs, as a share of the input price.
+/// What input read from Anthropic's prompt cache costs, as a share of the input price.
 pub const CACHE_READ_RATE: f64 = 0.1;
-/// What input written to the prompt cache costs, as a share of the input price.
+/// What input written to Anthropic's prompt cache costs, as a share of the input price.
 pub const CACHE_WRITE_RATE: f64 = 1.25;
+/// What cached input costs at an OpenAI-compatible API, as a share of the input price, when
+/// neither the configuration nor [`openai_read_rate`]'s models say otherwise.
+pub const OPENAI_CACHE_READ_RATE: f64 = 0.5;
+
+/// OpenAI's own models' cached-input discount, as a share of the input price: a tenth for
+/// GPT-5, a quarter for GPT-4.1 and the o-series, else [`OPENAI_CACHE_READ_RATE`].
+pub fn openai_read_rate(model: &str) -> f64 {
+    const KNOWN: &[(&str, f64)] = &[
+        ("gpt-5", 0.1),
+        ("gpt-4.1", 0.25),
+        ("o3", 0.25),
+        ("o4-mini", 0.25),
+    ];
+    KNOWN
+        .iter()
+        .find(|(prefix, _)| model.starts_with(prefix))
+        .map_or(OPENAI_CACHE_READ_RATE, |(_, rate)| *rate)
+}
+
+/// A model's prices, US dollars per million tokens: input, output, and input read from or
+/// written to the prompt cache.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Prices {
+    pub input: f64,
+    pub output: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
+}
+
+impl Prices {
+    /// Input and output prices, the cache's at Anthropic's rates ([`CACHE_READ_RATE`],
+    /// [`CACHE_WRITE_RATE`]); see [`Prices::cached_at`] for others.
+    pub fn new(input: f64, output: f64) -> Prices {
+        Prices {
+            input,
+            output,
+            cache_read: input * CACHE_READ_RATE,
+            cache_write: input * CACHE_WRITE_RATE,
+        }
+    }
+
+    /// With the cache's prices given (each one that is `None` kept).
+    pub fn cached_at(mut self, read: Option<f64>, write: Option<f64>) -> Prices {
+        self.cache_read = read.unwrap_or(self.cache_read);
+        self.cache_write = write.unwrap_or(self.cache_write);
+        self
+    }
+}
 
 /// Token counts reported by a provider, and what they cost when the model's prices are
 /// configured.
@@ -237,7 +285,8 @@ pub struct Usage {
     /// `cache_creation_input_tokens`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub cache_write_tokens: u64,
-    /// US dollars, at the prices configured for the model (`input_price`/`output_price`).
+    /// US dollars, at the prices configured for the model (`input_price`, `output_price`,
+    /// `cache_read_price`, `cache_write_price`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
 }
@@ -267,18 +316,15 @@ impl Usage {
         }
     }
 
-    /// With its cost at `prices` (US dollars per million input and output tokens). Input
-    /// read from the prompt cache costs a tenth of the input price, input written to it a
-    /// quarter more (Anthropic's rates; OpenAI's cached input is billed at a tenth to a half
-    /// of its price and no write is reported).
-    pub fn priced(mut self, prices: Option<(f64, f64)>) -> Usage {
-        if let Some((input, output)) = prices {
+    /// With its cost at `prices`: input read from the prompt cache at the cache's read
+    /// price, input written to it at its write price, the rest at the input price.
+    pub fn priced(mut self, prices: Option<Prices>) -> Usage {
+        if let Some(p) = prices {
             let (read, write) = (self.cached_tokens, self.cache_write_tokens);
             let plain = self.input_tokens.saturating_sub(read + write) as f64;
-            let input_cost = plain * input
-                + read as f64 * input * CACHE_READ_RATE
-                + write as f64 * input * CACHE_WRITE_RATE;
-            self.cost_usd = Some((input_cost + self.output_tokens as f64 * output) / 1e6);
+            let input_cost =
+                plain * p.input + read as f64 * p.cache_read + write as f64 * p.cache_write;
+            self.cost_usd = Some((input_cost + self.output_tokens as f64 * p.output) / 1e6);
         }
         self
     }

@@ -244,11 +244,14 @@ function Ctx.progress(message) end
 ---@field provider "openai"|"anthropic"|"faux"|string
 ---@field payload table<string, any> the JSON body about to be sent
 
----One piece of streamed assistant text.
+---One piece of the streamed reply (`kind = "text"`) or of the model's reasoning
+---(`kind = "thinking"`).
 ---@class mypi.MessageUpdateEvent
 ---@field type "message_update"
----@field delta string the new piece
----@field text string the text so far, `delta` included
+---@field kind "text"|"thinking"
+---@field delta string the new piece of the reply's text ("" in a thinking update)
+---@field thinking? string the new piece of reasoning (thinking updates only)
+---@field text string the reply's text so far, `delta` included (never the reasoning)
 
 ---@class mypi.MessageEndEvent
 ---@field type "message_end"
@@ -554,6 +557,7 @@ function api.read_dir(path) end
 ---@field model? string default: the parent run's
 ---@field provider? "openai"|"anthropic"|"faux" default: the parent run's
 ---@field max_turns? integer
+---@field thinking? mypi.Thinking default: the parent run's level
 
 ---@class mypi.AgentOutcome
 ---@field text string its final answer
@@ -580,6 +584,7 @@ function api.run_agents(agents, options) end
 ---@field model? string
 ---@field provider? "openai"|"anthropic"|"faux"
 ---@field max_tokens? integer
+---@field thinking? mypi.Thinking default: "off"
 
 ---One model call without tools; raises the provider's error on failure.
 ---@param request mypi.CompleteRequest
@@ -697,8 +702,12 @@ function api.set_thinking(level) end
 ---@class mypi.ProviderModel
 ---@field name string
 ---@field context_window? integer
+---@field max_output_tokens? integer the longest reply it may write
+---@field thinking? boolean false: it cannot think, no thinking parameters are sent
 ---@field input_price? number US dollars per million input tokens
 ---@field output_price? number US dollars per million output tokens
+---@field cache_read_price? number US dollars per million input tokens read from the prompt cache
+---@field cache_write_price? number US dollars per million input tokens written to the prompt cache
 
 ---@class mypi.ProviderDef
 ---@field name string letters, digits, `_ - .`; not `openai`, `anthropic` or `faux`

@@ -389,6 +389,20 @@ impl AnthropicWire {
     }
 }
 
+/// What the real API says of the interleaved-thinking beta sent for a model that does not
+/// take it (Claude 3.7, and the models from 4.6 on, which interleave without it).
+fn unknown_beta(req: &Recorded, model: &str) -> Option<String> {
+    let beta = req.header("anthropic-beta")?;
+    let refused = [
+        "claude-3-",
+        "claude-sonnet-4-6",
+        "claude-opus-4-6",
+        "claude-opus-4-7",
+    ];
+    (beta.contains("interleaved-thinking") && refused.iter().any(|m| model.starts_with(m)))
+        .then(|| format!("Unexpected value(s) `{beta}` for the `anthropic-beta` header"))
+}
+
 impl Flavor for AnthropicWire {
     fn matches(&self, path: &str) -> bool {
         path.ends_with("/messages")
@@ -400,6 +414,9 @@ impl Flavor for AnthropicWire {
             *self.served.lock().unwrap() = Some(cache.lock().unwrap().serve(&req.body));
         }
         if let Some(message) = unsigned_tool_turn(&req.body, &self.issued.lock().unwrap()) {
+            return plain(400, self.error_body(400, &message));
+        }
+        if let Some(message) = unknown_beta(req, &model) {
             return plain(400, self.error_body(400, &message));
         }
         let thought = reply.thought.as_ref();

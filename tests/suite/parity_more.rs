@@ -184,8 +184,9 @@ api.command("r_keys", |a| `${api.state.keys}`);"#,
         assert_eq!(v["text"], "hello world", "{p}: {line}");
         assert_eq!(v["type"], "message_update", "{p}: {line}");
         assert!(v["delta"].is_string(), "{p}: {line}");
+        assert_eq!(v["kind"], "text", "{p}: {line}");
     }
     m.send_line("/r_keys");
-    m.wait_for_line("3", WAIT);
+    m.wait_for_line("4", WAIT);
     super::ext_util::quit(m);
 }

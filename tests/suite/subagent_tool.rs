@@ -394,3 +394,41 @@ fn a_fifo_among_the_agent_files_is_reported_not_waited_on() {
         out.describe()
     );
 }
+
+/// An agent file's `thinking` is its child's level; without one the child thinks at the
+/// parent's.
+#[test]
+fn an_agent_file_may_name_its_thinking_level() {
+    let dir = TestDir::new();
+    dir.write(
+        ".agents/agents/deep.md",
+        "---\nname: deep\ndescription: thinks hard\nthinking: high\n---\nThink.\n",
+    );
+    dir.write(
+        ".agents/agents/plain.md",
+        &agent_file("plain", "thinks as asked", "Answer."),
+    );
+    let call = json!({"tasks": [{"agent": "deep", "task": "d"}, {"agent": "plain", "task": "p"}]});
+    let fake = FakeOpenAi::with_replies(vec![
+        Reply::tool_calls([("c1", "subagent", call)]),
+        Reply::text("x"),
+        Reply::text("x"),
+        Reply::text("done"),
+    ]);
+    let out = Mypi::new(&dir)
+        .openai(&fake)
+        .args(["--no-session", "--thinking", "low", "-p", "go"])
+        .run();
+    out.ok();
+    let effort = |task: &str| {
+        let requests = fake.requests();
+        let r = requests
+            .iter()
+            .find(|r| r.body["messages"].as_array().unwrap().last().unwrap()["content"] == task)
+            .unwrap_or_else(|| panic!("no request for {task}"));
+        r.body["reasoning_effort"].clone()
+    };
+    assert_eq!(effort("d"), "high");
+    assert_eq!(effort("p"), "low");
+    assert_eq!(effort("go"), "low");
+}

@@ -199,3 +199,146 @@ fn lua_sets_and_reads_the_thinking_level() {
 fn rhai_sets_and_reads_the_thinking_level() {
     scripts_scenario("think.rhai", RHAI);
 }
+
+const LUA_UPDATES: &str = r#"
+local seen = { kinds = {}, thinking = "", delta = "", mixed = false }
+api.on("message_update", function(e)
+  if e.kind ~= seen.kinds[#seen.kinds] then table.insert(seen.kinds, e.kind) end
+  seen.thinking = seen.thinking .. (e.thinking or "")
+  seen.delta = seen.delta .. e.delta
+  if e.text:find("Weigh", 1, true) or e.delta:find("Weigh", 1, true) then seen.mixed = true end
+end)
+api.command("seen", function()
+  return "kinds=" .. table.concat(seen.kinds, ",") .. " thinking=[" .. seen.thinking
+    .. "] delta=[" .. seen.delta .. "] mixed=" .. tostring(seen.mixed)
+end)
+"#;
+
+const RHAI_UPDATES: &str = r#"
+api.state.kinds = []; api.state.thinking = ""; api.state.delta = ""; api.state.mixed = false;
+api.on("message_update", |e| {
+  if api.state.kinds.len() == 0 || api.state.kinds[-1] != e.kind { api.state.kinds.push(e.kind); }
+  if e.kind == "thinking" { api.state.thinking += e.thinking; }
+  api.state.delta += e.delta;
+  if e.text.contains("Weigh") || e.delta.contains("Weigh") { api.state.mixed = true; }
+});
+api.command("seen", |args, ctx| {
+  let kinds = api.state.kinds.reduce(|acc, k| if acc == "" { k } else { acc + "," + k }, "");
+  `kinds=${kinds} thinking=[${api.state.thinking}] delta=[${api.state.delta}] mixed=${api.state.mixed}`
+});
+"#;
+
+/// Streamed reasoning reaches scripts as `message_update`s of kind `thinking` (the piece in
+/// `thinking`, `delta` empty), before the reply's own of kind `text`: a handler reading
+/// `delta` and `text` never sees the reasoning.
+fn thinking_updates_scenario(file: &str, source: &str) {
+    let dir = TestDir::new();
+    install(&dir, file, source);
+    let replies = [serde_json::json!({
+        "thinking": "Weigh the options first.",
+        "text": "The answer is 4."
+    })];
+    let mut m = faux(&dir, &replies)
+        .args(["--no-session", "--no-watch"])
+        .spawn();
+    m.send_line("what is 2+2?");
+    m.wait_for_line("The answer is 4.", WAIT);
+    m.send_line("/seen");
+    m.wait_for_line(
+        "kinds=thinking,text thinking=[Weigh the options first.] delta=[The answer is 4.] \
+         mixed=false",
+        WAIT,
+    );
+    quit(m);
+}
+
+#[test]
+fn lua_gets_thinking_as_message_updates_of_their_own_kind() {
+    thinking_updates_scenario("updates.lua", LUA_UPDATES);
+}
+
+#[test]
+fn rhai_gets_thinking_as_message_updates_of_their_own_kind() {
+    thinking_updates_scenario("updates.rhai", RHAI_UPDATES);
+}
+
+/// Claude 4 models up to 4.5 think between tool calls only with the interleaved-thinking beta:
+/// it is sent when thinking is on and tools are offered, and never to a model that refuses it
+/// (the fake, like the real API, answers 400 to it for Claude 3.7 and from 4.6 on).
+#[test]
+fn the_interleaved_thinking_beta_goes_to_the_models_that_take_it() {
+    let dir = TestDir::new();
+    let fake = FakeAnthropic::with_replies((0..5).map(|_| Reply::text("ok")).collect());
+    let run = |model: &str, level: &str| {
+        Mypi::new(&dir)
+            .anthropic(&fake)
+            .model(model)
+            .args(["--no-session", "--thinking", level, "-p", "hi"])
+            .run()
+            .ok();
+    };
+    run("claude-sonnet-4-5", "low");
+    run("claude-sonnet-4-5", "off");
+    run("claude-opus-4-7", "low");
+    run("claude-3-7-sonnet-20250219", "low");
+    run("claude-opus-4-1-20250805", "high");
+    let requests = fake.requests();
+    let beta: Vec<Option<&str>> = requests
+        .iter()
+        .map(|r| r.header("anthropic-beta"))
+        .collect();
+    let yes = Some("interleaved-thinking-2025-05-14");
+    assert_eq!(beta, [yes, None, None, None, yes]);
+    assert!(requests[0].body["tools"]
+        .as_array()
+        .is_some_and(|t| !t.is_empty()));
+}
+
+const KIDS: &str = r#"
+api.command("kids", function()
+  local a = api.run_agent{ task = "inherit" }
+  local b = api.run_agent{ task = "own", thinking = "high" }
+  local c = api.complete{ prompt = "plain" }
+  local d = api.complete{ prompt = "deep", thinking = "minimal" }
+  return "kids: " .. a.text .. b.text .. c.text .. d.text
+end)
+api.command("badkid", function() return api.complete{ prompt = "x", thinking = "max" } end)
+"#;
+
+/// A child agent thinks at its parent's level unless `api.run_agent` names one; `api.complete`
+/// thinks only when asked to.
+#[test]
+fn children_inherit_the_level_and_complete_takes_one() {
+    let dir = TestDir::new();
+    let fake = FakeOpenAi::with_replies(["1", "2", "3", "4"].map(Reply::text).to_vec());
+    install(&dir, "kids.lua", KIDS);
+    let mut m = Mypi::new(&dir)
+        .openai(&fake)
+        .args(["--no-session", "--no-watch", "--thinking", "medium"])
+        .spawn();
+    m.send_line("/kids");
+    m.wait_for_line("kids: 1234", WAIT);
+    m.send_line("/badkid");
+    m.wait_for_text(
+        "'thinking' must be a level (off, minimal, low, medium, high)",
+        WAIT,
+    );
+    quit(m);
+    let effort: std::collections::BTreeMap<String, serde_json::Value> = fake
+        .requests()
+        .into_iter()
+        .map(|r| {
+            let last = r.body["messages"]
+                .as_array()
+                .unwrap()
+                .last()
+                .unwrap()
+                .clone();
+            let task = last["content"].as_str().unwrap_or_default().to_string();
+            (task, r.body["reasoning_effort"].clone())
+        })
+        .collect();
+    let want = serde_json::json!({"inherit": "medium", "own": "high", "plain": null,
+                                  "deep": "minimal"});
+    assert_eq!(serde_json::to_value(&effort).unwrap(), want);
+}

@@ -119,7 +119,7 @@ pub fn register(engine: &mut Engine) {
         keys.push(Dynamic::from("text"));
         keys
     });
-    for field in ["type", "delta", "text"] {
+    for field in ["type", "kind", "delta", "thinking", "text"] {
         engine.register_get(field, move |e: &mut LazyEvent| e.get(field));
     }
 }

@@ -93,7 +93,7 @@ fn agent_list(value: Json) -> Result<(Vec<Json>, Option<Json>), String> {
     }
 }
 
-/// `api.complete{prompt | messages, system_prompt?, model?, provider?, max_tokens?}` ->
+/// `api.complete{prompt | messages, system_prompt?, model?, provider?, max_tokens?, thinking?}` ->
 /// `{text, usage}`.
 pub(super) fn complete(c: &mut Call<'_>) -> Result<Ret, String> {
     let (link, args) = (c.link, &mut c.args);
@@ -124,6 +124,7 @@ pub(super) fn complete(c: &mut Call<'_>) -> Result<Ret, String> {
         model: text("model"),
         provider: text("provider"),
         max_tokens,
+        thinking: child::thinking_from_json(req.get("thinking"))?,
     })?;
     Ok(Ret::Data(json!({
         "text": done.text,

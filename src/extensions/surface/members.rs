@@ -47,6 +47,7 @@ const AGENT_FIELDS: &[Field] = &[
     opt("model", Ty::Str),
     opt("provider", Ty::Str),
     opt("max_turns", Ty::Int),
+    opt("thinking", Ty::Str),
 ];
 /// `api.mcp.add_server`'s entry: a `.mcp.json` entry's fields.
 const SERVER_FIELDS: &[Field] = &[
@@ -71,6 +72,7 @@ const COMPLETE_FIELDS: &[Field] = &[
     opt("model", Ty::Str),
     opt("provider", Ty::Str),
     opt("max_tokens", Ty::Int),
+    opt("thinking", Ty::Str),
 ];
 
 /// Every member scripts can reach, in both languages.

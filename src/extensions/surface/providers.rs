@@ -105,6 +105,8 @@ fn models(v: Json) -> Result<Vec<ModelInfo>, String> {
                     thinking: o.get("thinking").and_then(Json::as_bool),
                     input_price: o.get("input_price").and_then(Json::as_f64),
                     output_price: o.get("output_price").and_then(Json::as_f64),
+                    cache_read_price: o.get("cache_read_price").and_then(Json::as_f64),
+                    cache_write_price: o.get("cache_write_price").and_then(Json::as_f64),
                 })
             }
             _ => Err(format!(

@@ -229,7 +229,14 @@ fn cached_input_costs_a_tenth_and_written_input_a_quarter_more() {
         cache_write_tokens: 200_000,
         cost_usd: None,
     };
-    let cost = usage.priced(Some((10.0, 0.0))).cost_usd.unwrap();
+    let cost = usage.priced(Some(Prices::new(10.0, 0.0))).cost_usd.unwrap();
     // 200k plain at $10/M, 600k read at $1/M, 200k written at $12.5/M.
     assert!((cost - (2.0 + 0.6 + 2.5)).abs() < 1e-9, "{cost}");
+    // Prices of the cache's own: 600k read at $5/M, 200k written at $10/M.
+    let own = Prices::new(10.0, 0.0).cached_at(Some(5.0), Some(10.0));
+    let cost = usage.priced(Some(own)).cost_usd.unwrap();
+    assert!((cost - (2.0 + 3.0 + 2.0)).abs() < 1e-9, "{cost}");
+    assert_eq!(openai_read_rate("gpt-4o-mini"), 0.5);
+    assert_eq!(openai_read_rate("gpt-4.1-mini"), 0.25);
+    assert_eq!(openai_read_rate("gpt-5-codex"), 0.1);
 }
