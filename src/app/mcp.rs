@@ -250,6 +250,13 @@ pub fn status_text(status: &[Value]) -> String {
                         tools.push_str(&format!(" ({n} {kind})"));
                     }
                 }
+                let tasks = s["need_tasks"].as_u64().unwrap_or(0);
+                if tasks > 0 {
+                    tools.push_str(&format!(
+                        " ({tasks} not offered: they need MCP tasks, which mypi does not \
+                         support yet)"
+                    ));
+                }
                 format!(
                     "{name}: connected ({}, protocol {}, {tools}, {}, {})",
                     s["transport"].as_str().unwrap_or(""),

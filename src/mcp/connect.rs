@@ -68,7 +68,8 @@ pub(super) async fn handshake(
     let mode = lifecycle(config);
     match &config.transport {
         Transport::Stdio { .. } => {
-            let (transport, process, stderr) = spawn(config, cwd, hooks)?;
+            let (mut transport, process, stderr) = spawn(config, cwd, hooks)?;
+            transport.read_tasks(handler.tasks.clone());
             let served = serve(transport, config, handler, mode).await;
             let service = finish_start(served, config, &stderr)?;
             // A refused version drops `process`: its group is killed.
@@ -95,23 +96,21 @@ async fn http_handshake(
     mode: ClientLifecycleMode,
 ) -> Result<Service, StartError> {
     let settings = http_config(url, headers)?;
+    let http = super::listing::ListingHttp {
+        http: http_client(headers)?,
+        tasks: handler.tasks.clone(),
+    };
     let Some(ctx) = oauth_context(config, headers, hooks) else {
-        let transport = StreamableHttpClientTransport::with_client(http_client(headers)?, settings);
+        let transport = StreamableHttpClientTransport::with_client(http, settings);
         return serve_http(transport, config, handler, mode, false).await;
     };
-    let client = super::auth::client::for_server(
-        &config.name,
-        url,
-        &config.oauth,
-        ctx,
-        http_client(headers)?,
-    )
-    .await
-    .map_err(|e| StartError {
-        message: format!("cannot use the stored login: {e}"),
-        stderr: String::new(),
-        transient: false,
-    })?;
+    let client = super::auth::client::for_server(&config.name, url, &config.oauth, ctx, http)
+        .await
+        .map_err(|e| StartError {
+            message: format!("cannot use the stored login: {e}"),
+            stderr: String::new(),
+            transient: false,
+        })?;
     let transport = StreamableHttpClientTransport::with_client(client, settings);
     serve_http(transport, config, handler, mode, true).await
 }

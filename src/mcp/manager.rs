@@ -516,6 +516,7 @@ fn status_of(e: &Entry) -> Value {
             v["state"] = json!("connected");
             v["protocol"] = json!(c.protocol);
             v["tools"] = json!(tools);
+            v["need_tasks"] = json!(c.task_only());
             v["resources"] = json!(resources);
             v["prompts"] = json!(prompts);
         }

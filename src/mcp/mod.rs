@@ -31,6 +31,7 @@ mod decode;
 pub mod exposure;
 pub mod handler;
 mod instructions;
+pub(crate) mod listing;
 pub mod manager;
 pub mod naming;
 mod noticing;
@@ -40,7 +41,9 @@ pub mod registry;
 pub mod reports;
 pub mod script;
 pub mod spill;
+mod sse;
 pub mod stdio;
+pub mod tasks;
 
 use std::time::Duration;
 

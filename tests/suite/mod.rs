@@ -49,6 +49,7 @@ mod mcp_registry;
 mod mcp_repl;
 mod mcp_scripts;
 mod mcp_status;
+mod mcp_tasks;
 mod model_switch;
 mod parity;
 mod parity_more;
