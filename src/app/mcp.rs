@@ -253,8 +253,7 @@ pub fn status_text(status: &[Value]) -> String {
                 let tasks = s["need_tasks"].as_u64().unwrap_or(0);
                 if tasks > 0 {
                     tools.push_str(&format!(
-                        " ({tasks} not offered: they need MCP tasks, which mypi does not \
-                         support yet)"
+                        " ({tasks} not offered: MCP tasks needed and not supported yet)"
                     ));
                 }
                 format!(

@@ -76,7 +76,24 @@ pub(super) async fn handshake(
             supported_version(&service, &stderr)?;
             Ok((service, Some(process), stderr))
         }
-        Transport::Http { url, headers } => {
+        Transport::Http {
+            url,
+            headers,
+            sse: true,
+        } => {
+            let log = log_to(hooks, config);
+            let tasks = handler.tasks.clone();
+            let dialed = super::legacy_sse::connect(url, headers, http_client(headers)?, log);
+            let mut transport = tokio::time::timeout(config.timeout, dialed)
+                .await
+                .map_err(|_| timed_out(config, &StderrTail::default()))??;
+            transport.read_tasks(tasks);
+            let served = serve(transport, config, handler, mode).await;
+            let service = finish_start(served, config, &StderrTail::default())?;
+            supported_version(&service, &StderrTail::default())?;
+            Ok((service, None, StderrTail::default()))
+        }
+        Transport::Http { url, headers, .. } => {
             let service = http_handshake(config, url, headers, hooks, handler, mode).await?;
             let stderr = StderrTail::default();
             supported_version(&service, &stderr)?;
@@ -126,7 +143,8 @@ fn oauth_context<'a>(
     let own = headers
         .keys()
         .any(|k| k.eq_ignore_ascii_case("authorization"));
-    (!own && !config.oauth.disabled)
+    let legacy = matches!(config.transport, Transport::Http { sse: true, .. });
+    (!own && !legacy && !config.oauth.disabled)
         .then_some(hooks.auth.as_deref())
         .flatten()
 }
@@ -255,15 +273,12 @@ fn spawn(
     cwd: &Path,
     hooks: &Hooks,
 ) -> Result<(stdio::StdioTransport, Process, StderrTail), StartError> {
-    let log_hooks = hooks.clone();
-    let name = config.name.clone();
-    let log: stdio::LineLog =
-        Arc::new(move |line: &str| super::reports::append_log(&log_hooks, &name, line));
-    let spawned = stdio::spawn(&config.transport, cwd, log).map_err(|e| StartError {
-        message: format!("cannot start {}: {e}", command_of(config)),
-        stderr: String::new(),
-        transient: false,
-    })?;
+    let spawned =
+        stdio::spawn(&config.transport, cwd, log_to(hooks, config)).map_err(|e| StartError {
+            message: format!("cannot start {}: {e}", command_of(config)),
+            stderr: String::new(),
+            transient: false,
+        })?;
     let exited = CancellationToken::new();
     let mut child = spawned.child;
     let done = exited.clone();
@@ -277,6 +292,12 @@ fn spawn(
         exited,
     };
     Ok((spawned.transport, process, spawned.stderr))
+}
+
+/// Where a transport says what it skipped: the MCP log, under the server's name.
+fn log_to(hooks: &Hooks, config: &ServerConfig) -> stdio::LineLog {
+    let (hooks, name) = (hooks.clone(), config.name.clone());
+    Arc::new(move |line: &str| super::reports::append_log(&hooks, &name, line))
 }
 
 fn command_of(config: &ServerConfig) -> String {
@@ -315,14 +336,19 @@ fn finish_start(
                 transient,
             })
         }
-        Err(_) => Err(StartError {
-            message: format!(
-                "no answer to the handshake within {} s (the entry's timeout)",
-                config.timeout.as_secs()
-            ),
-            stderr: stderr.tail(5),
-            transient: false,
-        }),
+        Err(_) => Err(timed_out(config, stderr)),
+    }
+}
+
+/// A handshake not done within the entry's timeout.
+fn timed_out(config: &ServerConfig, stderr: &StderrTail) -> StartError {
+    StartError {
+        message: format!(
+            "no answer to the handshake within {} s (the entry's timeout)",
+            config.timeout.as_secs()
+        ),
+        stderr: stderr.tail(5),
+        transient: false,
     }
 }
 

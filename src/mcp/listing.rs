@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use futures_util::StreamExt;
-use reqwest::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
+use reqwest::header::{HeaderName, HeaderValue, ACCEPT};
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::common::client_side_sse::BoxedSseResponse;
 use rmcp::transport::streamable_http_client::{
@@ -94,12 +94,7 @@ impl ListingHttp {
             .get("mcp-session-id")
             .and_then(|v| v.to_str().ok())
             .map(String::from);
-        let kind = response
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_ascii_lowercase();
+        let kind = super::sse::content_type(&response);
         if kind.starts_with("application/json") {
             let body = bounded_body(response, post.limits.max_json_response_size).await?;
             let raw: Value = serde_json::from_slice(&body)?;

@@ -499,6 +499,7 @@ fn status_of(e: &Entry) -> Value {
     let mut v = json!({"name": e.config.name});
     let transport = match &e.config.transport {
         Transport::Stdio { .. } => "stdio",
+        Transport::Http { sse: true, .. } => "sse",
         Transport::Http { .. } => "http",
     };
     v["transport"] = json!(transport);

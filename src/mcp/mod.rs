@@ -31,6 +31,7 @@ mod decode;
 pub mod exposure;
 pub mod handler;
 mod instructions;
+mod legacy_sse;
 pub(crate) mod listing;
 pub mod manager;
 pub mod naming;

@@ -7,6 +7,13 @@
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 
+/// The content type of `response`, in lower case (empty when it names none).
+pub fn content_type(response: &reqwest::Response) -> String {
+    let kind = response.headers().get(reqwest::header::CONTENT_TYPE);
+    let kind = kind.and_then(|v| v.to_str().ok()).unwrap_or("");
+    kind.to_ascii_lowercase()
+}
+
 /// One event: its type (`message` when the server names none), data lines joined by `\n`,
 /// and its id.
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -45,7 +45,7 @@ fn check(dir: &TestDir, server: Value) {
     out.ok();
     assert!(
         out.stdout
-            .contains("(1 not offered: they need MCP tasks, which mypi does not support yet)"),
+            .contains("(1 not offered: MCP tasks needed and not supported yet)"),
         "{}",
         out.describe()
     );
