@@ -123,11 +123,12 @@ impl App {
         hooks
     }
 
-    /// Before a prompt: waits briefly for servers still connecting whose tools are not known
-    /// from the cache (see `mcp::waiting`), and names once each one it goes on without.
-    pub(super) async fn wait_for_mcp(&self) {
+    /// Before `prompt`: waits briefly for servers still connecting whose tools are not known
+    /// from the cache and that it may need (see `mcp::waiting`), and names once each one it
+    /// goes on without.
+    pub(super) async fn wait_for_mcp(&self, prompt: &str) {
         let Some(m) = &self.mcp else { return };
-        let passed = m.settle_for_prompt().await;
+        let passed = m.settle_for_prompt(prompt).await;
         if passed.is_empty() {
             return;
         }

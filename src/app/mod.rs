@@ -466,7 +466,7 @@ impl App {
                 None => line.to_string(),
             };
             let text = mentions::expand(&text, &self.config.cwd).map_err(AppError::Command)?;
-            self.wait_for_mcp().await;
+            self.wait_for_mcp(&text).await;
             let mut text = self.shell_context.take_into(&text);
             for block in std::mem::take(&mut self.attached) {
                 text.push_str("\n\n");

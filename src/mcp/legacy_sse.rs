@@ -57,13 +57,17 @@ pub(super) async fn connect(
         .header(ACCEPT, "text/event-stream")
         .send()
         .await
-        .map_err(|e| StartError {
-            message: format!(
-                "cannot open the event stream: {}",
-                super::connect::readable(&e)
-            ),
-            stderr: String::new(),
-            transient: e.is_connect() || e.is_timeout(),
+        .map_err(|e| {
+            let transient = e.is_connect() || e.is_timeout();
+            StartError {
+                // Without the url: its query may hold a key.
+                message: format!(
+                    "cannot open the event stream: {}",
+                    super::connect::readable(&e.without_url())
+                ),
+                stderr: String::new(),
+                transient,
+            }
         })?;
     let status = response.status();
     if !status.is_success() {
@@ -164,7 +168,7 @@ impl Poster {
             .body(body)
             .send()
             .await
-            .map_err(|e| std::io::Error::other(super::connect::readable(&e)))?;
+            .map_err(|e| std::io::Error::other(super::connect::readable(&e.without_url())))?;
         let status = response.status();
         if !status.is_success() {
             return Err(std::io::Error::other(format!(

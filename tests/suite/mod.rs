@@ -45,6 +45,7 @@ mod mcp_exit;
 mod mcp_exposure;
 mod mcp_faults;
 mod mcp_legacy_sse;
+mod mcp_many;
 mod mcp_oauth;
 mod mcp_registry;
 mod mcp_repl;

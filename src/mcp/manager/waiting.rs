@@ -2,9 +2,14 @@
 //!
 //! - A prompt waits only within [`PROMPT_GRACE`] of the servers' start, and only for servers
 //!   whose tools are not known from the cache (a fast server's tools are there for the first
-//!   request). A slower server is passed over, once, with a notice: a server that takes 30 s
-//!   to start does not delay a prompt that needs none of its tools, and its tools are offered
-//!   from the next model request after it is ready.
+//!   request) and may be offered directly (a server configured `deferred` or `hidden` is
+//!   found through `tool_search`, which waits for it). A prompt that names servers (their
+//!   configured names, as words) waits only for those of them, as a call would (at most
+//!   [`CONNECT_WAIT`], saying so past the grace): it says which it needs. A
+//!   slower server is passed over, once, with a notice: a server that takes 30 s to start
+//!   does not delay a prompt that needs none of its tools, and its tools are offered from the
+//!   next model request after it is ready. Each server connects on its own task, so a slow
+//!   or failing one delays no other.
 //! - A call of a tool (or a prompt command) of a server still connecting waits for that
 //!   server, at most [`CONNECT_WAIT`], saying so. That covers a tool known from the cache, and
 //!   a name of a server passed over that is not offered yet: the call waits for its server
@@ -41,22 +46,51 @@ impl Manager {
         self.entries().iter().any(|e| connecting(e))
     }
 
-    /// Before a prompt: waits for the servers still connecting whose tools are unknown, up to
-    /// [`PROMPT_GRACE`] after the start. Returns those passed over that were not named before
-    /// (each is named once).
-    pub async fn settle_for_prompt(&self) -> Vec<String> {
+    /// Before the prompt `text`: waits for the servers still connecting whose tools are
+    /// unknown and may be direct, up to [`PROMPT_GRACE`] after the start; when `text` names
+    /// some of them, only for those, and up to [`CONNECT_WAIT`]. Returns those passed over
+    /// that were not named before (each is named once).
+    pub async fn settle_for_prompt(&self, text: &str) -> Vec<String> {
         let mut unknown = self.entries();
-        unknown.retain(|e| !e.cached.load(Ordering::Acquire) && connecting(e));
+        unknown.retain(|e| {
+            !e.cached.load(Ordering::Acquire) && e.config.exposure.may_be_direct() && connecting(e)
+        });
+        let named: Vec<Arc<Entry>> = (unknown.iter())
+            .filter(|e| names_server(text, &e.config.name))
+            .cloned()
+            .collect();
+        let by_name = !named.is_empty();
+        if by_name {
+            unknown = named;
+        }
         if unknown.is_empty() {
             return Vec::new();
         }
         let started = self.started().unwrap_or_else(Instant::now);
         settle(&unknown, started + PROMPT_GRACE).await;
+        if by_name {
+            self.wait_named(&unknown).await;
+        }
         names(
             unknown
                 .iter()
                 .filter(|e| connecting(e) && !e.passed_over.swap(true, Ordering::AcqRel)),
         )
+    }
+
+    /// Waits, at most [`CONNECT_WAIT`] and saying so, for the servers a prompt names that are
+    /// still connecting after the grace: the prompt needs them.
+    async fn wait_named(&self, named: &[Arc<Entry>]) {
+        let still: Vec<Arc<Entry>> = named.iter().filter(|e| connecting(e)).cloned().collect();
+        if still.is_empty() {
+            return;
+        }
+        self.registry().notice(format!(
+            "waiting for MCP server {} (named in the prompt; still connecting; at most {} s)",
+            names(still.iter()).join(", "),
+            CONNECT_WAIT.as_secs()
+        ));
+        settle(&still, Instant::now() + CONNECT_WAIT).await;
     }
 
     /// The servers still connecting whose tool or prompt could be called `name` (any of
@@ -134,6 +168,23 @@ impl LateTools for Manager {
     }
 }
 
+/// Whether `text` names the server `name`: as a word (case and `-`/`_` aside), or in a tool
+/// or prompt name (`mcp__name__…`).
+fn names_server(text: &str, name: &str) -> bool {
+    let key = crate::mcp::config::key(name);
+    if key.is_empty() {
+        return false;
+    }
+    text.split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_'))
+        .any(|word| {
+            let word = crate::mcp::config::key(word);
+            word == key
+                || word
+                    .strip_prefix("mcp__")
+                    .is_some_and(|rest| rest == key || rest.starts_with(&format!("{key}__")))
+        })
+}
+
 fn connecting(entry: &Entry) -> bool {
     matches!(entry.state(), State::Connecting)
 }
@@ -154,5 +205,19 @@ async fn settle(entries: &[Arc<Entry>], deadline: Instant) {
                 return;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names_server;
+
+    #[test]
+    fn a_prompt_names_a_server_as_a_word_or_in_a_tool_name() {
+        assert!(names_server("ask GitHub for the issues", "github"));
+        assert!(names_server("use my-db, then stop", "my_db"));
+        assert!(names_server("call /mcp__db__query now", "db"));
+        assert!(!names_server("the database is down", "db"));
+        assert!(!names_server("githubby", "github"));
     }
 }
