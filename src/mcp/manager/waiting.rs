@@ -51,18 +51,17 @@ impl Manager {
     /// some of them, only for those, and up to [`CONNECT_WAIT`]. Returns those passed over
     /// that were not named before (each is named once).
     pub async fn settle_for_prompt(&self, text: &str) -> Vec<String> {
-        let mut unknown = self.entries();
-        unknown.retain(|e| {
-            !e.cached.load(Ordering::Acquire) && e.config.exposure.may_be_direct() && connecting(e)
-        });
-        let named: Vec<Arc<Entry>> = (unknown.iter())
-            .filter(|e| names_server(text, &e.config.name))
-            .cloned()
-            .collect();
+        let all = self.entries();
+        // A prompt that names servers needs those (whatever their state), and no other.
+        let named = named_servers(text, all.iter().map(|e| e.config.name.as_str()));
         let by_name = !named.is_empty();
-        if by_name {
-            unknown = named;
-        }
+        let mut unknown = all;
+        unknown.retain(|e| {
+            !e.cached.load(Ordering::Acquire)
+                && e.config.exposure.may_be_direct()
+                && connecting(e)
+                && (!by_name || named.contains(&crate::mcp::config::key(&e.config.name)))
+        });
         if unknown.is_empty() {
             return Vec::new();
         }
@@ -168,21 +167,31 @@ impl LateTools for Manager {
     }
 }
 
-/// Whether `text` names the server `name`: as a word (case and `-`/`_` aside), or in a tool
-/// or prompt name (`mcp__name__…`).
-fn names_server(text: &str, name: &str) -> bool {
-    let key = crate::mcp::config::key(name);
-    if key.is_empty() {
-        return false;
+/// The servers of `names` that `text` names (their [`key`](crate::mcp::config::key)s): as a
+/// word (case and `-`/`_` aside), or in a tool or prompt name (`mcp__name__…`). One pass over
+/// the text, whatever its length.
+fn named_servers<'a>(
+    text: &str,
+    names: impl Iterator<Item = &'a str>,
+) -> std::collections::HashSet<String> {
+    let keys: std::collections::HashSet<String> = names
+        .map(crate::mcp::config::key)
+        .filter(|k| !k.is_empty())
+        .collect();
+    let longest = keys.iter().map(String::len).max().unwrap_or(0);
+    let mut found = std::collections::HashSet::new();
+    let words = text.split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_'));
+    for word in words.filter(|w| !w.is_empty() && w.len() <= longest + 70) {
+        let word = crate::mcp::config::key(word);
+        let name = match word.strip_prefix("mcp__") {
+            Some(rest) => rest.split("__").next().unwrap_or(rest),
+            None => &word,
+        };
+        if keys.contains(name) {
+            found.insert(name.to_string());
+        }
     }
-    text.split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_'))
-        .any(|word| {
-            let word = crate::mcp::config::key(word);
-            word == key
-                || word
-                    .strip_prefix("mcp__")
-                    .is_some_and(|rest| rest == key || rest.starts_with(&format!("{key}__")))
-        })
+    found
 }
 
 fn connecting(entry: &Entry) -> bool {
@@ -210,14 +219,22 @@ async fn settle(entries: &[Arc<Entry>], deadline: Instant) {
 
 #[cfg(test)]
 mod tests {
-    use super::names_server;
+    use super::named_servers;
+
+    fn names(text: &str, servers: &[&str]) -> Vec<String> {
+        let mut found: Vec<String> = named_servers(text, servers.iter().copied())
+            .into_iter()
+            .collect();
+        found.sort();
+        found
+    }
 
     #[test]
     fn a_prompt_names_a_server_as_a_word_or_in_a_tool_name() {
-        assert!(names_server("ask GitHub for the issues", "github"));
-        assert!(names_server("use my-db, then stop", "my_db"));
-        assert!(names_server("call /mcp__db__query now", "db"));
-        assert!(!names_server("the database is down", "db"));
-        assert!(!names_server("githubby", "github"));
+        let servers = ["github", "my-db", "db", "fs"];
+        assert_eq!(names("ask GitHub for the issues", &servers), ["github"]);
+        assert_eq!(names("use my_db, then stop", &servers), ["my_db"]);
+        assert_eq!(names("call /mcp__db__query now", &servers), ["db"]);
+        assert!(names("the database is down; githubby", &servers).is_empty());
     }
 }
