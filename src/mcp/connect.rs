@@ -12,6 +12,8 @@ use rmcp::transport::StreamableHttpClientTransport;
 use tokio_util::sync::CancellationToken;
 
 use super::config::{ServerConfig, Transport};
+pub(super) use super::failure::readable;
+pub use super::failure::StartError;
 use super::handler::Handler;
 use super::noticing::Noticing;
 use super::reports::Hooks;
@@ -27,14 +29,6 @@ pub struct Process {
 
 /// The running client side of a connection.
 pub(super) type Service = RunningService<RoleClient, Handler>;
-
-/// A failed start: the message and the tail of the server's stderr.
-pub struct StartError {
-    pub message: String,
-    pub stderr: String,
-    /// Worth trying again (an HTTP 5xx or a refused connection).
-    pub transient: bool,
-}
 
 /// Which handshake to use: `protocol` in the entry (`"2026-07-28"` or `"discover"`: the
 /// stateless generation; `"auto"`: try it, fall back to `initialize`); otherwise
@@ -350,29 +344,6 @@ fn timed_out(config: &ServerConfig, stderr: &StderrTail) -> StartError {
         stderr: stderr.tail(5),
         transient: false,
     }
-}
-
-/// An error and its causes in one line, without the SDK's type names (an HTTP client's
-/// "error sending request" says why only in its source: "Connection refused").
-pub(super) fn readable(e: &(dyn std::error::Error + 'static)) -> String {
-    use rmcp::transport::streamable_http_client::StreamableHttpError;
-    let mut text = e.to_string();
-    // The HTTP error of the SDK does not name the client's error as its source.
-    let mut cause = match e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
-        Some(StreamableHttpError::Client(inner)) => {
-            Some(inner as &(dyn std::error::Error + 'static))
-        }
-        _ => e.source(),
-    };
-    while let Some(c) = cause {
-        let more = c.to_string();
-        if !text.contains(&more) {
-            text.push_str(": ");
-            text.push_str(&more);
-        }
-        cause = c.source();
-    }
-    text
 }
 
 /// The transport's settings: the url, the entry's headers, mypi's size limits.

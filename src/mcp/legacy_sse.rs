@@ -17,8 +17,8 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 
-use super::connect::StartError;
 use super::decode::Decoder;
+use super::failure::{readable, StartError};
 use super::sse::Events;
 use super::stdio::{LineLog, MAX_LINE};
 
@@ -63,7 +63,7 @@ pub(super) async fn connect(
                 // Without the url: its query may hold a key.
                 message: format!(
                     "cannot open the event stream: {}",
-                    super::connect::readable(&e.without_url())
+                    readable(&e.without_url())
                 ),
                 stderr: String::new(),
                 transient,
@@ -168,7 +168,7 @@ impl Poster {
             .body(body)
             .send()
             .await
-            .map_err(|e| std::io::Error::other(super::connect::readable(&e.without_url())))?;
+            .map_err(|e| std::io::Error::other(readable(&e.without_url())))?;
         let status = response.status();
         if !status.is_success() {
             return Err(std::io::Error::other(format!(

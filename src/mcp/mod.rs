@@ -29,6 +29,7 @@ pub mod content;
 mod deadline;
 mod decode;
 pub mod exposure;
+mod failure;
 pub mod handler;
 mod instructions;
 mod legacy_sse;
