@@ -91,6 +91,7 @@ async fn connect(
         transport: Transport::Http {
             url: url.into(),
             headers: Default::default(),
+            sse: false,
         },
         enabled: true,
         timeout: Duration::from_secs(20),

@@ -123,11 +123,12 @@ impl App {
         hooks
     }
 
-    /// Before a prompt: waits briefly for servers still connecting whose tools are not known
-    /// from the cache (see `mcp::waiting`), and names once each one it goes on without.
-    pub(super) async fn wait_for_mcp(&self) {
+    /// Before `prompt`: waits briefly for servers still connecting whose tools are not known
+    /// from the cache and that it may need (see `mcp::waiting`), and names once each one it
+    /// goes on without.
+    pub(super) async fn wait_for_mcp(&self, prompt: &str) {
         let Some(m) = &self.mcp else { return };
-        let passed = m.settle_for_prompt().await;
+        let passed = m.settle_for_prompt(prompt).await;
         if passed.is_empty() {
             return;
         }
@@ -249,6 +250,12 @@ pub fn status_text(status: &[Value]) -> String {
                     if n > 0 {
                         tools.push_str(&format!(" ({n} {kind})"));
                     }
+                }
+                let tasks = s["need_tasks"].as_u64().unwrap_or(0);
+                if tasks > 0 {
+                    tools.push_str(&format!(
+                        " ({tasks} not offered: MCP tasks needed and not supported yet)"
+                    ));
                 }
                 format!(
                     "{name}: connected ({}, protocol {}, {tools}, {}, {})",

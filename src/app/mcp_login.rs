@@ -43,12 +43,20 @@ pub fn entry(servers: &Servers, name: &str) -> Result<ServerConfig, String> {
 /// Whether mypi signs in to `s`: an HTTP server without an `Authorization` header of its own
 /// and without `"oauth": false`.
 fn signable(s: &ServerConfig) -> Result<(), String> {
-    let Transport::Http { headers, .. } = &s.transport else {
+    let Transport::Http { headers, sse, .. } = &s.transport else {
         return Err(format!(
             "'{}' is a stdio server: it needs no login (its own environment gives it keys)",
             s.name
         ));
     };
+    if *sse {
+        return Err(format!(
+            "'{}' uses the legacy HTTP+SSE transport (\"type\": \"sse\"), to which mypi does \
+             not sign in; give it an Authorization header in its entry's \"headers\", or use \
+             the server's Streamable HTTP address with \"type\": \"http\"",
+            s.name
+        ));
+    }
     if headers
         .keys()
         .any(|k| k.eq_ignore_ascii_case("authorization"))

@@ -461,12 +461,13 @@ impl App {
         }
         let Some((name, args)) = commands::parse_line(line) else {
             // `//text` sends `/text` (a prompt that starts with a slash).
-            let text = match line.trim_start().strip_prefix("//") {
+            let typed = match line.trim_start().strip_prefix("//") {
                 Some(rest) => format!("/{rest}"),
                 None => line.to_string(),
             };
-            let text = mentions::expand(&text, &self.config.cwd).map_err(AppError::Command)?;
-            self.wait_for_mcp().await;
+            let text = mentions::expand(&typed, &self.config.cwd).map_err(AppError::Command)?;
+            // The servers the prompt names are in what was typed, not in the files attached.
+            self.wait_for_mcp(&typed).await;
             let mut text = self.shell_context.take_into(&text);
             for block in std::mem::take(&mut self.attached) {
                 text.push_str("\n\n");

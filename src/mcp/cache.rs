@@ -48,10 +48,11 @@ fn file(dir: &Path, config: &ServerConfig) -> PathBuf {
             env,
             cwd,
         } => json!(["stdio", command, args, env, cwd]),
-        Transport::Http { url, headers } => {
+        Transport::Http { url, headers, sse } => {
             // Header values (tokens) are not part of what identifies the server.
             let names: Vec<&String> = headers.keys().collect();
-            json!(["http", url, names])
+            let kind = if *sse { "sse" } else { "http" };
+            json!([kind, url, names])
         }
     };
     let key = fnv1a64(&format!("{}\n{what}", config.name));

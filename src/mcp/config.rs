@@ -29,10 +29,12 @@ pub enum Transport {
         env: BTreeMap<String, String>,
         cwd: Option<PathBuf>,
     },
-    /// Streamable HTTP.
+    /// Streamable HTTP, or with `sse` the legacy HTTP+SSE transport (`"type": "sse"`: an
+    /// event stream from `url` names the address messages are posted to).
     Http {
         url: String,
         headers: BTreeMap<String, String>,
+        sse: bool,
     },
 }
 
@@ -266,18 +268,13 @@ fn server(
     };
     let kind = fields.get("type").and_then(Value::as_str);
     let transport = match (kind, fields.get("command"), fields.get("url")) {
-        (Some("sse"), ..) => {
-            return Err("type \"sse\" (the old HTTP+SSE transport) is not supported; use the \
-                        server's Streamable HTTP endpoint with \"type\": \"http\""
-                .into())
-        }
-        (Some(other), ..) if !matches!(other, "stdio" | "http" | "streamable-http") => {
+        (Some(other), ..) if !matches!(other, "stdio" | "http" | "streamable-http" | "sse") => {
             return Err(format!(
-                "unknown \"type\" {other:?}: use \"stdio\" (with \"command\") or \"http\" (with \"url\")"
+                "unknown \"type\" {other:?}: use \"stdio\" (with \"command\"), \"http\" (with \"url\") or \"sse\" (the legacy HTTP+SSE transport, with \"url\")"
             ))
         }
         (_, Some(_), Some(_)) => return Err("give either \"command\" or \"url\", not both".into()),
-        (Some(t @ ("http" | "streamable-http")), Some(_), None) => {
+        (Some(t @ ("http" | "streamable-http" | "sse")), Some(_), None) => {
             return Err(format!(
                 "\"type\": {t:?} needs \"url\", but the entry has \"command\" (a stdio \
                  server: remove \"type\" or make it \"stdio\")"
@@ -289,7 +286,7 @@ fn server(
                 .into())
         }
         (_, Some(command), None) => stdio(fields, command, env)?,
-        (_, None, Some(url)) => http(fields, url, env)?,
+        (_, None, Some(url)) => http(fields, url, kind == Some("sse"), env)?,
         (_, None, None) => return Err("needs \"command\" (stdio) or \"url\" (http)".into()),
     };
     let protocol = match fields.get("protocol") {
@@ -361,6 +358,7 @@ fn stdio(
 fn http(
     fields: &Map<String, Value>,
     url: &Value,
+    sse: bool,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Transport, String> {
     let url = expand(url.as_str().ok_or("\"url\" must be a string")?, env);
@@ -372,6 +370,7 @@ fn http(
     Ok(Transport::Http {
         url,
         headers: string_map(fields.get("headers"), "headers", env)?,
+        sse,
     })
 }
 

@@ -58,6 +58,8 @@ struct Held {
     lists: Lists,
     /// One per tool of `lists.tools`, in order.
     agent_names: Vec<String>,
+    /// The tools that can only be called as tasks (see `tasks.rs`).
+    task_only: Vec<String>,
 }
 
 /// A connected server.
@@ -88,6 +90,8 @@ pub struct Conn {
     abandoned: std::sync::atomic::AtomicBool,
     /// mypi signs in to the server (OAuth): a refused token says what to run.
     oauth: bool,
+    /// The tools' `execution`, which the SDK's lists drop.
+    tasks: Arc<super::tasks::TaskTools>,
 }
 
 impl Conn {
@@ -100,6 +104,7 @@ impl Conn {
     ) -> Result<Conn, StartError> {
         let deadlines = Deadlines::start();
         let changes = Arc::new(Changes::default());
+        let tasks = Arc::new(super::tasks::TaskTools::default());
         let watchers = super::progress::Watched::new(&config.name, &hooks);
         let progress = Arc::new(super::progress::Progress {
             server: config.name.clone(),
@@ -114,6 +119,7 @@ impl Conn {
             changes: changes.clone(),
             deadlines: deadlines.clone(),
             progress,
+            tasks: tasks.clone(),
         };
         let (service, process, stderr) = connect::handshake(config, cwd, &hooks, handler).await?;
         // A cached list would hide a dead server behind stale data.
@@ -149,6 +155,7 @@ impl Conn {
             watchers,
             tools_relisted: watch::channel(0).0,
             abandoned: Default::default(),
+            tasks,
             oauth: connect::uses_oauth(config, &hooks),
         };
         if let Some(p) = conn.process_exited() {
@@ -236,6 +243,10 @@ impl Conn {
             .map(|t| t["name"].as_str().unwrap_or(""))
             .collect();
         held.agent_names = self.namer.names(&self.config_name, &names);
+        held.task_only = (tools.iter())
+            .filter(|t| super::tasks::needs_tasks(t))
+            .filter_map(|t| t["name"].as_str().map(String::from))
+            .collect();
         held.lists.tools = tools;
     }
 
@@ -253,6 +264,12 @@ impl Conn {
         let held = self.lists.read().unwrap_or_else(|p| p.into_inner());
         let tools = held.lists.tools.iter().cloned();
         tools.zip(held.agent_names.iter().cloned()).collect()
+    }
+
+    /// How many of its tools can only be called as tasks (not offered: see `tasks.rs`).
+    pub fn task_only(&self) -> usize {
+        let held = self.lists.read().unwrap_or_else(|p| p.into_inner());
+        held.task_only.len()
     }
 
     /// How many tools, resources and prompts the server offers (read in place).
@@ -295,10 +312,12 @@ impl Conn {
     pub async fn list_tools(&self, timeout: Duration) -> Result<Vec<Value>, McpError> {
         let peer = self.service.peer();
         let tools = self.bounded(timeout, peer.list_all_tools()).await?;
-        Ok(tools
+        let mut tools: Vec<Value> = tools
             .iter()
             .filter_map(|t| serde_json::to_value(t).ok())
-            .collect())
+            .collect();
+        self.tasks.mark(&mut tools);
+        Ok(tools)
     }
 
     /// The resources and resource templates.
@@ -344,6 +363,13 @@ impl Conn {
                 )))
             }
         };
+        let refused = {
+            let held = self.lists.read().unwrap_or_else(|p| p.into_inner());
+            held.task_only.iter().any(|t| t == tool)
+        };
+        if refused {
+            return Err(McpError::Call(super::tasks::refusal(tool)));
+        }
         let mut params = CallToolRequestParams::new(tool.to_string());
         params.arguments = arguments;
         let peer = self.service.peer();

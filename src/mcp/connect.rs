@@ -12,6 +12,8 @@ use rmcp::transport::StreamableHttpClientTransport;
 use tokio_util::sync::CancellationToken;
 
 use super::config::{ServerConfig, Transport};
+pub(super) use super::failure::readable;
+pub use super::failure::StartError;
 use super::handler::Handler;
 use super::noticing::Noticing;
 use super::reports::Hooks;
@@ -27,14 +29,6 @@ pub struct Process {
 
 /// The running client side of a connection.
 pub(super) type Service = RunningService<RoleClient, Handler>;
-
-/// A failed start: the message and the tail of the server's stderr.
-pub struct StartError {
-    pub message: String,
-    pub stderr: String,
-    /// Worth trying again (an HTTP 5xx or a refused connection).
-    pub transient: bool,
-}
 
 /// Which handshake to use: `protocol` in the entry (`"2026-07-28"` or `"discover"`: the
 /// stateless generation; `"auto"`: try it, fall back to `initialize`); otherwise
@@ -68,14 +62,32 @@ pub(super) async fn handshake(
     let mode = lifecycle(config);
     match &config.transport {
         Transport::Stdio { .. } => {
-            let (transport, process, stderr) = spawn(config, cwd, hooks)?;
+            let (mut transport, process, stderr) = spawn(config, cwd, hooks)?;
+            transport.read_tasks(handler.tasks.clone());
             let served = serve(transport, config, handler, mode).await;
             let service = finish_start(served, config, &stderr)?;
             // A refused version drops `process`: its group is killed.
             supported_version(&service, &stderr)?;
             Ok((service, Some(process), stderr))
         }
-        Transport::Http { url, headers } => {
+        Transport::Http {
+            url,
+            headers,
+            sse: true,
+        } => {
+            let log = log_to(hooks, config);
+            let tasks = handler.tasks.clone();
+            let dialed = super::legacy_sse::connect(url, headers, http_client(headers)?, log);
+            let mut transport = tokio::time::timeout(config.timeout, dialed)
+                .await
+                .map_err(|_| timed_out(config, &StderrTail::default()))??;
+            transport.read_tasks(tasks);
+            let served = serve(transport, config, handler, mode).await;
+            let service = finish_start(served, config, &StderrTail::default())?;
+            supported_version(&service, &StderrTail::default())?;
+            Ok((service, None, StderrTail::default()))
+        }
+        Transport::Http { url, headers, .. } => {
             let service = http_handshake(config, url, headers, hooks, handler, mode).await?;
             let stderr = StderrTail::default();
             supported_version(&service, &stderr)?;
@@ -95,23 +107,21 @@ async fn http_handshake(
     mode: ClientLifecycleMode,
 ) -> Result<Service, StartError> {
     let settings = http_config(url, headers)?;
+    let http = super::listing::ListingHttp {
+        http: http_client(headers)?,
+        tasks: handler.tasks.clone(),
+    };
     let Some(ctx) = oauth_context(config, headers, hooks) else {
-        let transport = StreamableHttpClientTransport::with_client(http_client(headers)?, settings);
+        let transport = StreamableHttpClientTransport::with_client(http, settings);
         return serve_http(transport, config, handler, mode, false).await;
     };
-    let client = super::auth::client::for_server(
-        &config.name,
-        url,
-        &config.oauth,
-        ctx,
-        http_client(headers)?,
-    )
-    .await
-    .map_err(|e| StartError {
-        message: format!("cannot use the stored login: {e}"),
-        stderr: String::new(),
-        transient: false,
-    })?;
+    let client = super::auth::client::for_server(&config.name, url, &config.oauth, ctx, http)
+        .await
+        .map_err(|e| StartError {
+            message: format!("cannot use the stored login: {e}"),
+            stderr: String::new(),
+            transient: false,
+        })?;
     let transport = StreamableHttpClientTransport::with_client(client, settings);
     serve_http(transport, config, handler, mode, true).await
 }
@@ -127,7 +137,8 @@ fn oauth_context<'a>(
     let own = headers
         .keys()
         .any(|k| k.eq_ignore_ascii_case("authorization"));
-    (!own && !config.oauth.disabled)
+    let legacy = matches!(config.transport, Transport::Http { sse: true, .. });
+    (!own && !legacy && !config.oauth.disabled)
         .then_some(hooks.auth.as_deref())
         .flatten()
 }
@@ -256,15 +267,12 @@ fn spawn(
     cwd: &Path,
     hooks: &Hooks,
 ) -> Result<(stdio::StdioTransport, Process, StderrTail), StartError> {
-    let log_hooks = hooks.clone();
-    let name = config.name.clone();
-    let log: stdio::LineLog =
-        Arc::new(move |line: &str| super::reports::append_log(&log_hooks, &name, line));
-    let spawned = stdio::spawn(&config.transport, cwd, log).map_err(|e| StartError {
-        message: format!("cannot start {}: {e}", command_of(config)),
-        stderr: String::new(),
-        transient: false,
-    })?;
+    let spawned =
+        stdio::spawn(&config.transport, cwd, log_to(hooks, config)).map_err(|e| StartError {
+            message: format!("cannot start {}: {e}", command_of(config)),
+            stderr: String::new(),
+            transient: false,
+        })?;
     let exited = CancellationToken::new();
     let mut child = spawned.child;
     let done = exited.clone();
@@ -278,6 +286,12 @@ fn spawn(
         exited,
     };
     Ok((spawned.transport, process, spawned.stderr))
+}
+
+/// Where a transport says what it skipped: the MCP log, under the server's name.
+fn log_to(hooks: &Hooks, config: &ServerConfig) -> stdio::LineLog {
+    let (hooks, name) = (hooks.clone(), config.name.clone());
+    Arc::new(move |line: &str| super::reports::append_log(&hooks, &name, line))
 }
 
 fn command_of(config: &ServerConfig) -> String {
@@ -316,38 +330,20 @@ fn finish_start(
                 transient,
             })
         }
-        Err(_) => Err(StartError {
-            message: format!(
-                "no answer to the handshake within {} s (the entry's timeout)",
-                config.timeout.as_secs()
-            ),
-            stderr: stderr.tail(5),
-            transient: false,
-        }),
+        Err(_) => Err(timed_out(config, stderr)),
     }
 }
 
-/// An error and its causes in one line, without the SDK's type names (an HTTP client's
-/// "error sending request" says why only in its source: "Connection refused").
-pub(super) fn readable(e: &(dyn std::error::Error + 'static)) -> String {
-    use rmcp::transport::streamable_http_client::StreamableHttpError;
-    let mut text = e.to_string();
-    // The HTTP error of the SDK does not name the client's error as its source.
-    let mut cause = match e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
-        Some(StreamableHttpError::Client(inner)) => {
-            Some(inner as &(dyn std::error::Error + 'static))
-        }
-        _ => e.source(),
-    };
-    while let Some(c) = cause {
-        let more = c.to_string();
-        if !text.contains(&more) {
-            text.push_str(": ");
-            text.push_str(&more);
-        }
-        cause = c.source();
+/// A handshake not done within the entry's timeout.
+fn timed_out(config: &ServerConfig, stderr: &StderrTail) -> StartError {
+    StartError {
+        message: format!(
+            "no answer to the handshake within {} s (the entry's timeout)",
+            config.timeout.as_secs()
+        ),
+        stderr: stderr.tail(5),
+        transient: false,
     }
-    text
 }
 
 /// The transport's settings: the url, the entry's headers, mypi's size limits.

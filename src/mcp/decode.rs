@@ -9,8 +9,12 @@
 //! result is read as one directly, by the SDK's own `CallToolResult` reader. Anything else
 //! (another answer, a notification, a result with other fields, a result the tool reader
 //! refuses) takes the SDK's general path, so the outcome is the one the SDK would give.
+//!
+//! The answers to `tools/list` are read a second time, as plain JSON, for what the SDK's
+//! tool type drops: each tool's `execution` ([`super::tasks`]).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use rmcp::model::{
     CallToolResult, ClientNotification, ClientRequest, JsonRpcMessage, JsonRpcResponse,
@@ -28,6 +32,10 @@ const MAX_PENDING: usize = 4096;
 #[derive(Default)]
 pub(super) struct Decoder {
     calls: HashSet<RequestId>,
+    /// The `tools/list` requests not yet answered: whether each asked for the first page.
+    lists: HashMap<RequestId, bool>,
+    /// Where the tools' `execution` goes (none: not read).
+    pub tasks: Option<Arc<super::tasks::TaskTools>>,
 }
 
 /// An answer, with nothing but the three fields of one.
@@ -67,6 +75,15 @@ impl Decoder {
                 }
                 self.calls.insert(r.id.clone());
             }
+            JsonRpcMessage::Request(r) => {
+                if let ClientRequest::ListToolsRequest(list) = &r.request {
+                    if self.lists.len() >= MAX_PENDING {
+                        self.lists.clear();
+                    }
+                    let first = list.params.as_ref().is_none_or(|p| p.cursor.is_none());
+                    self.lists.insert(r.id.clone(), first);
+                }
+            }
             JsonRpcMessage::Notification(n) => {
                 if let ClientNotification::CancelledNotification(c) = &n.notification {
                     if let Some(id) = &c.params.request_id {
@@ -88,9 +105,15 @@ impl Decoder {
         let message: RxJsonRpcMessage<RoleClient> = serde_json::from_slice(line)?;
         if let JsonRpcMessage::Response(JsonRpcResponse { id, .. }) = &message {
             self.calls.remove(id);
+            if let (Some(first), Some(tasks)) = (self.lists.remove(id), &self.tasks) {
+                if let Ok(raw) = serde_json::from_slice::<serde_json::Value>(line) {
+                    tasks.note(&raw["result"], first);
+                }
+            }
         } else if let JsonRpcMessage::Error(e) = &message {
             if let Some(id) = &e.id {
                 self.calls.remove(id);
+                self.lists.remove(id);
             }
         }
         Ok(message)

@@ -69,6 +69,8 @@ pub struct Handler {
     pub(super) deadlines: Arc<super::deadline::Deadlines>,
     /// Where progress notifications go (read by the transport wrapper, `noticing.rs`).
     pub(super) progress: Arc<super::progress::Progress>,
+    /// Each tool's `execution`, read off the raw `tools/list` answers by the transport.
+    pub(super) tasks: Arc<super::tasks::TaskTools>,
 }
 
 /// What mypi says about itself in `initialize` (and in each request of the stateless

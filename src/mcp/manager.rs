@@ -499,6 +499,7 @@ fn status_of(e: &Entry) -> Value {
     let mut v = json!({"name": e.config.name});
     let transport = match &e.config.transport {
         Transport::Stdio { .. } => "stdio",
+        Transport::Http { sse: true, .. } => "sse",
         Transport::Http { .. } => "http",
     };
     v["transport"] = json!(transport);
@@ -516,6 +517,7 @@ fn status_of(e: &Entry) -> Value {
             v["state"] = json!("connected");
             v["protocol"] = json!(c.protocol);
             v["tools"] = json!(tools);
+            v["need_tasks"] = json!(c.task_only());
             v["resources"] = json!(resources);
             v["prompts"] = json!(prompts);
         }

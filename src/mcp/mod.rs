@@ -29,8 +29,11 @@ pub mod content;
 mod deadline;
 mod decode;
 pub mod exposure;
+mod failure;
 pub mod handler;
 mod instructions;
+mod legacy_sse;
+pub(crate) mod listing;
 pub mod manager;
 pub mod naming;
 mod noticing;
@@ -40,7 +43,9 @@ pub mod registry;
 pub mod reports;
 pub mod script;
 pub mod spill;
+mod sse;
 pub mod stdio;
+pub mod tasks;
 
 use std::time::Duration;
 

@@ -102,7 +102,9 @@ impl Registry {
             .map(|t| t["name"].as_str().unwrap_or(""))
             .collect();
         let agent_names = m.namer().names(&config.name, &names);
+        // A tool that needs MCP tasks is not offered: it would always fail (`tasks.rs`).
         let tools: Vec<McpTool> = (lists.tools.iter().zip(agent_names))
+            .filter(|(tool, _)| !super::tasks::needs_tasks(tool))
             .map(|(tool, agent_name)| McpTool::new(&config.name, tool, agent_name, weak.clone()))
             .collect();
         // Planned before they are registered: a request never offers them all meanwhile.

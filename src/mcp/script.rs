@@ -57,7 +57,11 @@ pub async fn serve(
             conn.tools_settled(super::conn::SETTLE_MAX).await;
             let one = |(t, agent): (Value, String)| {
                 let name = t["name"].as_str().unwrap_or("");
-                let exposure = manager.exposure_of(&entry.config.name, name);
+                // A tool that needs MCP tasks is never offered (see `tasks.rs`).
+                let exposure = match super::tasks::needs_tasks(&t) {
+                    true => Some(crate::tools::Exposure::Hidden),
+                    false => manager.exposure_of(&entry.config.name, name),
+                };
                 let annotations = t.get("annotations").cloned().unwrap_or(json!({}));
                 json!({
                     "name": name,

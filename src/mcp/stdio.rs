@@ -277,6 +277,11 @@ pub struct StdioTransport {
 }
 
 impl StdioTransport {
+    /// Has each tool's `execution` read off the answers to `tools/list` into `tasks`.
+    pub(super) fn read_tasks(&mut self, tasks: std::sync::Arc<super::tasks::TaskTools>) {
+        self.decoder.tasks = Some(tasks);
+    }
+
     fn new(stdout: ChildStdout, stdin: ChildStdin, log: LineLog) -> Self {
         StdioTransport {
             lines: Lines::new(BufReader::new(stdout), MAX_LINE),

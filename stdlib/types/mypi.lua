@@ -603,7 +603,7 @@ function api.complete(request) end
 ---@class mypi.Mcp
 Mcp = {}
 
----Every configured server: `{name, transport, state, protocol?, tools?, resources?, prompts?, error?, stderr?}`.
+---Every configured server: `{name, transport, state, protocol?, tools?, resources?, prompts?, need_tasks?, error?, stderr?}` (`transport`: `stdio`, `http` or `sse`).
 ---@return table[]
 function Mcp.servers() end
 

@@ -194,7 +194,18 @@ pub struct HttpFake {
 
 impl HttpFake {
     pub fn start(dir: &TestDir, mode: &str) -> HttpFake {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/common/mcp_http.py");
+        Self::script(dir, "mcp_http.py", mode)
+    }
+
+    /// The legacy HTTP+SSE fake (`mcp_legacy_sse.py MODE LOG`); its url is [`Self::sse_url`].
+    pub fn legacy(dir: &TestDir, mode: &str) -> HttpFake {
+        Self::script(dir, "mcp_legacy_sse.py", mode)
+    }
+
+    fn script(dir: &TestDir, name: &str, mode: &str) -> HttpFake {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/common")
+            .join(name);
         let log = dir.join(&format!("http-{mode}.log"));
         let mut child = Command::new("python3")
             .arg(script)
@@ -203,7 +214,7 @@ impl HttpFake {
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
-            .expect("start python3 mcp_http.py");
+            .expect("start the python3 fake");
         let mut line = String::new();
         let stdout = child.stdout.take().expect("piped stdout");
         BufReader::new(stdout)
@@ -213,12 +224,21 @@ impl HttpFake {
             .trim()
             .strip_prefix("PORT ")
             .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("no port from mcp_http.py: {line:?}"));
+            .unwrap_or_else(|| panic!("no port from {name}: {line:?}"));
         HttpFake { child, port, log }
     }
 
     pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+
+    pub fn sse_url(&self) -> String {
+        format!("http://127.0.0.1:{}/sse", self.port)
+    }
+
+    /// The request log as written.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
     /// The requests so far: (unix time, verb, session, JSON-RPC method).

@@ -13,6 +13,9 @@ MODE:
             and send the call once more
   call500   a normal server whose `tools/call` answers HTTP 500 (the call must not be
             sent again)
+  tasks     a normal server with two more tools: `job` (`"execution": {"taskSupport":
+            "required"}`) and `maybe` (`"optional"`)
+  tasks_sse `tasks`, every answer sent as an event stream (as TypeScript-SDK servers do)
 Tools: echo {text}.
 """
 
@@ -36,6 +39,16 @@ TOOLS = [
 ]
 
 
+TASK_TOOLS = [
+    {"name": "job", "description": "Runs as a task.", "inputSchema": {"type": "object"},
+     "execution": {"taskSupport": "required"}},
+    {"name": "maybe", "description": "May run as a task.", "inputSchema": {"type": "object"},
+     "execution": {"taskSupport": "optional"}},
+]
+if MODE.startswith("tasks"):
+    TOOLS = TOOLS + TASK_TOOLS
+
+
 def log(verb, session, method):
     with LOCK, open(LOG, "a") as f:
         f.write("%.3f %s %s %s\n" % (time.time(), verb, session or "-", method))
@@ -49,9 +62,13 @@ class Handler(BaseHTTPRequestHandler):
 
     def reply(self, status, body=None, headers=None):
         data = b"" if body is None else json.dumps(body).encode()
+        kind = None if body is None else "application/json"
+        self.send(status, data, kind, headers)
+
+    def send(self, status, data, kind, headers):
         self.send_response(status)
-        if body is not None:
-            self.send_header("Content-Type", "application/json")
+        if kind is not None:
+            self.send_header("Content-Type", kind)
         for k, v in (headers or {}).items():
             self.send_header(k, v)
         self.send_header("Content-Length", str(len(data)))
@@ -106,7 +123,11 @@ class Handler(BaseHTTPRequestHandler):
         self.reply(200, {"jsonrpc": "2.0", "id": msg["id"], "error": err})
 
     def answer(self, msg, result, headers=None):
-        self.reply(200, {"jsonrpc": "2.0", "id": msg["id"], "result": result}, headers)
+        body = {"jsonrpc": "2.0", "id": msg["id"], "result": result}
+        if MODE != "tasks_sse":
+            return self.reply(200, body, headers)
+        data = ("event: message\ndata: %s\n\n" % json.dumps(body)).encode()
+        self.send(200, data, "text/event-stream", headers)
 
 
 def main():

@@ -29,8 +29,10 @@ fn mcp_list_and_the_mcp_command_show_every_server() {
         "{s}"
     );
     assert!(s.contains("off: disabled"), "{s}");
+    // A legacy SSE server that is not there fails like any other.
     assert!(
-        s.contains("server \"old\"") && s.contains("Streamable HTTP"),
+        s.contains("old: failed: cannot open the event stream: ")
+            && s.contains("Connection refused"),
         "{s}"
     );
 

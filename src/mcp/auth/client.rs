@@ -45,7 +45,7 @@ struct StepUp {
 /// rmcp's client with the token, and the step-up.
 #[derive(Clone)]
 pub struct OAuthHttp {
-    inner: AuthClient<reqwest::Client>,
+    inner: AuthClient<crate::mcp::listing::ListingHttp>,
     store: TokenStore,
     step_up: Option<Arc<StepUp>>,
 }
@@ -57,7 +57,7 @@ pub async fn for_server(
     url: &str,
     settings: &OAuthSettings,
     ctx: &AuthContext,
-    http: reqwest::Client,
+    http: crate::mcp::listing::ListingHttp,
 ) -> Result<OAuthHttp, String> {
     let store = ctx.store(name);
     let mut manager = flow::manager_for(url, &store)

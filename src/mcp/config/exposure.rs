@@ -32,6 +32,14 @@ impl ExposureConfig {
             .map(|(_, x)| *x)
             .or(self.server)
     }
+
+    /// Whether any tool of the server may be offered directly: not when the server is
+    /// `deferred` or `hidden` and no tool setting says `direct` (a prompt need not wait for
+    /// such a server: its tools are found through `tool_search`, which waits for it).
+    pub fn may_be_direct(&self) -> bool {
+        self.server.is_none_or(|x| x == Exposure::Direct)
+            || self.tools.values().any(|x| *x == Exposure::Direct)
+    }
 }
 
 /// Whether `name` matches `pattern`, where `*` stands for any run of characters.

@@ -51,6 +51,7 @@ fn stdio_and_http_entries_with_expansion() {
         Transport::Http {
             url: "https://h/mcp".into(),
             headers: [("Authorization".to_string(), "Bearer s3cret".to_string())].into(),
+            sse: false,
         }
     );
     assert!(!s.servers.iter().find(|s| s.name == "off").unwrap().enabled);
@@ -60,12 +61,17 @@ fn stdio_and_http_entries_with_expansion() {
 fn bad_entries_are_named_and_the_others_load() {
     let s = one(r#"{"mcpServers": {
           "old": {"type": "sse", "url": "https://h/sse"},
+          "oldcmd": {"type": "sse", "command": "x"},
           "both": {"command": "x", "url": "http://h"},
           "neither": {},
           "badargs": {"command": "x", "args": "not a list"},
           "ok": {"command": "x"}
         }}"#);
-    assert_eq!(s.servers.len(), 1);
+    assert_eq!(s.servers.len(), 2);
+    let old = s.servers.iter().find(|s| s.name == "old").unwrap();
+    assert!(
+        matches!(&old.transport, Transport::Http { sse: true, url, .. } if url == "https://h/sse")
+    );
     let text: Vec<String> = s.problems.iter().map(|p| p.to_string()).collect();
     assert!(
         text.iter()
@@ -74,7 +80,7 @@ fn bad_entries_are_named_and_the_others_load() {
     );
     assert!(
         text.iter()
-            .any(|t| t.contains("\"old\"") && t.contains("Streamable HTTP")),
+            .any(|t| t.contains("\"oldcmd\"") && t.contains("needs \"url\"")),
         "{text:?}"
     );
     assert!(

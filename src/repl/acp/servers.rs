@@ -37,6 +37,7 @@ pub fn from_editor(servers: &[McpServer]) -> (Vec<ServerConfig>, Vec<String>) {
                         .iter()
                         .map(|h| (h.name.clone(), h.value.clone()))
                         .collect(),
+                    sse: false,
                 },
             ),
             McpServer::Sse(s) => {
@@ -93,7 +94,8 @@ mod tests {
             taken[1].transport,
             Transport::Http {
                 url: "https://x.test/mcp".into(),
-                headers: [("H".to_string(), "1".to_string())].into()
+                headers: [("H".to_string(), "1".to_string())].into(),
+                sse: false
             }
         );
         assert_eq!(refused.len(), 1);
