@@ -36,7 +36,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "link", "startup-order.txt")
-BIN = os.path.join(ROOT, "target", "release", "mypi")
+TARGET = os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")
+BIN = os.path.join(TARGET, "release", "mypi")
 
 
 def build():
