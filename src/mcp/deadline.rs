@@ -14,8 +14,10 @@
 //! With nothing running, the watcher stays armed one timeout ahead (the shortest one seen)
 //! rather than not at all: a request that starts later ends later than that, so back-to-back
 //! requests never wake it (disarmed, each request after an idle sweep woke it: a thread
-//! hop per call when the server answers fast). An idle connection's watcher therefore
-//! wakes once per timeout, to find nothing.
+//! hop per call when the server answers fast). Once a whole timeout has passed with no
+//! request begun, the watcher disarms: an idle connection's watcher wakes at most twice
+//! after its last request, then never (an idle mypi uses no CPU), and the first request
+//! after such a quiet spell wakes it once.
 //!
 //! A progress notification from the server resets the timeout of every running request of
 //! the connection (the SDK picks the progress tokens itself, so a request cannot tell its
@@ -63,6 +65,10 @@ struct State {
     horizon: Option<Duration>,
     /// How many times a request woke the watcher.
     rearms: u64,
+    /// How many times the watcher swept, and `next_id` at the last sweep (no request begun
+    /// since: the connection is idle).
+    sweeps: u64,
+    swept_id: u64,
     /// How many holds are open (see [`Deadlines::hold`]): while any is, nothing expires.
     held: usize,
 }
@@ -232,22 +238,23 @@ fn mark_progress(s: &Shared) {
 /// The watcher: marks the requests whose deadline passed, then sleeps until the earliest
 /// deadline left (or, with none, until a request comes).
 async fn watch(s: Arc<Shared>) {
+    let mut slept = false;
     loop {
         let rearm = s.rearm.notified();
         tokio::pin!(rearm);
         rearm.as_mut().enable();
-        let next = sweep(&s);
-        tokio::select! {
+        let next = sweep(&s, slept);
+        slept = tokio::select! {
             _ = s.stop.cancelled() => return,
-            _ = &mut rearm => {}
-            _ = sleep_until(next) => {}
-        }
+            _ = &mut rearm => false,
+            _ = sleep_until(next) => true,
+        };
     }
 }
 
 /// Marks what is overdue (and wakes those requests); the earliest deadline left, which the
-/// watcher is then armed to.
-fn sweep(s: &Shared) -> Option<Instant> {
+/// watcher is then armed to. `slept`: the watcher woke at the time it was armed to.
+fn sweep(s: &Shared, slept: bool) -> Option<Instant> {
     let now = Instant::now();
     let progress = match s.progress.load(Ordering::Acquire) {
         0 => None,
@@ -273,8 +280,13 @@ fn sweep(s: &Shared) -> Option<Instant> {
             next = Some(deadline);
         }
     }
-    // Nothing running: armed one timeout ahead (see the module doc).
-    let next = next.or_else(|| state.horizon.and_then(|h| now.checked_add(h)));
+    // Nothing running: armed one timeout ahead, unless the watcher slept a whole timeout
+    // and nothing began meanwhile (see the module doc).
+    let idle = slept && state.running.is_empty() && state.next_id == state.swept_id;
+    state.sweeps += 1;
+    state.swept_id = state.next_id;
+    let ahead = state.horizon.and_then(|h| now.checked_add(h));
+    let next = next.or(if idle { None } else { ahead });
     state.armed = next;
     drop(state);
     if any {
@@ -347,6 +359,20 @@ mod tests {
         d.begin(Duration::from_millis(100)).expired().await;
         assert!(start.elapsed() < Duration::from_secs(5));
         assert_eq!(d.shared.state.lock().unwrap().rearms, 2);
+    }
+
+    #[tokio::test]
+    async fn an_idle_connections_watcher_sleeps_for_good_and_wakes_for_the_next_request() {
+        let d = Deadlines::start();
+        drop(d.begin(Duration::from_millis(40)));
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let sweeps = d.shared.state.lock().unwrap().sweeps;
+        assert!(sweeps <= 4, "{sweeps} sweeps");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(d.shared.state.lock().unwrap().sweeps, sweeps, "woke while idle");
+        let start = Instant::now();
+        d.begin(Duration::from_millis(40)).expired().await;
+        assert!(start.elapsed() < Duration::from_secs(5));
     }
 
     #[tokio::test]

@@ -3,7 +3,9 @@
 //! transport (one TLS stack for both), and that twin again pinned to one origin for a server
 //! whose configured headers must not follow a redirect elsewhere. Each is built on first
 //! use, so an offline run never pays for TLS set-up, and the rustls crypto provider is
-//! installed exactly once here.
+//! installed exactly once here. reqwest sets `TCP_NODELAY` on every connection (its
+//! default), so mypi's own writes are never held back; the ACKs a server that keeps Nagle's
+//! algorithm waits for are [`super::quickack`]'s.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;

@@ -3,12 +3,14 @@
 //! ([`process`], with the reaper that outlives a `kill -9`); the signals that end mypi
 //! ([`signals`]); the process allocator, which charges every block to a meter ([`alloc`]);
 //! mypi's own stdout in print mode, out of reach of scripts and children ([`stdio`]); the one
-//! HTTP client ([`http`]) and its TLS set-up ([`tls`]); the few system calls neither std nor `nix` covers safely
+//! HTTP client ([`http`]), its TLS set-up ([`tls`]) and the quick ACKs on a response's
+//! connection ([`quickack`]); the few system calls neither std nor `nix` covers safely
 //! ([`sys`]).
 
 pub mod alloc;
 pub mod http;
 pub mod process;
+pub mod quickack;
 pub mod signals;
 pub mod stdio;
 pub mod sys;

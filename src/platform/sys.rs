@@ -1,10 +1,13 @@
 //! The system calls mypi needs that neither std nor `nix` offers safely, each behind a safe
 //! function with its safety argument: a thread's CPU clock (the scripts' budgets), giving a
-//! thread's unused stack back, the local time, and the terminal's width. Everything else of
+//! thread's unused stack back, the heap's free pages back, the local time, the terminal's
+//! width, and a TCP socket's addresses and quick-ACK switch (see [`super::quickack`]). Everything else of
 //! the kind goes through `nix` (termios, poll, fstat, renameat2, mkfifo).
 // `unsafe` here: the libc calls above.
 #![allow(unsafe_code)]
 
+use std::net::SocketAddr;
+use std::os::fd::RawFd;
 use std::time::Duration;
 
 /// A thread's CPU clock, readable from other threads while that thread lives.
@@ -104,6 +107,59 @@ pub fn stdout_columns() -> Option<usize> {
         }
     };
     (cols > 0).then_some(cols)
+}
+
+/// The local and peer addresses of the TCP socket on descriptor `fd` (`None` for a descriptor
+/// that is not a connected IP socket, or not open).
+pub fn tcp_addresses(fd: RawFd) -> Option<(SocketAddr, SocketAddr)> {
+    type Call = unsafe extern "C" fn(RawFd, *mut libc::sockaddr, *mut libc::socklen_t) -> i32;
+    let address = |call: Call| {
+        // SAFETY: try_init hands a zeroed sockaddr_storage and its length, which
+        // getsockname(2)/getpeername(2) fill for whatever descriptor `fd` is (a closed one
+        // fails with EBADF; no memory of ours is touched but the storage).
+        let got = unsafe {
+            socket2::SockAddr::try_init(|storage, len| match call(fd, storage.cast(), len) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            })
+        };
+        got.ok()?.1.as_socket()
+    };
+    Some((address(libc::getsockname)?, address(libc::getpeername)?))
+}
+
+/// Makes the TCP socket on descriptor `fd` acknowledge what it has received at once and
+/// leave delayed-ACK mode until its next send (`TCP_QUICKACK`; a no-op off Linux, or on a
+/// descriptor that is not a TCP socket).
+pub fn tcp_quick_ack(fd: RawFd) {
+    #[cfg(target_os = "linux")]
+    {
+        let on: libc::c_int = 1;
+        // SAFETY: setsockopt(2) reads one c_int through a valid pointer with its size.
+        unsafe {
+            libc::setsockopt(
+                fd,
+                libc::IPPROTO_TCP,
+                libc::TCP_QUICKACK,
+                (&on as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            );
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = fd;
+}
+
+/// Gives the free pages of the heap back to the system (`malloc_trim`; a no-op off glibc).
+/// A long session's transient buffers leave holes as large as the conversation in the
+/// allocator's arenas; an interactive mypi calls this when a line is done.
+pub fn release_free_memory() {
+    // SAFETY: malloc_trim(3) takes no pointer; it only walks the allocator's own arenas
+    // under their locks.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 #[cfg(test)]

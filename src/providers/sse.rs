@@ -11,6 +11,8 @@ use std::collections::VecDeque;
 
 use serde_json::Value;
 
+use crate::platform::quickack::QuickAck;
+
 use super::not_stream;
 use super::{
     error_message_from_body, http_client, EventStream, Payload, ProviderError, StreamEvent,
@@ -124,9 +126,11 @@ impl SseParser {
     }
 }
 
-/// The events of a response body, read chunk by chunk as they arrive.
+/// The events of a response body, read chunk by chunk as they arrive, each read acknowledged
+/// at once (see [`QuickAck`]).
 pub struct SseStream {
     response: reqwest::Response,
+    quick_ack: QuickAck,
     parser: SseParser,
     pending: VecDeque<SseEvent>,
     ended: bool,
@@ -135,6 +139,7 @@ pub struct SseStream {
 impl SseStream {
     pub fn new(response: reqwest::Response) -> Self {
         SseStream {
+            quick_ack: QuickAck::of(&response),
             response,
             parser: SseParser::default(),
             pending: VecDeque::new(),
@@ -151,7 +156,9 @@ impl SseStream {
             if self.ended {
                 return Ok(None);
             }
-            match self.response.chunk().await? {
+            let chunk = self.response.chunk().await?;
+            self.quick_ack.ack();
+            match chunk {
                 Some(bytes) => self.pending.extend(self.parser.feed(&bytes)),
                 None => {
                     self.ended = true;

@@ -321,6 +321,9 @@ impl Repl {
             }
         }
         show(&self.shared.printer, result);
+        // A run's transient copies of the conversation (requests, events to scripts) are
+        // as long as the session: give the pages they left free back before idling.
+        crate::platform::sys::release_free_memory();
         true
     }
 

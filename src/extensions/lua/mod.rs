@@ -88,6 +88,8 @@ pub struct LuaEngine {
     failed_at: Cell<Option<String>>,
     /// The `__pairs` of an event whose `text` is read on demand (one for all events).
     lazy_pairs: mlua::Function,
+    /// The VM's memory after its last full collection ([`LuaEngine::end_event`]).
+    collected: Cell<usize>,
 
     /// mlua's array metatable (marks tables that are JSON arrays).
     mark: Table,
@@ -130,6 +132,7 @@ impl LuaEngine {
                 spare: RefCell::new(None),
                 failed_at: Cell::new(None),
                 lazy_pairs: lazy_pairs(&lua)?,
+                collected: Cell::new(0),
                 mark: lua.array_metatable(),
                 lua,
             })
@@ -428,8 +431,16 @@ impl Engine for LuaEngine {
         self.invoke(cb, event, ctx, budget)
     }
 
+    /// Drops the event's table, and collects the VM's garbage once it has more than doubled
+    /// (plus 256 KiB) since the last collection: an `agent_end` carries the whole
+    /// conversation, and a VM that allocates little between two of them would otherwise keep
+    /// a table of it as garbage for the whole session.
     fn end_event(&mut self) {
         self.event.borrow_mut().take();
+        if self.lua.used_memory() > 2 * self.collected.get() + (256 << 10) {
+            let _ = self.lua.gc_collect();
+            self.collected.set(self.lua.used_memory());
+        }
     }
 
     /// What a reload carries over: each field of `api.state` that is plain data within the
