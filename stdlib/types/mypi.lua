@@ -244,10 +244,11 @@ function Ctx.progress(message) end
 ---@field provider "openai"|"anthropic"|"faux"|string
 ---@field payload table<string, any> the JSON body about to be sent
 
----One piece of streamed assistant text.
+---Streamed assistant text, before the user sees it (pieces that come within 4 ms of the
+---previous call arrive together as one `delta`).
 ---@class mypi.MessageUpdateEvent
 ---@field type "message_update"
----@field delta string the new piece
+---@field delta string the text new since the previous call (one or more pieces, never empty)
 ---@field text string the text so far, `delta` included
 
 ---@class mypi.MessageEndEvent
