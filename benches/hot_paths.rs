@@ -1,7 +1,8 @@
 //! Hot-path benchmarks (`cargo bench`): streaming many small deltas through the agent with no
-//! hooks registered, emitting an event nobody subscribed to, and streaming 10,000 then
-//! 80,000 deltas of 21 characters to a Lua `message_update` subscriber that does nothing (the
-//! cost per delta must not grow with the text so far). A plain harness (median of repeated
+//! hooks registered, emitting an event nobody subscribed to, and streaming 5,000, 20,000 and
+//! 80,000 deltas of 21 characters with no subscriber and to a `message_update` subscriber that
+//! does nothing in Lua and in Rhai (the cost per delta over none's, and whether it grows with
+//! the text so far). A plain harness (median of repeated
 //! runs, CPU time) keeps the build free of a benchmark framework.
 // Test and benchmark code: system calls for fixtures and measures, and unwrap as a failed check.
 #![allow(unsafe_code, clippy::unwrap_used)]
@@ -141,15 +142,32 @@ fn bench_unsubscribed_emit(rt: &tokio::runtime::Runtime) {
     );
 }
 
-/// Process CPU to stream `n` deltas of 21 characters to a do-nothing Lua subscriber.
-fn stream_to_subscriber(rt: &tokio::runtime::Runtime, n: usize) -> Duration {
+/// The subscribers measured: none, and a `message_update` handler that does nothing in Lua
+/// and in Rhai (file name, source).
+const SUBSCRIBERS: [(&str, Option<(&str, &str)>); 3] = [
+    ("none", None),
+    (
+        "lua",
+        Some(("noop.lua", r#"api.on("message_update", function(e) end)"#)),
+    ),
+    (
+        "rhai",
+        Some(("noop.rhai", r#"api.on("message_update", |e| {});"#)),
+    ),
+];
+
+/// Process CPU to stream `n` deltas of 21 characters through the agent, with `script` (a
+/// file name and its source) loaded as an extension.
+fn stream_to_subscriber(
+    rt: &tokio::runtime::Runtime,
+    n: usize,
+    script: Option<(&str, &str)>,
+) -> Duration {
     let dir = std::env::temp_dir().join(format!("mypi-bench-mu-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    std::fs::write(
-        dir.join("noop.lua"),
-        r#"api.on("message_update", function(e) end)"#,
-    )
-    .expect("write script");
+    if let Some((file, source)) = script {
+        std::fs::write(dir.join(file), source).expect("write script");
+    }
     let notice: mypi::hooks::NoticeFn = Arc::new(|m| eprintln!("{m}"));
     let ctx = Arc::new(HostContext::standalone(dir.clone(), notice));
     let host = ExtensionHost::new(ctx.clone());
@@ -157,6 +175,7 @@ fn stream_to_subscriber(rt: &tokio::runtime::Runtime, n: usize) -> Duration {
         std::slice::from_ref(&dir),
     )));
     assert!(loaded.iter().all(|s| s.error.is_none()), "{loaded:?}");
+    assert_eq!(loaded.len(), usize::from(script.is_some()));
     let mut agent = Agent::new(AgentParts {
         provider: Arc::new(Deltas(n, "0123456789abcdefghij ")),
         tools: ToolRegistry::new(),
@@ -186,27 +205,43 @@ fn stream_to_subscriber(rt: &tokio::runtime::Runtime, n: usize) -> Duration {
     cpu
 }
 
+/// Process CPU per delta with no subscriber and with a do-nothing Lua and Rhai subscriber,
+/// at 5,000, 20,000 and 80,000 deltas, runs interleaved; each figure over the no-subscriber
+/// one of the same length (the budget: at most 1.6), and the same at every length (flat).
 fn bench_subscriber_is_flat() {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .expect("runtime");
-    let us = |d: Duration, n: usize| d.as_secs_f64() * 1e6 / n as f64;
-    let (mut first, mut later) = (Vec::new(), Vec::new());
-    for _ in 0..3 {
-        let small = stream_to_subscriber(&rt, 10_000);
-        let big = stream_to_subscriber(&rt, 80_000);
-        first.push(small);
-        later.push(big.saturating_sub(small));
+    const SIZES: [usize; 3] = [5_000, 20_000, 80_000];
+    let mut cpu = vec![vec![Vec::new(); SIZES.len()]; SUBSCRIBERS.len()];
+    for _ in 0..5 {
+        for (s, (_, script)) in SUBSCRIBERS.iter().enumerate() {
+            for (i, n) in SIZES.iter().enumerate() {
+                cpu[s][i].push(stream_to_subscriber(&rt, *n, *script));
+            }
+        }
     }
-    let (first, later) = (median(first), median(later));
-    println!(
-        "message_update subscriber (Lua, does nothing), process CPU per delta: {:.1} µs over \
-         the first 10,000 deltas, {:.1} µs over deltas 10,001-80,000",
-        us(first, 10_000),
-        us(later, 70_000)
-    );
+    let us: Vec<Vec<f64>> = cpu
+        .into_iter()
+        .map(|per_size| {
+            per_size
+                .into_iter()
+                .zip(SIZES)
+                .map(|(runs, n)| median(runs).as_secs_f64() * 1e6 / n as f64)
+                .collect()
+        })
+        .collect();
+    println!("message_update subscriber that does nothing, process CPU per delta (median of 5):");
+    for (s, (name, _)) in SUBSCRIBERS.iter().enumerate() {
+        let row: Vec<String> = SIZES
+            .iter()
+            .enumerate()
+            .map(|(i, n)| format!("{n}: {:.2} µs ({:.2}× none)", us[s][i], us[s][i] / us[0][i]))
+            .collect();
+        println!("  {name:<5} {}", row.join(", "));
+    }
 }
 
 fn main() {

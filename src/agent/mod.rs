@@ -17,6 +17,7 @@ pub use crate::vocab::run::queue;
 pub mod session;
 mod shared;
 mod turn;
+mod updates;
 
 use std::path::PathBuf;
 use std::sync::Arc;

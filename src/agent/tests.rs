@@ -387,7 +387,9 @@ async fn message_update_block_cuts_the_stream_and_stores_nothing_of_it() {
             _ => None,
         })
         .collect();
-    assert_eq!(streamed, "this has a ");
+    // The handlers see each piece before the user does; pieces that came while a hand-over
+    // ran reach them (and the user) together, so the cut falls at or before "forbidden".
+    assert!("this has a ".starts_with(&streamed), "{streamed:?}");
     let stored = r.stored();
     assert_eq!(stored.len(), 1, "only the user message: {stored:?}");
 }

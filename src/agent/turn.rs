@@ -7,8 +7,9 @@ use crate::vocab::run::Spender;
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use super::updates::Held;
 use super::{Agent, AgentError, EventSink, RunOutcome};
-use crate::hooks::{CompactReason, EventKind, HookEvent, SharedText, UpdateKind};
+use crate::hooks::{CompactReason, EventKind, HookEvent, UpdateKind};
 use crate::providers::{
     Accumulator, EventStream, ModelRequest, Payload, ProviderError, StreamEvent,
 };
@@ -364,20 +365,28 @@ impl Agent {
         let mut acc = Accumulator::default();
         let mut streamed = false;
         let watch_updates = self.hooks.has(EventKind::MessageUpdate);
-        // What `message_update` handlers see: one buffer, never copied per delta.
-        let mut so_far = SharedText::new();
+        // Text on its way past the `message_update` handlers (see [`Held`]).
+        let mut held = Held::new();
         loop {
             // The stream first: when a piece is ready, the cancellation is not even polled
             // (registering and dropping its waiter per delta costs more than the delta).
             let next = tokio::select! {
                 biased;
-                n = stream.next() => n,
+                n = stream.next() => Some(n),
+                () = held.due() => None,
                 _ = ctx.cancel.cancelled() => {
+                    // Text still held back was neither shown nor seen by the handlers.
                     if acc.text.is_empty() {
                         return Err(fail(AgentError::Cancelled, streamed));
                     }
                     return Ok(Reply::Interrupted(std::mem::take(&mut acc.text)));
                 }
+            };
+            let Some(next) = next else {
+                if let Some(reason) = self.hand_over(&mut held, &mut acc, sink, ctx).await {
+                    return Ok(Reply::Blocked(reason));
+                }
+                continue;
             };
             let event = match next {
                 None => break,
@@ -389,6 +398,25 @@ impl Agent {
             if !matches!(event, StreamEvent::Usage(_)) {
                 streamed = true;
             }
+            if let StreamEvent::TextDelta(delta) = &event {
+                if !watch_updates {
+                    acc.text.push_str(delta);
+                    sink.emit(AgentEvent::TextDelta {
+                        delta: delta.clone(),
+                    });
+                } else if held.push(delta) {
+                    if let Some(reason) = self.hand_over(&mut held, &mut acc, sink, ctx).await {
+                        return Ok(Reply::Blocked(reason));
+                    }
+                }
+                continue;
+            }
+            // Anything else comes after the text before it, which the handlers see first.
+            if held.is_holding() {
+                if let Some(reason) = self.hand_over(&mut held, &mut acc, sink, ctx).await {
+                    return Ok(Reply::Blocked(reason));
+                }
+            }
             if let StreamEvent::ThinkingDelta(delta) = &event {
                 self.thought(delta, sink);
                 if watch_updates {
@@ -396,34 +424,21 @@ impl Agent {
                         kind: UpdateKind::Thinking,
                         delta: String::new(),
                         thinking: Some(delta.clone()),
-                        text: so_far.clone(),
+                        text: held.so_far.clone(),
                     };
                     if let Some(reason) = self.hooks.emit(update, ctx).await.blocked {
                         return Ok(Reply::Blocked(reason));
                     }
                 }
-            }
-            if let StreamEvent::TextDelta(delta) = &event {
-                acc.text.push_str(delta);
-                if watch_updates {
-                    let update = HookEvent::MessageUpdate {
-                        kind: UpdateKind::Text,
-                        delta: delta.clone(),
-                        thinking: None,
-                        text: so_far.push(delta),
-                    };
-                    if let Some(reason) = self.hooks.emit(update, ctx).await.blocked {
-                        return Ok(Reply::Blocked(reason));
-                    }
-                }
-                sink.emit(crate::vocab::protocol::AgentEvent::TextDelta {
-                    delta: delta.clone(),
-                });
-                continue;
             }
             acc.push(&event);
             if acc.done {
                 break;
+            }
+        }
+        if held.is_holding() {
+            if let Some(reason) = self.hand_over(&mut held, &mut acc, sink, ctx).await {
+                return Ok(Reply::Blocked(reason));
             }
         }
         if !acc.done && acc.text.is_empty() && acc.tool_calls().is_empty() {
@@ -443,6 +458,31 @@ impl Agent {
 }
 
 impl Agent {
+    /// Hands the held text to the `message_update` handlers as one delta; unless one of them
+    /// cuts the stream (its reason), it is then kept and shown.
+    async fn hand_over(
+        &self,
+        held: &mut Held,
+        acc: &mut Accumulator,
+        sink: &dyn EventSink,
+        ctx: &Arc<RunContext>,
+    ) -> Option<String> {
+        let delta = held.take();
+        let update = HookEvent::MessageUpdate {
+            kind: UpdateKind::Text,
+            text: held.so_far.push(&delta),
+            delta: delta.clone(),
+            thinking: None,
+        };
+        let blocked = self.hooks.emit(update, ctx).await.blocked;
+        held.handed_over();
+        if blocked.is_none() {
+            acc.text.push_str(&delta);
+            sink.emit(AgentEvent::TextDelta { delta });
+        }
+        blocked
+    }
+
     /// Reasoning as it streams: shown, and kept for `/thinking show` (the accumulator keeps
     /// it too, to send it back when it comes signed).
     fn thought(&self, delta: &str, sink: &dyn EventSink) {

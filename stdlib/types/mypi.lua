@@ -244,12 +244,13 @@ function Ctx.progress(message) end
 ---@field provider "openai"|"anthropic"|"faux"|string
 ---@field payload table<string, any> the JSON body about to be sent
 
----One piece of the streamed reply (`kind = "text"`) or of the model's reasoning
+---One piece of the streamed reply (`kind = "text"`; pieces that come within 4 ms of the
+---previous call arrive together as one `delta`) or of the model's reasoning
 ---(`kind = "thinking"`).
 ---@class mypi.MessageUpdateEvent
 ---@field type "message_update"
 ---@field kind "text"|"thinking"
----@field delta string the new piece of the reply's text ("" in a thinking update)
+---@field delta string the text new since the previous text update ("" in a thinking update)
 ---@field thinking? string the new piece of reasoning (thinking updates only)
 ---@field text string the reply's text so far, `delta` included (never the reasoning)
 

@@ -80,6 +80,7 @@ mod sessions;
 mod shell_escape;
 mod skills;
 mod skills_repl;
+mod stream_updates;
 mod streaming;
 mod subagent_tool;
 mod subagents;

@@ -150,8 +150,12 @@ fn a_handler_failing_on_every_delta_is_reported_once_with_a_count() {
         "bad_stream.lua",
         r#"api.on("message_update", function(e) error("no deltas today") end)"#,
     );
-    let long = "word ".repeat(400);
-    dir.write("replies.jsonl", &format!("{{\"text\": \"{long}\"}}\n"));
+    // Pieces 10 ms apart reach the handler one by one (closer ones come together).
+    let long = "word ".repeat(40);
+    dir.write(
+        "replies.jsonl",
+        &format!("{{\"text\": \"{long}\", \"delay_ms\": 10}}\n"),
+    );
     let out = faux(&dir)
         .args(["--faux-script", "replies.jsonl", "-p", "go"])
         .run();
