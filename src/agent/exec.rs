@@ -13,9 +13,9 @@ use futures_util::future::BoxFuture;
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use serde_json::Value;
 
+use super::calls::{self, CallInfo};
 use super::session::SessionError;
 use super::{Agent, AgentError, EventSink};
-use super::calls::{self, CallInfo};
 use crate::hooks::CallAbout;
 use crate::tools::ToolEntry;
 use crate::vocab::protocol::{AgentEvent, Message, ToolCall, ToolOutput};

@@ -324,7 +324,7 @@ impl ToolRegistry {
             .cloned()
     }
 
-    fn is_active(&self, name: &str) -> bool {
+    pub fn is_active(&self, name: &str) -> bool {
         match &*self.only.read().unwrap_or_else(|p| p.into_inner()) {
             Some(names) => names.iter().any(|n| n == name),
             None => true,
