@@ -91,8 +91,10 @@ impl ToolRegistry {
     pub fn offered(&self, found: &[String]) -> Vec<Arc<ToolEntry>> {
         let active = self.active();
         let exposures: Vec<Exposure> = active.iter().map(|e| self.exposure_of(e)).collect();
-        let any_deferred = exposures.contains(&Exposure::Deferred) || self.late_pending();
-        let any_indirect = any_deferred || exposures.contains(&Exposure::Code);
+        let deferred = exposures.contains(&Exposure::Deferred);
+        let any_deferred = deferred || self.late_pending();
+        // Not for servers still connecting: `code` comes with the tools it is the way to.
+        let any_indirect = deferred || exposures.contains(&Exposure::Code);
         let mut out: Vec<Arc<ToolEntry>> = active
             .iter()
             .zip(&exposures)
