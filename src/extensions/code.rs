@@ -44,7 +44,7 @@ an MCP server's tool, including tools offered only here; search_tools(query) lis
 tools as {name, call, description, parameters}; json.decode(text), json.encode(value); \
 print(...) adds lines to the result. A failed call raises an error naming it (pcall catches \
 it). The result is what the script printed, then what it returned (as JSON). There is no \
-file or process access except through tools, and a script has 5 s of CPU and 64 MiB.";
+file or process access except through tools.";
 
 /// The `code` tool of one registry.
 pub struct CodeTool {
@@ -59,7 +59,11 @@ impl CodeTool {
         CodeTool {
             spec: ToolSpec {
                 name: CODE_TOOL.into(),
-                description: DESCRIPTION.into(),
+                description: format!(
+                    "{DESCRIPTION} A script has {:.1} s of CPU time and {}.",
+                    config.budget.as_secs_f64(),
+                    crate::vocab::text::mib(config.memory_bytes)
+                ),
                 parameters: json!({"type": "object", "properties": {
                     "script": {"type": "string", "description": "the Lua 5.4 script"}
                 }, "required": ["script"]}),

@@ -187,8 +187,8 @@ fn runaway_and_broken_scripts_end_their_call_with_the_line_and_the_agent_goes_on
         "{}",
         text(5)
     );
-    for i in 0..6 {
-        assert_eq!(results[i]["is_error"], true, "{}", text(i));
+    for (i, r) in results.iter().take(6).enumerate() {
+        assert_eq!(r["is_error"], true, "{}", text(i));
     }
     assert_eq!(
         serde_json::from_str::<Value>(&text(6)).unwrap(),

@@ -168,35 +168,14 @@ pub fn run(
         lua.load(BIND)
             .set_name("=code")
             .call::<()>((call, search))?;
-        lua.set_memory_limit(limits.memory_bytes)?;
-        budget.set_memory_cap(limits.memory_bytes);
-        let chunk = match lua
-            .load(script)
-            .set_name("@script")
-            .set_mode(mlua::ChunkMode::Text)
-            .into_function()
-        {
-            Ok(f) => f,
-            Err(e) => return Ok(Err(syntax(&e))),
-        };
-        budget.start(meter.begin(limits.budget, Some(ctx.clone())), limits.budget);
-        let (out, failed_at) = resume(&lua, &runner, &chunk);
-        let spent = budget.stop();
-        meter.end();
-        if spent.cancelled {
-            return Ok(Err("stopped: the call was cancelled".to_string()));
-        }
-        if let Some(at) = spent.over {
-            let at = at.map(|a| format!("{a}: ")).unwrap_or_default();
-            return Ok(Err(format!(
-                "{at}stopped after {:.1} s of script time (the CPU budget); does it loop forever?",
-                limits.budget.as_secs_f64()
-            )));
-        }
-        Ok(match out {
-            Ok(v) => returned(&lua, &v),
-            Err(e) => Err(failure(&e, failed_at, limits.memory_bytes)),
-        })
+        execute(
+            &lua,
+            &runner,
+            (&budget, &meter),
+            script,
+            limits,
+            ctx.clone(),
+        )
     });
     let out = out.unwrap_or_else(|e| Err(failure(&e, None, limits.memory_bytes)));
     let printed = printed.borrow_mut().take();
@@ -204,6 +183,46 @@ pub fn run(
         Ok(value) => Ok(Ran { value, printed }),
         Err(message) => Err(Failed { message, printed }),
     }
+}
+
+/// Loads `script` and runs it under the memory cap and the CPU budget.
+fn execute(
+    lua: &Lua,
+    runner: &Function,
+    (budget, meter): (&Budget, &Arc<Meter>),
+    script: &str,
+    limits: CodeLimits,
+    ctx: Arc<RunContext>,
+) -> mlua::Result<Result<Json, String>> {
+    lua.set_memory_limit(limits.memory_bytes)?;
+    budget.set_memory_cap(limits.memory_bytes);
+    let chunk = match lua
+        .load(script)
+        .set_name("@script")
+        .set_mode(mlua::ChunkMode::Text)
+        .into_function()
+    {
+        Ok(f) => f,
+        Err(e) => return Ok(Err(syntax(&e))),
+    };
+    budget.start(meter.begin(limits.budget, Some(ctx)), limits.budget);
+    let (out, failed_at) = resume(lua, runner, &chunk);
+    let spent = budget.stop();
+    meter.end();
+    if spent.cancelled {
+        return Ok(Err("stopped: the call was cancelled".to_string()));
+    }
+    if let Some(at) = spent.over {
+        let at = at.map(|a| format!("{a}: ")).unwrap_or_default();
+        return Ok(Err(format!(
+            "{at}stopped after {:.1} s of script time (the CPU budget); does it loop forever?",
+            limits.budget.as_secs_f64()
+        )));
+    }
+    Ok(match out {
+        Ok(v) => returned(lua, &v),
+        Err(e) => Err(failure(&e, failed_at, limits.memory_bytes)),
+    })
 }
 
 /// Runs `chunk` in a coroutine through the prelude's `run` (see the extension engine's
