@@ -482,9 +482,7 @@ impl Manager {
                 let [_, deferred, hidden, code] = self.registry.exposures.counts(&key_of(e));
                 v["deferred"] = json!(deferred);
                 v["hidden"] = json!(hidden);
-                if code > 0 {
-                    v["code"] = json!(code);
-                }
+                v["code"] = json!(code);
             }
         }
         all
