@@ -351,7 +351,8 @@ fn everything_in_code_mode() {
     let mut entry = stdio_entry(&index);
     entry["exposure"] = json!("code");
     config(&dir, entry);
-    lists_the_server(&dir, "stdio");
+    let out = Mypi::new(&dir).args(["mcp", "list"]).run();
+    assert!(out.stdout.contains(" for code only)"), "{}", out.describe());
     let script = r#"local found = search_tools("sum of two numbers", 3)
 local sum = mcp.everything.get_sum{a = 2, b = 40}
 local echoed = tools.mcp__everything__echo{message = "hi"}
