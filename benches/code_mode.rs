@@ -10,8 +10,8 @@
 //!   1,000 `tools.inc{}` calls to a Lua extension's tool, minus the same script's loop
 //!   without the calls, median of 20 (the calls' `nested_tool_*` events drained as the agent
 //!   drains them).
-// Benchmark code: unwrap as a failed check.
-#![allow(clippy::unwrap_used)]
+// Benchmark code: the shared util's system call (process CPU), and unwrap as a failed check.
+#![allow(unsafe_code, clippy::unwrap_used)]
 
 #[path = "util/mod.rs"]
 mod util;
