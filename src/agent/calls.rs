@@ -11,7 +11,7 @@ use std::sync::{Arc, Weak};
 use serde_json::Value;
 
 use crate::hooks::{CallAbout, EventKind, HookBus, HookEvent};
-use crate::tools::{Exposure, ToolRegistry, MAX_OUTPUT_BYTES};
+use crate::tools::{Exposure, ToolEntry, ToolRegistry, MAX_OUTPUT_BYTES};
 use crate::vocab::protocol::{AgentEvent, ToolOutput};
 use crate::vocab::run::RunContext;
 use crate::vocab::text::truncate_middle;
@@ -111,37 +111,10 @@ impl Nested {
         args: Value,
         ctx: &Arc<RunContext>,
     ) -> NestedDone {
-        let Some(tools) = self.tools.upgrade() else {
-            return done(args, ToolOutput::error("mypi is shutting down"));
+        let entry = match self.find(name, ctx).await {
+            Ok(entry) => entry,
+            Err(why) => return done(args, ToolOutput::error(why)),
         };
-        if name == self.caller {
-            let why = format!("'{name}' cannot be called from its own script");
-            return done(args, ToolOutput::error(why));
-        }
-        // `code`-only tools too, which the model's lookup leaves out.
-        let reach = |t: &ToolRegistry| t.get(name).filter(|e| t.exposure_of(e) != Exposure::Hidden);
-        let found = match reach(&tools) {
-            Some(e) => Ok(e),
-            None => match tools.get_or_wait(name).await {
-                Ok(e) => Ok(e),
-                Err(why) => reach(&tools).ok_or(why),
-            },
-        };
-        let entry = match found {
-            Ok(e) => e,
-            Err(None) => {
-                let why = format!("unknown tool '{name}'; search_tools(query) finds the tools");
-                return done(args, ToolOutput::error(why));
-            }
-            Err(Some(why)) => {
-                let why = format!("tool '{name}' is not available yet: {why}");
-                return done(args, ToolOutput::error(why));
-            }
-        };
-        if !entry.tool.usable(ctx) {
-            let why = format!("'{name}' cannot run here: its extension is waiting for this run");
-            return done(args, ToolOutput::error(why));
-        }
         let info = || CallInfo {
             id,
             name,
@@ -184,6 +157,35 @@ impl Nested {
         })
         .await;
         NestedDone { args, output }
+    }
+}
+
+impl Nested {
+    /// The tool a nested call of `name` runs, or why there is none.
+    async fn find(&self, name: &str, ctx: &RunContext) -> Result<Arc<ToolEntry>, String> {
+        let tools = (self.tools.upgrade()).ok_or_else(|| "mypi is shutting down".to_string())?;
+        if name == self.caller {
+            return Err(format!("'{name}' cannot be called from its own script"));
+        }
+        // `code`-only tools too, which the model's lookup leaves out.
+        let reach = |t: &ToolRegistry| t.get(name).filter(|e| t.exposure_of(e) != Exposure::Hidden);
+        let found = match reach(&tools) {
+            Some(e) => Ok(e),
+            None => match tools.get_or_wait(name).await {
+                Ok(e) => Ok(e),
+                Err(why) => reach(&tools).ok_or(why),
+            },
+        };
+        let entry = found.map_err(|why| match why {
+            None => format!("unknown tool '{name}'; search_tools(query) finds the tools"),
+            Some(why) => format!("tool '{name}' is not available yet: {why}"),
+        })?;
+        if !entry.tool.usable(ctx) {
+            return Err(format!(
+                "'{name}' cannot run here: its extension is waiting for this run"
+            ));
+        }
+        Ok(entry)
     }
 }
 
