@@ -38,14 +38,18 @@
 //!   tool trait, the registry, the built-in tools, [`tools::files`]: where `read`, `write`
 //!   and `edit` get and put text, the disk or a front end's [`tools::files::TextFiles`] handed
 //!   down when the app is built (an editor's buffers), [`tools::exposure`]: which tools a
-//!   request offers (direct, deferred to [`tools::search`]'s `tool_search`, hidden), and
+//!   request offers (direct, deferred to [`tools::search`]'s `tool_search`, only for code
+//!   mode, hidden), and
 //!   [`tools::renderers`]: how the REPL shows a tool's lines when a script renders them),
 //!   [`commands`] (the slash-command table),
 //!   [`providers`] (OpenAI-compatible, Anthropic and faux models behind one trait).
-//! - [`agent`]: the loop (turns, tool batches, session files, compaction), what child agents
+//! - [`agent`]: the loop (turns, tool batches, session files, compaction), the hooks around
+//!   one tool call, the model's or a tool's own ([`agent::calls`]), what child agents
 //!   are asked for ([`agent::child`]), and [`agent::control`], what scripts and front ends may
 //!   ask of the running agent (status texts, the title, model and session requests).
-//! - Hosts: [`extensions`] (Lua and Rhai scripts, see below) and [`mcp`] (servers from
+//! - Hosts: [`extensions`] (Lua and Rhai scripts, see below, and the `code` tool of code mode,
+//!   [`extensions::code`]: the model's Lua script in a sandboxed VM of its own, whose tool
+//!   calls pass the hooks as nested calls) and [`mcp`] (servers from
 //!   `.mcp.json` as tools, prompts and resources, each tool's exposure planned by
 //!   [`mcp::exposure`]); each plugs into the capability registries.
 //! - [`app`]: wiring: configuration -> registries, hosts, agent; start-up and shutdown order.

@@ -13,10 +13,11 @@ use futures_util::future::BoxFuture;
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use serde_json::Value;
 
+use super::calls::{self, CallInfo};
 use super::session::SessionError;
 use super::{Agent, AgentError, EventSink};
-use crate::hooks::{CallAbout, EventKind, HookEvent};
-use crate::tools::{ToolEntry, MAX_OUTPUT_BYTES};
+use crate::hooks::CallAbout;
+use crate::tools::ToolEntry;
 use crate::vocab::protocol::{AgentEvent, Message, ToolCall, ToolOutput};
 use crate::vocab::run::{CallReport, RunContext};
 use crate::vocab::text::truncate_middle;
@@ -213,32 +214,18 @@ impl Agent {
                 }
             },
         };
-        let mut args = call.arguments.clone();
-        if self.hooks.has(EventKind::ToolCall) {
-            let ctx = &Arc::new(ctx.about(&call.id));
-            let out = self
-                .hooks
-                .emit(
-                    HookEvent::ToolCall {
-                        id: call.id.clone(),
-                        name: entry.spec().name.clone(),
-                        args,
-                        about: CallAbout {
-                            hints: entry.tool.hints().cloned(),
-                            origin: None,
-                        },
-                    },
-                    ctx,
-                )
-                .await;
-            args = match out.event {
-                HookEvent::ToolCall { args, .. } => args,
-                _ => Value::Null,
-            };
-            if let Some(reason) = out.blocked {
-                let output = ToolOutput::error(format!("blocked: {reason}"));
-                return (Prepared::Answered(output), args);
-            }
+        let info = CallInfo {
+            id: &call.id,
+            name: &entry.spec().name,
+            about: CallAbout {
+                hints: entry.tool.hints().cloned(),
+                ..CallAbout::default()
+            },
+        };
+        let (args, blocked) = calls::before(&self.hooks, &info, call.arguments.clone(), ctx).await;
+        if let Some(reason) = blocked {
+            let output = ToolOutput::error(format!("blocked: {reason}"));
+            return (Prepared::Answered(output), args);
         }
         if let Err(problems) = entry.validate(&args) {
             let msg = format!(
@@ -262,39 +249,19 @@ impl Agent {
         &self,
         call: &ToolCall,
         args: Value,
-        mut output: ToolOutput,
+        output: ToolOutput,
         ctx: &Arc<RunContext>,
     ) -> ToolOutput {
-        if output.content.len() > MAX_OUTPUT_BYTES {
-            output.content = truncate_middle(&output.content, MAX_OUTPUT_BYTES);
-        }
-        if !self.hooks.has(EventKind::ToolResult) {
-            return output;
-        }
-        let event = HookEvent::ToolResult {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            args,
-            result: output.content.clone(),
-            is_error: output.is_error,
-            details: output.details.clone(),
+        let hints = (self.tools.get(&call.name)).and_then(|e| e.tool.hints().cloned());
+        let info = CallInfo {
+            id: &call.id,
+            name: &call.name,
             about: CallAbout {
-                hints: self
-                    .tools
-                    .get(&call.name)
-                    .and_then(|e| e.tool.hints().cloned()),
-                origin: None,
+                hints,
+                ..CallAbout::default()
             },
         };
-        if let HookEvent::ToolResult { result, .. } = self.hooks.emit(event, ctx).await.event {
-            // A rewritten result is cut like the tool's own before it is stored or sent.
-            output.content = if result.len() > MAX_OUTPUT_BYTES {
-                truncate_middle(&result, MAX_OUTPUT_BYTES)
-            } else {
-                result
-            };
-        }
-        output
+        calls::after(&self.hooks, info, args, output, ctx).await
     }
 }
 
@@ -316,6 +283,8 @@ fn pass_on((id, report): (String, CallReport), batch: &Batch<'_>) {
             });
         }
         CallReport::Progress { .. } => {}
+        CallReport::Nested(event) if batch.results[i].is_none() => batch.sink.emit(*event),
+        CallReport::Nested(_) => {}
         CallReport::Child { child, event } => batch.sink.emit(AgentEvent::Child {
             call_id: Some(id),
             child,

@@ -6,6 +6,7 @@
 //! The agent knows hooks, tools and providers only through their registries and traits; it
 //! never sees scripts, MCP or the terminal.
 
+pub mod calls;
 pub mod child;
 pub mod compact;
 pub mod control;

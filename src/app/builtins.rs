@@ -98,7 +98,7 @@ impl App {
                 held[0] += 1;
                 false
             }
-            crate::tools::Exposure::Hidden => {
+            crate::tools::Exposure::Hidden | crate::tools::Exposure::Code => {
                 held[1] += 1;
                 false
             }
@@ -119,7 +119,7 @@ impl App {
         }
         if held != [0, 0] {
             out.push_str(&format!(
-                "  (and {} deferred, found through tool_search, and {} hidden)",
+                "  (and {} deferred, found through tool_search, and {} hidden or for code only)",
                 held[0], held[1]
             ));
         }

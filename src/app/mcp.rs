@@ -245,9 +245,14 @@ pub fn status_text(status: &[Value]) -> String {
                     crate::vocab::text::plural(s[key].as_u64().unwrap_or(0), noun)
                 };
                 let mut tools = count("tools", "tool");
-                for kind in ["deferred", "hidden"] {
+                for kind in ["deferred", "hidden", "code"] {
                     let n = s[kind].as_u64().unwrap_or(0);
                     if n > 0 {
+                        let kind = if kind == "code" {
+                            "for code only"
+                        } else {
+                            kind
+                        };
                         tools.push_str(&format!(" ({n} {kind})"));
                     }
                 }

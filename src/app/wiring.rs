@@ -35,9 +35,18 @@ impl Wiring {
     pub fn new(config: &Config, reports: &Arc<Repeats>, files: tools::files::Files) -> Wiring {
         let tools = ToolRegistry::new();
         tools::register_builtins_through(&tools, files);
+        let hooks = HookBus::reporting_to(reports.clone());
+        if config.code_mode.enabled != Some(false) {
+            let code = crate::extensions::code::CodeTool::new(
+                Arc::downgrade(&tools),
+                hooks.clone(),
+                config.code_mode,
+            );
+            tools.register(crate::vocab::owner::Owner::core(), Arc::new(code));
+        }
         Wiring {
             tools,
-            hooks: HookBus::reporting_to(reports.clone()),
+            hooks,
             commands: CommandTable::with_builtins(),
             queues: Arc::new(Queues::with_limits(config.queue)),
             ui: Arc::new(ui::AppUi::default()),

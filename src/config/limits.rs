@@ -26,6 +26,42 @@ pub(super) struct Limits {
     pub skills_budget: usize,
     /// The MCP tools offered directly before servers are deferred: (tools, bytes).
     pub mcp_direct: (usize, usize),
+    pub code_mode: CodeMode,
+}
+
+/// `[code_mode]`: whether the `code` tool is offered, and a script's budgets.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CodeMode {
+    /// `Some(false)`: no `code` tool; `Some(true)`: always offered; `None` (the default):
+    /// offered while some tool is deferred or has `code` exposure.
+    pub enabled: Option<bool>,
+    /// Script time (CPU, host waits left out).
+    pub budget: Duration,
+    pub memory_bytes: usize,
+    /// Wall-clock time of one `code` call, its tool calls included.
+    pub timeout: Duration,
+}
+
+impl Default for CodeMode {
+    fn default() -> Self {
+        CodeMode {
+            enabled: None,
+            budget: Duration::from_secs(5),
+            memory_bytes: 64 << 20,
+            timeout: Duration::from_secs(300),
+        }
+    }
+}
+
+/// `[code_mode]` from the variables `var` gives.
+fn code_mode(var: &dyn Fn(&str) -> Option<String>) -> Result<CodeMode, ConfigError> {
+    let enabled = var("MYPI_CODE_MODE").map(|v| !matches!(v.trim(), "0" | "false"));
+    Ok(CodeMode {
+        enabled,
+        budget: Duration::from_millis(count(var, "MYPI_CODE_BUDGET_MS", 5000)?.into()),
+        memory_bytes: count(var, "MYPI_CODE_MEMORY_MB", 64)? as usize * 1024 * 1024,
+        timeout: Duration::from_secs(count(var, "MYPI_CODE_TIMEOUT_S", 300)?.into()),
+    })
 }
 
 /// Resolves the limits from `cli` and the variables `var` gives.
@@ -83,6 +119,7 @@ pub(super) fn limits(
             count(var, "MYPI_MCP_DIRECT_TOOLS", 40)? as usize,
             count(var, "MYPI_MCP_DIRECT_KB", 20)? as usize * 1024,
         ),
+        code_mode: code_mode(var)?,
     })
 }
 

@@ -17,7 +17,7 @@ mod session_dirs;
 pub mod settings;
 pub mod sources;
 pub mod trust;
-pub use limits::RetryPolicy;
+pub use limits::{CodeMode, RetryPolicy};
 use pick::{load_files, pick_provider};
 pub use session_dirs::SessionSources;
 
@@ -252,6 +252,8 @@ pub struct Config {
     pub skills_budget: usize,
     /// MCP tools and bytes offered directly before servers are deferred (`[mcp] direct_*`).
     pub mcp_direct: (usize, usize),
+    /// `[code_mode]`: the `code` tool and its scripts' budgets.
+    pub code_mode: CodeMode,
 }
 
 impl Config {
@@ -303,6 +305,7 @@ impl Config {
             thinking: limits.thinking,
             skills_budget: limits.skills_budget,
             mcp_direct: limits.mcp_direct,
+            code_mode: limits.code_mode,
             mcp_files,
             project_mcp,
             mcp_off,

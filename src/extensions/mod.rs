@@ -17,12 +17,15 @@
 //! - `background.rs` (and `background/watch.rs`): events between extensions, timers and file
 //!   watches, which call a script outside any run;
 //! - `reload.rs`: the file watcher, debounce, and syncing the loaded set with the files;
+//! - `code.rs`: the `code` tool (code mode: the model's Lua script calling tools, in a VM
+//!   of its own built like an extension's, `lua/code.rs`);
 //! - `lua/`, `rhai/`: the engines; `tape.rs`: events serialized for them without a JSON
 //!   tree in between; `exec.rs`: `api.exec`.
 
 pub mod api;
 pub mod background;
 pub mod builtin;
+pub mod code;
 pub mod crossing;
 mod dialogs;
 pub mod discovery;

@@ -263,6 +263,9 @@ pub struct CallAbout {
     /// Who made the call when it was not the model: `{extension = NAME}`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub origin: Option<Origin>,
+    /// The `code` call whose script made this call (its id), when one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_tool_call_id: Option<String>,
 }
 
 /// The maker of a call that did not come from the model.

@@ -63,12 +63,12 @@ impl Exposures {
         Some(Exposure::from_u8(t.slot.load(Ordering::Acquire)))
     }
 
-    /// How many of `server`'s tools are direct, deferred and hidden.
-    pub fn counts(&self, key: &str) -> [usize; 3] {
-        let mut out = [0; 3];
+    /// How many of `server`'s tools are direct, deferred, hidden and `code`-only.
+    pub fn counts(&self, key: &str) -> [usize; 4] {
+        let mut out = [0; 4];
         if let Some(s) = lock(&self.servers).get(key) {
             for t in &s.tools {
-                out[t.slot.load(Ordering::Acquire).min(2) as usize] += 1;
+                out[t.slot.load(Ordering::Acquire).min(3) as usize] += 1;
             }
         }
         out

@@ -479,9 +479,10 @@ impl Manager {
         let mut all: Vec<Value> = entries.iter().map(|e| status_of(e)).collect();
         for (v, e) in all.iter_mut().zip(&entries) {
             if v["state"] == "connected" {
-                let [_, deferred, hidden] = self.registry.exposures.counts(&key_of(e));
+                let [_, deferred, hidden, code] = self.registry.exposures.counts(&key_of(e));
                 v["deferred"] = json!(deferred);
                 v["hidden"] = json!(hidden);
+                v["code"] = json!(code);
             }
         }
         all

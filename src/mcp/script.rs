@@ -175,6 +175,7 @@ async fn call(
         origin: Some(Origin {
             extension: extension.to_string(),
         }),
+        parent_tool_call_id: None,
     };
     let id = format!("ext_{}", crate::vocab::owner::next_id());
     if hooks.has(EventKind::ToolCall) {

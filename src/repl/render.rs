@@ -408,6 +408,7 @@ impl HumanSink {
             | AgentEvent::Notice { .. }
             | AgentEvent::Child { .. }
             | AgentEvent::ToolUpdate { .. }
+            | AgentEvent::NestedToolResult { .. }
             | AgentEvent::HookRun(_) => {}
             // The reply so far is shown whole before anything that ends or follows it.
             AgentEvent::ToolCall { .. } | AgentEvent::ToolResult { .. } => self.text("", true),
@@ -434,6 +435,21 @@ impl HumanSink {
                 ..
             } => self.tool_result(&id, &name, (&content, is_error), rendered),
             AgentEvent::ToolUpdate { id, kind, text, .. } => self.tool_update(id, kind, &text),
+            // A `code` script's calls: one dim line each, and a failure's first line.
+            AgentEvent::NestedToolCall { name, .. } => {
+                p.styled(&paint(Role::Dim, &format!("  ↳ {}", inert(&name))))
+            }
+            AgentEvent::NestedToolResult {
+                name,
+                content,
+                is_error: true,
+                ..
+            } => {
+                let first = crate::vocab::text::one_line(&content, 120);
+                let line = format!("  ↳ {} failed: {}", inert(&name), inert(&first));
+                p.styled(&paint(Role::Dim, &line))
+            }
+            AgentEvent::NestedToolResult { .. } => {}
             AgentEvent::Notice { .. } | AgentEvent::Retry { .. } | AgentEvent::Child { .. } => {
                 if let Some(text) = notice_text(&event) {
                     p.styled(&paint(Role::Notice, &format!("! {}", inert(&text))));

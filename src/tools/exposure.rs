@@ -1,6 +1,7 @@
 //! How a tool reaches the model ([`Exposure`]): offered in every request (`direct`), found
-//! first through the `tool_search` tool (`deferred`), or never (`hidden`: registered, so
-//! scripts see it, but neither offered nor callable by the model). A tool says its own
+//! first through the `tool_search` tool (`deferred`), only from a `code` script and its
+//! `search_tools` (`code`), or never (`hidden`: registered, so scripts see it, but neither
+//! offered nor callable by the model). A tool says its own
 //! exposure ([`super::Tool::exposure`]; MCP servers' tools follow their configuration and
 //! the budget of direct tools); the registry builds each request's list from it
 //! ([`ToolRegistry::offered`]): the direct tools sorted by name, then the deferred tools the
@@ -26,6 +27,9 @@ pub enum Exposure {
     Deferred,
     /// Registered (scripts see it) but never offered, and not callable by the model.
     Hidden,
+    /// Never offered and not callable by the model directly: only a `code` call's script
+    /// reaches it (`tools.NAME`, `mcp.SERVER.TOOL`), and finds it with `search_tools`.
+    Code,
 }
 
 impl Exposure {
@@ -35,15 +39,18 @@ impl Exposure {
             Exposure::Direct => "direct",
             Exposure::Deferred => "deferred",
             Exposure::Hidden => "hidden",
+            Exposure::Code => "code",
         }
     }
 
-    /// The exposure a configuration names (`direct`, `deferred`, `hidden`).
+    /// The exposure a configuration names (`direct`, `deferred`, `hidden`, `code`; pi's
+    /// `codemode` is read as `code`).
     pub fn parse(text: &str) -> Option<Exposure> {
         match text {
             "direct" => Some(Exposure::Direct),
             "deferred" => Some(Exposure::Deferred),
             "hidden" => Some(Exposure::Hidden),
+            "code" | "codemode" => Some(Exposure::Code),
             _ => None,
         }
     }
@@ -58,6 +65,7 @@ impl Exposure {
         match b {
             1 => Exposure::Deferred,
             2 => Exposure::Hidden,
+            3 => Exposure::Code,
             _ => Exposure::Direct,
         }
     }
@@ -75,18 +83,25 @@ impl ToolRegistry {
 
     /// The tools a request offers: the active direct ones sorted by name (`tool_search`
     /// only while some active tool is deferred, or tools may still come: it is registered
-    /// when a server defers tools, or is configured to), then those of `found` that are
+    /// when a server defers tools, or is configured to; a tool whose
+    /// [`super::Tool::with_indirect`] says so, such as `code` left to its default, only
+    /// while some tool is deferred or `code`-only), then those of `found` that are
     /// deferred, in `found`'s order. A name of `found` that is no deferred tool (any more) is
     /// skipped.
     pub fn offered(&self, found: &[String]) -> Vec<Arc<ToolEntry>> {
         let active = self.active();
         let exposures: Vec<Exposure> = active.iter().map(|e| self.exposure_of(e)).collect();
-        let any_deferred = exposures.contains(&Exposure::Deferred) || self.late_pending();
+        let deferred = exposures.contains(&Exposure::Deferred);
+        let any_deferred = deferred || self.late_pending();
+        // Not for servers still connecting: `code` comes with the tools it is the way to.
+        let any_indirect = deferred || exposures.contains(&Exposure::Code);
         let mut out: Vec<Arc<ToolEntry>> = active
             .iter()
             .zip(&exposures)
             .filter(|(e, x)| {
-                **x == Exposure::Direct && (any_deferred || e.spec().name != SEARCH_TOOL)
+                **x == Exposure::Direct
+                    && (any_deferred || e.spec().name != SEARCH_TOOL)
+                    && (any_indirect || !e.tool.with_indirect())
             })
             .map(|(e, _)| e.clone())
             .collect();
@@ -111,11 +126,11 @@ impl ToolRegistry {
             .collect()
     }
 
-    /// The tool the model may call as `name`: an active one that is not hidden (a deferred
-    /// one too, when the model names it exactly, found or not).
+    /// The tool the model may call as `name`: an active one that is neither hidden nor
+    /// `code`-only (a deferred one too, when the model names it exactly, found or not).
     pub fn callable(&self, name: &str) -> Option<Arc<ToolEntry>> {
         self.get(name)
-            .filter(|e| self.exposure_of(e) != Exposure::Hidden)
+            .filter(|e| !matches!(self.exposure_of(e), Exposure::Hidden | Exposure::Code))
     }
 
     /// The active deferred tools, sorted by name.

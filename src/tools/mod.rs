@@ -71,6 +71,12 @@ pub trait Tool: Send + Sync {
         Exposure::Direct
     }
 
+    /// Whether the tool is offered only while some tool is deferred or `code`-only (the
+    /// `code` tool left to its default: it is the way to those tools).
+    fn with_indirect(&self) -> bool {
+        false
+    }
+
     /// Where the tool comes from, when that is a named service (an MCP tool's server).
     fn server(&self) -> Option<&str> {
         None
@@ -276,7 +282,7 @@ impl ToolRegistry {
     pub fn by_alias(&self, name: &str) -> Option<Arc<ToolEntry>> {
         let wanted = crate::vocab::text::identifier(name);
         let mut active = self.active();
-        active.retain(|e| self.exposure_of(e) != Exposure::Hidden);
+        active.retain(|e| !matches!(self.exposure_of(e), Exposure::Hidden | Exposure::Code));
         if let Some(e) = active.iter().find(|e| e.spec().name == wanted) {
             return Some(e.clone());
         }
@@ -318,7 +324,7 @@ impl ToolRegistry {
             .cloned()
     }
 
-    fn is_active(&self, name: &str) -> bool {
+    pub fn is_active(&self, name: &str) -> bool {
         match &*self.only.read().unwrap_or_else(|p| p.into_inner()) {
             Some(names) => names.iter().any(|n| n == name),
             None => true,

@@ -155,7 +155,7 @@ fn own_name(name: &str) -> &str {
 }
 
 /// The index, and the registry generation it was built at.
-type Cache = Arc<Mutex<Option<(u64, Arc<Index>)>>>;
+pub type Cache = Arc<Mutex<Option<(u64, Arc<Index>)>>>;
 
 /// The `tool_search` tool of one registry. A search waits for the servers still connecting
 /// (at most their connection wait): their tools may be the ones looked for.
@@ -199,7 +199,7 @@ impl ToolSearch {
 }
 
 /// The index `cache` holds of `registry`'s tools, rebuilt when they changed.
-fn index(cache: &Cache, registry: &ToolRegistry) -> Arc<Index> {
+pub fn index(cache: &Cache, registry: &ToolRegistry) -> Arc<Index> {
     {
         let generation = registry.generation();
         let mut slot = cache.lock().unwrap_or_else(|p| p.into_inner());

@@ -439,6 +439,22 @@ pub enum AgentEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         details: Option<serde_json::Value>,
     },
+    /// A tool call made by a running `code` call's script (`parent_id`), after its
+    /// `tool_call` hooks.
+    NestedToolCall {
+        parent_id: String,
+        id: String,
+        name: String,
+        arguments: Value,
+    },
+    /// A `code` script's tool call finished (after its `tool_result` hooks).
+    NestedToolResult {
+        parent_id: String,
+        id: String,
+        name: String,
+        content: String,
+        is_error: bool,
+    },
     /// The turn's tool results are stored; `usage` is this turn's model request.
     TurnEnd { turn: u32, usage: Usage },
     /// A notice for the user (blocked streams, extension messages).

@@ -265,6 +265,7 @@ function Ctx.progress(message) end
 ---@field args table<string, any> the arguments, as rewritten by earlier handlers
 ---@field hints? table the tool's MCP annotations (`readOnlyHint`, `destructiveHint`, ...): the server's claims, to be trusted for nothing
 ---@field origin? {extension: string} set when a script made the call (`api.mcp.call`), not the model
+---@field parent_tool_call_id? string set when a `code` call's script made the call: that call's `id`
 
 ---@class mypi.ToolResultEvent
 ---@field type "tool_result"
@@ -275,6 +276,7 @@ function Ctx.progress(message) end
 ---@field is_error boolean
 ---@field hints? table the tool's MCP annotations, as in `tool_call`
 ---@field origin? {extension: string} set when a script made the call
+---@field parent_tool_call_id? string set when a `code` call's script made the call: that call's `id`
 
 ---A turn that ran tools ended (the last turn of a run, which answers without tools, has none).
 ---@class mypi.TurnEndEvent
@@ -654,8 +656,8 @@ function Mcp.prompt(server, name, arguments) end
 ---@field type? "stdio"|"http"
 ---@field timeout? integer seconds a request may take (default 60)
 ---@field protocol? string
----@field exposure? "direct"|"deferred"|"hidden"
----@field tool_exposure? table<string, "direct"|"deferred"|"hidden"> by tool name or `*` pattern
+---@field exposure? "direct"|"deferred"|"code"|"hidden"
+---@field tool_exposure? table<string, "direct"|"deferred"|"code"|"hidden"> by tool name or `*` pattern
 
 ---Adds an MCP server for this session, with the fields of a `.mcp.json` entry; a configured
 ---server of the same name wins (`added = false`, with a notice).
@@ -730,7 +732,7 @@ function api.append_entry(kind, data) end
 
 ---Every tool by name: `{name, description, owner, active, exposure}` (`owner` is `core`, an
 ---extension's name or `mcp:SERVER`; `exposure` is how it reaches the model).
----@return {name: string, description: string, owner: string, active: boolean, exposure: "direct"|"deferred"|"hidden"}[]
+---@return {name: string, description: string, owner: string, active: boolean, exposure: "direct"|"deferred"|"code"|"hidden"}[]
 function api.tools() end
 
 ---Offers the model only the tools named (built-ins included); nil offers all again. An

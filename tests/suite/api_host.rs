@@ -124,27 +124,27 @@ fn scenario(file: &str, source: &str) {
     m.wait_for_line("in_run_idle=false rewritten=true", WAIT);
     m.send_line("/toolinfo");
     m.wait_for_line(
-        "bash:core:true,edit:core:true,read:core:true,write:core:true",
+        "bash:core:true,code:core:true,edit:core:true,read:core:true,write:core:true",
         WAIT,
     );
     m.send_line("/only read");
     m.wait_for_line("active set", WAIT);
     m.send_line("/toolinfo");
     m.wait_for_line(
-        "bash:core:false,edit:core:false,read:core:true,write:core:false",
+        "bash:core:false,code:core:false,edit:core:false,read:core:true,write:core:false",
         WAIT,
     );
     m.send_line("/tools");
     m.wait_for_line("read", WAIT);
     m.send_line("/only nope");
     m.wait_for_line(
-        "api.set_active_tools: there is no tool 'nope'; the tools are: bash, edit, read, write",
+        "api.set_active_tools: there is no tool 'nope'; the tools are: bash, code, edit, read, write",
         WAIT,
     );
     m.send_line("/only");
     m.wait_for_line("active set", WAIT);
     m.send_line("/toolinfo");
-    m.wait_for_line("bash:core:true,edit:core:true", WAIT);
+    m.wait_for_line("bash:core:true,code:core:true,edit:core:true", WAIT);
     m.send_line("/cmds");
     m.wait_for_line("help:core,probe:host", WAIT);
     // session_before_new cancels /new and ctx.new_session(); once let go, both work.

@@ -118,7 +118,10 @@ fn readonly_mode_offers_only_reading_tools_and_wraps_bash() {
     let out = Mypi::new(&dir)
         .args(["--provider", "faux", "-p", "/readonly off"])
         .run();
-    assert_eq!(out.ok().stdout.trim(), "all tools: bash, edit, read, write");
+    assert_eq!(
+        out.ok().stdout.trim(),
+        "all tools: bash, code, edit, read, write"
+    );
 }
 
 #[test]

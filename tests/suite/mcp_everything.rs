@@ -1,9 +1,10 @@
 //! MCP against the reference server `@modelcontextprotocol/server-everything` (npm), over
 //! stdio, Streamable HTTP and the legacy HTTP+SSE: `mypi mcp list`, tool calls through `mypi -p` on the faux
 //! model (echo, get-sum, the long-running operation, a resource read, a tool the server adds
-//! after connecting), a prompt as a slash command, and elicitation and progress on a REPL in a
-//! real terminal. The server comes from `MYPI_TEST_EVERYTHING` (the path of its
-//! `dist/index.js`, set by `.ci/run` after installing it). They are `#[ignore]`d with the
+//! after connecting), a prompt as a slash command, elicitation and progress on a REPL in a
+//! real terminal, and code mode with its tools set to `code` exposure. The server comes from
+//! `MYPI_TEST_EVERYTHING` (the path of its `dist/index.js`, set by `.ci/run` after installing
+//! it). They are `#[ignore]`d with the
 //! reason, so `cargo test` lists them as ignored; `.ci/run` runs them with `--ignored`.
 
 use std::net::TcpStream;
@@ -358,4 +359,57 @@ fn progress_of_an_mcp_call_is_a_tool_update_event() {
         "{ups:?}"
     );
     assert!(!ev[result..].iter().any(|e| e["type"] == "tool_update"));
+}
+
+/// Code mode against the real server, its tools set to `code` exposure: the model is offered
+/// `code` and none of them, and one script finds a tool with `search_tools` and calls two by
+/// both names (`mcp.everything.get_sum`, `tools.mcp__everything__echo`).
+#[test]
+#[ignore = "needs @modelcontextprotocol/server-everything and node: .ci/run installs them and runs these (cargo test -- --ignored with MYPI_TEST_EVERYTHING set)"]
+fn everything_in_code_mode() {
+    let index = everything();
+    let dir = TestDir::new();
+    let mut entry = stdio_entry(&index);
+    entry["exposure"] = json!("code");
+    config(&dir, entry);
+    let out = Mypi::new(&dir).args(["mcp", "list"]).run();
+    assert!(out.stdout.contains(" for code only)"), "{}", out.describe());
+    let script = r#"local found = search_tools("sum of two numbers", 3)
+local sum = mcp.everything.get_sum{a = 2, b = 40}
+local echoed = tools.mcp__everything__echo{message = "hi"}
+return found[1].name .. "|" .. sum .. "|" .. echoed"#;
+    let replies = [
+        json!({"tool_calls": [{"name": "code", "arguments": {"script": script}}]}),
+        json!({"text": "done"}),
+    ];
+    let out = faux(&dir, &replies)
+        .args(["-p", "add", "--json"])
+        .timeout(Duration::from_secs(60))
+        .run();
+    out.ok();
+    let events: Vec<Value> = (out.stdout.lines())
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .collect();
+    let offered = &events[0]["tools"];
+    assert!(
+        offered
+            .as_array()
+            .is_some_and(|t| t.contains(&json!("code"))),
+        "{offered}"
+    );
+    assert!(
+        !offered.to_string().contains("mcp__everything__"),
+        "{offered}"
+    );
+    let result = events.iter().find(|e| e["type"] == "tool_result").unwrap();
+    assert_eq!(result["is_error"], false, "{result}");
+    let text = result["content"].as_str().unwrap_or_default();
+    assert!(text.starts_with("mcp__everything__get_sum|"), "{text}");
+    assert!(text.contains("The sum of 2 and 40 is 42."), "{text}");
+    assert!(text.contains("Echo: hi"), "{text}");
+    let nested = events
+        .iter()
+        .filter(|e| e["type"] == "nested_tool_result")
+        .count();
+    assert_eq!(nested, 2, "{}", out.describe());
 }

@@ -21,6 +21,7 @@ mod child_events;
 mod children;
 mod claude_hooks;
 mod claude_hooks_more;
+mod code_mode;
 mod compaction;
 mod config_file;
 mod errors;

@@ -6,6 +6,7 @@
 //! - `globals.rs`: the `api` table and `ctx`'s functions, on top of [`ApiLink`];
 //! - `modules.rs`: `require` (the extension's folder, its root, the embedded `json`, `fs`,
 //!   `path`, `schema`); `fs.rs`: the `fs` module (files within the script's limits);
+//! - `code.rs`: the VM of a `code` call (the model's script), built the same way;
 //! - `convert.rs`: JSON <-> Lua values (`raw.rs`: the same in one protected call each).
 //!
 //! Errors carry `path:line: message` (full paths, also where Lua would shorten them); a call
@@ -20,6 +21,7 @@
 // `unsafe` here: the Lua raw API (mlua's ffi).
 #![allow(unsafe_code)]
 
+pub mod code;
 mod convert;
 mod fs;
 mod globals;

@@ -135,7 +135,7 @@ pub(super) fn load_file(lua: &Lua, path: &Path) -> mlua::Result<Function> {
 
 /// `require("json")`: `encode(value, {pretty = true}?)`, `decode(text)`, `null` (encodes as
 /// `null`), `array(t?)` (marks `t` so it encodes as an array even when empty).
-fn json_module(lua: &Lua) -> mlua::Result<Table> {
+pub(super) fn json_module(lua: &Lua) -> mlua::Result<Table> {
     let json = lua.create_table()?;
     json.set(
         "encode",

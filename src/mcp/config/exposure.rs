@@ -68,7 +68,7 @@ pub fn glob(pattern: &str, name: &str) -> bool {
 fn value(v: &Value, what: &str) -> Result<Exposure, String> {
     v.as_str()
         .and_then(Exposure::parse)
-        .ok_or_else(|| format!("{what} must be \"direct\", \"deferred\" or \"hidden\""))
+        .ok_or_else(|| format!("{what} must be \"direct\", \"deferred\", \"code\" or \"hidden\""))
 }
 
 /// Reads `"exposure"` and `"toolExposure"` of an entry.
@@ -107,7 +107,7 @@ mod tests {
         assert_eq!(c.of("search"), Some(Exposure::Direct));
         let none = parse(json!({}).as_object().unwrap()).unwrap();
         assert_eq!(none.of("x"), None);
-        assert!(parse(json!({"exposure": "codemode"}).as_object().unwrap())
+        assert!(parse(json!({"exposure": "lazy"}).as_object().unwrap())
             .unwrap_err()
             .contains("\"exposure\" must be"));
         assert!(

@@ -75,6 +75,27 @@ fn agent_event_json_shape_is_pinned() {
             json!({"type":"tool_result","id":"a","name":"bash","content":"ok","is_error":false}),
         ),
         (
+            AgentEvent::NestedToolCall {
+                parent_id: "c1".into(),
+                id: "c1.1".into(),
+                name: "read".into(),
+                arguments: json!({"path":"a"}),
+            },
+            json!({"type":"nested_tool_call","parent_id":"c1","id":"c1.1","name":"read",
+                   "arguments":{"path":"a"}}),
+        ),
+        (
+            AgentEvent::NestedToolResult {
+                parent_id: "c1".into(),
+                id: "c1.1".into(),
+                name: "read".into(),
+                content: "text".into(),
+                is_error: false,
+            },
+            json!({"type":"nested_tool_result","parent_id":"c1","id":"c1.1","name":"read",
+                   "content":"text","is_error":false}),
+        ),
+        (
             AgentEvent::TurnEnd {
                 turn: 2,
                 usage: Usage::tokens(5, 1),
@@ -205,6 +226,8 @@ fn agent_event_json_shape_is_pinned() {
         AgentEvent::ToolCall { .. } => "tool_call",
         AgentEvent::ToolResult { .. } => "tool_result",
         AgentEvent::ToolUpdate { .. } => "tool_update",
+        AgentEvent::NestedToolCall { .. } => "nested_tool_call",
+        AgentEvent::NestedToolResult { .. } => "nested_tool_result",
         AgentEvent::TurnEnd { .. } => "turn_end",
         AgentEvent::Notice { .. } => "notice",
         AgentEvent::Child { .. } => "child",
@@ -217,7 +240,7 @@ fn agent_event_json_shape_is_pinned() {
         AgentEvent::Plan { .. } => "plan",
     };
     assert_eq!(name(&AgentEvent::TurnStart { turn: 0 }), "turn_start");
-    assert_eq!(covered.len(), 19, "{covered:?}");
+    assert_eq!(covered.len(), 21, "{covered:?}");
 }
 
 #[test]

@@ -53,6 +53,8 @@ pub enum CallReport {
         child: ChildTag,
         event: Box<AgentEvent>,
     },
+    /// A tool call the call's script made (`code`), or its result: passed on as it is.
+    Nested(Box<AgentEvent>),
 }
 
 /// Where the tool calls of one batch report while they run: `(call id, report)`, read by the
@@ -294,6 +296,17 @@ impl RunContext {
         let event = Box::new(event);
         let _ = tx.try_send((id.clone(), CallReport::Child { child, event }));
         true
+    }
+
+    /// Reports a call made by this context's tool call (a `code` script's
+    /// `nested_tool_call` / `nested_tool_result`); unlike progress, never dropped: it waits
+    /// for room in the channel. False outside a tool call.
+    pub async fn report_nested(&self, event: AgentEvent) -> bool {
+        let (Some(tx), Some(id)) = (&self.progress, &self.call_id) else {
+            return false;
+        };
+        let report = (id.clone(), CallReport::Nested(Box::new(event)));
+        tx.send(report).await.is_ok()
     }
 
     /// Keeps a child run made in this context until the agent stores it.
