@@ -369,7 +369,11 @@ mod tests {
         let sweeps = d.shared.state.lock().unwrap().sweeps;
         assert!(sweeps <= 4, "{sweeps} sweeps");
         tokio::time::sleep(Duration::from_millis(300)).await;
-        assert_eq!(d.shared.state.lock().unwrap().sweeps, sweeps, "woke while idle");
+        assert_eq!(
+            d.shared.state.lock().unwrap().sweeps,
+            sweeps,
+            "woke while idle"
+        );
         let start = Instant::now();
         d.begin(Duration::from_millis(40)).expired().await;
         assert!(start.elapsed() < Duration::from_secs(5));

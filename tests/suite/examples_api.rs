@@ -156,8 +156,15 @@ fn count_lines_reports_details_and_renders_them_on_the_repl() {
 fn every_port_of_pis_examples_loads() {
     let dir = TestDir::new();
     let ports = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/extensions/pi");
-    let out = Mypi::new(&dir).args(["ext", "check"]).arg(&ports).run();
+    // file-trigger's file does not exist (a check runs no write to create it): still loads.
+    let trigger = dir.path().join("none/trigger.txt");
+    let out = Mypi::new(&dir)
+        .env("MYPI_TRIGGER_FILE", &trigger)
+        .args(["ext", "check"])
+        .arg(&ports)
+        .run();
     assert_eq!(out.code, 0, "{}", out.describe());
+    assert!(!trigger.exists(), "a check wrote a file");
     let loaded = out.stdout.lines().filter(|l| l.starts_with("ok ")).count();
     assert!(loaded >= 40, "{}", out.stdout);
 }
