@@ -18,7 +18,7 @@ changes (and after a Rust or dependency update):
 
     scripts/order-startup.py            # builds target/release/mypi with its symbols
                                         # (MYPI_KEEP_SYMBOLS=1, see build.rs), then runs
-    scripts/order-startup.py --check    # how many listed names that build still has
+    scripts/order-startup.py --check    # the same build; how many listed names it still has
 """
 
 import os
@@ -168,8 +168,7 @@ def repl(vg, cwd, env):
 
 def main():
     check = "--check" in sys.argv
-    if not check:
-        build()
+    build()
     have = symbols(BIN)
     if check:
         listed = [l.strip() for l in open(OUT) if l.strip()]

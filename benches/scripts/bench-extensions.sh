@@ -4,6 +4,7 @@
 # same project with none. Prints median wall time and peak memory, and memory per extension.
 # Usage: benches/scripts/bench-extensions.sh [N] [RUNS]   (default 100 each, 20 runs)
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 cd "$(dirname "$0")/../.."
 n=${1:-100}
 runs=${2:-20}
@@ -30,25 +31,22 @@ done
 check=$(cd "$work/both" && HOME=$work "$bin" -p "/extensions" --provider faux)
 loaded=$(grep -c "handler" <<<"$check" || true)
 [[ $loaded -eq $((2 * n)) ]] || { echo "expected $((2 * n)) extensions, /extensions shows $loaded:" >&2; echo "$check" | head >&2; exit 1; }
-python3 - "$bin" "$runs" "$work" "$n" <<'PY'
+python3 - "$bin" "$runs" "$work" "$n" "$here" <<'PY'
 import os, statistics, sys, time
+sys.path.insert(0, sys.argv[5])
+import own_rusage  # the process's own peak RSS, not Python's (see own_rusage.c)
 bin, runs, work, n = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 env = dict(os.environ, HOME=work)
 def measure(folder):
     walls, rss = [], []
     for i in range(runs + 2):
-        t0 = time.perf_counter()
-        cwd = os.getcwd(); os.chdir(os.path.join(work, folder))
-        pid = os.posix_spawn(bin, [bin, "-p", "hello", "--provider", "faux", "--no-session"], env,
-            file_actions=[(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
-                          (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)])
-        os.chdir(cwd)
-        _, status, usage = os.wait4(pid, 0)
-        wall = time.perf_counter() - t0
-        if os.waitstatus_to_exitcode(status) != 0:
-            sys.exit(f"{folder}: run failed with status {status}")
+        wall, _, maxrss, code = own_rusage.run(
+            [bin, "-p", "hello", "--provider", "faux", "--no-session"],
+            cwd=os.path.join(work, folder), env=env)
+        if code != 0:
+            sys.exit(f"{folder}: run failed with exit code {code}")
         if i >= 2:
-            walls.append(wall * 1000); rss.append(usage.ru_maxrss / 1024)
+            walls.append(wall); rss.append(maxrss / 1024)
     return statistics.median(walls), max(walls), statistics.median(rss)
 base = measure("none")
 lua = measure("lua")

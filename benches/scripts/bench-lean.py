@@ -8,8 +8,8 @@ Usage: benches/scripts/bench-lean.py [--rounds N] BIN [BIN...]
 /tmp/old-target/release/mypi`).
 
 Each measure runs the arms alternately, round after round, so that a busy machine slows them
-alike; medians across rounds. Memory is the mypi process's own (its rusage from wait4, or
-/proc/PID/status while it runs), never a parent's.
+alike; medians across rounds. Memory is the mypi process's own (its rusage as a child of a
+small C launcher, own_rusage.py, or /proc/PID/status while it runs), never a parent's.
 
 - size: the binary's bytes on disk.
 - start-up: `mypi -p hello` with the offline faux model, no session, no extension: wall ms.
@@ -35,6 +35,9 @@ import sys
 import tempfile
 import threading
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import own_rusage  # noqa: E402
 
 SERVER = r'''
 import json, socket, sys
@@ -83,25 +86,13 @@ api.on("tool_call", function(e) return nil end)
 '''
 
 
-def spawn(args, cwd, env):
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        return subprocess.Popen(args, cwd=cwd, env=env, stdout=devnull, stderr=devnull,
-                                stdin=subprocess.DEVNULL)
-    finally:
-        os.close(devnull)
-
-
 def run_once(args, cwd, env):
-    """(wall ms, cpu ms, peak RSS KiB) of one process, which must exit 0."""
-    t0 = time.perf_counter()
-    p = spawn(args, cwd, env)
-    _, status, ru = os.wait4(p.pid, 0)
-    wall = (time.perf_counter() - t0) * 1000
-    p.returncode = os.waitstatus_to_exitcode(status)
-    if p.returncode != 0:
-        sys.exit(f"{args} failed with exit code {p.returncode}")
-    return wall, (ru.ru_utime + ru.ru_stime) * 1000, ru.ru_maxrss
+    """(wall ms, cpu ms, peak RSS KiB) of one process, its own (see own_rusage.py); it must
+    exit 0."""
+    wall, cpu, rss, code = own_rusage.run(args, cwd, env)
+    if code != 0:
+        sys.exit(f"{args} failed with exit code {code}")
+    return wall, cpu, rss
 
 
 def idle_rss(binary, cwd, env):

@@ -4,6 +4,7 @@
 # extensions: median and worst wall time, and peak memory (max RSS), over N runs each.
 # Usage: benches/scripts/bench-startup.sh [RUNS]   (builds the release binary first)
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 cd "$(dirname "$0")/../.."
 runs=${1:-50}
 cargo build --release --quiet
@@ -18,24 +19,21 @@ JSONL
 cd "$work"
 out=$("$bin" -p "what does notes.txt say?" --provider faux --faux-script replies.jsonl)
 [[ $out == *"The file says hello."* ]] || { echo "unexpected answer: $out" >&2; exit 1; }
-python3 - "$bin" "$runs" <<'PY'
+python3 - "$bin" "$runs" "$here" <<'PY'
 import os, resource, statistics, subprocess, sys, time
+sys.path.insert(0, sys.argv[3])
+import own_rusage  # the process's own peak RSS, not Python's (see own_rusage.c)
 bin, runs = sys.argv[1], int(sys.argv[2])
 def measure(extra, label):
   args = [bin, "-p", "what does notes.txt say?", "--provider", "faux", "--faux-script", "replies.jsonl"] + extra
   walls, rss = [], []
   for i in range(runs + 3):
-      t0 = time.perf_counter()
-      pid = os.posix_spawn(bin, args, os.environ, file_actions=[
-          (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
-          (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)])
-      _, status, usage = os.wait4(pid, 0)
-      wall = time.perf_counter() - t0
-      if os.waitstatus_to_exitcode(status) != 0:
-          sys.exit(f"run {i} failed with status {status}")
+      wall, _, maxrss, code = own_rusage.run(args, env=os.environ)
+      if code != 0:
+          sys.exit(f"run {i} failed with exit code {code}")
       if i >= 3:
-          walls.append(wall * 1000)
-          rss.append(usage.ru_maxrss / 1024)
+          walls.append(wall)
+          rss.append(maxrss / 1024)
   walls.sort()
   print(f"mypi -p (faux, one read tool call, {label}), {runs} runs")
   print(f"  wall ms: median {statistics.median(walls):.2f}, p90 {walls[int(len(walls)*0.9)-1]:.2f}, max {walls[-1]:.2f}")
