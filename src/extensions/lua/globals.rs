@@ -231,21 +231,53 @@ fn member_function(
     })
 }
 
+/// A table of `object`'s function members, each made when first read (then kept in the
+/// table): a VM holds only the functions its script uses, and an extension that uses a few
+/// costs a few (each function is a closure and a userdata in the VM's memory). `pairs` makes
+/// them all first, so the table lists every member.
+fn lazy_members(lua: &Lua, shared: &Rc<Shared>, object: Object) -> mlua::Result<Table> {
+    let functions = move || {
+        surface::MEMBERS
+            .iter()
+            .filter(move |m| m.object == object && matches!(m.shape, Shape::Function(..)))
+    };
+    let table = lua.create_table()?;
+    let meta = lua.create_table_with_capacity(0, 2)?;
+    let for_index = shared.clone();
+    let index = lua.create_function(move |lua, (t, key): (Table, Value)| {
+        let Value::String(key) = key else {
+            return Ok(Value::Nil);
+        };
+        let Some(member) = functions().find(|m| m.name.as_bytes() == key.as_bytes().as_ref())
+        else {
+            return Ok(Value::Nil);
+        };
+        let f = member_function(lua, &for_index, member, None)?;
+        t.raw_set(key, &f)?;
+        Ok(Value::Function(f))
+    })?;
+    let for_pairs = shared.clone();
+    let next: Function = lua.globals().raw_get("next")?;
+    let pairs = lua.create_function(move |lua, t: Table| {
+        for member in functions() {
+            if t.raw_get::<Value>(member.name)?.is_nil() {
+                t.raw_set(member.name, member_function(lua, &for_pairs, member, None)?)?;
+            }
+        }
+        Ok((next.clone(), t, Value::Nil))
+    })?;
+    meta.raw_set("__index", index)?;
+    meta.raw_set("__pairs", pairs)?;
+    table.set_metatable(Some(meta))?;
+    Ok(table)
+}
+
 /// Builds the `api` table.
 pub(super) fn api_table(lua: &Lua, shared: &Rc<Shared>) -> mlua::Result<Table> {
     lua.set_named_registry_value(CALLBACKS, lua.create_table()?)?;
-    let api = lua.create_table()?;
-    for m in surface::MEMBERS.iter().filter(|m| m.object == Object::Api) {
-        if let Shape::Function(..) = m.shape {
-            api.set(m.name, member_function(lua, shared, m, None)?)?;
-        }
-    }
+    let api = lazy_members(lua, shared, Object::Api)?;
     for (name, object) in [("mcp", Object::Mcp), ("events", Object::Events)] {
-        let table = lua.create_table()?;
-        for m in surface::MEMBERS.iter().filter(|m| m.object == object) {
-            table.set(m.name, member_function(lua, shared, m, None)?)?;
-        }
-        api.set(name, table)?;
+        api.set(name, lazy_members(lua, shared, object)?)?;
     }
     let link = &shared.link;
     let state = match link.initial_state() {
@@ -269,11 +301,7 @@ pub(super) type CtxObjects = Vec<(&'static str, Table)>;
 pub(super) fn ctx_objects(lua: &Lua, shared: &Rc<Shared>) -> mlua::Result<CtxObjects> {
     let mut out = Vec::new();
     for (name, object) in [("ui", Object::Ui), ("session", Object::Session)] {
-        let table = lua.create_table()?;
-        for m in surface::MEMBERS.iter().filter(|m| m.object == object) {
-            table.set(m.name, member_function(lua, shared, m, None)?)?;
-        }
-        out.push((name, table));
+        out.push((name, lazy_members(lua, shared, object)?));
     }
     Ok(out)
 }

@@ -240,11 +240,7 @@ pub(super) fn timer(c: &mut Call<'_>) -> Result<Ret, String> {
 pub(super) fn watch(c: &mut Call<'_>) -> Result<Ret, String> {
     let path = c.link.cwd().join(c.args.take("path").text());
     let cb = c.args.take("handler").callback();
-    // A check only records the watch: the file may be one the script creates first, with a
-    // write a check does not run.
-    if !c.link.host().checking {
-        std::fs::metadata(&path).map_err(|e| format!("cannot watch {}: {e}", path.display()))?;
-    }
+    std::fs::metadata(&path).map_err(|e| format!("cannot watch {}: {e}", path.display()))?;
     let id = c.link.background(Background::Watch(path), cb)?;
     Ok(Ret::Handle { id, cb })
 }

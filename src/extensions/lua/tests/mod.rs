@@ -19,6 +19,7 @@ use crate::vocab::run::RunContext;
 
 mod fs;
 mod isolation;
+mod members;
 mod modules;
 
 const BUDGET: Duration = Duration::from_millis(200);
