@@ -1,7 +1,8 @@
 //! Extension call benchmarks (`cargo bench --bench extensions`), Lua and Rhai:
 //!
 //! - one handler call with a small event and a small result, in the VM (the engine called
-//!   directly) and through the host (bus -> worker round trip -> bus), median of 2,000;
+//!   directly) and through the host (bus -> worker round trip -> bus), median of 2,000, and
+//!   the process CPU per call through the host (both threads' and the runtime's);
 //! - the issue's workload: 100 counting `tool_call` handlers in one extension, 1,000 tool
 //!   calls through the bus (one round trip per event), and the same 100 handlers spread over
 //!   10 extensions (ten round trips per event);
@@ -185,13 +186,20 @@ fn emits(rt: &tokio::runtime::Runtime, ctx: &Arc<HostContext>, n: usize) -> (Dur
     })
 }
 
-fn through_host(rt: &tokio::runtime::Runtime, dir: &Path, language: Language) -> Duration {
+/// One handler call through the host: the median wall time, and the process CPU per call.
+fn through_host(
+    rt: &tokio::runtime::Runtime,
+    dir: &Path,
+    language: Language,
+) -> (Duration, Duration) {
     let source = if language == Language::Lua { LUA } else { RHAI };
     let files = [(format!("h.{}", suffix(language)), source.to_string())];
     let (host, ctx) = host_with(rt, dir, &format!("one-{}", language.name()), &files);
+    let cpu = process_cpu();
     let (median, _) = emits(rt, &ctx, 2000);
+    let cpu = (process_cpu() - cpu) / 2000;
     host.unload_all();
-    median
+    (median, cpu)
 }
 
 /// 1,000 tool calls through 100 counting handlers in `extensions` extensions; total time.
@@ -257,15 +265,17 @@ fn main() {
     for (language, source) in [(Language::Lua, LUA), (Language::Rhai, RHAI)] {
         let name = language.name();
         let vm = in_vm(&dir, language, source);
-        let one = through_host(&rt, &dir, language);
+        let (one, one_cpu) = through_host(&rt, &dir, language);
         let batched = counters(&rt, &dir, language, 1);
         let spread = counters(&rt, &dir, language, 10);
         let (cpu, wall) = host_wait_cpu(&rt, &dir, language);
         println!("{name}:");
         println!(
-            "  one handler call: in the VM {:.2} µs, through the host {:.2} µs (medians)",
+            "  one handler call: in the VM {:.2} µs, through the host {:.2} µs (medians), \
+             {:.2} µs of process CPU",
             us(vm),
-            us(one)
+            us(one),
+            us(one_cpu)
         );
         println!(
             "  100 counting tool_call handlers, 1,000 tool calls: {:.0} ms in 1 extension, {:.0} ms in 10",

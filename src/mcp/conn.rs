@@ -102,7 +102,7 @@ impl Conn {
         hooks: Hooks,
         namer: Arc<super::naming::Namer>,
     ) -> Result<Conn, StartError> {
-        let deadlines = Deadlines::start();
+        let deadlines = Deadlines::new();
         let changes = Arc::new(Changes::default());
         let tasks = Arc::new(super::tasks::TaskTools::default());
         let watchers = super::progress::Watched::new(&config.name, &hooks);
@@ -475,7 +475,6 @@ impl Conn {
         timeout: Duration,
         cancel: &CancellationToken,
     ) -> Result<T, McpError> {
-        // No timer of its own: see `deadline`.
         let deadline = self.deadlines.begin(timeout);
         let gave_up = |e: McpError| {
             self.abandoned

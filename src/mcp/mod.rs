@@ -5,8 +5,8 @@
 //! - [`config`]: the `mcpServers` files; [`auth`]: OAuth for HTTP servers (logins, tokens);
 //! - [`manager`]: every server's state and connection task, requests routed by server name;
 //! - [`conn`]: one connection (handshake of either protocol generation, lists, requests with
-//!   timeouts reset by progress); `deadline`: those timeouts, kept by one watcher task per
-//!   connection instead of a timer per request; [`handler`]: mypi's answers to the server's
+//!   timeouts reset by progress); `deadline`: those timeouts, a timer per request reset by
+//!   progress and held while the user answers the server; [`handler`]: mypi's answers to the server's
 //!   requests; [`stdio`]: the child-process transport with mypi's own limits (`decode`: its
 //!   messages, with a short way for tool-call answers); `noticing`:
 //!   counts tool-list changes as they arrive, so a call's answer can wait for the re-list,
