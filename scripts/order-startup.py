@@ -27,12 +27,14 @@ import re
 import select
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "benches", "scripts"))
+import fake_openai  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "link", "startup-order.txt")
@@ -64,49 +66,6 @@ def functions_run(profile):
                 if n:
                     seen.append(n)
     return seen
-
-
-def fake_openai():
-    """A fake Chat Completions server: one `read` call, then an answer. Returns its port."""
-    s = socket.create_server(("127.0.0.1", 0))
-
-    def chunk(delta, finish=None):
-        import json
-        body = {"id": "x", "object": "chat.completion.chunk",
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-        return b"data: " + json.dumps(body).encode() + b"\n\n"
-
-    def serve():
-        while True:
-            c, _ = s.accept()
-            buf = b""
-            try:
-                while True:
-                    while b"\r\n\r\n" not in buf:
-                        d = c.recv(65536)
-                        if not d:
-                            raise EOFError
-                        buf += d
-                    head, _, rest = buf.partition(b"\r\n\r\n")
-                    n = next(int(l.split(b":")[1]) for l in head.split(b"\r\n")
-                             if l.lower().startswith(b"content-length:"))
-                    while len(rest) < n:
-                        rest += c.recv(65536)
-                    body, buf = rest[:n], rest[n:]
-                    if b'"tool"' in body:
-                        out = chunk({"content": "It says hello."}) + chunk({}, "stop")
-                    else:
-                        call = {"index": 0, "id": "c1", "type": "function", "function": {
-                            "name": "read", "arguments": "{\"path\": \"notes.txt\"}"}}
-                        out = chunk({"tool_calls": [call]}) + chunk({}, "tool_calls")
-                    out += b"data: [DONE]\n\n"
-                    c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                              b"Content-Length: " + str(len(out)).encode() + b"\r\n\r\n" + out)
-            except (EOFError, OSError, StopIteration):
-                c.close()
-
-    threading.Thread(target=serve, daemon=True).start()
-    return s.getsockname()[1]
 
 
 def project(work):
@@ -177,13 +136,13 @@ def main():
         return
     if not shutil.which("valgrind"):
         sys.exit("valgrind is needed (apt-get install valgrind)")
-    work = tempfile.mkdtemp()
+    work, server = tempfile.mkdtemp(), None
     try:
         home = os.path.join(work, "home")
         os.makedirs(home)
         env = dict(os.environ, HOME=home, OPENAI_API_KEY="x", TERM="xterm-256color")
         plain, exts, mcp = project(work)
-        port = fake_openai()
+        server, port = fake_openai.start()
         subprocess.run([BIN, "trust", exts], env=env, capture_output=True)
         subprocess.run([BIN, "trust", mcp], env=env, capture_output=True)
         runs = [
@@ -214,6 +173,8 @@ def main():
             f.write("\n".join(order) + "\n")
         print(f"{len(order)} functions written to {OUT}")
     finally:
+        if server:
+            server.kill()
         shutil.rmtree(work, ignore_errors=True)
 
 

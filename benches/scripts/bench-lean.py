@@ -28,56 +28,16 @@ import os
 import pty
 import select
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fake_openai  # noqa: E402
 import own_rusage  # noqa: E402
 
-SERVER = r'''
-import json, socket, sys
-s = socket.create_server(("127.0.0.1", 0))
-print(s.getsockname()[1], flush=True)
-def reply(c, body):
-    c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: "
-              + str(len(body)).encode() + b"\r\n\r\n" + body)
-def chunk(delta, finish=None):
-    b = {"id": "x", "object": "chat.completion.chunk",
-         "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-    return b"data: " + json.dumps(b).encode() + b"\n\n"
-call = chunk({"tool_calls": [{"index": 0, "id": "c1", "type": "function",
-              "function": {"name": "read", "arguments": "{\"path\": \"notes.txt\"}"}}]}, None)
-while True:
-    c, _ = s.accept()
-    c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    buf = b""
-    try:
-        while True:
-            while b"\r\n\r\n" not in buf:
-                d = c.recv(65536)
-                if not d:
-                    raise EOFError
-                buf += d
-            head, _, rest = buf.partition(b"\r\n\r\n")
-            n = next(int(l.split(b":")[1]) for l in head.split(b"\r\n")
-                     if l.lower().startswith(b"content-length:"))
-            while len(rest) < n:
-                rest += c.recv(65536)
-            body, buf = rest[:n], rest[n:]
-            tool_result = b'"role":"tool"' in body.replace(b" ", b"")
-            if tool_result:
-                out = chunk({"content": "The file says hello."}) + chunk({}, "stop")
-            else:
-                out = call + chunk({}, "tool_calls")
-            reply(c, out + b"data: [DONE]\n\n")
-    except (EOFError, OSError, StopIteration):
-        c.close()
-'''
 
 LUA_EXT = '''api.tool{{name = "t_lua_{i}", description = "tool {i}",
   parameters = {{type = "object", properties = {{}}}}, execute = function(args) return "ok" end}}
@@ -144,8 +104,7 @@ def main():
     env = dict(os.environ, HOME=home, OPENAI_API_KEY="x", TERM="xterm-256color")
     for k in ("ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "MYPI_MODEL"):
         env.pop(k, None)
-    srv = subprocess.Popen([sys.executable, "-c", SERVER], stdout=subprocess.PIPE)
-    port = int(srv.stdout.readline())
+    srv, port = fake_openai.start()
     try:
         # The 100 extensions load only in a trusted folder.
         for b in bins:
