@@ -1,5 +1,5 @@
 //! How a server's start fails ([`StartError`]) and how an error reads ([`readable`]), shared
-//! by the transports' set-up (`connect.rs`, `legacy_sse.rs`).
+//! by the transports' set-up (`connect.rs`, `legacy_sse.rs`) and the OAuth flow's messages.
 
 /// A failed start: the message and the tail of the server's stderr.
 pub struct StartError {

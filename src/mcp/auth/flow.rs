@@ -417,23 +417,8 @@ pub(super) fn explain(e: &AuthError) -> String {
         AuthError::PkceUnsupported => {
             "the authorization server does not support PKCE with S256, which is required".into()
         }
-        other => chain(other),
+        other => crate::mcp::failure::readable(other),
     }
-}
-
-/// An error and its causes in one line.
-fn chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        let more = c.to_string();
-        if !text.contains(&more) {
-            text.push_str(": ");
-            text.push_str(&more);
-        }
-        cause = c.source();
-    }
-    text
 }
 
 #[cfg(test)]
