@@ -157,7 +157,7 @@ fn every_port_of_pis_examples_loads() {
     let dir = TestDir::new();
     let ports = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/extensions/pi");
     // file-trigger's file does not exist (a check runs no write to create it): still loads.
-    let trigger = dir.path().join("none/trigger.txt");
+    let trigger = dir.path().join("trigger.txt");
     let out = Mypi::new(&dir)
         .env("MYPI_TRIGGER_FILE", &trigger)
         .args(["ext", "check"])
