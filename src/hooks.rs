@@ -18,6 +18,7 @@ use futures_util::future::BoxFuture;
 
 pub mod command;
 mod event;
+mod lazy;
 pub mod repeats;
 mod result;
 mod text;
@@ -25,6 +26,7 @@ pub use event::{
     CallAbout, CompactReason, EventKind, HookEvent, InputSource, Origin, Reason, ScriptPayload,
     UpdateKind,
 };
+pub use lazy::{LazyField, SharedMessages};
 pub use result::HookResult;
 pub use text::SharedText;
 

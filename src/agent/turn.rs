@@ -89,7 +89,7 @@ impl Agent {
             self.hooks
                 .emit(
                     HookEvent::AgentEnd {
-                        messages: self.messages.clone(),
+                        messages: self.messages.clone().into(),
                     },
                     ctx,
                 )

@@ -17,7 +17,7 @@ use serde_json::Value;
 use super::files::{list_folder, read_text, Listing};
 use super::meter::{CallClock, Meter};
 use super::tape::{with_tape, Tape};
-use crate::hooks::SharedText;
+use crate::hooks::LazyField;
 use crate::vocab::owner::{Handle, Owner};
 use crate::vocab::run::RunContext;
 
@@ -86,18 +86,18 @@ impl EventView<'_> {
         crate::vocab::owner::next_id()
     }
 
-    /// An engine's value of the payload, and `message_update`'s `text` to hand over on its
-    /// own ([`HookEvent::script_parts`](crate::hooks::HookEvent::script_parts)): built from
+    /// An engine's value of the payload, and the field to hand over on its own
+    /// (`message_update`'s `text`, `agent_end`'s `messages`) ([`HookEvent::script_parts`](crate::hooks::HookEvent::script_parts)): built from
     /// the payload's tape (no JSON tree in between), or from its JSON when it has no tape.
     pub(super) fn build<R>(
         &self,
         from_tape: impl FnOnce(&Tape) -> R,
         from_json: impl FnOnce(&Value) -> R,
-    ) -> (R, Option<SharedText>) {
-        let (payload, text) = self.event.script_parts();
+    ) -> (R, Option<LazyField>) {
+        let (payload, lazy) = self.event.script_parts();
         let value =
             with_tape(&payload, from_tape).unwrap_or_else(|| from_json(&self.event.to_script().0));
-        (value, text)
+        (value, lazy)
     }
 }
 

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::SharedText;
+use super::{LazyField, SharedMessages, SharedText};
 use crate::vocab::protocol::Message;
 
 /// Names of the events, as scripts write them in `api.on`.
@@ -179,7 +179,8 @@ pub enum HookEvent {
         tool_results: Vec<Message>,
     },
     AgentEnd {
-        messages: Vec<Message>,
+        /// The conversation; shared, not copied, per handler.
+        messages: SharedMessages,
     },
     ExtensionLoaded {
         name: String,
@@ -310,16 +311,17 @@ impl HookEvent {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
-    /// The payload as JSON for a script, with the one field that grows without bound
-    /// (`message_update`'s `text`) left out and handed over as it is, to be read on demand.
-    pub fn to_script(&self) -> (Value, Option<SharedText>) {
-        let (payload, text) = self.script_parts();
-        (serde_json::to_value(payload).unwrap_or(Value::Null), text)
+    /// The payload as JSON for a script, with the field that grows without bound
+    /// (`message_update`'s `text`, `agent_end`'s `messages`) left out and handed over as it
+    /// is, to be read on demand.
+    pub fn to_script(&self) -> (Value, Option<LazyField>) {
+        let (payload, lazy) = self.script_parts();
+        (serde_json::to_value(payload).unwrap_or(Value::Null), lazy)
     }
 
     /// [`HookEvent::to_script`] before it becomes JSON: the payload to serialize (an engine
-    /// may serialize it straight into its own values) and the `text` handed over on its own.
-    pub fn script_parts(&self) -> (ScriptPayload<'_>, Option<SharedText>) {
+    /// may serialize it straight into its own values) and the field handed over on its own.
+    pub fn script_parts(&self) -> (ScriptPayload<'_>, Option<LazyField>) {
         match self {
             HookEvent::MessageUpdate {
                 kind,
@@ -332,17 +334,24 @@ impl HookEvent {
                     delta,
                     thinking: thinking.as_deref(),
                 };
-                (update, Some(text.clone()))
+                (update, Some(LazyField::Text(text.clone())))
             }
+            HookEvent::AgentEnd { messages } => (
+                ScriptPayload::Bare(EventKind::AgentEnd),
+                Some(LazyField::Messages(messages.clone())),
+            ),
             other => (ScriptPayload::Event(other), None),
         }
     }
 }
 
-/// An event's payload as scripts get it: `message_update` without its `text`.
+/// An event's payload as scripts get it: `message_update` without its `text`, `agent_end`
+/// without its `messages`.
 #[derive(Clone, Copy)]
 pub enum ScriptPayload<'a> {
     Event(&'a HookEvent),
+    /// Only the event's `type` (its one field goes on its own).
+    Bare(EventKind),
     Update {
         kind: UpdateKind,
         delta: &'a str,
@@ -363,6 +372,11 @@ impl Serialize for ScriptPayload<'_> {
         use serde::ser::SerializeStruct;
         match self {
             ScriptPayload::Event(event) => event.serialize(s),
+            ScriptPayload::Bare(kind) => {
+                let mut m = s.serialize_struct("Event", 1)?;
+                m.serialize_field("type", kind.name())?;
+                m.end()
+            }
             ScriptPayload::Update {
                 kind,
                 delta,

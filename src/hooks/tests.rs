@@ -227,13 +227,14 @@ fn event_payload_shapes_are_pinned() {
     let mut covered = std::collections::BTreeSet::new();
     for (event, shape) in pinned_events() {
         assert_eq!(event.to_value(), shape);
-        // Handlers get the same JSON, with `message_update`'s text handed over on its own.
-        let (script, text) = event.to_script();
-        if let Some(text) = text {
-            let mut without_text = shape.clone();
-            without_text.as_object_mut().unwrap().remove("text");
-            assert_eq!(without_text, script);
-            assert_eq!(json!(text.to_string_lossless()), shape["text"]);
+        // Handlers get the same JSON, with `message_update`'s text and `agent_end`'s
+        // messages handed over on their own.
+        let (script, lazy) = event.to_script();
+        if let Some(lazy) = lazy {
+            let mut without = shape.clone();
+            without.as_object_mut().unwrap().remove(lazy.name());
+            assert_eq!(without, script);
+            assert_eq!(lazy.to_json(), shape[lazy.name()]);
         } else {
             assert_eq!(script, shape);
         }
@@ -356,7 +357,7 @@ pub(crate) fn pinned_events() -> Vec<(HookEvent, Value)> {
         ),
         (
             HookEvent::AgentEnd {
-                messages: vec![Message::user("u")],
+                messages: vec![Message::user("u")].into(),
             },
             json!({"type":"agent_end","messages":[{"role":"user","content":"u"}]}),
         ),

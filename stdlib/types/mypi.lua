@@ -287,7 +287,7 @@ function Ctx.progress(message) end
 
 ---@class mypi.AgentEndEvent
 ---@field type "agent_end"
----@field messages mypi.Message[] the whole conversation of the session so far
+---@field messages mypi.Message[] the whole conversation of the session so far (made on first read)
 
 ---@class mypi.ExtensionLoadedEvent
 ---@field type "extension_loaded"

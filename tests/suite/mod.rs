@@ -26,6 +26,7 @@ mod compaction;
 mod config_file;
 mod errors;
 mod examples_api;
+mod event_fields;
 mod examples_more;
 mod ext_check;
 mod ext_examples;

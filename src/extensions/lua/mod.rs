@@ -25,6 +25,7 @@ pub mod code;
 mod convert;
 mod fs;
 mod globals;
+mod lazy;
 mod modules;
 mod raw;
 mod sandbox;
@@ -44,7 +45,6 @@ use self::modules::Modules;
 use self::sandbox::{Budget, Spent};
 use super::api::{ApiLink, Engine, EventView};
 use super::script::{CallbackId, ErrorKind, Limits, ScriptError, PLAIN_DATA};
-use crate::hooks::SharedText;
 use crate::vocab::run::RunContext;
 
 /// Builds the engine for an extension (on its worker thread).
@@ -133,7 +133,7 @@ impl LuaEngine {
                 runner,
                 spare: RefCell::new(None),
                 failed_at: Cell::new(None),
-                lazy_pairs: lazy_pairs(&lua)?,
+                lazy_pairs: lazy::pairs(&lua)?,
                 collected: Cell::new(0),
                 mark: lua.array_metatable(),
                 lua,
@@ -291,21 +291,22 @@ impl LuaEngine {
     }
 
     /// The Lua table of an event view: built once per view (the handlers of one chain share
-    /// it until one rewrites the event). `text`, when set, becomes a `text` field read from
-    /// the host only when the script looks at it.
+    /// it until one rewrites the event). Its on-demand field (`message_update`'s `text`,
+    /// `agent_end`'s `messages`) is read from the host only when the script looks at it.
     fn event_table(&self, view: &EventView) -> mlua::Result<Value> {
         if let Some((id, table)) = &*self.event.borrow() {
             if *id == view.id {
                 return Ok(table.clone());
             }
         }
-        let (value, text) = view.build(
+        let (value, lazy) = view.build(
             |tape| convert::tape_to_lua(&self.lua, tape, &self.mark),
             |json| convert::json_to_lua_marked(&self.lua, json, &self.mark),
         );
         let value = value?;
-        if let (Some(text), Value::Table(table)) = (text, &value) {
-            table.set_metatable(Some(lazy_text(&self.lua, text, &self.lazy_pairs)?))?;
+        if let (Some(lazy), Value::Table(table)) = (lazy, &value) {
+            let mt = lazy::metatable(&self.lua, lazy, &self.lazy_pairs, &self.mark)?;
+            table.set_metatable(Some(mt))?;
         }
         *self.event.borrow_mut() = Some((view.id, value.clone()));
         Ok(value)
@@ -340,49 +341,6 @@ impl LuaEngine {
             ))
         })
     }
-}
-
-/// The `__name` of an event table whose `text` is read on demand.
-const LAZY_EVENT: &str = "mypi.event";
-
-/// A metatable whose `__index` gives `text` on first read (then kept in the table); `pairs`
-/// and `json.encode` read it too, so the event shows all its fields.
-fn lazy_text(lua: &Lua, text: SharedText, pairs: &mlua::Function) -> mlua::Result<Table> {
-    let mt = lua.create_table_with_capacity(0, 3)?;
-    let index = lua.create_function(move |lua, (t, key): (Table, Value)| {
-        if !matches!(&key, Value::String(k) if k.as_bytes() == b"text") {
-            return Ok(Value::Nil);
-        }
-        let s = text.with(|t| lua.create_string(t))?;
-        t.raw_set("text", &s)?;
-        Ok(Value::String(s))
-    })?;
-    mt.raw_set("__index", index)?;
-    mt.raw_set("__pairs", pairs)?;
-    mt.raw_set("__name", LAZY_EVENT)?;
-    Ok(mt)
-}
-
-/// `pairs` of an event table: reads `text`, then walks the table.
-fn lazy_pairs(lua: &Lua) -> mlua::Result<mlua::Function> {
-    let next: mlua::Function = lua.globals().raw_get("next")?;
-    lua.create_function(move |_, t: Table| {
-        t.get::<Value>("text")?;
-        Ok((next.clone(), t, Value::Nil))
-    })
-}
-
-/// Reads the on-demand fields of `v` if it is an event table (before it is converted whole).
-pub(super) fn read_lazy_fields(v: &Value) -> mlua::Result<()> {
-    if let Value::Table(t) = v {
-        if let Some(mt) = t.metatable() {
-            let name = mt.raw_get::<Option<mlua::String>>("__name")?;
-            if name.is_some_and(|n| n.as_bytes() == LAZY_EVENT.as_bytes()) {
-                t.get::<Value>("text")?;
-            }
-        }
-    }
-    Ok(())
 }
 
 impl Engine for LuaEngine {

@@ -144,7 +144,7 @@ pub(super) fn json_module(lua: &Lua) -> mlua::Result<Table> {
                 Some(t) => t.get::<Option<bool>>("pretty")?.unwrap_or(false),
                 None => false,
             };
-            super::read_lazy_fields(&v)?;
+            super::lazy::read_fields(&v)?;
             let j = lua_to_json(lua, &v, false).map_err(|e| {
                 raise(
                     lua,

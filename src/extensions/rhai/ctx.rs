@@ -4,9 +4,9 @@
 //! `notify(msg)`) are registered from the same table in `bindings.rs`. The same members as
 //! Lua's `ctx`, and no others.
 //!
-//! Also [`LazyEvent`]: an event whose `text` (`message_update`'s reply so far) is read from the
-//! host only when the script asks for it (`e.text`, `e["text"]`); its other fields read like a
-//! map's.
+//! Also [`LazyEvent`]: an event with a field read from the host only when the script asks for
+//! it (`message_update`'s `text`, the reply so far; `agent_end`'s `messages`, the
+//! conversation: `e.text`, `e["messages"]`); its other fields read like a map's.
 
 use std::sync::Arc;
 
@@ -15,7 +15,7 @@ use ::rhai::{Dynamic, Engine, Map};
 use super::bindings::Api;
 use super::convert::{script_err, to_dynamic};
 use crate::extensions::surface::{self, Object, Shape};
-use crate::hooks::SharedText;
+use crate::hooks::LazyField;
 use crate::vocab::run::RunContext;
 
 /// `ctx`: the context of the run that made the call.
@@ -67,25 +67,48 @@ impl Session {
 #[derive(Clone)]
 pub struct LazyEvent {
     fields: Map,
-    text: SharedText,
+    lazy: LazyField,
+    /// `messages` once read (the text is made again on each read: a string is cheap).
+    kept: Option<Dynamic>,
 }
 
 impl LazyEvent {
-    pub fn new(fields: Map, text: SharedText) -> Self {
-        LazyEvent { fields, text }
+    pub fn new(fields: Map, lazy: LazyField) -> Self {
+        LazyEvent {
+            fields,
+            lazy,
+            kept: None,
+        }
     }
 
-    /// The whole event as a map, `text` included (for `json_encode` and `keys()`).
+    /// The whole event as a map, the on-demand field included (for `json_encode` and
+    /// `keys()`).
     pub fn whole(&self) -> Map {
         let mut map = self.fields.clone();
-        let text = self.text.with(|t| Dynamic::from(t.to_string()));
-        map.insert("text".into(), text);
+        let field = match &self.kept {
+            Some(kept) => kept.clone(),
+            None => self.made(),
+        };
+        map.insert(self.lazy.name().into(), field);
         map
     }
 
+    /// The on-demand field, made from the host's value.
+    fn made(&self) -> Dynamic {
+        match self.lazy.text() {
+            Some(text) => text.with(|t| Dynamic::from(t.to_string())),
+            None => to_dynamic(&self.lazy.to_json()),
+        }
+    }
+
     fn get(&mut self, key: &str) -> Dynamic {
-        if key == "text" {
-            return self.text.with(|t| Dynamic::from(t.to_string()));
+        if key == self.lazy.name() {
+            if self.lazy.text().is_some() {
+                return self.made();
+            }
+            let kept = self.kept.take().unwrap_or_else(|| self.made());
+            self.kept = Some(kept.clone());
+            return kept;
         }
         self.fields.get(key).cloned().unwrap_or(Dynamic::UNIT)
     }
@@ -115,11 +138,13 @@ pub fn register(engine: &mut Engine) {
     engine.register_type_with_name::<LazyEvent>("Event");
     engine.register_indexer_get(|e: &mut LazyEvent, key: &str| e.get(key));
     engine.register_fn("keys", |e: &mut LazyEvent| {
-        let mut keys: ::rhai::Array = e.fields.keys().map(|k| Dynamic::from(k.clone())).collect();
-        keys.push(Dynamic::from("text"));
+        // Strings as a map's `keys()` gives them (an `Identifier` would be a custom type).
+        let key = |k: &str| Dynamic::from(::rhai::ImmutableString::from(k));
+        let mut keys: ::rhai::Array = e.fields.keys().map(|k| key(k)).collect();
+        keys.push(key(e.lazy.name()));
         keys
     });
-    for field in ["type", "kind", "delta", "thinking", "text"] {
+    for field in ["type", "kind", "delta", "thinking", "text", "messages"] {
         engine.register_get(field, move |e: &mut LazyEvent| e.get(field));
     }
 }

@@ -251,12 +251,12 @@ impl RhaiEngine {
     }
 }
 
-/// The script value of an event view (a `LazyEvent` when its `text` is read on demand).
+/// The script value of an event view (a `LazyEvent` when a field is read on demand).
 fn event_value(view: &EventView) -> Dynamic {
-    let (value, text) = view.build(convert::tape_to_dynamic, to_dynamic);
-    match text {
-        Some(text) if value.is_map() => {
-            Dynamic::from(ctx::LazyEvent::new(value.cast::<Map>(), text))
+    let (value, lazy) = view.build(convert::tape_to_dynamic, to_dynamic);
+    match lazy {
+        Some(lazy) if value.is_map() => {
+            Dynamic::from(ctx::LazyEvent::new(value.cast::<Map>(), lazy))
         }
         _ => value,
     }
@@ -355,7 +355,7 @@ impl Engine for RhaiEngine {
         self.invoke(cb, argv, ctx, budget)
     }
 
-    /// An event with a `text` read on demand is a `LazyEvent` (see `ctx.rs`). A Rhai value
+    /// An event with a field read on demand is a `LazyEvent` (see `ctx.rs`). A Rhai value
     /// is its own, so each handler gets a copy: the first handler of a view gets the value
     /// converted for it (a chain of one copies nothing), the second converts it again and
     /// keeps it, the ones after copy what was kept.
