@@ -338,7 +338,7 @@ impl HookEvent {
             }
             HookEvent::AgentEnd { messages } => (
                 ScriptPayload::Bare(EventKind::AgentEnd),
-                Some(LazyField::Messages(messages.clone())),
+                Some(LazyField::Messages(messages.downgrade())),
             ),
             other => (ScriptPayload::Event(other), None),
         }

@@ -5,9 +5,15 @@
 //! the same at the thousandth prompt as at the first, and its VM keeps no copy of the
 //! conversation. [`SharedMessages`] is the conversation as `agent_end` carries it: built once
 //! per event and shared by every handler.
+//!
+//! A handler gets `messages` as a weak reference: readable while the event is being handled
+//! (the event holds the conversation until its last handler returns), `nil` when read from an
+//! event table a script kept after that. A strong one would keep each prompt's copy of the
+//! conversation alive in every VM until that VM's garbage collector got round to the
+//! table, which a handler that allocates little may not do for hundreds of prompts.
 
 use std::ops::Deref;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use serde::{Serialize, Serializer};
 use serde_json::Value;
@@ -33,6 +39,13 @@ impl Deref for SharedMessages {
     }
 }
 
+impl SharedMessages {
+    /// A reference that does not keep the messages alive.
+    pub fn downgrade(&self) -> Weak<Vec<Message>> {
+        Arc::downgrade(&self.0)
+    }
+}
+
 impl Serialize for SharedMessages {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         self.0.serialize(s)
@@ -44,8 +57,8 @@ impl Serialize for SharedMessages {
 pub enum LazyField {
     /// `message_update`'s `text`.
     Text(SharedText),
-    /// `agent_end`'s `messages`.
-    Messages(SharedMessages),
+    /// `agent_end`'s `messages`, while its event lasts.
+    Messages(Weak<Vec<Message>>),
 }
 
 impl LazyField {
@@ -57,13 +70,15 @@ impl LazyField {
         }
     }
 
-    /// The value as JSON (a string, or the array of messages).
+    /// The value as JSON (a string, or the array of messages; `null` once the event that
+    /// had the messages is over).
     pub fn to_json(&self) -> Value {
         match self {
             LazyField::Text(text) => Value::String(text.to_string_lossless()),
-            LazyField::Messages(messages) => {
-                serde_json::to_value(messages).unwrap_or(Value::Array(Vec::new()))
-            }
+            LazyField::Messages(messages) => match messages.upgrade() {
+                Some(messages) => serde_json::to_value(&*messages).unwrap_or(Value::Null),
+                None => Value::Null,
+            },
         }
     }
 
@@ -85,11 +100,15 @@ mod tests {
     fn fields_serialise_as_the_payload_has_them() {
         let text = LazyField::Text(SharedText::from("so far"));
         assert_eq!((text.name(), text.to_json()), ("text", json!("so far")));
-        let messages = LazyField::Messages(vec![Message::user("u")].into());
+        let shared = SharedMessages::from(vec![Message::user("u")]);
+        let messages = LazyField::Messages(shared.downgrade());
         assert_eq!(messages.name(), "messages");
         assert_eq!(
             messages.to_json(),
             json!([{"role": "user", "content": "u"}])
         );
+        // A kept field does not keep the conversation.
+        drop(shared);
+        assert_eq!(messages.to_json(), Value::Null);
     }
 }

@@ -1,7 +1,7 @@
 //! The event fields handed to handlers on demand (`agent_end`'s `messages`, made in a
 //! script only when it reads them), driven through the binary: every way a Lua or Rhai
 //! handler can reach the field shows the whole conversation, and the other fields read as
-//! they always did.
+//! they always did; an event kept past its handling gives `nil` for a field never read.
 
 use serde_json::json;
 
@@ -31,6 +31,17 @@ api.on("agent_end", function(e)
   api.notify("lua-pairs keys=" .. table.concat(keys, ","))
 end)"#,
     );
+    // An event kept past its handling does not keep the conversation: its unread
+    // `messages` is nil then (documented), its other fields stay.
+    install(
+        &dir,
+        "keeps.lua",
+        r#"local kept
+api.on("agent_end", function(e) kept = e end)
+api.on("session_shutdown", function()
+  api.notify("kept type=" .. kept.type .. " messages=" .. tostring(kept.messages))
+end)"#,
+    );
     install(
         &dir,
         "ends.rhai",
@@ -51,6 +62,7 @@ end)"#,
         format!("lua {want} keys=messages,type encoded=2 type=agent_end"),
         format!("rhai {want} keys=[\"messages\", \"type\"] encoded=2 type=agent_end"),
         "lua-pairs keys=messages,type".to_string(),
+        "kept type=agent_end messages=nil".to_string(),
     ] {
         assert!(out.stderr.contains(&line), "{line}\n{}", out.describe());
     }

@@ -1,7 +1,8 @@
 //! Event tables with a field read on demand ([`LazyField`]: `message_update`'s `text`,
 //! `agent_end`'s `messages`): the table's metatable makes the field on its first read and
 //! keeps it in the table; `pairs` and `json.encode` read it too, so the event shows all its
-//! fields. A handler that never looks at the field never builds it in its VM.
+//! fields. A handler that never looks at the field never builds it in its VM; `messages`
+//! read from a table kept after its event is over is `nil` (see [`crate::hooks::LazyField`]).
 
 use mlua::{Lua, Table, Value};
 
@@ -30,7 +31,11 @@ pub(super) fn metatable(
         }
         let value = match lazy.text() {
             Some(text) => Value::String(text.with(|t| lua.create_string(t))?),
-            None => convert::json_to_lua_marked(lua, &lazy.to_json(), &mark)?,
+            None => match lazy.to_json() {
+                // The event is over (a table kept past its handler).
+                serde_json::Value::Null => return Ok(Value::Nil),
+                json => convert::json_to_lua_marked(lua, &json, &mark)?,
+            },
         };
         t.raw_set(name, &value)?;
         Ok(value)

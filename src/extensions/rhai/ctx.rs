@@ -97,6 +97,7 @@ impl LazyEvent {
     fn made(&self) -> Dynamic {
         match self.lazy.text() {
             Some(text) => text.with(|t| Dynamic::from(t.to_string())),
+            // `null` (unit) once the event is over.
             None => to_dynamic(&self.lazy.to_json()),
         }
     }
@@ -107,7 +108,9 @@ impl LazyEvent {
                 return self.made();
             }
             let kept = self.kept.take().unwrap_or_else(|| self.made());
-            self.kept = Some(kept.clone());
+            if !kept.is_unit() {
+                self.kept = Some(kept.clone());
+            }
             return kept;
         }
         self.fields.get(key).cloned().unwrap_or(Dynamic::UNIT)
