@@ -72,4 +72,3 @@ pub(super) fn read_fields(v: &Value) -> mlua::Result<()> {
     }
     Ok(())
 }
-

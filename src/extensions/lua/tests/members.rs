@@ -39,28 +39,3 @@ fn api_members_are_made_when_read_and_pairs_lists_them_all() {
         );
     });
 }
-
-#[test]
-#[ignore = "probe"]
-fn probe_vm_memory() {
-    use mlua::{Lua, LuaOptions, StdLib};
-    let gc = |l: &Lua| {
-        l.gc_collect().unwrap();
-        l.gc_collect().unwrap();
-        l.used_memory()
-    };
-    let bare = Lua::new_with(StdLib::NONE, LuaOptions::default()).unwrap();
-    println!("bare {}", gc(&bare));
-    let safe = Lua::new_with(StdLib::ALL_SAFE, LuaOptions::default()).unwrap();
-    println!("all_safe {}", gc(&safe));
-    for (name, lib) in [("string", StdLib::STRING), ("table", StdLib::TABLE), ("math", StdLib::MATH), ("io", StdLib::IO), ("os", StdLib::OS), ("package", StdLib::PACKAGE), ("coroutine", StdLib::COROUTINE), ("utf8", StdLib::UTF8)] {
-        let l = Lua::new_with(lib, LuaOptions::default()).unwrap();
-        println!("{name} {}", gc(&l) as i64 - gc(&bare) as i64);
-    }
-    on_worker(move || {
-        let ext = load("");
-        println!("engine after empty load {}", gc(&ext.engine.lua));
-        let ext = load("api.on('input', function(e) return {ok = true} end)");
-        println!("engine after one handler {}", gc(&ext.engine.lua));
-    });
-}
