@@ -11,9 +11,10 @@
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::sync::OnceLock;
 use std::time::Duration;
 
-use mlua::{HookTriggers, Lua, LuaOptions, StdLib, VmState};
+use mlua::{ChunkMode, HookTriggers, Lua, LuaOptions, StdLib, VmState};
 
 use crate::extensions::meter::CallClock;
 
@@ -30,6 +31,29 @@ const DEEP: usize = 10_000;
 
 /// The prelude, run once before the extension.
 const PRELUDE: &str = include_str!("prelude.lua");
+
+/// The prelude compiled by the first VM of the process: every later VM loads this bytecode
+/// (mypi's own, made in this process) instead of parsing the source again, which was most of
+/// the time and transient memory a new VM took.
+static PRELUDE_CODE: OnceLock<Vec<u8>> = OnceLock::new();
+
+/// The prelude as a function of `lua`.
+fn prelude(lua: &Lua) -> mlua::Result<mlua::Function> {
+    if let Some(code) = PRELUDE_CODE.get() {
+        return lua
+            .load(&code[..])
+            .set_name("=prelude")
+            .set_mode(ChunkMode::Binary)
+            .into_function();
+    }
+    let f = lua
+        .load(PRELUDE)
+        .set_name("=prelude")
+        .set_mode(ChunkMode::Text)
+        .into_function()?;
+    let _ = PRELUDE_CODE.set(f.dump(false));
+    Ok(f)
+}
 
 /// The CPU budget of the running call.
 #[derive(Default)]
@@ -185,11 +209,37 @@ pub(super) fn new_vm(
         }
         other => Ok(other),
     })?;
-    let run: mlua::Function =
-        lua.load(PRELUDE)
-            .set_name("=prelude")
-            .call((over, log, plain, OVER_BUDGET))?;
+    let run: mlua::Function = prelude(&lua)?.call((over, log, plain, OVER_BUDGET))?;
     let triggers = HookTriggers::new().every_nth_instruction(HOOK_EVERY);
     lua.set_global_hook(triggers, move |lua, _| budget.tick(lua))?;
     Ok((lua, run))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// The first VM compiles the prelude; the ones after load its bytecode and are the same
+    /// sandbox.
+    #[test]
+    fn a_vm_made_from_the_prelude_bytecode_is_the_same_sandbox() {
+        for _ in 0..2 {
+            let printed = Arc::new(Mutex::new(String::new()));
+            let log = printed.clone();
+            let (lua, _run) = new_vm(Rc::new(Budget::default()), move |line| {
+                log.lock().unwrap().push_str(line)
+            })
+            .unwrap();
+            let gone: bool = lua
+                .load("print('to', 'log') return string.dump == nil and os.exit == nil and io.popen == nil")
+                .eval()
+                .unwrap();
+            assert!(gone);
+            assert_eq!(*printed.lock().unwrap(), "to\tlog");
+            let refused = lua.load("setmetatable({}, {__gc = print})").exec();
+            assert!(refused.unwrap_err().to_string().contains("__gc"));
+        }
+        assert!(PRELUDE_CODE.get().is_some());
+    }
 }

@@ -47,6 +47,7 @@ pub(super) fn serve(
     if !ok {
         return;
     }
+    crate::extensions::thread::release_load_stack();
     let mut server = Server {
         engine,
         link,
