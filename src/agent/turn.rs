@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use super::updates::Held;
 use super::{Agent, AgentError, EventSink, RunOutcome};
-use crate::hooks::{CompactReason, EventKind, HookEvent, UpdateKind};
+use crate::hooks::{CompactReason, EventKind, HookEvent, SharedMessages, UpdateKind};
 use crate::providers::{
     Accumulator, EventStream, ModelRequest, Payload, ProviderError, StreamEvent,
 };
@@ -86,14 +86,14 @@ impl Agent {
         let mut outcome = RunOutcome::default();
         let result = self.turns(&system_prompt, &mut outcome, sink, ctx).await;
         if self.hooks.has(EventKind::AgentEnd) {
-            self.hooks
-                .emit(
-                    HookEvent::AgentEnd {
-                        messages: self.messages.clone().into(),
-                    },
-                    ctx,
-                )
-                .await;
+            // The conversation is lent to the event, not copied: handlers hold it weakly, so
+            // it comes back whole once the last one returned.
+            let messages = SharedMessages::from(std::mem::take(&mut self.messages));
+            let event = HookEvent::AgentEnd {
+                messages: messages.clone(),
+            };
+            self.hooks.emit(event, ctx).await;
+            self.messages = messages.into_inner();
         }
         if ctx.depth == 0 {
             // The user's run counts every model call made for it: its children's, its

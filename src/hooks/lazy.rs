@@ -40,6 +40,11 @@ impl Deref for SharedMessages {
 }
 
 impl SharedMessages {
+    /// The messages back: moved out when nobody else holds them, else copied.
+    pub fn into_inner(self) -> Vec<Message> {
+        Arc::unwrap_or_clone(self.0)
+    }
+
     /// A reference that does not keep the messages alive.
     pub fn downgrade(&self) -> Weak<Vec<Message>> {
         Arc::downgrade(&self.0)
