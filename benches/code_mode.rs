@@ -1,4 +1,5 @@
-//! Code mode (`cargo bench --bench code_mode`):
+//! Code mode (`cargo bench --bench code_mode`; `-- five` or `-- thousand` runs only that
+//! part):
 //!
 //! - a task that needs five MCP calls and a filter, run by the real binary on the faux model
 //!   against the test MCP server (`tests/common/mcp_fake.py`, its tools cached as a user's
@@ -36,8 +37,14 @@ const RUNS: usize = 5;
 fn main() {
     let dir = std::env::temp_dir().join(format!("mypi-bench-code-{}", std::process::id()));
     std::fs::create_dir_all(dir.join("home")).unwrap();
-    five_calls(&dir);
-    thousand_calls(&dir);
+    let only = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let runs = |part: &str| only.as_deref().is_none_or(|o| part.contains(o));
+    if runs("five") {
+        five_calls(&dir);
+    }
+    if runs("thousand") {
+        thousand_calls(&dir);
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

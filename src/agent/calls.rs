@@ -4,7 +4,8 @@
 //! the result) after. A nested call passes the same hooks as the model's, with
 //! `parent_tool_call_id` naming the call that made it, so a guard that blocks a tool for the
 //! model blocks it inside a script too; it is reported to the front end as
-//! `nested_tool_call` / `nested_tool_result` events through the parent call's report channel.
+//! `nested_tool_call` / `nested_tool_result` events through the parent call's report channel,
+//! in batches ([`NestedSender`]: a burst of calls does not wake the agent for each).
 
 use std::sync::{Arc, Weak};
 
@@ -13,7 +14,7 @@ use serde_json::Value;
 use crate::hooks::{CallAbout, EventKind, HookBus, HookEvent};
 use crate::tools::{Exposure, ToolEntry, ToolRegistry, MAX_OUTPUT_BYTES};
 use crate::vocab::protocol::{AgentEvent, ToolOutput};
-use crate::vocab::run::RunContext;
+use crate::vocab::run::{NestedSender, RunContext};
 use crate::vocab::text::truncate_middle;
 
 /// One call as its hooks see it.
@@ -100,9 +101,9 @@ pub struct NestedDone {
 
 impl Nested {
     /// Calls tool `name` with `args` as call `id` of the tool call `ctx` was made for
-    /// (`parent`), through the hooks; reports it to the front end. Any tool the model could
-    /// call, deferred ones and those only code can reach ([`Exposure::Code`]) too; not hidden
-    /// ones, nor the caller itself.
+    /// (`parent`), through the hooks; reports it to the front end through `reports`. Any
+    /// tool the model could call, deferred ones and those only code can reach
+    /// ([`Exposure::Code`]) too; not hidden ones, nor the caller itself.
     pub async fn call(
         &self,
         parent: &str,
@@ -110,6 +111,7 @@ impl Nested {
         name: &str,
         args: Value,
         ctx: &Arc<RunContext>,
+        reports: &NestedSender,
     ) -> NestedDone {
         let entry = match self.find(name, ctx).await {
             Ok(entry) => entry,
@@ -125,13 +127,12 @@ impl Nested {
             },
         };
         let (args, blocked) = before(&self.hooks, &info(), args, ctx).await;
-        ctx.report_nested(AgentEvent::NestedToolCall {
+        reports.send(AgentEvent::NestedToolCall {
             parent_id: parent.to_string(),
             id: id.to_string(),
             name: name.to_string(),
             arguments: args.clone(),
-        })
-        .await;
+        });
         let output = match (blocked, entry.validate(&args)) {
             (Some(reason), _) => ToolOutput::error(format!("blocked: {reason}")),
             (None, Err(problems)) => ToolOutput::error(format!(
@@ -148,14 +149,13 @@ impl Nested {
             }
         };
         let output = after(&self.hooks, info(), args.clone(), output, ctx).await;
-        ctx.report_nested(AgentEvent::NestedToolResult {
+        reports.send(AgentEvent::NestedToolResult {
             parent_id: parent.to_string(),
             id: id.to_string(),
             name: name.to_string(),
             content: output.content.clone(),
             is_error: output.is_error,
-        })
-        .await;
+        });
         NestedDone { args, output }
     }
 }

@@ -4,8 +4,9 @@
 //! own, under its budgets (`[code_mode]`: script time, memory, printed bytes, and the call's
 //! wall clock); each `tools.NAME(args)` it makes is a nested call through the hooks
 //! ([`crate::agent::calls::Nested`]), run on the async runtime while the script's thread
-//! waits (a host wait: not script time). The run's cancellation stops the script and the
-//! calls it started.
+//! waits (a host wait: not script time). The nested calls' reports reach the agent in
+//! batches ([`crate::vocab::run::NestedReports`]), all of them before the result. The run's cancellation stops
+//! the script and the calls it started.
 //!
 //! The result is what the script printed, then what it returned (text as it is, anything
 //! else as JSON); its `details` list the nested calls (`calls`), which the session keeps
@@ -23,7 +24,7 @@ use crate::hooks::HookBus;
 use crate::tools::search::{self, Cache};
 use crate::tools::{Exposure, Tool, ToolContext, ToolRegistry, MAX_OUTPUT_BYTES};
 use crate::vocab::protocol::{ToolOutput, ToolSpec};
-use crate::vocab::run::RunContext;
+use crate::vocab::run::{NestedSender, RunContext};
 
 /// The tool's name.
 pub const CODE_TOOL: &str = "code";
@@ -100,6 +101,7 @@ impl Tool for CodeTool {
             index: self.index.clone(),
             parent: ctx.call_id.clone().unwrap_or_default(),
             ctx: ctx.clone(),
+            reports: NestedSender::default(),
             calls: Vec::new(),
             total: 0,
             handle: tokio::runtime::Handle::current(),
@@ -114,6 +116,8 @@ async fn run(script: String, mut host: Host, config: CodeMode, ctx: ToolContext)
     let stop = ctx.cancel.child_token();
     let script_ctx = Arc::new(ctx.with_cancel(stop.clone()));
     host.ctx = script_ctx.clone();
+    let reports = ctx.nested_reports();
+    host.reports = reports.sender();
     let limits = CodeLimits {
         budget: config.budget,
         memory_bytes: config.memory_bytes,
@@ -131,18 +135,20 @@ async fn run(script: String, mut host: Host, config: CodeMode, ctx: ToolContext)
         return ToolOutput::error(format!("cannot start the script's thread: {e}"));
     }
     let _stop_on_drop = stop.clone().drop_guard();
-    let (out, calls, total) = tokio::select! {
-        done = rx => match done {
-            Ok(done) => done,
-            Err(_) => return ToolOutput::error("the script's thread crashed"),
-        },
-        _ = ctx.cancel.cancelled() => return ToolOutput::error("stopped: the call was cancelled"),
-        _ = tokio::time::sleep(config.timeout) => {
-            return ToolOutput::error(format!(
-                "stopped after {} s (the code call's time limit, [code_mode] timeout_s)",
-                config.timeout.as_secs()
-            ));
-        }
+    let ended = tokio::select! {
+        done = rx => done.map_err(|_| "the script's thread crashed".to_string()),
+        _ = ctx.cancel.cancelled() => Err("stopped: the call was cancelled".to_string()),
+        _ = tokio::time::sleep(config.timeout) => Err(format!(
+            "stopped after {} s (the code call's time limit, [code_mode] timeout_s)",
+            config.timeout.as_secs()
+        )),
+    };
+    // The reports of the calls made so far, before the result (a stopped script's later
+    // ones are dropped, as the agent would drop them after the result).
+    reports.finish().await;
+    let (out, calls, total) = match ended {
+        Ok(done) => done,
+        Err(why) => return ToolOutput::error(why),
     };
     let mut output = match out {
         Ok(ran) => ToolOutput::ok(shown(&ran.printed, &ran.value)),
@@ -184,6 +190,8 @@ struct Host {
     /// The `code` call's id.
     parent: String,
     ctx: Arc<RunContext>,
+    /// Where the nested calls' reports go.
+    reports: NestedSender,
     /// The nested calls so far (the first [`LISTED`]), and how many there were.
     calls: Vec<Value>,
     total: usize,
@@ -206,10 +214,10 @@ impl Host {
     fn call(&mut self, name: &str, args: Value) -> Answer {
         self.total += 1;
         let id = format!("{}.{}", self.parent, self.total);
-        let (nested, ctx) = (&self.nested, &self.ctx);
+        let (nested, ctx, reports) = (&self.nested, &self.ctx, &self.reports);
         let done = self.handle.block_on(async {
             tokio::select! {
-                done = nested.call(&self.parent, &id, name, args, ctx) => Some(done),
+                done = nested.call(&self.parent, &id, name, args, ctx, reports) => Some(done),
                 _ = ctx.cancel.cancelled() => None,
             }
         });

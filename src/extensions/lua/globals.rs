@@ -204,7 +204,7 @@ fn builtin_table(lua: &Lua, shared: &Rc<Shared>, name: String, spec: &Json) -> m
 
 /// The Lua function for function member `member`; `ctx` is the run context it belongs to
 /// (for `ctx.*` members made per context).
-fn member_function(
+pub(super) fn member_function(
     lua: &Lua,
     shared: &Rc<Shared>,
     member: &'static Member,
@@ -235,7 +235,7 @@ fn member_function(
 /// table): a VM holds only the functions its script uses, and an extension that uses a few
 /// costs a few (each function is a closure and a userdata in the VM's memory). `pairs` makes
 /// them all first, so the table lists every member.
-fn lazy_members(lua: &Lua, shared: &Rc<Shared>, object: Object) -> mlua::Result<Table> {
+pub(super) fn lazy_members(lua: &Lua, shared: &Rc<Shared>, object: Object) -> mlua::Result<Table> {
     let functions = move || {
         surface::MEMBERS
             .iter()
@@ -292,49 +292,4 @@ pub(super) fn api_table(lua: &Lua, shared: &Rc<Shared>) -> mlua::Result<Table> {
     )?;
     api.set("version", surface::VERSION)?;
     Ok(api)
-}
-
-/// The tables of functions on `ctx`: `ctx.ui` and `ctx.session`, made once per VM.
-pub(super) type CtxObjects = Vec<(&'static str, Table)>;
-
-/// Builds [`CtxObjects`].
-pub(super) fn ctx_objects(lua: &Lua, shared: &Rc<Shared>) -> mlua::Result<CtxObjects> {
-    let mut out = Vec::new();
-    for (name, object) in [("ui", Object::Ui), ("session", Object::Session)] {
-        out.push((name, lazy_members(lua, shared, object)?));
-    }
-    Ok(out)
-}
-
-/// The data fields and the functions of `ctx` for one run context, as key/value pairs (the
-/// engine copies them into a fresh table per call).
-pub(super) fn ctx_fields(
-    lua: &Lua,
-    shared: &Rc<Shared>,
-    objects: &CtxObjects,
-    ctx: &Arc<RunContext>,
-) -> mlua::Result<Vec<(Value, Value)>> {
-    let mut fields = Vec::new();
-    for (name, value) in surface::ctx_fields(ctx) {
-        fields.push((
-            Value::String(lua.create_string(name)?),
-            json_to_lua(lua, &value)?,
-        ));
-    }
-    for (name, table) in objects {
-        fields.push((
-            Value::String(lua.create_string(name)?),
-            Value::Table(table.clone()),
-        ));
-    }
-    for m in surface::MEMBERS.iter().filter(|m| m.object == Object::Ctx) {
-        if let Shape::Function(..) = m.shape {
-            let f = member_function(lua, shared, m, Some(ctx.clone()))?;
-            fields.push((
-                Value::String(lua.create_string(m.name)?),
-                Value::Function(f),
-            ));
-        }
-    }
-    Ok(fields)
 }

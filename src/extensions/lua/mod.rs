@@ -3,7 +3,8 @@
 //!
 //! - `sandbox.rs` + `prelude.lua`: the VM (no `debug`, no `os.exit`, text chunks only), the
 //!   CPU budget that `pcall` cannot swallow;
-//! - `globals.rs`: the `api` table and `ctx`'s functions, on top of [`ApiLink`];
+//! - `globals.rs`: the `api` table and the functions of `api` and `ctx`, on top of
+//!   [`ApiLink`]; `ctx.rs`: the `ctx` table of a run;
 //! - `modules.rs`: `require` (the extension's folder, its root, the embedded `json`, `fs`,
 //!   `path`, `schema`); `fs.rs`: the `fs` module (files within the script's limits);
 //! - `code.rs`: the VM of a `code` call (the model's script), built the same way;
@@ -23,6 +24,7 @@
 
 pub mod code;
 mod convert;
+mod ctx;
 mod fs;
 mod globals;
 mod lazy;
@@ -55,17 +57,6 @@ pub fn new_engine(link: Arc<ApiLink>, limits: Limits) -> Result<Box<dyn Engine>,
 /// The id of a run context and its Lua `ctx` table.
 type CtxFields = (u64, Table);
 
-/// Makes the read-only `ctx` of one run from a table of its fields: reads go to the fields,
-/// writes fail, `pairs` lists the fields. One is made per run context and given to every call
-/// of that run (a fresh table per call would cost more than the call).
-const CTX_PROXY: &str = r#"local fields, next = ...
-return setmetatable({}, {
-  __index = fields,
-  __newindex = function() error("ctx is read-only", 2) end,
-  __pairs = function() return next, fields, nil end,
-  __metatable = "ctx",
-})"#;
-
 /// An extension's Lua VM.
 pub struct LuaEngine {
     link: Arc<ApiLink>,
@@ -75,7 +66,7 @@ pub struct LuaEngine {
     api: Table,
     /// `CallbackId` -> function.
     callbacks: Table,
-    ui: globals::CtxObjects,
+    ctx_maker: ctx::CtxMaker,
     shared: Rc<globals::Shared>,
     /// `ctx` for the last run context seen.
     ctx_fields: RefCell<Option<CtxFields>>,
@@ -116,7 +107,7 @@ impl LuaEngine {
             let shared = globals::Shared::new(link.clone());
             let api = globals::api_table(&lua, &shared)?;
             lua.globals().set("api", &api)?;
-            let ui = globals::ctx_objects(&lua, &shared)?;
+            let ctx_maker = ctx::CtxMaker::new(&lua, &shared)?;
             lua.set_memory_limit(limits.memory_bytes)?;
             budget.set_memory_cap(limits.memory_bytes);
             Ok(LuaEngine {
@@ -126,7 +117,7 @@ impl LuaEngine {
                 modules: modules.clone(),
                 api,
                 callbacks: globals::callbacks(&lua)?,
-                ui,
+                ctx_maker,
                 shared: shared.clone(),
                 ctx_fields: RefCell::new(None),
                 event: RefCell::new(None),
@@ -260,7 +251,7 @@ impl LuaEngine {
         expand_paths(msg, &paths)
     }
 
-    /// `ctx` of a call: the data of `ctx` plus `ui` and `abort`.
+    /// `ctx` of a call ([`ctx::CtxMaker`]), the one of the last run context seen again.
     fn ctx_table(&self, ctx: &Arc<RunContext>) -> mlua::Result<Table> {
         let mut cache = self.ctx_fields.borrow_mut();
         if let Some((seen, table)) = cache.as_ref() {
@@ -268,16 +259,7 @@ impl LuaEngine {
                 return Ok(table.clone());
             }
         }
-        let fields = self.lua.create_table_with_capacity(0, 8)?;
-        for (k, v) in globals::ctx_fields(&self.lua, &self.shared, &self.ui, ctx)? {
-            fields.raw_set(k, v)?;
-        }
-        let next: Function = self.lua.globals().raw_get("next")?;
-        let table: Table = self
-            .lua
-            .load(CTX_PROXY)
-            .set_name("=ctx")
-            .call((fields, next))?;
+        let table = self.ctx_maker.make(&self.lua, &self.shared, ctx)?;
         *cache = Some((ctx.id, table.clone()));
         Ok(table)
     }

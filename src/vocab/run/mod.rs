@@ -7,9 +7,11 @@
 //! tool that started the child and blocks until it ends). Those workers are not re-entered:
 //! their handlers are skipped for the child and their tools refuse, instead of deadlocking.
 
+mod nested;
 pub mod queue;
 mod sink;
 
+pub use nested::{NestedReports, NestedSender};
 pub use sink::EventSink;
 
 use std::path::PathBuf;
@@ -296,17 +298,6 @@ impl RunContext {
         let event = Box::new(event);
         let _ = tx.try_send((id.clone(), CallReport::Child { child, event }));
         true
-    }
-
-    /// Reports a call made by this context's tool call (a `code` script's
-    /// `nested_tool_call` / `nested_tool_result`); unlike progress, never dropped: it waits
-    /// for room in the channel. False outside a tool call.
-    pub async fn report_nested(&self, event: AgentEvent) -> bool {
-        let (Some(tx), Some(id)) = (&self.progress, &self.call_id) else {
-            return false;
-        };
-        let report = (id.clone(), CallReport::Nested(Box::new(event)));
-        tx.send(report).await.is_ok()
     }
 
     /// Keeps a child run made in this context until the agent stores it.
