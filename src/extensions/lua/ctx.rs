@@ -6,9 +6,9 @@
 //! is shared by the contexts whose data is the same, and the bound functions are made when
 //! first read (`pairs` makes them all first, so it lists them).
 
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::rc::Rc;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use mlua::{Function, Lua, Table, Value};
 
@@ -50,6 +50,9 @@ return function(data, make)
   })
 end"#;
 
+/// [`CTX_PROXY`] compiled by the first VM that needed it (see [`super::sandbox::compiled`]).
+static PROXY_CODE: OnceLock<Vec<u8>> = OnceLock::new();
+
 /// The data fields of a run's `ctx` (see [`surface::ctx_fields`]).
 type Data = [(&'static str, serde_json::Value); 6];
 
@@ -57,8 +60,9 @@ type Data = [(&'static str, serde_json::Value); 6];
 pub(super) struct CtxMaker {
     /// `ctx.ui` and `ctx.session`, made once per VM.
     objects: Vec<(&'static str, Table)>,
-    /// [`CTX_PROXY`], compiled.
-    proxy: Function,
+    /// [`CTX_PROXY`]'s factory, made at the first `ctx` (an extension that is never called
+    /// does not pay for it).
+    proxy: OnceCell<Function>,
     /// The data table made last, and what it holds (the calls of one run, and the nested
     /// calls of a `code` call, share theirs).
     data: RefCell<Option<(Data, Table)>>,
@@ -70,20 +74,26 @@ impl CtxMaker {
         for (name, object) in [("ui", Object::Ui), ("session", Object::Session)] {
             objects.push((name, lazy_members(lua, shared, object)?));
         }
+        Ok(CtxMaker {
+            objects,
+            proxy: OnceCell::new(),
+            data: RefCell::new(None),
+        })
+    }
+
+    /// The proxy's factory, made on first use.
+    fn proxy(&self, lua: &Lua) -> mlua::Result<&Function> {
+        if let Some(proxy) = self.proxy.get() {
+            return Ok(proxy);
+        }
         let names = lua.create_table()?;
         for m in functions() {
             names.raw_set(m.name, true)?;
         }
         let next: Function = lua.globals().raw_get("next")?;
-        let proxy = lua
-            .load(CTX_PROXY)
-            .set_name("=ctx")
-            .call::<Function>((next, names))?;
-        Ok(CtxMaker {
-            objects,
-            proxy,
-            data: RefCell::new(None),
-        })
+        let chunk = super::sandbox::compiled(lua, &PROXY_CODE, "=ctx", CTX_PROXY)?;
+        let proxy = chunk.call::<Function>((next, names))?;
+        Ok(self.proxy.get_or_init(|| proxy))
     }
 
     /// The `ctx` of run context `ctx`.
@@ -103,7 +113,7 @@ impl CtxMaker {
             let f = member_function(lua, &shared, m, Some(ctx.clone()))?;
             Ok(Value::Function(f))
         })?;
-        self.proxy.call((data, make))
+        self.proxy(lua)?.call((data, make))
     }
 
     /// The table of `data` (and the objects): the last one made when it held the same.

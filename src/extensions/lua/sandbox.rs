@@ -32,26 +32,32 @@ const DEEP: usize = 10_000;
 /// The prelude, run once before the extension.
 const PRELUDE: &str = include_str!("prelude.lua");
 
-/// The prelude compiled by the first VM of the process: every later VM loads this bytecode
-/// (mypi's own, made in this process) instead of parsing the source again, which was most of
-/// the time and transient memory a new VM took.
+/// The prelude compiled by the first VM of the process (see [`compiled`]).
 static PRELUDE_CODE: OnceLock<Vec<u8>> = OnceLock::new();
 
-/// The prelude as a function of `lua`.
-fn prelude(lua: &Lua) -> mlua::Result<mlua::Function> {
-    if let Some(code) = PRELUDE_CODE.get() {
+/// mypi's own Lua chunk `source` (named `name`) as a function of `lua`: compiled by the first
+/// VM of the process, whose bytecode `cache` keeps; every later VM loads that bytecode (made
+/// in this process, from mypi's own source) instead of parsing the source again, which was
+/// most of the time and transient memory a new VM took.
+pub(super) fn compiled(
+    lua: &Lua,
+    cache: &OnceLock<Vec<u8>>,
+    name: &str,
+    source: &str,
+) -> mlua::Result<mlua::Function> {
+    if let Some(code) = cache.get() {
         return lua
             .load(&code[..])
-            .set_name("=prelude")
+            .set_name(name)
             .set_mode(ChunkMode::Binary)
             .into_function();
     }
     let f = lua
-        .load(PRELUDE)
-        .set_name("=prelude")
+        .load(source)
+        .set_name(name)
         .set_mode(ChunkMode::Text)
         .into_function()?;
-    let _ = PRELUDE_CODE.set(f.dump(false));
+    let _ = cache.set(f.dump(false));
     Ok(f)
 }
 
@@ -209,7 +215,8 @@ pub(super) fn new_vm(
         }
         other => Ok(other),
     })?;
-    let run: mlua::Function = prelude(&lua)?.call((over, log, plain, OVER_BUDGET))?;
+    let prelude = compiled(&lua, &PRELUDE_CODE, "=prelude", PRELUDE)?;
+    let run: mlua::Function = prelude.call((over, log, plain, OVER_BUDGET))?;
     let triggers = HookTriggers::new().every_nth_instruction(HOOK_EVERY);
     lua.set_global_hook(triggers, move |lua, _| budget.tick(lua))?;
     Ok((lua, run))
