@@ -135,9 +135,12 @@ async fn run(script: String, mut host: Host, config: CodeMode, ctx: ToolContext)
         return ToolOutput::error(format!("cannot start the script's thread: {e}"));
     }
     let _stop_on_drop = stop.clone().drop_guard();
+    // A cancelled run says so even when the script, stopped by the same cancellation, has
+    // already answered with its own error.
     let ended = tokio::select! {
-        done = rx => done.map_err(|_| "the script's thread crashed".to_string()),
+        biased;
         _ = ctx.cancel.cancelled() => Err("stopped: the call was cancelled".to_string()),
+        done = rx => done.map_err(|_| "the script's thread crashed".to_string()),
         _ = tokio::time::sleep(config.timeout) => Err(format!(
             "stopped after {} s (the code call's time limit, [code_mode] timeout_s)",
             config.timeout.as_secs()
