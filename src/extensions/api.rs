@@ -95,10 +95,19 @@ impl EventView<'_> {
         from_json: impl FnOnce(&Value) -> R,
     ) -> (R, Option<LazyField>) {
         let (payload, lazy) = self.event.script_parts();
-        let value =
-            with_tape(&payload, from_tape).unwrap_or_else(|| from_json(&self.event.to_script().0));
-        (value, lazy)
+        (engine_value(&payload, from_tape, from_json), lazy)
     }
+}
+
+/// An engine's value of `value`: built from its tape (no JSON tree in between), or from its
+/// JSON when it has no tape.
+pub(super) fn engine_value<T: serde::Serialize + ?Sized, R>(
+    value: &T,
+    from_tape: impl FnOnce(&Tape) -> R,
+    from_json: impl FnOnce(&Value) -> R,
+) -> R {
+    with_tape(value, from_tape)
+        .unwrap_or_else(|| from_json(&serde_json::to_value(value).unwrap_or(Value::Null)))
 }
 
 /// Builds an engine on its worker thread.

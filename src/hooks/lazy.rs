@@ -80,10 +80,18 @@ impl LazyField {
     pub fn to_json(&self) -> Value {
         match self {
             LazyField::Text(text) => Value::String(text.to_string_lossless()),
-            LazyField::Messages(messages) => match messages.upgrade() {
+            LazyField::Messages(_) => match self.messages() {
                 Some(messages) => serde_json::to_value(&*messages).unwrap_or(Value::Null),
                 None => Value::Null,
             },
+        }
+    }
+
+    /// The messages, when this is `messages` and its event is not over.
+    pub fn messages(&self) -> Option<Arc<Vec<Message>>> {
+        match self {
+            LazyField::Text(_) => None,
+            LazyField::Messages(messages) => messages.upgrade(),
         }
     }
 

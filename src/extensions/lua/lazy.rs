@@ -7,6 +7,7 @@
 use mlua::{Lua, Table, Value};
 
 use super::convert;
+use crate::extensions::api::engine_value;
 use crate::hooks::LazyField;
 
 /// The `__name` of an event table with a field read on demand.
@@ -29,13 +30,15 @@ pub(super) fn metatable(
         if !matches!(&key, Value::String(k) if k.as_bytes() == name.as_bytes()) {
             return Ok(Value::Nil);
         }
-        let value = match lazy.text() {
-            Some(text) => Value::String(text.with(|t| lua.create_string(t))?),
-            None => match lazy.to_json() {
-                // The event is over (a table kept past its handler).
-                serde_json::Value::Null => return Ok(Value::Nil),
-                json => convert::json_to_lua_marked(lua, &json, &mark)?,
-            },
+        let value = match (lazy.text(), lazy.messages()) {
+            (Some(text), _) => Value::String(text.with(|t| lua.create_string(t))?),
+            (None, Some(messages)) => engine_value(
+                &*messages,
+                |tape| convert::tape_to_lua(lua, tape, &mark),
+                |json| convert::json_to_lua_marked(lua, json, &mark),
+            )?,
+            // The event is over (a table kept past its handler).
+            (None, None) => return Ok(Value::Nil),
         };
         t.raw_set(name, &value)?;
         Ok(value)
@@ -64,11 +67,8 @@ pub(super) fn read_fields(v: &Value) -> mlua::Result<()> {
     let Some(mt) = t.metatable() else {
         return Ok(());
     };
-    let name = mt.raw_get::<Option<mlua::String>>("__name")?;
-    if name.is_some_and(|n| n.as_bytes() == LAZY_EVENT.as_bytes()) {
-        if let Some(field) = mt.raw_get::<Option<mlua::String>>(FIELD)? {
-            t.get::<Value>(field)?;
-        }
+    if let Some(field) = mt.raw_get::<Option<mlua::String>>(FIELD)? {
+        t.get::<Value>(field)?;
     }
     Ok(())
 }

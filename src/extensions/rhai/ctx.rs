@@ -14,6 +14,7 @@ use ::rhai::{Dynamic, Engine, Map};
 
 use super::bindings::Api;
 use super::convert::{script_err, to_dynamic};
+use crate::extensions::api::engine_value;
 use crate::extensions::surface::{self, Object, Shape};
 use crate::hooks::LazyField;
 use crate::vocab::run::RunContext;
@@ -95,10 +96,13 @@ impl LazyEvent {
 
     /// The on-demand field, made from the host's value.
     fn made(&self) -> Dynamic {
-        match self.lazy.text() {
-            Some(text) => text.with(|t| Dynamic::from(t.to_string())),
-            // `null` (unit) once the event is over.
-            None => to_dynamic(&self.lazy.to_json()),
+        match (self.lazy.text(), self.lazy.messages()) {
+            (Some(text), _) => text.with(|t| Dynamic::from(t.to_string())),
+            (None, Some(messages)) => {
+                engine_value(&*messages, super::convert::tape_to_dynamic, to_dynamic)
+            }
+            // Unit once the event is over.
+            (None, None) => Dynamic::UNIT,
         }
     }
 
