@@ -346,9 +346,6 @@ impl Engine for LuaEngine {
         let ran = self.guarded(self.limits.budget, || self.resume::<()>(&chunk, ()));
         drop(chunk);
         ran?;
-        // What loading left behind (the parser's strings, the top level's temporaries) goes
-        // now, not some calls later: a hundred idle extensions would each keep theirs.
-        let _ = self.lua.gc_collect();
         self.collected.set(self.lua.used_memory());
         Ok(())
     }
