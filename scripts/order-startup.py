@@ -11,8 +11,9 @@ few (benches/scripts/bench-lean.py measures it: `mypi -p` and the idle REPL each
 The names come from running a release build (with its symbols) under valgrind's callgrind
 through what users do first: a print run with the offline model (with and without the shipped
 extension, with a tool call), a print run against a fake OpenAI-compatible server on
-127.0.0.1 with a tool call, the REPL on a pseudo-terminal with one prompt, a project with Lua
-and Rhai extensions, and an MCP server over stdio with a tool call. Names the build no longer
+127.0.0.1 with a tool call, a project with Lua extensions, one with Rhai extensions (apart,
+so that a project with one engine maps only its code), an MCP server over stdio with a tool
+call, and the REPL on a pseudo-terminal with one prompt. Names the build no longer
 has are skipped by the linker, so a stale list only costs memory; regenerate it after large
 changes (and after a Rust or dependency update):
 
@@ -69,20 +70,23 @@ def functions_run(profile):
 
 
 def project(work):
-    """Folders: a plain one, one with Lua and Rhai extensions, one with an MCP server."""
-    plain, exts, mcp = (os.path.join(work, d) for d in ("plain", "exts", "mcp"))
-    for d in (plain, exts, mcp):
+    """Folders: a plain one, one with Lua extensions, one with Rhai extensions, one with an
+    MCP server."""
+    plain, lua, rhai, mcp = (os.path.join(work, d) for d in ("plain", "lua", "rhai", "mcp"))
+    for d in (plain, lua, rhai, mcp):
         os.makedirs(d)
         with open(os.path.join(d, "notes.txt"), "w") as f:
             f.write("hello\n")
-    ext = os.path.join(exts, ".agents", "extensions")
-    os.makedirs(ext)
+    for d in (lua, rhai):
+        os.makedirs(os.path.join(d, ".agents", "extensions"))
     for i in range(3):
+        ext = os.path.join(lua, ".agents", "extensions")
         with open(os.path.join(ext, f"l{i}.lua"), "w") as f:
             f.write(f'api.tool{{name = "t{i}", description = "t", parameters = {{type = "object",'
                     f' properties = {{}}}}, execute = function(a) return "ok" end}}\n'
                     f'api.on("tool_call", function(e) return nil end)\n'
                     f'api.on("message_update", function(e) end)\n')
+        ext = os.path.join(rhai, ".agents", "extensions")
         with open(os.path.join(ext, f"r{i}.rhai"), "w") as f:
             f.write(f'api.on("tool_call", |e| ());\napi.command("c{i}", |a| "x", "c");\n')
     server = os.path.join(ROOT, "tests", "common", "mcp_fake.py")
@@ -95,7 +99,7 @@ def project(work):
     with open(os.path.join(plain, "replies.jsonl"), "w") as f:
         f.write('{"tool_calls":[{"name":"read","arguments":{"path":"notes.txt"}}]}\n'
                 '{"text":"done"}\n')
-    return plain, exts, mcp
+    return plain, lua, rhai, mcp
 
 
 def repl(vg, cwd, env):
@@ -126,6 +130,9 @@ def repl(vg, cwd, env):
 
 
 def main():
+    if "-h" in sys.argv or "--help" in sys.argv:
+        print(__doc__)
+        return
     check = "--check" in sys.argv
     build()
     have = symbols(BIN)
@@ -141,17 +148,19 @@ def main():
         home = os.path.join(work, "home")
         os.makedirs(home)
         env = dict(os.environ, HOME=home, OPENAI_API_KEY="x", TERM="xterm-256color")
-        plain, exts, mcp = project(work)
+        plain, lua, rhai, mcp = project(work)
         server, port = fake_openai.start()
-        subprocess.run([BIN, "trust", exts], env=env, capture_output=True)
-        subprocess.run([BIN, "trust", mcp], env=env, capture_output=True)
+        for d in (lua, rhai, mcp):
+            subprocess.run([BIN, "trust", d], env=env, capture_output=True)
         runs = [
             (plain, ["-p", "hello", "--provider", "faux", "--no-session", "--no-extensions"]),
             (plain, ["-p", "hello", "--provider", "faux"]),
             (plain, ["-p", "read it", "--provider", "faux", "--faux-script", "replies.jsonl"]),
             (plain, ["-p", "read it", "--provider", "openai", "--model", "m", "--base-url",
                      f"http://127.0.0.1:{port}/v1"]),
-            (exts, ["-p", "hello", "--provider", "faux"]),
+            # Lua before Rhai: a project with only one of them maps only its engine's code.
+            (lua, ["-p", "hello", "--provider", "faux"]),
+            (rhai, ["-p", "hello", "--provider", "faux"]),
             (mcp, ["-p", "echo", "--provider", "faux", "--faux-script", "replies.jsonl"]),
         ]
         order, listed = [], set()

@@ -95,9 +95,9 @@ impl Agent {
             _ => {
                 let tools: usize = self
                     .tools
-                    .offered_specs(&self.found)
+                    .offered(&self.found)
                     .iter()
-                    .map(|s| s.name.len() + s.description.len() + s.parameters.to_string().len())
+                    .map(|e| e.spec_chars())
                     .sum();
                 ((self.system_prompt.len() + tools) / 4) as u64 + compact::estimate(&self.messages)
             }

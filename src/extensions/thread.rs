@@ -43,8 +43,9 @@ pub fn release_unused_stack() {
 }
 
 /// After the script's top level ran: gives back the stack the engine's set-up and the
-/// parser touched (all but the few pages an idle extension's calls use), so a hundred idle
-/// extensions do not each keep theirs.
+/// parser touched (all but the page below the serving loop's frame), so a hundred idle
+/// extensions do not each keep theirs. An extension's first call touches again what it
+/// needs.
 pub fn release_load_stack() {
-    crate::platform::sys::release_stack_below(8 * 1024);
+    crate::platform::sys::release_stack_below(4 * 1024);
 }

@@ -117,11 +117,24 @@ pub struct ToolEntry {
     pub owner: Owner,
     pub tool: Arc<dyn Tool>,
     validator: OnceLock<Result<jsonschema::Validator, String>>,
+    /// The length of the spec as the model reads it ([`ToolEntry::spec_chars`]).
+    spec_chars: OnceLock<usize>,
 }
 
 impl ToolEntry {
     pub fn spec(&self) -> &ToolSpec {
         self.tool.spec()
+    }
+
+    /// Characters of the tool's name, description and parameter schema (as JSON): what the
+    /// context estimate counts for it, worked out once.
+    pub fn spec_chars(&self) -> usize {
+        *self.spec_chars.get_or_init(|| {
+            let spec = self.spec();
+            let mut counter = Counter(0);
+            let _ = serde_json::to_writer(&mut counter, &spec.parameters);
+            spec.name.len() + spec.description.len() + counter.0
+        })
     }
 
     /// Checks arguments against the tool's schema; the error lists every problem found.
@@ -152,6 +165,20 @@ impl ToolEntry {
         } else {
             Err(problems.join("; "))
         }
+    }
+}
+
+/// A writer that only counts the bytes written to it.
+struct Counter(usize);
+
+impl std::io::Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -210,6 +237,7 @@ impl ToolRegistry {
             owner,
             tool,
             validator: OnceLock::new(),
+            spec_chars: OnceLock::new(),
         }));
         drop(entries);
         self.bump();
@@ -433,6 +461,7 @@ impl ToolRegistry {
                     owner: e.owner.clone(),
                     tool,
                     validator: OnceLock::new(),
+                    spec_chars: OnceLock::new(),
                 }),
                 None => e,
             })
@@ -551,5 +580,20 @@ mod tests {
         assert!(err.contains("/n"), "{err}");
         let err = e.validate(&json!({})).unwrap_err();
         assert!(err.contains("\"n\" is a required property"), "{err}");
+    }
+
+    #[test]
+    fn spec_chars_counts_name_description_and_schema_as_json() {
+        let reg = ToolRegistry::new();
+        reg.register(Owner::core(), fixed("tool_name", "x"));
+        let e = reg.get("tool_name").unwrap();
+        let spec = e.spec();
+        let expected = "tool_name".len() + spec.parameters.to_string().len();
+        assert_eq!(e.spec_chars(), expected);
+        assert_eq!(
+            e.spec_chars(),
+            expected,
+            "the second answer is the kept one"
+        );
     }
 }

@@ -88,6 +88,12 @@ const LOAD_ERRORS: &[(&str, &str, &str, &str)] = &[
         "api.tool 't': parameters must be a JSON Schema object with type = \"object\"",
     ),
     (
+        "tool parameters not a valid schema",
+        r#"api.tool{name = "t", parameters = {type = "object", properties = {n = {type = 5}}}, execute = function() end}"#,
+        r#"api.tool(#{ name: "t", parameters: #{ "type": "object", properties: #{ n: #{ "type": 5 } } }, execute: |a| () });"#,
+        "api.tool 't': parameters are not a valid JSON Schema: 5 is not valid under any of the schemas listed in the 'anyOf' keyword",
+    ),
+    (
         "tool timeout not positive",
         r#"api.tool{name = "t", timeout_ms = -5, execute = function() end}"#,
         r#"api.tool(#{ name: "t", timeout_ms: -5, execute: |a| () });"#,
