@@ -109,28 +109,34 @@ local function no_stdin()
   error("extensions cannot read mypi's standard input", 2)
 end
 
-local function stream(name)
-  local s = {}
-  function s.write(self, ...)
+-- The three standard streams share their methods and metatable (one set per VM, not three).
+local stream_methods = {
+  write = function(self, ...)
     logged(...)
     return self
-  end
-  function s.flush(self)
+  end,
+  flush = function(self)
     return self
-  end
-  function s.setvbuf()
+  end,
+  setvbuf = function()
     return true
-  end
-  function s.close()
+  end,
+  close = function()
     return true
-  end
-  s.read, s.lines, s.seek = no_stdin, no_stdin, no_stdin
-  return setmetatable_(s, {
-    __name = "FILE*",
-    __tostring = function()
-      return "file (" .. name .. ", to the debug log)"
-    end,
-  })
+  end,
+  read = no_stdin,
+  lines = no_stdin,
+  seek = no_stdin,
+}
+local stream_meta = {
+  __name = "FILE*",
+  __index = stream_methods,
+  __tostring = function(s)
+    return "file (" .. rawget(s, 1) .. ", to the debug log)"
+  end,
+}
+local function stream(name)
+  return setmetatable_({ name }, stream_meta)
 end
 
 local open_, lines_ = io.open, io.lines
