@@ -81,7 +81,7 @@ pub fn estimate(messages: &[Message]) -> u64 {
             let args: usize = m
                 .tool_calls
                 .iter()
-                .map(|c| c.name.len() + c.arguments.to_string().len())
+                .map(|c| c.name.len() + crate::vocab::text::json_len(&c.arguments))
                 .sum();
             ((m.content.len() + args) / 4 + 8) as u64 + m.images.len() as u64 * IMAGE_TOKENS
         })

@@ -153,7 +153,7 @@ impl Background {
         }
         let queue = self.queue()?;
         use std::sync::atomic::Ordering;
-        let size = data.to_string().len();
+        let size = crate::vocab::text::json_len(&data);
         if self.queued_bytes.fetch_add(size, Ordering::SeqCst) + size > MAX_QUEUED_BYTES {
             self.queued_bytes.fetch_sub(size, Ordering::SeqCst);
             return Err(format!(

@@ -162,7 +162,9 @@ impl FauxProvider {
             });
             events.push(StreamEvent::ToolCallDelta { index, arguments });
         }
-        let input_chars = payload.get("messages").map_or(0, json_len);
+        let input_chars = payload
+            .get("messages")
+            .map_or(0, crate::vocab::text::json_len);
         events.push(StreamEvent::Usage(Usage::tokens(
             (input_chars as u64).div_ceil(4),
             (output_chars as u64).div_ceil(4),
@@ -230,26 +232,6 @@ fn describe_json_error(e: &serde_json::Error) -> String {
         None => &text,
     };
     format!("{message} (column {})", e.column())
-}
-
-/// The length of `value` as JSON text, counted without building the text (a resumed
-/// conversation can be large).
-fn json_len(value: &Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    match serde_json::to_writer(&mut count, value) {
-        Ok(()) => count.0,
-        Err(_) => 0,
-    }
 }
 
 /// The text of the last user message in a request payload, then its images named

@@ -29,6 +29,7 @@ use serde_json::Value;
 use crate::vocab::owner::{next_id, Handle, Owner, Unregister};
 use crate::vocab::protocol::{ToolOutput, ToolSpec};
 use crate::vocab::run::RunContext;
+use crate::vocab::text::json_len;
 use futures_util::future::BoxFuture;
 
 pub use exposure::{Exposure, SEARCH_TOOL};
@@ -131,9 +132,7 @@ impl ToolEntry {
     pub fn spec_chars(&self) -> usize {
         *self.spec_chars.get_or_init(|| {
             let spec = self.spec();
-            let mut counter = Counter(0);
-            let _ = serde_json::to_writer(&mut counter, &spec.parameters);
-            spec.name.len() + spec.description.len() + counter.0
+            spec.name.len() + spec.description.len() + json_len(&spec.parameters)
         })
     }
 
@@ -165,20 +164,6 @@ impl ToolEntry {
         } else {
             Err(problems.join("; "))
         }
-    }
-}
-
-/// A writer that only counts the bytes written to it.
-struct Counter(usize);
-
-impl std::io::Write for Counter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0 += buf.len();
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
     }
 }
 

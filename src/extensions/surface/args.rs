@@ -137,7 +137,7 @@ impl Arg {
             return Err(format!("the data must be plain data, not a {t}"));
         }
         let data = self.into_json();
-        let size = data.to_string().len();
+        let size = crate::vocab::text::json_len(&data);
         if size > max {
             return Err(format!(
                 "the data is {} as JSON, more than the {} {what}",

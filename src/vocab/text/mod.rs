@@ -6,6 +6,26 @@ pub mod inert;
 
 pub use inert::{inert, inert_json, inert_sgr};
 
+/// The length of `value` as compact JSON text, counted without building the text (a
+/// conversation or a schema can be large); 0 for a value that does not serialize.
+pub fn json_len<T: serde::Serialize + ?Sized>(value: &T) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => 0,
+    }
+}
+
 /// Keeps the first and last part of `text` so that the result has at most about `max` bytes,
 /// with a note in the middle saying how much was left out. Text within the limit is returned
 /// unchanged.
@@ -163,6 +183,13 @@ pub fn ceil_char_boundary(s: &str, mut i: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn json_len_is_the_length_of_the_json_text() {
+        let v = serde_json::json!({"a": [1, "two", null], "é": "x\n"});
+        assert_eq!(super::json_len(&v), v.to_string().len());
+        assert_eq!(super::json_len("plain"), "\"plain\"".len());
+    }
+
     use super::*;
 
     #[test]
