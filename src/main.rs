@@ -143,7 +143,7 @@ fn run(cli: Cli) -> i32 {
             if let Err(e) = mypi::platform::signals::install(true, None) {
                 stderr_line(&format!("mypi: cannot watch for signals: {e}"));
             }
-            tokio::spawn(repl::run_acp(config, overrides))
+            tokio::spawn(Box::pin(repl::run_acp(config, overrides)))
                 .await
                 .unwrap_or_else(|e| {
                     stderr_line(&format!("mypi: internal error: {e}"));
@@ -151,7 +151,7 @@ fn run(cli: Cli) -> i32 {
                 })
         });
     }
-    // The front end runs as a task on the runtime's workers rather than on this thread: a
+    // The front end runs as a task on the runtime's worker rather than on this thread: a
     // worker that waits for an extension's reply parks the way the runtime does, which makes
     // the round trip about twice as fast as from `block_on`'s thread.
     let repl = config.mode == Mode::Repl;
@@ -181,10 +181,12 @@ fn run(cli: Cli) -> i32 {
                 return e.exit_code();
             }
         };
+        // Each mode's future on the heap: the REPL's is ~13 KiB, and a future held inline is
+        // copied (and its stack pages touched) at every move on the way to its worker.
         if repl_mode {
-            repl::run_repl(app, printer).await
+            Box::pin(repl::run_repl(app, printer)).await
         } else {
-            repl::run_print(app).await
+            Box::pin(repl::run_print(app)).await
         }
     };
     runtime.block_on(async move {
@@ -477,11 +479,15 @@ fn run_ext(action: &ExtAction, cli: &Cli, cwd: std::path::PathBuf) -> i32 {
     }
 }
 
-/// The async runtime (two workers: the machine this is built for has two cores, and scripts
-/// run on their own threads anyway); `None` after saying why it could not start.
+/// The async runtime; `None` after saying why it could not start. One worker: scripts run on
+/// threads of their own, the blocking pool takes file work, and the front end's task is what
+/// the worker runs (see above), so a second worker mostly woke to find nothing to steal. One
+/// worker is a thread, a malloc arena and cross-thread wake-ups fewer: in
+/// `benches/scripts/bench-lean.py`, start-up -6 %, a print task's CPU -13 %, 100 extensions
+/// -3 % against two.
 fn runtime() -> Option<tokio::runtime::Runtime> {
     match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(1)
         // Address space, not memory (pages are touched only as deep as a call goes): room for
         // a debug build's large futures, which a 2 MiB stack overflowed once.
         .thread_stack_size(8 * 1024 * 1024)

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Size, start-up and memory of whole `mypi` processes, side by side for several builds.
 
-Usage: benches/scripts/bench-lean.py [--rounds N] BIN [BIN...]
+Usage: benches/scripts/bench-lean.py [--rounds N] ARM [ARM...]
+where an ARM is a binary, or a binary and environment variables for its runs:
+`target/release/mypi,MYPI_SOMETHING=1` (an experiment behind a variable, in one build)
 (for example the release build of HEAD next to one of an older commit:
 `git worktree add /tmp/old f5eb314 && CARGO_TARGET_DIR=/tmp/old-target cargo build --release
 --manifest-path /tmp/old/Cargo.toml`, then `bench-lean.py target/release/mypi
@@ -104,9 +106,11 @@ def idle_rss(binary, cwd, env):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=15)
-    ap.add_argument("bins", nargs="+")
+    ap.add_argument("arms", nargs="+")
     a = ap.parse_args()
-    bins = [os.path.realpath(b) for b in a.bins]
+    bins = a.arms  # each arm's label: as given
+    path = {b: os.path.realpath(b.split(",")[0]) for b in bins}
+    extra = {b: dict(kv.split("=", 1) for kv in b.split(",")[1:]) for b in bins}
     work = tempfile.mkdtemp()
     home, plain, exts, one = (os.path.join(work, d) for d in ("home", "plain", "exts", "one"))
     os.makedirs(home)
@@ -127,9 +131,9 @@ def main():
     try:
         # The 100 extensions load only in a trusted folder.
         for b in bins:
-            evict(b)
+            evict(path[b])
             for d in (exts, one):
-                subprocess.run([b, "trust", d], env=env, capture_output=True)
+                subprocess.run([path[b], "trust", d], env=env, capture_output=True)
         results = {b: {} for b in bins}
 
         def add(b, key, value):
@@ -140,12 +144,13 @@ def main():
                 f"http://127.0.0.1:{port}/v1", "--model", "m", "--no-session", "--no-extensions"]
         for r in range(a.rounds + 1):
             for b in (bins if r % 2 else bins[::-1]):
-                start = run_once([b] + faux + ["--no-extensions"], plain, env)
-                pt = run_once([b] + task, plain, env)
-                ext = run_once([b] + faux, exts, env)
-                first = run_once([b] + faux, one, env)
-                base = run_once([b] + faux, plain, env)
-                idle = idle_rss(b, plain, env)
+                e, x = dict(env, **extra[b]), path[b]
+                start = run_once([x] + faux + ["--no-extensions"], plain, e)
+                pt = run_once([x] + task, plain, e)
+                ext = run_once([x] + faux, exts, e)
+                first = run_once([x] + faux, one, e)
+                base = run_once([x] + faux, plain, e)
+                idle = idle_rss(x, plain, e)
                 if r == 0:
                     continue  # warm-up
                 add(b, "start", start[0])
@@ -156,7 +161,7 @@ def main():
                 add(b, "per_ext", (ext[2] - base[2]) / 100)
                 add(b, "per_ext_after_first", (ext[2] - first[2]) / 99)
                 add(b, "idle", idle / 1024)
-        rows = [("binary size MB", lambda b: os.path.getsize(b) / 1e6),
+        rows = [("binary size MB", lambda b: os.path.getsize(path[b]) / 1e6),
                 ("start-up wall ms", lambda b: statistics.median(results[b]["start"])),
                 ("print task wall ms", lambda b: statistics.median(results[b]["task_wall"])),
                 ("print task CPU ms", lambda b: statistics.median(results[b]["task_cpu"])),
