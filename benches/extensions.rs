@@ -256,8 +256,9 @@ fn host_wait_cpu(
 fn main() {
     let dir: PathBuf = std::env::temp_dir().join(format!("mypi-bench-ext-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
+    // One worker, as the binary's runtime has (src/main.rs).
     let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(1)
         .enable_all()
         .build()
         .expect("runtime");

@@ -209,8 +209,9 @@ fn stream_to_subscriber(
 /// at 5,000, 20,000 and 80,000 deltas, runs interleaved; each figure over the no-subscriber
 /// one of the same length (the budget: at most 1.6), and the same at every length (flat).
 fn bench_subscriber_is_flat() {
+    // One worker, as the binary's runtime has (src/main.rs).
     let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(1)
         .enable_all()
         .build()
         .expect("runtime");

@@ -160,8 +160,9 @@ fn main() {
         std::env::temp_dir().join(format!("mypi-bench-reload-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let dir = dir.canonicalize().expect("canonicalize");
+    // One worker, as the binary's runtime has (src/main.rs).
     let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(1)
         .enable_all()
         .build()
         .expect("runtime");

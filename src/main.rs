@@ -483,8 +483,8 @@ fn run_ext(action: &ExtAction, cli: &Cli, cwd: std::path::PathBuf) -> i32 {
 /// threads of their own, the blocking pool takes file work, and the front end's task is what
 /// the worker runs (see above), so a second worker mostly woke to find nothing to steal. One
 /// worker is a thread, a malloc arena and cross-thread wake-ups fewer: in
-/// `benches/scripts/bench-lean.py`, start-up -6 %, a print task's CPU -13 %, 100 extensions
-/// -3 % against two.
+/// `benches/scripts/bench-lean.py`, start-up -6 to -7 % and a print task's CPU -12 % against
+/// two; 100 extensions' load within the noise.
 fn runtime() -> Option<tokio::runtime::Runtime> {
     match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
