@@ -136,7 +136,7 @@ impl Manager {
         let late: Weak<dyn crate::tools::LateTools> = self.weak.clone();
         self.registry.set_late(late);
         for entry in self.entries().into_iter().filter(|e| e.config.enabled) {
-            self.registry.expect(&entry.config);
+            self.registry.offer_search_for(&entry.config);
             if let Some(cached) = self.cache.get().and_then(|d| cache::load(d, &entry.config)) {
                 self.registry.install_lists(
                     self,

@@ -61,7 +61,7 @@ impl Registry {
     }
 
     /// Offers `tool_search` before any tool is known when `config` defers some by itself.
-    pub fn expect(&self, config: &ServerConfig) {
+    pub fn offer_search_for(&self, config: &ServerConfig) {
         let e = &config.exposure;
         let deferred = Some(crate::tools::Exposure::Deferred);
         if e.server == deferred || e.tools.values().any(|x| Some(*x) == deferred) {

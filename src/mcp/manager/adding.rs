@@ -38,7 +38,7 @@ impl Manager {
         entries.push(entry.clone());
         drop(entries);
         if self.started().is_some() && entry.config.enabled {
-            self.registry().expect(&entry.config);
+            self.registry().offer_search_for(&entry.config);
             self.spawn_connect(entry);
         }
         Ok(json!({"added": true}))
