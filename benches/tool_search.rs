@@ -113,13 +113,13 @@ fn add_server(registry: &ToolRegistry, server: &str, n: usize) -> ServerTools {
 /// The bytes of the `tools` of the request `registry` makes having found `found`.
 fn tool_bytes(registry: &ToolRegistry, found: &[String]) -> (usize, usize) {
     let provider = OpenAiProvider::new("m", None, None);
-    let specs = registry.offered_specs(found);
-    let count = specs.len();
+    let offered = registry.offered(found);
+    let count = offered.len();
     let request = ModelRequest {
         model: "m".into(),
         system_prompt: String::new(),
         messages: Vec::new().into(),
-        tools: specs,
+        tools: offered.iter().map(|e| e.spec()).collect(),
         max_tokens: None,
         cache_key: None,
         thinking: Default::default(),

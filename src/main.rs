@@ -25,7 +25,8 @@ fn main() {
         mypi::config::extflags::split_for(&command, std::env::args_os().collect());
     let parsed = command
         .try_get_matches_from(&args)
-        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m))
+        // `_mut` takes the values out of the matches instead of cloning them all.
+        .and_then(|mut m| <Cli as clap::FromArgMatches>::from_arg_matches_mut(&mut m))
         .and_then(Cli::checked);
     let cli = match parsed {
         Ok(cli) => cli,

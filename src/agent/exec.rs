@@ -169,8 +169,8 @@ impl Agent {
         match why {
             Some(why) => format!("tool '{name}' is not available yet: {why}"),
             None => {
-                let names: Vec<String> = (self.tools.offered_specs(&self.found).into_iter())
-                    .map(|s| s.name)
+                let names: Vec<String> = (self.tools.offered(&self.found).iter())
+                    .map(|e| e.spec().name.clone())
                     .collect();
                 let near = names
                     .iter()

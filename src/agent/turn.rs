@@ -287,11 +287,12 @@ impl Agent {
                 _ => repair_transcript(&self.messages),
             };
         }
+        let offered = self.tools.offered(&self.found);
         let request = ModelRequest {
             model: self.provider.model().to_string(),
             system_prompt: system_prompt.to_string(),
             messages,
-            tools: self.tools.offered_specs(&self.found),
+            tools: offered.iter().map(|e| e.spec()).collect(),
             max_tokens: self.max_output,
             cache_key: Some(ctx.session_id.clone()).filter(|id| !id.is_empty()),
             thinking: crate::providers::ThinkingAsk {

@@ -23,6 +23,7 @@ pub use super::connect::StartError;
 use super::connect::{self, readable};
 use super::deadline::Deadlines;
 use super::handler::{Changes, Handler, LEGACY_VERSION};
+use super::noticing::unerased;
 use super::reports::Hooks;
 use super::stdio::StderrTail;
 use super::McpError;
@@ -510,11 +511,11 @@ impl Conn {
             rmcp::ServiceError::TransportSend(e) => {
                 let refused = self
                     .oauth
-                    .then(|| super::auth::refused(&self.config_name, e.error.as_ref()));
+                    .then(|| super::auth::refused(&self.config_name, unerased(&e)));
                 if let Some(why) = refused.flatten() {
                     return McpError::Transport(why);
                 }
-                let text = readable(e.error.as_ref());
+                let text = readable(unerased(&e));
                 if text.contains("closed") {
                     self.dead.cancel();
                 }

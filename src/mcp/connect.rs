@@ -15,7 +15,7 @@ use super::config::{ServerConfig, Transport};
 pub(super) use super::failure::readable;
 pub use super::failure::StartError;
 use super::handler::Handler;
-use super::noticing::Noticing;
+use super::noticing::{unerased, Noticing};
 use super::reports::Hooks;
 use super::stdio::{self, StderrTail};
 
@@ -200,11 +200,7 @@ async fn serve<T>(
 where
     T: rmcp::transport::Transport<RoleClient> + Send + 'static,
 {
-    let transport = Noticing {
-        inner: transport,
-        changes: handler.changes.clone(),
-        progress: handler.progress.clone(),
-    };
+    let transport = Noticing::new(transport, handler.changes.clone(), handler.progress.clone());
     tokio::time::timeout(
         config.timeout,
         handler.serve_with_lifecycle(transport, mode),
@@ -219,9 +215,7 @@ fn auth_required(e: &rmcp::service::ClientInitializeError) -> bool {
         return false;
     };
     matches!(
-        error
-            .error
-            .downcast_ref::<StreamableHttpError<reqwest::Error>>(),
+        unerased(error).downcast_ref::<StreamableHttpError<reqwest::Error>>(),
         Some(
             StreamableHttpError::AuthRequired(_)
                 | StreamableHttpError::InsufficientScope(_)
@@ -315,7 +309,7 @@ fn finish_start(
         Ok(Err(e)) => {
             let text = match &e {
                 rmcp::service::ClientInitializeError::TransportError { error, context } => {
-                    format!("{} ({context})", readable(error.error.as_ref()))
+                    format!("{} ({context})", readable(unerased(error)))
                 }
                 other => other.to_string(),
             };

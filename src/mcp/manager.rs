@@ -446,7 +446,9 @@ impl Manager {
             self.close(&entry, &c).await;
         }
         entry.restarted.store(false, Ordering::Release);
-        Ok(self.connect(&entry).await)
+        // On the heap: a handshake's future is ~65 KiB (the SDK's service and transports),
+        // and held inline it made the future of every line that can reconnect that large.
+        Ok(Box::pin(self.connect(&entry)).await)
     }
 
     /// Closes every connection: stdin first, a short grace, SIGTERM, a short grace, then

@@ -260,7 +260,7 @@ mod tests {
     use super::*;
     use crate::providers::sse::{decode_chunks, serve_once};
     use crate::providers::Accumulator;
-    use crate::vocab::protocol::{Message, ToolCall, ToolOutput, ToolSpec};
+    use crate::vocab::protocol::{Message, ToolCall, ToolOutput};
     use serde_json::json;
 
     #[test]
@@ -325,11 +325,7 @@ mod tests {
                 Message::assistant("ok", vec![]),
             ]
             .into(),
-            tools: vec![ToolSpec {
-                name: "read".into(),
-                description: "Read a file".into(),
-                parameters: json!({"type": "object"}),
-            }],
+            tools: vec![crate::providers::read_spec()],
             max_tokens: None,
             cache_key: None,
             thinking: Default::default(),

@@ -14,7 +14,8 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{EventStream, Payload, Provider, ProviderError, StreamEvent};
+use super::faux_read::Read;
+use super::{EventStream, ModelRequest, Payload, Provider, ProviderError, StreamEvent};
 use crate::vocab::protocol::Usage;
 
 /// The text a scripted model sends once its script has run out.
@@ -112,7 +113,7 @@ impl FauxProvider {
     }
 
     /// The reply for the next request.
-    fn reply_for(&self, payload: &Value) -> FauxReply {
+    fn reply_for(&self, read: &Read) -> FauxReply {
         match &self.script {
             Some(script) => {
                 let n = self.next.fetch_add(1, Ordering::Relaxed);
@@ -122,16 +123,16 @@ impl FauxProvider {
                     .unwrap_or_else(|| FauxReply::text(EXHAUSTED));
                 if reply.echo {
                     let text = reply.text.take().unwrap_or_default();
-                    reply.text = Some(text + last_user_text(payload).as_str());
+                    reply.text = Some(text + read.last_user.as_str());
                 }
                 reply
             }
-            None => FauxReply::text(last_user_text(payload)),
+            None => FauxReply::text(read.last_user.clone()),
         }
     }
 
     /// The stream events of `reply`, in order.
-    fn events_for(&self, reply: &FauxReply, payload: &Value) -> Vec<StreamEvent> {
+    fn events_for(&self, reply: &FauxReply, read: &Read) -> Vec<StreamEvent> {
         let text = reply.text.as_deref().unwrap_or("");
         let thinking = reply.thinking.as_deref().unwrap_or("");
         let mut events: Vec<StreamEvent> = split_words(thinking)
@@ -162,11 +163,8 @@ impl FauxProvider {
             });
             events.push(StreamEvent::ToolCallDelta { index, arguments });
         }
-        let input_chars = payload
-            .get("messages")
-            .map_or(0, crate::vocab::text::json_len);
         events.push(StreamEvent::Usage(Usage::tokens(
-            (input_chars as u64).div_ceil(4),
+            (read.messages_chars as u64).div_ceil(4),
             (output_chars as u64).div_ceil(4),
         )));
         let stop = if calls.is_empty() {
@@ -190,13 +188,19 @@ impl Provider for FauxProvider {
         "faux"
     }
 
+    /// The request as JSON bytes (what a `before_provider_request` handler would see),
+    /// encoded straight from the request like a real provider's body.
+    fn encode(&self, request: &ModelRequest) -> Option<Vec<u8>> {
+        serde_json::to_vec(request).ok()
+    }
+
     fn stream<'a>(
         &'a self,
         payload: &'a Payload,
     ) -> BoxFuture<'a, Result<Box<dyn EventStream>, ProviderError>> {
-        let payload = payload.to_json();
-        let reply = self.reply_for(&payload);
-        let events = self.events_for(&reply, &payload);
+        let read = super::faux_read::read(payload);
+        let reply = self.reply_for(&read);
+        let events = self.events_for(&reply, &read);
         Box::pin(async move {
             Ok(Box::new(FauxStream {
                 events: events.into(),
@@ -232,31 +236,6 @@ fn describe_json_error(e: &serde_json::Error) -> String {
         None => &text,
     };
     format!("{message} (column {})", e.column())
-}
-
-/// The text of the last user message in a request payload, then its images named
-/// (`[image image/png, 68 bytes]`).
-fn last_user_text(payload: &Value) -> String {
-    let Some(m) = payload
-        .get("messages")
-        .and_then(Value::as_array)
-        .and_then(|ms| ms.iter().rev().find(|m| m["role"] == "user"))
-    else {
-        return String::new();
-    };
-    let mut text = m["content"].as_str().unwrap_or("").to_string();
-    for image in m["images"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-    {
-        let data = image["data"].as_str().unwrap_or("").trim_end_matches('=');
-        let bytes = data.len() * 3 / 4;
-        let mime = image["mime_type"].as_str().unwrap_or("?");
-        let gap = if text.is_empty() { "" } else { " " };
-        text.push_str(&format!("{gap}[image {mime}, {bytes} bytes]"));
-    }
-    text
 }
 
 /// Splits text into pieces that each end after a run of whitespace ("a b" -> "a ", "b"), so
@@ -304,7 +283,7 @@ impl EventStream for FauxStream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::providers::{Accumulator, ModelRequest};
+    use crate::providers::Accumulator;
     use crate::vocab::protocol::Message;
     use serde_json::json;
 

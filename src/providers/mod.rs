@@ -9,6 +9,7 @@
 pub mod anthropic;
 mod complete;
 pub mod faux;
+mod faux_read;
 mod interleaved;
 mod not_stream;
 pub mod openai;
@@ -17,6 +18,17 @@ mod wire;
 
 #[cfg(test)]
 mod thinking_tests;
+
+/// A `read` tool's spec, lent to the providers' test requests for the whole test run.
+#[cfg(test)]
+fn read_spec() -> &'static ToolSpec {
+    static SPEC: std::sync::LazyLock<ToolSpec> = std::sync::LazyLock::new(|| ToolSpec {
+        name: "read".into(),
+        description: "Read a file".into(),
+        parameters: serde_json::json!({"type": "object"}),
+    });
+    &SPEC
+}
 
 pub use complete::complete;
 pub use interleaved::{takes_interleaving_beta, INTERLEAVED_THINKING};
@@ -37,7 +49,8 @@ pub struct ModelRequest<'a> {
     pub model: String,
     pub system_prompt: String,
     pub messages: Cow<'a, [Message]>,
-    pub tools: Vec<ToolSpec>,
+    /// The tools offered, lent by the registry: a turn copies no schema.
+    pub tools: Vec<&'a ToolSpec>,
     /// The reply's length limit (default: the provider's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u64>,
