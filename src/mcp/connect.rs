@@ -11,6 +11,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::StreamableHttpClientTransport;
 use tokio_util::sync::CancellationToken;
 
+use super::anyhttp::AnyHttp;
 use super::config::{ServerConfig, Transport};
 pub(super) use super::failure::readable;
 pub use super::failure::StartError;
@@ -112,7 +113,7 @@ async fn http_handshake(
         tasks: handler.tasks.clone(),
     };
     let Some(ctx) = oauth_context(config, headers, hooks) else {
-        let transport = StreamableHttpClientTransport::with_client(http, settings);
+        let transport = StreamableHttpClientTransport::with_client(AnyHttp::new(http), settings);
         return serve_http(transport, config, handler, mode, false).await;
     };
     let client = super::auth::client::for_server(&config.name, url, &config.oauth, ctx, http)
@@ -122,7 +123,7 @@ async fn http_handshake(
             stderr: String::new(),
             transient: false,
         })?;
-    let transport = StreamableHttpClientTransport::with_client(client, settings);
+    let transport = StreamableHttpClientTransport::with_client(AnyHttp::new(client), settings);
     serve_http(transport, config, handler, mode, true).await
 }
 
@@ -164,16 +165,13 @@ pub(super) fn login_instead(config: &ServerConfig, hooks: &Hooks, text: &str) ->
 
 /// Runs the handshake over an HTTP transport; a 401 with `oauth` is a server that needs a
 /// login.
-async fn serve_http<C>(
-    transport: StreamableHttpClientTransport<C>,
+async fn serve_http(
+    transport: StreamableHttpClientTransport<AnyHttp>,
     config: &ServerConfig,
     handler: Handler,
     mode: ClientLifecycleMode,
     oauth: bool,
-) -> Result<Service, StartError>
-where
-    C: rmcp::transport::streamable_http_client::StreamableHttpClient<Error = reqwest::Error>,
-{
+) -> Result<Service, StartError> {
     let served = serve(transport, config, handler, mode).await;
     if oauth {
         if let Ok(Err(e)) = &served {

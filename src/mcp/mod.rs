@@ -19,6 +19,7 @@
 //! - [`naming`], [`content`]: agent names, and results as text for the model; [`spill`]: the
 //!   private folder of results too big for it.
 
+mod anyhttp;
 pub mod auth;
 pub mod cache;
 pub mod commands;
