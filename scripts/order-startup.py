@@ -13,15 +13,17 @@ through what users do first: a print run with the offline model (with and withou
 extension, with a tool call), a print run against a fake OpenAI-compatible server on
 127.0.0.1 with a tool call, a project with Lua extensions, one with Rhai extensions (apart,
 so that a project with one engine maps only its code), an MCP server over stdio with a tool
-call, and the REPL on a pseudo-terminal with one prompt. Names the build no longer
-has are skipped by the linker, so a stale list only costs memory; regenerate it after large
-changes (and after a Rust or dependency update):
+call, the REPL on a pseudo-terminal with one prompt, and last a REPL session of 200 prompts
+with 20 extensions and 3 MCP servers (so that what runs only as a session goes on comes next,
+not anywhere). Names the build no longer has are skipped by the linker, so a stale list only
+costs memory; regenerate it after large changes (and after a Rust or dependency update):
 
     scripts/order-startup.py            # builds target/release/mypi with its symbols
                                         # (MYPI_KEEP_SYMBOLS=1, see build.rs), then runs
     scripts/order-startup.py --check    # the same build; how many listed names it still has
 """
 
+import json
 import os
 import pty
 import re
@@ -36,6 +38,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "benches", "scripts"))
 import fake_openai  # noqa: E402
+import repl_pty  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "link", "startup-order.txt")
@@ -129,6 +132,29 @@ def repl(vg, cwd, env):
     os.waitpid(pid, 0)
 
 
+def long_session(vg, d, prompts=200):
+    """The REPL through a session of `prompts` prompts in bench-prompts.py's project (20 Lua
+    and Rhai extensions, 3 MCP servers). What first runs once a session is under way (the VMs'
+    collections, a growing conversation's code) then comes after the start-up functions
+    instead of lying anywhere in the binary, where each function brought a folio of code in
+    as a session went on."""
+    replies = os.path.join(d, "replies.jsonl")
+    with open(replies, "w") as f:
+        for n in range(1, prompts + 1):
+            f.write(json.dumps({"text": f"reply {n} is here."}) + "\n")
+    session = repl_pty.Repl(vg[0], vg[1:] + repl_pty.project(d, replies), d)
+    at = session.start()
+    for n in range(1, prompts + 1):
+        session.type(f"prompt number {n}\r")
+        at = session.wait_for("> ", session.wait_for(f"reply {n} is here.", at))
+    session.type("/quit\r")
+    try:
+        session.proc.wait(300)
+    except subprocess.TimeoutExpired:
+        session.proc.kill()
+        session.proc.wait()
+
+
 def main():
     if "-h" in sys.argv or "--help" in sys.argv:
         print(__doc__)
@@ -164,11 +190,15 @@ def main():
             (mcp, ["-p", "echo", "--provider", "faux", "--faux-script", "replies.jsonl"]),
         ]
         order, listed = [], set()
-        for i, (cwd, args) in enumerate(runs + [(plain, None)]):
+        sessions = [(plain, None), (os.path.join(work, "long"), "long")]
+        for i, (cwd, args) in enumerate(runs + sessions):
             out = os.path.join(work, f"cg.{i}")
             vg = ["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={out}",
                   BIN]
-            if args is None:
+            if args == "long":
+                os.makedirs(cwd)
+                long_session(vg, cwd)
+            elif args is None:
                 repl(vg, cwd, env)
             else:
                 subprocess.run(vg + args, cwd=cwd, env=env, stdout=subprocess.DEVNULL,

@@ -99,10 +99,7 @@ impl ListingHttp {
             let body = bounded_body(response, post.limits.max_json_response_size).await?;
             let raw: Value = serde_json::from_slice(&body)?;
             self.tasks.note(&raw["result"], first);
-            // Read again from the bytes rather than from `raw`: the SDK's messages are
-            // decoded from bytes everywhere else, and a decoder from a `Value` would be
-            // another copy of all of their code in the binary.
-            let message: ServerJsonRpcMessage = serde_json::from_slice(&body)?;
+            let message: ServerJsonRpcMessage = serde_json::from_value(raw)?;
             return Ok(StreamableHttpPostResponse::Json(message, session));
         }
         if kind.starts_with("text/event-stream") {
