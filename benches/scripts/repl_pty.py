@@ -132,10 +132,11 @@ class Repl:
                     return int(line.split()[1])
         raise KeyError(key)
 
-    def close(self):
+    def close(self, timeout=10):
+        """/quit, then a kill if mypi has not exited within `timeout` seconds."""
         self.type("/quit\r")
         try:
-            self.proc.wait(10)
+            self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()

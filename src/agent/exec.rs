@@ -169,9 +169,7 @@ impl Agent {
         match why {
             Some(why) => format!("tool '{name}' is not available yet: {why}"),
             None => {
-                let names: Vec<String> = (self.tools.offered(&self.found).iter())
-                    .map(|e| e.spec().name.clone())
-                    .collect();
+                let names = self.tools.offered_names(&self.found);
                 let near = names
                     .iter()
                     .map(|n| (crate::vocab::text::edit_distance(n, name), n))

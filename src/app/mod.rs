@@ -317,7 +317,7 @@ impl App {
             cwd: self.config.cwd.display().to_string(),
             provider: self.config.provider_name.clone(),
             model: provider.model().to_string(),
-            tools: self.tools.specs().into_iter().map(|s| s.name).collect(),
+            tools: self.tools.offered_names(&[]),
             extensions: self
                 .extensions
                 .summaries()

@@ -1,18 +1,16 @@
 //! What the offline `faux` model reads of a request body: the last user message (its text,
 //! its images named) and how long the messages are as JSON (for its token counts).
 //!
-//! The body is read where it lies: from the encoded bytes, strings borrowed, one message at a
-//! time, keeping only the last user one. Decoding it into JSON values made every turn build
-//! the whole conversation as thousands of small blocks, which grew with the conversation and
-//! left the heap a little larger each prompt (`benches/scripts/bench-prompts.py` measured the
-//! faux model's garbage instead of mypi). A body a `before_provider_request` handler rewrote
-//! is JSON already and is read the same way from the value. Shapes other than the ones mypi
-//! sends (a handler's `content: 3`) read as no text rather than as an error.
+//! The body is read where it lies, from its bytes: each message's fields are left as raw JSON
+//! and only the last user message's are decoded. Decoding the body into JSON values made every
+//! turn build the whole conversation as thousands of small blocks, which grew with the
+//! conversation and left the heap a little larger each prompt (`bench-prompts.py` measured
+//! the faux model's garbage instead of mypi). A body a `before_provider_request` handler
+//! rewrote is encoded first and read the same way. Shapes other than the ones mypi sends (a
+//! handler's `content: 3`) read as no text rather than as an error.
 
 use std::borrow::Cow;
-use std::fmt;
 
-use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -29,30 +27,23 @@ pub(super) struct Read {
 
 /// Reads `payload` (an unreadable body reads as empty).
 pub(super) fn read(payload: &Payload) -> Read {
-    match payload {
-        Payload::Encoded(bytes) => {
-            let Ok(body) = serde_json::from_slice::<Body>(bytes) else {
-                return Read::default();
-            };
-            let Some(messages) = body.messages else {
-                return Read::default();
-            };
-            let last = LastUser::deserialize(messages).unwrap_or_default();
-            Read {
-                last_user: last.0.map(|m| m.text()).unwrap_or_default(),
-                messages_chars: messages.get().len(),
-            }
-        }
-        Payload::Json(value) => {
-            let Some(messages) = value.get("messages") else {
-                return Read::default();
-            };
-            let last = LastUser::deserialize(messages).unwrap_or_default();
-            Read {
-                last_user: last.0.map(|m| m.text()).unwrap_or_default(),
-                messages_chars: crate::vocab::text::json_len(messages),
-            }
-        }
+    let Ok(bytes) = payload.to_bytes() else {
+        return Read::default();
+    };
+    let Some(messages) = serde_json::from_slice::<Body>(&bytes)
+        .ok()
+        .and_then(|b| b.messages)
+    else {
+        return Read::default();
+    };
+    let list: Vec<&RawValue> = serde_json::from_str(messages.get()).unwrap_or_default();
+    let last_user = list
+        .iter()
+        .filter_map(|m| serde_json::from_str::<Seen>(m.get()).ok())
+        .rfind(|m| text(m.role) == "user");
+    Read {
+        last_user: last_user.map(|m| m.text()).unwrap_or_default(),
+        messages_chars: messages.get().len(),
     }
 }
 
@@ -63,195 +54,54 @@ struct Body<'a> {
     messages: Option<&'a RawValue>,
 }
 
-/// The fields of a message the model reads.
+/// The fields of a message the model reads, each left raw until read.
 #[derive(Deserialize)]
 struct Seen<'a> {
     #[serde(borrow, default)]
-    role: Text<'a>,
+    role: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    content: Text<'a>,
+    content: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    images: Images<'a>,
-}
-
-impl Seen<'_> {
-    /// The text, then the images named.
-    fn text(&self) -> String {
-        let mut text = self.content.as_str().to_string();
-        for image in &self.images.0 {
-            let data = image.data.as_str().trim_end_matches('=');
-            let bytes = data.len() * 3 / 4;
-            let mime = image.mime_type.0.as_deref().unwrap_or("?");
-            let gap = if text.is_empty() { "" } else { " " };
-            text.push_str(&format!("{gap}[image {mime}, {bytes} bytes]"));
-        }
-        text
-    }
+    images: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
 struct SeenImage<'a> {
     #[serde(borrow, default)]
-    mime_type: Text<'a>,
+    mime_type: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    data: Text<'a>,
+    data: Option<&'a RawValue>,
 }
 
-/// A string, or nothing when the value is anything else.
-#[derive(Default)]
-struct Text<'a>(Option<Cow<'a, str>>);
+/// A string borrowed from the body where it has no escapes.
+#[derive(Deserialize)]
+struct Str<'a>(#[serde(borrow)] Cow<'a, str>);
 
-impl Text<'_> {
-    fn as_str(&self) -> &str {
-        self.0.as_deref().unwrap_or("")
-    }
+/// The string `raw` holds, or "" when it holds anything else.
+fn text(raw: Option<&RawValue>) -> Cow<'_, str> {
+    raw.and_then(|r| serde_json::from_str::<Str>(r.get()).ok())
+        .map_or(Cow::Borrowed(""), |s| s.0)
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(TextVisitor(std::marker::PhantomData))
-    }
-}
-
-struct TextVisitor<'a>(std::marker::PhantomData<Text<'a>>);
-
-impl<'de: 'a, 'a> Visitor<'de> for TextVisitor<'a> {
-    type Value = Text<'a>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Text<'a>, E> {
-        Ok(Text(Some(Cow::Borrowed(v))))
-    }
-    fn visit_str<E>(self, v: &str) -> Result<Text<'a>, E> {
-        Ok(Text(Some(Cow::Owned(v.to_string()))))
-    }
-    fn visit_string<E>(self, v: String) -> Result<Text<'a>, E> {
-        Ok(Text(Some(Cow::Owned(v))))
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Text<'a>, E> {
-        Ok(Text(None))
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Text<'a>, E> {
-        Ok(Text(None))
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Text<'a>, E> {
-        Ok(Text(None))
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Text<'a>, E> {
-        Ok(Text(None))
-    }
-    fn visit_unit<E>(self) -> Result<Text<'a>, E> {
-        Ok(Text(None))
-    }
-    fn visit_none<E>(self) -> Result<Text<'a>, E> {
-        Ok(Text(None))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Text<'a>, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Text(None))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Text<'a>, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(Text(None))
-    }
-}
-
-/// A message's images, or none when `images` is not a list of objects.
-#[derive(Default)]
-struct Images<'a>(Vec<SeenImage<'a>>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for Images<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match Either::<Vec<SeenImage<'a>>>::deserialize(d)? {
-            Either::Wanted(v) => Ok(Images(v)),
-            Either::Other => Ok(Images::default()),
+impl Seen<'_> {
+    /// The text, then the images named (none when `images` is not a list of objects).
+    fn text(&self) -> String {
+        let mut out = text(self.content).into_owned();
+        let images: Vec<SeenImage> = self
+            .images
+            .and_then(|r| serde_json::from_str(r.get()).ok())
+            .unwrap_or_default();
+        for image in images {
+            let data = text(image.data);
+            let bytes = data.trim_end_matches('=').len() * 3 / 4;
+            let mime = match text(image.mime_type) {
+                m if m.is_empty() => Cow::Borrowed("?"),
+                m => m,
+            };
+            let gap = if out.is_empty() { "" } else { " " };
+            out.push_str(&format!("{gap}[image {mime}, {bytes} bytes]"));
         }
-    }
-}
-
-/// The last message whose role is `user`, read one message at a time (none when the
-/// messages are not a list of objects).
-#[derive(Default)]
-struct LastUser<'a>(Option<Seen<'a>>);
-
-impl<'de> Deserialize<'de> for LastUser<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(LastUserVisitor)
-    }
-}
-
-struct LastUserVisitor;
-
-impl<'de> Visitor<'de> for LastUserVisitor {
-    type Value = LastUser<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a list of messages")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<LastUser<'de>, A::Error> {
-        let mut last = None;
-        while let Some(message) = seq.next_element::<Either<Seen<'de>>>()? {
-            if let Either::Wanted(m) = message {
-                if m.role.as_str() == "user" {
-                    last = Some(m);
-                }
-            }
-        }
-        Ok(LastUser(last))
-    }
-}
-
-/// A `T` read from an object or a list, or `Other` for any other value (skipped).
-enum Either<T> {
-    Wanted(T),
-    Other,
-}
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Either<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(EitherVisitor(std::marker::PhantomData))
-    }
-}
-
-struct EitherVisitor<T>(std::marker::PhantomData<T>);
-
-impl<'de, T: Deserialize<'de>> Visitor<'de> for EitherVisitor<T> {
-    type Value = Either<T>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Either<T>, A::Error> {
-        T::deserialize(serde::de::value::SeqAccessDeserializer::new(seq)).map(Either::Wanted)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Either<T>, A::Error> {
-        T::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(Either::Wanted)
-    }
-    fn visit_borrowed_str<E>(self, _: &'de str) -> Result<Either<T>, E> {
-        Ok(Either::Other)
-    }
-    fn visit_str<E>(self, _: &str) -> Result<Either<T>, E> {
-        Ok(Either::Other)
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Either<T>, E> {
-        Ok(Either::Other)
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Either<T>, E> {
-        Ok(Either::Other)
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Either<T>, E> {
-        Ok(Either::Other)
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Either<T>, E> {
-        Ok(Either::Other)
-    }
-    fn visit_unit<E>(self) -> Result<Either<T>, E> {
-        Ok(Either::Other)
-    }
-    fn visit_none<E>(self) -> Result<Either<T>, E> {
-        Ok(Either::Other)
+        out
     }
 }
 

@@ -11,7 +11,6 @@
 use std::sync::Arc;
 
 use super::{ToolEntry, ToolRegistry};
-use crate::vocab::protocol::ToolSpec;
 
 /// The name of the search tool the model gets when some tool is deferred.
 pub const SEARCH_TOOL: &str = "tool_search";
@@ -118,11 +117,12 @@ impl ToolRegistry {
         out
     }
 
-    /// The specs of [`ToolRegistry::offered`], for a model request.
-    pub fn offered_specs(&self, found: &[String]) -> Vec<ToolSpec> {
+    /// The names of [`ToolRegistry::offered`] (a request lends their specs straight from
+    /// the entries).
+    pub fn offered_names(&self, found: &[String]) -> Vec<String> {
         self.offered(found)
             .iter()
-            .map(|e| e.spec().clone())
+            .map(|e| e.spec().name.clone())
             .collect()
     }
 
@@ -147,7 +147,7 @@ mod tests {
     use super::*;
     use crate::tools::{Tool, ToolContext};
     use crate::vocab::owner::Owner;
-    use crate::vocab::protocol::ToolOutput;
+    use crate::vocab::protocol::{ToolOutput, ToolSpec};
     use futures_util::future::BoxFuture;
     use serde_json::{json, Value};
 
@@ -174,10 +174,6 @@ mod tests {
         reg.register(Owner::core(), Arc::new(T(spec, x)));
     }
 
-    fn names(v: Vec<ToolSpec>) -> Vec<String> {
-        v.into_iter().map(|s| s.name).collect()
-    }
-
     #[test]
     fn found_tools_come_last_in_the_order_found_and_hidden_never() {
         let reg = ToolRegistry::new();
@@ -185,14 +181,14 @@ mod tests {
         add(&reg, SEARCH_TOOL, Exposure::Direct);
         add(&reg, "a", Exposure::Direct);
         assert_eq!(
-            names(reg.offered_specs(&[])),
+            reg.offered_names(&[]),
             ["a", "b"],
             "no search without deferred"
         );
         add(&reg, "z", Exposure::Deferred);
         add(&reg, "y", Exposure::Deferred);
         add(&reg, "h", Exposure::Hidden);
-        assert_eq!(names(reg.offered_specs(&[])), ["a", "b", SEARCH_TOOL]);
+        assert_eq!(reg.offered_names(&[]), ["a", "b", SEARCH_TOOL]);
         let found = [
             "z".to_string(),
             "a".into(),
@@ -200,10 +196,7 @@ mod tests {
             "y".into(),
             "z".into(),
         ];
-        assert_eq!(
-            names(reg.offered_specs(&found)),
-            ["a", "b", SEARCH_TOOL, "z", "y"]
-        );
+        assert_eq!(reg.offered_names(&found), ["a", "b", SEARCH_TOOL, "z", "y"]);
         assert!(reg.callable("h").is_none() && reg.get("h").is_some());
         assert!(reg.callable("y").is_some());
         assert_eq!(reg.deferred().len(), 2);

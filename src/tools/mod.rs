@@ -391,12 +391,6 @@ impl ToolRegistry {
         Ok(())
     }
 
-    /// Specs of the tools a request offers before any deferred tool is found (see
-    /// [`ToolRegistry::offered`]).
-    pub fn specs(&self) -> Vec<ToolSpec> {
-        self.offered_specs(&[])
-    }
-
     /// A registry of the tools offered now that can run in `ctx`: all of them (with their
     /// exposures), or those named in `names`, all direct then (an unknown, hidden or unusable
     /// name is an error listing the ones there are). The tools are shared, not copied, except
