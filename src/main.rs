@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use clap::Parser;
 use mypi::app::{check, App};
 use mypi::config::{Config, Mode};
 use mypi::repl;
@@ -23,11 +22,7 @@ fn main() {
     let command = <Cli as clap::CommandFactory>::command();
     let (args, ext_flags) =
         mypi::config::extflags::split_for(&command, std::env::args_os().collect());
-    let parsed = command
-        .try_get_matches_from(&args)
-        // `_mut` takes the values out of the matches instead of cloning them all.
-        .and_then(|mut m| <Cli as clap::FromArgMatches>::from_arg_matches_mut(&mut m))
-        .and_then(Cli::checked);
+    let parsed = Cli::parse_with(command, &args).and_then(Cli::checked);
     let cli = match parsed {
         Ok(cli) => cli,
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
@@ -38,7 +33,7 @@ fn main() {
                 .filter(|a| *a != "-h" && *a != "--help")
                 .cloned()
                 .collect();
-            let overrides = Cli::try_parse_from(&rest)
+            let overrides = Cli::parse_with(<Cli as clap::CommandFactory>::command(), &rest)
                 .map(|c| c.overrides())
                 .unwrap_or_default();
             stdout_line(extension_help(&overrides).trim_end());

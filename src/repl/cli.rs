@@ -107,6 +107,36 @@ pub struct Cli {
 }
 
 impl Cli {
+    /// The command to parse `args` (the command line after `extflags::split_for`) with:
+    /// `command` itself when `args` name a subcommand (or `help`), else `command` with the
+    /// `global` options made plain. A global option is copied into every subcommand when
+    /// clap builds the command (13 options into 6 subcommands: about a sixth of a start's
+    /// instructions), which only a command line naming a subcommand needs; without one, a
+    /// global option parses as the plain option it is at the top level.
+    fn command_for(command: clap::Command, args: &[std::ffi::OsString]) -> clap::Command {
+        let names_one = args
+            .iter()
+            .skip(1)
+            .any(|a| a == "help" || command.find_subcommand(a).is_some());
+        if names_one {
+            command
+        } else {
+            command.mut_args(|a| a.global(false))
+        }
+    }
+
+    /// Parses `args` (`argv[0]` first) with `command` (`Cli::command()`, which start-up also
+    /// splits the extensions' options with): the answers of `Cli::try_parse_from`, faster.
+    pub fn parse_with(
+        command: clap::Command,
+        args: &[std::ffi::OsString],
+    ) -> Result<Self, clap::Error> {
+        Self::command_for(command, args)
+            .try_get_matches_from(args)
+            // `_mut` takes the values out of the matches instead of cloning them all.
+            .and_then(|mut m| <Self as clap::FromArgMatches>::from_arg_matches_mut(&mut m))
+    }
+
     /// What clap cannot check: a prompt given both to -p and after the options.
     pub fn checked(self) -> Result<Self, clap::Error> {
         match (&self.print, &self.prompt) {
@@ -210,6 +240,121 @@ mod tests {
         assert_eq!(o.provider.as_deref(), Some("anthropic"));
     }
 
+    /// What `parse_with` answers for `args`, as text: the parsed command line, or the error's
+    /// kind and message.
+    fn answer(args: &[&str], lean: bool) -> String {
+        let args: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
+        let parsed = if lean {
+            Cli::parse_with(<Cli as clap::CommandFactory>::command(), &args)
+        } else {
+            Cli::try_parse_from(&args)
+        };
+        match parsed {
+            Ok(cli) => format!("{cli:?}"),
+            Err(e) => format!("{:?}: {}", e.kind(), e.render()),
+        }
+    }
+
+    /// The lean parse (global options plain when no subcommand is named) answers every kind
+    /// of command line as clap's own does: options before and after a subcommand, nested
+    /// subcommands, a subcommand's name as a value, help, typos, bad values and conflicts.
+    #[test]
+    fn the_lean_parse_answers_as_clap_does() {
+        let lines: &[&[&str]] = &[
+            &["mypi"],
+            &[
+                "mypi",
+                "-p",
+                "hi",
+                "--provider",
+                "faux",
+                "--no-session",
+                "--no-extensions",
+            ],
+            &[
+                "mypi",
+                "-p",
+                "--json",
+                "x",
+                "--model",
+                "m",
+                "--thinking",
+                "low",
+            ],
+            &[
+                "mypi",
+                "--mcp-config",
+                "a.json",
+                "--mcp-config",
+                "b.json",
+                "--trust",
+            ],
+            &["mypi", "-p", "config"],
+            &["mypi", "-p", "acp", "--model", "m"],
+            &["mypi", "--model", "m", "acp"],
+            &[
+                "mypi",
+                "acp",
+                "--model",
+                "m",
+                "--no-mcp",
+                "--max-turns",
+                "3",
+            ],
+            &["mypi", "mcp", "list", "--mcp-config", "a.json"],
+            &["mypi", "ext", "check", "x.lua", "--extensions-dir", "d"],
+            &["mypi", "trust", "--list", "--trust"],
+            &["mypi", "sessions", "--json"],
+            &["mypi", "--help"],
+            &["mypi", "-h", "--model", "m"],
+            &["mypi", "help"],
+            &["mypi", "help", "acp"],
+            &["mypi", "acp", "--help"],
+            &["mypi", "--version"],
+            &["mypi", "sesions"],
+            &["mypi", "hello"],
+            &["mypi", "--modle", "m"],
+            &["mypi", "--thinking", "max"],
+            &["mypi", "acp", "--thinking", "max"],
+            &["mypi", "--max-turns", "many"],
+            &["mypi", "--no-mcp", "--mcp-config", "a.json"],
+            &["mypi", "config", "--no-extensions", "--extensions-dir", "d"],
+            &["mypi", "-c", "--no-session"],
+            &["mypi", "--json"],
+            &["mypi", "--", "acp"],
+        ];
+        for line in lines {
+            assert_eq!(answer(line, true), answer(line, false), "{line:?}");
+        }
+        // Not vacuous: a global option after a subcommand parses, and one the top level
+        // lacks is refused at the top level.
+        assert!(answer(&["mypi", "acp", "--model", "m"], true).contains("Some(\"m\")"));
+        assert!(answer(&["mypi", "--modle", "m"], true).starts_with("UnknownArgument"));
+    }
+
+    /// A deferred subcommand's own help says what its line in `mypi --help` says.
+    #[test]
+    fn a_subcommands_help_says_what_its_line_says() {
+        let abouts = |c: &clap::Command| -> Vec<String> {
+            c.get_subcommands()
+                .map(|s| {
+                    format!(
+                        "{}: {:?}",
+                        s.get_name(),
+                        s.get_about().map(|a| a.to_string())
+                    )
+                })
+                .collect()
+        };
+        let mut command = <Cli as clap::CommandFactory>::command();
+        let listed = abouts(&command);
+        command.build();
+        let built = abouts(&command);
+        // Building adds clap's own `help` subcommand at the end.
+        assert_eq!(listed, built[..built.len() - 1]);
+        assert!(listed.iter().all(|l| !l.ends_with("None")), "{listed:?}");
+    }
+
     #[test]
     fn mcp_flags_are_taken_after_a_subcommand_too() {
         let cli = Cli::try_parse_from(["mypi", "mcp", "list", "--mcp-config", "a.json"]).unwrap();
@@ -225,8 +370,10 @@ mod tests {
     }
 }
 
-/// Subcommands.
+/// Subcommands. `defer`: a subcommand's own options are made only when it is used (or its
+/// help shown), not at every start.
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum Command {
     /// Work with extension scripts.
     Ext {
@@ -252,7 +399,10 @@ pub enum Command {
     Trust(TrustArgs),
 }
 
-/// `mypi trust ...`.
+// A deferred subcommand's own help (`mypi trust --help`) comes from its type's doc, its line
+// in `mypi --help` from the variant's: the two say the same.
+/// Trust a project folder, so its own extensions load (the answer is kept in
+/// ~/.agents/config.toml); --list shows the trusted folders, --revoke forgets one
 #[derive(Debug, clap::Args)]
 pub struct TrustArgs {
     /// The project folder (default: the current folder).
@@ -268,7 +418,7 @@ pub struct TrustArgs {
     pub children: bool,
 }
 
-/// `mypi mcp ...`.
+/// Work with MCP servers.
 #[derive(Debug, Subcommand)]
 pub enum McpAction {
     /// Connect to every configured server (no extensions, no model) and show each one's
@@ -283,7 +433,7 @@ pub enum McpAction {
     Logout { name: String },
 }
 
-/// `mypi ext ...`.
+/// Work with extension scripts.
 #[derive(Debug, Subcommand)]
 pub enum ExtAction {
     /// Load extensions without starting the agent and print what each registered or its
