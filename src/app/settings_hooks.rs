@@ -42,10 +42,10 @@ impl App {
     /// when the folder is trusted now). Each problem with a file is one notice.
     pub fn load_settings_hooks(&self) {
         let home = self.config.home.as_deref();
-        let trusted =
-            crate::config::pick::folder_trusted(&self.config.cwd, home, self.config.trust);
-        let loaded = claude_hooks::load(home, &self.config.cwd, trusted);
         let context = self.extensions.context();
+        // Trusted now: at start, or by the REPL's answer (the trust list is not read again).
+        let trusted = context.control.project_trusted();
+        let loaded = claude_hooks::load(home, &self.config.cwd, trusted);
         let problems = loaded.problems;
         let say = |problems: Vec<String>| problems.into_iter().for_each(|p| (context.notice)(p));
         if loaded.hooks.is_empty() {

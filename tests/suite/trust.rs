@@ -100,6 +100,12 @@ fn mypi_trust_trusts_lists_and_revokes() {
 fn the_repl_asks_once_on_a_terminal_and_remembers() {
     for (answer, loads) in [("y", true), ("n", false)] {
         let dir = project();
+        // The project's settings hooks follow the answer too.
+        dir.write(
+            ".claude/settings.json",
+            r#"{"hooks": {"UserPromptSubmit": [{"hooks": [
+                {"type": "command", "command": "touch \"$CLAUDE_PROJECT_DIR/hook-ran\""}]}]}}"#,
+        );
         let start = || {
             let m = Mypi::new(&dir).args(["--provider", "faux", "--no-session", "--no-watch"]);
             crate::common::pty::Pty::spawn(m.command())
@@ -114,13 +120,17 @@ fn the_repl_asks_once_on_a_terminal_and_remembers() {
         let at = pty.wait_for("/evil", at, WAIT);
         let at = pty.wait_for("> ", at, WAIT);
         pty.type_keys("/mine\r");
-        pty.wait_for("mine loaded", at, WAIT);
+        let at = pty.wait_for("mine loaded", at, WAIT);
         assert_eq!(
             pty.screen().contains("evil loaded"),
             loads,
             "{answer}: {}",
             pty.screen()
         );
+        pty.type_keys("hello\r");
+        let at = pty.wait_for("hello", at, WAIT);
+        pty.wait_for("> ", at, WAIT);
+        assert_eq!(dir.exists("hook-ran"), loads, "{answer}: {}", pty.screen());
         pty.type_keys("/quit\r");
         assert_eq!(pty.wait(WAIT), 0);
         assert_eq!(dir.exists("pwned"), loads);
