@@ -3,10 +3,14 @@
 //! its streamed events.
 
 use futures_util::future::BoxFuture;
+use serde_json::value::RawValue;
 use serde_json::Value;
+use std::borrow::Cow;
 
 use super::interleaved::{takes_interleaving_beta, thinks_with_tools, INTERLEAVED_THINKING};
-use super::sse::{parse_data, post_json, stream_error, SseDecoder, SseEvent, SseEventStream};
+use super::lax;
+use super::sse::{malformed_data, parse_data, post_json, stream_error};
+use super::sse::{SseDecoder, SseEvent, SseEventStream};
 use super::wire::AnthropicBody;
 use super::{EventStream, ModelRequest, Payload, Provider, ProviderError, StreamEvent};
 use crate::vocab::protocol::Usage;
@@ -103,33 +107,48 @@ impl SseDecoder for AnthropicDecoder {
         if event.data.trim().is_empty() {
             return Ok(());
         }
-        let v = parse_data(NAME, &event.data)?;
-        let kind = v
-            .get("type")
-            .and_then(Value::as_str)
-            .or(event.event.as_deref())
-            .unwrap_or("");
-        let index = v.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
+        let data = &event.data;
+        let names = [
+            "type",
+            "index",
+            "message",
+            "content_block",
+            "delta",
+            "usage",
+        ];
+        let Some([kind, index, message, block, delta, usage]) =
+            lax::event(data, names).map_err(|e| malformed_data(NAME, data, &e))?
+        else {
+            return Ok(());
+        };
+        let kind = lax::text(kind);
+        let kind = kind.as_deref().or(event.event.as_deref()).unwrap_or("");
+        let index = lax::count(index).unwrap_or(0) as usize;
         match kind {
             "message_start" => {
-                if let Some(usage) = v.pointer("/message/usage") {
+                let [usage] = lax::fields(message, ["usage"]).unwrap_or_default();
+                if let Some(usage) = lax::fields(usage, USAGE) {
                     out.push(StreamEvent::Usage(usage_from(usage)));
                 }
             }
-            "content_block_start" => block_start(index, &v["content_block"], out),
-            "content_block_delta" => block_delta(index, &v["delta"], out),
+            "content_block_start" => {
+                let block = block.and_then(lax::value).unwrap_or(Value::Null);
+                block_start(index, &block, out);
+            }
+            "content_block_delta" => block_delta(index, delta, out),
             "message_delta" => {
-                if let Some(reason) = v.pointer("/delta/stop_reason").and_then(Value::as_str) {
-                    self.stop_reason = Some(reason.to_string());
+                let [reason] = lax::fields(delta, ["stop_reason"]).unwrap_or_default();
+                if let Some(reason) = lax::text(reason) {
+                    self.stop_reason = Some(reason.into_owned());
                 }
-                if let Some(usage) = v.get("usage") {
+                if let Some(usage) = lax::fields(usage, USAGE) {
                     out.push(StreamEvent::Usage(usage_from(usage)));
                 }
             }
             "message_stop" => out.push(StreamEvent::Done {
                 stop_reason: self.stop_reason.take(),
             }),
-            "error" => return Err(stream_error(NAME, &v)),
+            "error" => return Err(stream_error(NAME, &parse_data(NAME, data)?)),
             // ping, content_block_stop and event types added later carry nothing we need.
             _ => {}
         }
@@ -152,16 +171,23 @@ impl SseDecoder for AnthropicDecoder {
     }
 }
 
+/// The fields of a `usage` that count.
+const USAGE: [&str; 4] = [
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+];
+
 /// Input tokens include cached ones, so the count reflects the whole prompt.
-fn usage_from(usage: &Value) -> Usage {
-    let count = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
+fn usage_from([input, output, read, written]: lax::Fields<4>) -> Usage {
+    let read = lax::count(read).unwrap_or(0);
+    let written = lax::count(written).unwrap_or(0);
     Usage {
-        input_tokens: count("input_tokens")
-            + count("cache_read_input_tokens")
-            + count("cache_creation_input_tokens"),
-        output_tokens: count("output_tokens"),
-        cached_tokens: count("cache_read_input_tokens"),
-        cache_write_tokens: count("cache_creation_input_tokens"),
+        input_tokens: lax::count(input).unwrap_or(0) + read + written,
+        output_tokens: lax::count(output).unwrap_or(0),
+        cached_tokens: read,
+        cache_write_tokens: written,
         cost_usd: None,
     }
 }
@@ -218,41 +244,26 @@ fn block_start(index: usize, block: &Value, out: &mut Vec<StreamEvent>) {
     }
 }
 
-fn block_delta(index: usize, delta: &Value, out: &mut Vec<StreamEvent>) {
-    let text = |k: &str| {
-        delta
-            .get(k)
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
+fn block_delta(index: usize, delta: Option<&RawValue>, out: &mut Vec<StreamEvent>) {
+    let names = ["type", "text", "thinking", "signature", "partial_json"];
+    let Some([kind, text, thinking, signature, partial_json]) = lax::fields(delta, names) else {
+        return;
     };
-    match delta.get("type").and_then(Value::as_str) {
-        Some("text_delta") => {
-            let t = text("text");
-            if !t.is_empty() {
-                out.push(StreamEvent::TextDelta(t));
-            }
-        }
-        Some("thinking_delta") => {
-            let t = text("thinking");
-            if !t.is_empty() {
-                out.push(StreamEvent::ThinkingDelta(t));
-            }
-        }
-        Some("signature_delta") => {
-            let signature = text("signature");
-            if !signature.is_empty() {
-                out.push(StreamEvent::ThinkingSignature(signature));
-            }
-        }
+    // An empty piece is no event.
+    let read = |raw| {
+        lax::text(raw)
+            .filter(|t| !t.is_empty())
+            .map(Cow::into_owned)
+    };
+    out.extend(match lax::text(kind).as_deref() {
+        Some("text_delta") => read(text).map(StreamEvent::TextDelta),
+        Some("thinking_delta") => read(thinking).map(StreamEvent::ThinkingDelta),
+        Some("signature_delta") => read(signature).map(StreamEvent::ThinkingSignature),
         Some("input_json_delta") => {
-            let arguments = text("partial_json");
-            if !arguments.is_empty() {
-                out.push(StreamEvent::ToolCallDelta { index, arguments });
-            }
+            read(partial_json).map(|arguments| StreamEvent::ToolCallDelta { index, arguments })
         }
-        _ => {}
-    }
+        _ => None,
+    });
 }
 
 #[cfg(test)]

@@ -11,11 +11,14 @@ mod complete;
 pub mod faux;
 mod faux_read;
 mod interleaved;
+mod lax;
 mod not_stream;
 pub mod openai;
 pub mod sse;
 mod wire;
 
+#[cfg(test)]
+mod odd_stream_tests;
 #[cfg(test)]
 mod thinking_tests;
 

@@ -2,9 +2,12 @@
 //! the request body built from a [`ModelRequest`], and the decoder of its streamed chunks.
 
 use futures_util::future::BoxFuture;
-use serde_json::{Map, Value};
+use serde_json::value::RawValue;
+use serde_json::Value;
 
-use super::sse::{parse_data, post_json, stream_error, SseDecoder, SseEvent, SseEventStream};
+use super::lax;
+use super::sse::{malformed_data, parse_data, post_json, stream_error};
+use super::sse::{SseDecoder, SseEvent, SseEventStream};
 use super::wire::OpenAiBody;
 use super::{EventStream, ModelRequest, Payload, Provider, ProviderError, StreamEvent};
 use crate::vocab::protocol::Usage;
@@ -103,40 +106,43 @@ impl SseDecoder for OpenAiDecoder {
             });
             return Ok(());
         }
-        let chunk = parse_data(NAME, data)?;
-        if chunk.get("error").is_some_and(|e| !e.is_null()) {
-            return Err(stream_error(NAME, &chunk));
-        }
-        if let Some(usage) = chunk.get("usage").and_then(Value::as_object) {
-            out.push(StreamEvent::Usage(usage_from(usage)));
-        }
-        let Some(choice) = chunk.pointer("/choices/0") else {
+        let chunk = lax::event(data, ["error", "usage", "choices"]);
+        let Some([error, usage, choices]) = chunk.map_err(|e| malformed_data(NAME, data, &e))?
+        else {
             return Ok(());
         };
-        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
-            self.finish_reason = Some(reason.to_string());
+        if error.is_some() {
+            return Err(stream_error(NAME, &parse_data(NAME, data)?));
         }
-        let Some(delta) = choice.get("delta") else {
+        if let Some(usage) = lax::fields(usage, USAGE) {
+            out.push(StreamEvent::Usage(usage_from(usage)));
+        }
+        let Some(choice) = lax::first(choices) else {
+            return Ok(());
+        };
+        let [finish_reason, delta] =
+            lax::fields(Some(choice), ["finish_reason", "delta"]).unwrap_or_default();
+        if let Some(reason) = lax::text(finish_reason) {
+            self.finish_reason = Some(reason.into_owned());
+        }
+        let names = ["reasoning_content", "reasoning", "content", "tool_calls"];
+        let Some([reasoning_content, reasoning, content, calls]) = lax::fields(delta, names) else {
             return Ok(());
         };
         // The reasoning of thinking models: `reasoning_content` (llama.cpp, vLLM, DeepSeek)
         // or `reasoning` (OpenRouter, Ollama).
-        let reasoning = delta
-            .get("reasoning_content")
-            .or_else(|| delta.get("reasoning"))
-            .and_then(Value::as_str);
-        if let Some(text) = reasoning.filter(|t| !t.is_empty()) {
-            out.push(StreamEvent::ThinkingDelta(text.to_string()));
+        if let Some(text) = lax::text(reasoning_content.or(reasoning)).filter(|t| !t.is_empty()) {
+            out.push(StreamEvent::ThinkingDelta(text.into_owned()));
         }
-        if let Some(text) = delta.get("content").and_then(Value::as_str) {
-            if !text.is_empty() {
-                out.push(StreamEvent::TextDelta(text.to_string()));
-            }
+        if let Some(text) = lax::text(content).filter(|t| !t.is_empty()) {
+            out.push(StreamEvent::TextDelta(text.into_owned()));
         }
-        if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
-            for (position, call) in calls.iter().enumerate() {
-                tool_call_events(position, call, out);
-            }
+        for (position, call) in lax::items(calls)
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+        {
+            tool_call_events(position, call, out);
         }
         Ok(())
     }
@@ -157,46 +163,45 @@ impl SseDecoder for OpenAiDecoder {
     }
 }
 
-fn usage_from(usage: &Map<String, Value>) -> Usage {
-    let count = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
-    let cached = usage
-        .get("prompt_tokens_details")
-        .and_then(|d| d.get("cached_tokens"))
-        .and_then(Value::as_u64)
-        .unwrap_or(0);
+/// The fields of a chunk's `usage` that count.
+const USAGE: [&str; 3] = [
+    "prompt_tokens",
+    "completion_tokens",
+    "prompt_tokens_details",
+];
+
+fn usage_from([prompt, completion, details]: lax::Fields<3>) -> Usage {
+    let [cached] = lax::fields(details, ["cached_tokens"]).unwrap_or_default();
     Usage {
-        input_tokens: count("prompt_tokens"),
-        output_tokens: count("completion_tokens"),
-        cached_tokens: cached,
+        input_tokens: lax::count(prompt).unwrap_or(0),
+        output_tokens: lax::count(completion).unwrap_or(0),
+        cached_tokens: lax::count(cached).unwrap_or(0),
         ..Usage::default()
     }
 }
 
 /// One entry of `delta.tool_calls`: a start when it carries an id or name, then its
 /// argument text.
-fn tool_call_events(position: usize, call: &Value, out: &mut Vec<StreamEvent>) {
-    let index = call
-        .get("index")
-        .and_then(Value::as_u64)
-        .map_or(position, |i| i as usize);
-    let id = call.get("id").and_then(Value::as_str).unwrap_or("");
-    let function = call.get("function");
-    let name = function
-        .and_then(|f| f.get("name"))
-        .and_then(Value::as_str)
-        .unwrap_or("");
+fn tool_call_events(position: usize, call: &RawValue, out: &mut Vec<StreamEvent>) {
+    let [index, id, function] =
+        lax::fields(Some(call), ["index", "id", "function"]).unwrap_or_default();
+    let index = lax::count(index).map_or(position, |i| i as usize);
+    let id = lax::text(id).unwrap_or_default();
+    let [name, arguments] = lax::fields(function, ["name", "arguments"]).unwrap_or_default();
+    let name = lax::text(name).unwrap_or_default();
     if !id.is_empty() || !name.is_empty() {
         out.push(StreamEvent::ToolCallStart {
             index,
-            id: id.to_string(),
-            name: name.to_string(),
+            id: id.into_owned(),
+            name: name.into_owned(),
         });
     }
-    let arguments = function.and_then(|f| f.get("arguments"));
-    let arguments = match arguments {
-        Some(Value::String(s)) => s.clone(),
+    let arguments = match arguments.map(|a| (a, a.get().as_bytes().first().copied())) {
+        Some((a, Some(b'"'))) => lax::text(Some(a)).unwrap_or_default().into_owned(),
         // Some servers send the arguments as an object instead of JSON text.
-        Some(v @ Value::Object(_)) => v.to_string(),
+        Some((a, Some(b'{'))) => lax::value::<Value>(a)
+            .map(|v| v.to_string())
+            .unwrap_or_default(),
         _ => String::new(),
     };
     if !arguments.is_empty() {
