@@ -310,7 +310,7 @@ impl Config {
             project_mcp,
             mcp_off,
             trust: cli.trust,
-            project_trusted: pick::project_trusted(cli, &cwd, home.as_deref()),
+            project_trusted: pick::project_trusted(cli, &cwd, home.as_deref(), &files),
             project_extensions,
             ext_memory_bytes: limits.ext_memory_bytes,
             ext_value_bytes: limits.ext_value_bytes,

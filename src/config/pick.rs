@@ -4,6 +4,7 @@
 //! configuration files are read ([`load_files`]).
 
 use super::{ConfigError, Overrides, ProviderKind};
+use crate::config::trust::Decision;
 
 /// The provider chosen, and how to reach it.
 pub(super) struct Picked {
@@ -30,21 +31,26 @@ pub(super) fn load_files(
     let user = crate::config::settings::user_file(home);
     let project = crate::config::settings::project_file(cwd);
     let project = (Some(&project) != user.as_ref()).then_some(project);
-    let trusted = project.as_ref().is_some_and(|p| p.exists()) && project_trusted(cli, cwd, home);
-    Ok(crate::config::settings::Files::load(
-        user.as_deref(),
-        project.as_deref(),
-        trusted,
-    )?)
+    let mut files = crate::config::settings::Files::load_user(user.as_deref())?;
+    let trusted =
+        project.as_ref().is_some_and(|p| p.exists()) && project_trusted(cli, cwd, home, &files);
+    files.load_project(project.as_deref(), trusted)?;
+    Ok(files)
 }
 
-/// Whether the project folder `cwd` is trusted: `--trust`, the trust list, or it is HOME.
+/// Whether the project folder `cwd` is trusted: `--trust`, it is HOME, or the trust list of
+/// the user's file as `files` read it (the file is read once at start, not again here).
 pub(super) fn project_trusted(
     cli: &Overrides,
     cwd: &std::path::Path,
     home: Option<&std::path::Path>,
+    files: &crate::config::settings::Files,
 ) -> bool {
-    folder_trusted(cwd, home, cli.trust)
+    let listed = || {
+        let listing = files.user_trust.as_ref();
+        listing.is_some_and(|l| l.decision(cwd).is_ok_and(|d| d == Decision::Trusted))
+    };
+    cli.trust || home.is_some_and(|h| h == cwd) || listed()
 }
 
 /// Whether the folder `cwd` is trusted: `flag` (`--trust`), the trust list, or it is HOME.
@@ -52,7 +58,7 @@ pub fn folder_trusted(cwd: &std::path::Path, home: Option<&std::path::Path>, fla
     flag || home.is_some_and(|h| h == cwd)
         || crate::config::trust::TrustStore::in_home(home)
             .and_then(|t| t.decision(cwd))
-            .is_ok_and(|d| d == crate::config::trust::Decision::Trusted)
+            .is_ok_and(|d| d == Decision::Trusted)
 }
 
 /// The provider from `--provider`, `provider` (config, `MYPI_PROVIDER`) or the API keys in

@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 
 use toml_edit::{Document, Item, Table, Value};
 
+use crate::config::trust::Listing;
 use crate::config::ProviderKind;
 
 /// What a setting holds.
@@ -192,6 +193,8 @@ pub struct Files {
     pub providers: Vec<NamedProvider>,
     /// Said once at start (an untrusted project's file that was not read).
     pub notices: Vec<String>,
+    /// The user's file's `[trust]` lists, read with the rest of it (`None`: no user file).
+    pub user_trust: Option<Listing>,
 }
 
 impl Files {
@@ -201,21 +204,37 @@ impl Files {
         project: Option<&Path>,
         trusted: bool,
     ) -> Result<Files, SettingsError> {
+        let mut files = Files::load_user(user)?;
+        files.load_project(project, trusted)?;
+        Ok(files)
+    }
+
+    /// Reads the user's file (`None`: absent).
+    pub fn load_user(user: Option<&Path>) -> Result<Files, SettingsError> {
         let mut files = Files::default();
         if let Some(path) = user.filter(|p| p.exists()) {
             files.read(path, true)?;
         }
+        Ok(files)
+    }
+
+    /// Reads the project's file when `trusted`, or says it was not read (`None`: absent).
+    pub fn load_project(
+        &mut self,
+        project: Option<&Path>,
+        trusted: bool,
+    ) -> Result<(), SettingsError> {
         if let Some(path) = project.filter(|p| p.exists()) {
             if trusted {
-                files.read(path, false)?;
+                self.read(path, false)?;
             } else {
-                files.notices.push(format!(
+                self.notices.push(format!(
                     "{} is not read: this folder is not trusted (`mypi trust` trusts it)",
                     path.display()
                 ));
             }
         }
-        Ok(files)
+        Ok(())
     }
 
     /// The value the files give the environment variable `name` (the last file wins).
@@ -249,6 +268,9 @@ impl Files {
             line: line_of(&text, e.span().map_or(0, |s| s.start)),
             message: e.message().to_string(),
         })?;
+        if user {
+            self.user_trust = Listing::of(doc.as_table(), path).ok();
+        }
         let file = FileCtx {
             path: &shown,
             text: &text,

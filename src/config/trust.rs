@@ -64,6 +64,44 @@ pub struct Listing {
     pub denied: Vec<PathBuf>,
 }
 
+impl Listing {
+    /// The `[trust]` lists of the parsed config file at `path` (empty when the table is
+    /// missing).
+    pub fn of(file: &Table, path: &Path) -> Result<Listing, TrustError> {
+        let paths = |key: &'static str| -> Result<Vec<PathBuf>, TrustError> {
+            let Some(item) = file.get("trust").and_then(|t| t.get(key)) else {
+                return Ok(Vec::new());
+            };
+            let shape = || TrustError::Shape {
+                path: path.to_path_buf(),
+                key,
+            };
+            let array = item.as_array().ok_or_else(shape)?;
+            array
+                .iter()
+                .map(|v| v.as_str().map(PathBuf::from).ok_or_else(shape))
+                .collect()
+        };
+        Ok(Listing {
+            folders: paths("folders")?,
+            trees: paths("trees")?,
+            denied: paths("denied")?,
+        })
+    }
+
+    /// What the lists say about `folder`.
+    pub fn decision(&self, folder: &Path) -> Result<Decision, TrustError> {
+        let folder = canonical(folder)?;
+        if self.folders.contains(&folder) || self.trees.iter().any(|t| folder.starts_with(t)) {
+            Ok(Decision::Trusted)
+        } else if self.denied.contains(&folder) {
+            Ok(Decision::Denied)
+        } else {
+            Ok(Decision::Unknown)
+        }
+    }
+}
+
 /// The trust settings in a user config file.
 pub struct TrustStore {
     path: PathBuf,
@@ -87,30 +125,12 @@ impl TrustStore {
 
     /// What the settings say about `folder`.
     pub fn decision(&self, folder: &Path) -> Result<Decision, TrustError> {
-        let folder = canonical(folder)?;
-        let list = self.list()?;
-        if list.folders.contains(&folder) || list.trees.iter().any(|t| folder.starts_with(t)) {
-            Ok(Decision::Trusted)
-        } else if list.denied.contains(&folder) {
-            Ok(Decision::Denied)
-        } else {
-            Ok(Decision::Unknown)
-        }
+        self.list()?.decision(folder)
     }
 
     /// The `[trust]` lists (empty when the file or the table is missing).
     pub fn list(&self) -> Result<Listing, TrustError> {
-        let doc = self.read()?;
-        let mut out = Listing::default();
-        for key in KEYS {
-            let paths = self.paths(&doc, key)?;
-            match key {
-                "folders" => out.folders = paths,
-                "trees" => out.trees = paths,
-                _ => out.denied = paths,
-            }
-        }
-        Ok(out)
+        Listing::of(self.read()?.as_table(), &self.path)
     }
 
     /// Trusts `folder` (with `children`, every folder below it too). Returns the path stored.
@@ -179,21 +199,6 @@ impl TrustStore {
         let tmp = self.path.with_extension("toml.tmp");
         std::fs::write(&tmp, doc.to_string()).map_err(write_err)?;
         std::fs::rename(&tmp, &self.path).map_err(write_err)
-    }
-
-    fn paths(&self, doc: &DocumentMut, key: &'static str) -> Result<Vec<PathBuf>, TrustError> {
-        let Some(item) = doc.get("trust").and_then(|t| t.get(key)) else {
-            return Ok(Vec::new());
-        };
-        let shape = || TrustError::Shape {
-            path: self.path.clone(),
-            key,
-        };
-        let array = item.as_array().ok_or_else(shape)?;
-        array
-            .iter()
-            .map(|v| v.as_str().map(PathBuf::from).ok_or_else(shape))
-            .collect()
     }
 
     /// The array `trust.key`, created when missing.

@@ -94,6 +94,17 @@ fn an_untrusted_projects_file_is_not_read_and_that_is_said() {
         .run();
     out.ok();
     assert_eq!(fake.requests()[0].body["model"], "project-model");
+    // Trusted by the list in the user's own file (read once, with the rest of that file).
+    Mypi::new(&dir).args(["trust"]).run().ok();
+    let fake = FakeOpenAi::with_replies(vec![Reply::text("hi")]);
+    let out = Mypi::new(&dir)
+        .env("OPENAI_API_KEY", "k")
+        .env("OPENAI_BASE_URL", fake.url())
+        .args(["--no-session", "-p", "hello"])
+        .run();
+    out.ok();
+    assert!(!out.stderr.contains("not trusted"), "{}", out.describe());
+    assert_eq!(fake.requests()[0].body["model"], "project-model");
 }
 
 #[test]

@@ -24,6 +24,31 @@ impl Drop for Tmp {
 }
 
 #[test]
+fn the_users_trust_lists_are_read_with_the_rest_of_the_file() {
+    use crate::config::trust::Decision;
+    let t = Tmp::new("trust-lists");
+    let here = std::env::current_dir().unwrap().canonicalize().unwrap();
+    let text = format!(
+        "model = \"a\"\n[trust]\nfolders = [{:?}]\n",
+        here.display().to_string()
+    );
+    let user = t.file("listed.toml", &text);
+    let f = Files::load_user(Some(&user)).unwrap();
+    let listing = f.user_trust.as_ref().expect("the lists");
+    assert_eq!(listing.folders, vec![here.clone()]);
+    assert_eq!(listing.decision(&here).unwrap(), Decision::Trusted);
+    assert_eq!(
+        listing.decision(&std::env::temp_dir()).unwrap(),
+        Decision::Unknown
+    );
+    // Lists that are not lists of folders are the file's error; no file, no lists.
+    let user = t.file("odd.toml", "[trust]\nfolders = \"/\"\n");
+    let e = Files::load_user(Some(&user)).unwrap_err().to_string();
+    assert!(e.contains("must be a list of folder paths"), "{e}");
+    assert!(Files::load_user(None).unwrap().user_trust.is_none());
+}
+
+#[test]
 fn the_project_file_is_a_higher_layer_than_the_users() {
     let t = Tmp::new("layers");
     let user = t.file(
