@@ -127,6 +127,9 @@ fn the_repl_asks_once_on_a_terminal_and_remembers() {
             "{answer}: {}",
             pty.screen()
         );
+        // At the prompt again: a line typed while /mine still runs is queued, and a queued
+        // message is no `UserPromptSubmit`.
+        let at = pty.wait_for("> ", at, WAIT);
         pty.type_keys("hello\r");
         let at = pty.wait_for("hello", at, WAIT);
         pty.wait_for("> ", at, WAIT);
