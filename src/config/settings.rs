@@ -198,17 +198,6 @@ pub struct Files {
 }
 
 impl Files {
-    /// Reads the user's file and, when `trusted`, the project's (`None` for either: absent).
-    pub fn load(
-        user: Option<&Path>,
-        project: Option<&Path>,
-        trusted: bool,
-    ) -> Result<Files, SettingsError> {
-        let mut files = Files::load_user(user)?;
-        files.load_project(project, trusted)?;
-        Ok(files)
-    }
-
     /// Reads the user's file (`None`: absent).
     pub fn load_user(user: Option<&Path>) -> Result<Files, SettingsError> {
         let mut files = Files::default();

@@ -8,9 +8,10 @@
 //! does) reads as absent, exactly as `Value::as_str`, `as_u64` and `get` would: servers that
 //! send odd fields are not turned away.
 
-use serde::de::{DeserializeOwned, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
+use serde_json::Value;
 use std::borrow::Cow;
 
 /// Fields of an object as they were sent, by the names asked for (`null` reads as absent).
@@ -22,8 +23,11 @@ pub(crate) fn event<'a, const N: usize>(
     data: &'a str,
     names: [&str; N],
 ) -> serde_json::Result<Option<Fields<'a, N>>> {
-    let raw: &RawValue = serde_json::from_str(data)?;
-    Ok(fields(Some(raw), names))
+    // One pass: an object's fields are picked as it is checked, anything else is skipped.
+    let mut de = serde_json::Deserializer::from_str(data);
+    let picked = de.deserialize_any(Pick { names })?;
+    de.end()?;
+    Ok(picked)
 }
 
 /// The fields `names` of `raw` when it is a JSON object (each `None` when absent or `null`);
@@ -33,7 +37,7 @@ pub(crate) fn fields<'a, const N: usize>(
     names: [&str; N],
 ) -> Option<Fields<'a, N>> {
     let mut de = serde_json::Deserializer::from_str(raw?.get());
-    de.deserialize_map(Pick { names }).ok()
+    de.deserialize_map(Pick { names }).ok().flatten()
 }
 
 /// `raw` as text when it is a JSON string; `None` for anything else (`Value::as_str`).
@@ -70,20 +74,50 @@ pub(crate) fn first(raw: Option<&RawValue>) -> Option<&RawValue> {
 
 /// `raw` as a whole JSON value (for the rare paths that need one: an error object, arguments
 /// sent as an object).
-pub(crate) fn value<T: DeserializeOwned>(raw: &RawValue) -> Option<T> {
+pub(crate) fn value(raw: &RawValue) -> Option<Value> {
     serde_json::from_str(raw.get()).ok()
 }
 
-/// Reads an object's fields named in `names` and skips the others.
+/// Reads an object's fields named in `names` and skips the others; any other value is
+/// skipped whole and reads as `None`.
 struct Pick<'n, const N: usize> {
     names: [&'n str; N],
 }
 
 impl<'de, const N: usize> Visitor<'de> for Pick<'_, N> {
-    type Value = Fields<'de, N>;
+    type Value = Option<Fields<'de, N>>;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("an object")
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(None)
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
@@ -96,7 +130,7 @@ impl<'de, const N: usize> Visitor<'de> for Pick<'_, N> {
                 }
             }
         }
-        Ok(found)
+        Ok(Some(found))
     }
 }
 
@@ -124,7 +158,6 @@ struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::Value;
 
     /// Values of every shape, and the edges of each reader.
     const VALUES: &[&str] = &[
@@ -180,7 +213,7 @@ mod tests {
                 let want = value.get(name).filter(|v| !v.is_null());
                 assert_eq!(field.map(read).as_ref(), want, "{name} of {text}");
             }
-            assert_eq!(raw.and_then(super::value::<Value>), Some(value));
+            assert_eq!(raw.and_then(super::value), Some(value));
         }
         assert_eq!(count(None), None);
         assert_eq!(super::text(None), None);

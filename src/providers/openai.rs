@@ -196,14 +196,12 @@ fn tool_call_events(position: usize, call: &RawValue, out: &mut Vec<StreamEvent>
             name: name.into_owned(),
         });
     }
-    let arguments = match arguments.map(|a| (a, a.get().as_bytes().first().copied())) {
-        Some((a, Some(b'"'))) => lax::text(Some(a)).unwrap_or_default().into_owned(),
+    let arguments = match arguments {
         // Some servers send the arguments as an object instead of JSON text.
-        Some((a, Some(b'{'))) => lax::value::<Value>(a)
-            .map(|v| v.to_string())
-            .unwrap_or_default(),
-        _ => String::new(),
+        Some(a) if a.get().starts_with('{') => lax::value(a).map(|v| v.to_string()),
+        text => lax::text(text).map(String::from),
     };
+    let arguments = arguments.unwrap_or_default();
     if !arguments.is_empty() {
         out.push(StreamEvent::ToolCallDelta { index, arguments });
     }

@@ -71,40 +71,33 @@ fn an_untrusted_projects_file_is_not_read_and_that_is_said() {
     let dir = TestDir::new();
     dir.untrust();
     dir.write(".agents/config.toml", "model = \"project-model\"\n");
-    let fake = FakeOpenAi::with_replies(vec![Reply::text("hi")]);
-    let out = Mypi::new(&dir)
-        .env("OPENAI_API_KEY", "k")
-        .env("OPENAI_BASE_URL", fake.url())
-        .args(["--no-session", "-p", "hello"])
-        .run();
-    out.ok();
+    // One print run; its output and the model it asked for.
+    let run = |flags: &[&str]| {
+        let fake = FakeOpenAi::with_replies(vec![Reply::text("hi")]);
+        let out = Mypi::new(&dir)
+            .env("OPENAI_API_KEY", "k")
+            .env("OPENAI_BASE_URL", fake.url())
+            .args(flags.iter().copied().chain(["--no-session", "-p", "hello"]))
+            .run();
+        out.ok();
+        let model = fake.requests()[0].body["model"].clone();
+        (out, model)
+    };
+    let (out, model) = run(&[]);
     assert!(
         out.stderr
             .contains(".agents/config.toml is not read: this folder is not trusted"),
         "{}",
         out.describe()
     );
-    assert_ne!(fake.requests()[0].body["model"], "project-model");
+    assert_ne!(model, "project-model");
     // Trusted: read.
-    let fake = FakeOpenAi::with_replies(vec![Reply::text("hi")]);
-    let out = Mypi::new(&dir)
-        .env("OPENAI_API_KEY", "k")
-        .env("OPENAI_BASE_URL", fake.url())
-        .args(["--trust", "--no-session", "-p", "hello"])
-        .run();
-    out.ok();
-    assert_eq!(fake.requests()[0].body["model"], "project-model");
+    assert_eq!(run(&["--trust"]).1, "project-model");
     // Trusted by the list in the user's own file (read once, with the rest of that file).
     Mypi::new(&dir).args(["trust"]).run().ok();
-    let fake = FakeOpenAi::with_replies(vec![Reply::text("hi")]);
-    let out = Mypi::new(&dir)
-        .env("OPENAI_API_KEY", "k")
-        .env("OPENAI_BASE_URL", fake.url())
-        .args(["--no-session", "-p", "hello"])
-        .run();
-    out.ok();
+    let (out, model) = run(&[]);
     assert!(!out.stderr.contains("not trusted"), "{}", out.describe());
-    assert_eq!(fake.requests()[0].body["model"], "project-model");
+    assert_eq!(model, "project-model");
 }
 
 #[test]

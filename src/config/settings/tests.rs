@@ -23,6 +23,17 @@ impl Drop for Tmp {
     }
 }
 
+/// The user's file and, when `trusted`, the project's, read as at start.
+fn load(
+    user: Option<&Path>,
+    project: Option<&Path>,
+    trusted: bool,
+) -> Result<Files, SettingsError> {
+    let mut files = Files::load_user(user)?;
+    files.load_project(project, trusted)?;
+    Ok(files)
+}
+
 #[test]
 fn the_users_trust_lists_are_read_with_the_rest_of_the_file() {
     use crate::config::trust::Decision;
@@ -56,13 +67,13 @@ fn the_project_file_is_a_higher_layer_than_the_users() {
         "model = \"a\"\nmax_turns = 5\n[extensions]\nwatch = false\n",
     );
     let project = t.file("project.toml", "model = \"b\"\n");
-    let f = Files::load(Some(&user), Some(&project), true).unwrap();
+    let f = load(Some(&user), Some(&project), true).unwrap();
     assert_eq!(f.lookup("MYPI_MODEL").as_deref(), Some("b"));
     assert_eq!(f.lookup("MYPI_MAX_TURNS").as_deref(), Some("5"));
     assert_eq!(f.lookup("MYPI_WATCH").as_deref(), Some("0"));
     assert!(f.entry("model").unwrap().source.ends_with("project.toml:1"));
     // Untrusted: not read, and said so.
-    let f = Files::load(Some(&user), Some(&project), false).unwrap();
+    let f = load(Some(&user), Some(&project), false).unwrap();
     assert_eq!(f.lookup("MYPI_MODEL").as_deref(), Some("a"));
     assert!(f.notices[0].contains("not trusted"), "{:?}", f.notices);
 }
@@ -71,7 +82,7 @@ fn the_project_file_is_a_higher_layer_than_the_users() {
 fn an_unknown_key_names_the_file_line_and_the_nearest_key() {
     let t = Tmp::new("unknown");
     let p = t.file("c.toml", "model = \"m\"\n\n[extensions]\nbudgt_ms = 5\n");
-    let e = Files::load(Some(&p), None, true).unwrap_err().to_string();
+    let e = load(Some(&p), None, true).unwrap_err().to_string();
     assert!(
         e.ends_with(
             "c.toml:4: unknown key `extensions.budgt_ms`; did you mean `extensions.budget_ms`?"
@@ -82,7 +93,7 @@ fn an_unknown_key_names_the_file_line_and_the_nearest_key() {
         "d.toml",
         "[providers.local]\napi = \"openai\"\nbase_ur = \"x\"\n",
     );
-    let e = Files::load(Some(&p), None, true).unwrap_err().to_string();
+    let e = load(Some(&p), None, true).unwrap_err().to_string();
     assert!(e.ends_with("d.toml:3: unknown key `providers.local.base_ur`; did you mean `providers.local.base_url`?"), "{e}");
 }
 
@@ -110,7 +121,7 @@ fn a_wrong_type_says_what_was_expected() {
         ("model = ", "not valid TOML"),
     ] {
         let p = t.file("c.toml", text);
-        let e = Files::load(Some(&p), None, true).unwrap_err().to_string();
+        let e = load(Some(&p), None, true).unwrap_err().to_string();
         assert!(e.contains(want), "{text}: {e}");
     }
 }
@@ -123,7 +134,7 @@ fn providers_and_their_models() {
         "[providers.local]\napi = \"openai\"\nbase_url = \"http://localhost:11434/v1\"\n\
          models = [\"qwen\", { name = \"big\", context_window = 131072, input_price = 1.5 }]\n",
     );
-    let f = Files::load(Some(&p), None, true).unwrap();
+    let f = load(Some(&p), None, true).unwrap();
     let local = f.provider("local").unwrap();
     assert_eq!(local.api, ProviderKind::OpenAi);
     assert_eq!(local.models[0].name, "qwen");
@@ -136,8 +147,8 @@ fn providers_and_their_models() {
 fn trust_lists_belong_to_the_user() {
     let t = Tmp::new("trust");
     let p = t.file("c.toml", "[trust]\nfolders = [\"/x\"]\n");
-    assert!(Files::load(Some(&p), None, true).is_ok());
-    let e = Files::load(None, Some(&p), true).unwrap_err().to_string();
+    assert!(load(Some(&p), None, true).is_ok());
+    let e = load(None, Some(&p), true).unwrap_err().to_string();
     assert!(e.contains("a project cannot trust itself"), "{e}");
 }
 
@@ -145,7 +156,7 @@ fn trust_lists_belong_to_the_user() {
 fn an_oversized_file_is_refused_with_its_size() {
     let t = Tmp::new("big");
     let p = t.file("c.toml", &format!("# {}\n", "x".repeat(2 << 20)));
-    let e = Files::load(Some(&p), None, true).unwrap_err().to_string();
+    let e = load(Some(&p), None, true).unwrap_err().to_string();
     assert!(
         e.contains("a configuration file may have at most 1048576"),
         "{e}"
@@ -158,9 +169,7 @@ fn a_fifo_or_a_huge_file_is_refused_without_waiting_or_reading_it_all() {
     let fifo = t.0.join("config.toml");
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
     let started = std::time::Instant::now();
-    let e = Files::load(Some(&fifo), None, true)
-        .unwrap_err()
-        .to_string();
+    let e = load(Some(&fifo), None, true).unwrap_err().to_string();
     assert!(started.elapsed() < std::time::Duration::from_secs(2));
     assert_eq!(
         e,
@@ -169,7 +178,7 @@ fn a_fifo_or_a_huge_file_is_refused_without_waiting_or_reading_it_all() {
     let big = t.0.join("big.toml");
     let f = std::fs::File::create(&big).unwrap();
     f.set_len(2 << 30).unwrap();
-    let e = Files::load(Some(&big), None, true).unwrap_err().to_string();
+    let e = load(Some(&big), None, true).unwrap_err().to_string();
     assert!(
         e.ends_with("it is 2147483648 bytes; a configuration file may have at most 1048576"),
         "{e}"
