@@ -177,6 +177,46 @@ mod tests {
         assert!(x > 0);
     }
 
+    /// Whether the page holding `addr` is in memory.
+    fn resident(addr: usize) -> bool {
+        let mut v = 0u8;
+        let page = (addr / 4096 * 4096) as *mut libc::c_void;
+        // SAFETY: mincore reads the page tables and writes one byte into `v`.
+        assert_eq!(unsafe { libc::mincore(page, 4096, &mut v) }, 0);
+        v & 1 == 1
+    }
+
+    /// Goes `levels` frames of 16 KiB deep; the address of the deepest frame's buffer.
+    #[inline(never)]
+    fn deep(levels: usize) -> usize {
+        let buf = std::hint::black_box([1u8; 16 * 1024]);
+        if levels == 0 {
+            return buf.as_ptr() as usize;
+        }
+        std::hint::black_box(deep(levels - 1)) + (buf[levels] as usize - 1)
+    }
+
+    #[test]
+    fn the_stack_below_a_frame_is_given_back_once_touched() {
+        std::thread::Builder::new()
+            .stack_size(8 << 20)
+            .spawn(|| {
+                let deepest = deep(8);
+                assert!(resident(deepest), "the deep frames were touched");
+                release_stack_below(4096);
+                assert!(!resident(deepest), "and given back");
+                // Nothing below now: the call gives back nothing more.
+                release_stack_below(4096);
+                assert!(!resident(deepest));
+                // Touched again, it is memory again (zeros, then what the frame wrote).
+                let again = deep(8);
+                assert!(resident(again));
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
     #[test]
     fn local_time_is_a_calendar_date() {
         let t = local_time(1_700_000_000);

@@ -51,7 +51,7 @@ use crate::vocab::run::RunContext;
 
 /// Builds the engine for an extension (on its worker thread).
 pub fn new_engine(link: Arc<ApiLink>, limits: Limits) -> Result<Box<dyn Engine>, ScriptError> {
-    Ok(Box::new(LuaEngine::new(link, limits)?))
+    Ok(LuaEngine::boxed(link, limits)?)
 }
 
 /// The id of a run context and its Lua `ctx` table.
@@ -93,49 +93,70 @@ pub struct LuaEngine {
 impl LuaEngine {
     /// A VM with the sandbox, `api` and `require` in place; the script is not run yet.
     pub fn new(link: Arc<ApiLink>, limits: Limits) -> Result<Self, ScriptError> {
+        Self::boxed(link, limits).map(|engine| *engine)
+    }
+
+    /// [`LuaEngine::new`], on the heap. The VM is made first, from this small frame: its
+    /// libraries' set-up is the deepest the thread's stack goes while loading. The engine is
+    /// built around it by [`LuaEngine::assemble`], in a frame of its own, so the two frames do
+    /// not add up (see [`release_load_stack`]).
+    ///
+    /// [`release_load_stack`]: crate::extensions::thread::release_load_stack
+    fn boxed(link: Arc<ApiLink>, limits: Limits) -> Result<Box<Self>, ScriptError> {
         crate::extensions::crossing::set_thread_cap(limits.max_value_bytes);
         let budget = Rc::new(Budget::default());
-        let modules = Rc::new(Modules::new(&link.info.path, &link.info.root));
-        let setup = || -> mlua::Result<LuaEngine> {
-            let log_link = link.clone();
-            let (lua, runner) = sandbox::new_vm(budget.clone(), move |line| log_link.log(line))?;
-            if link.host().checking {
-                sandbox::refuse_writes(&lua, crate::extensions::services::CHECKING)?;
-            }
-            let files = fs::Fs::new(link.clone(), limits.max_string_bytes);
-            modules::install(&lua, modules.clone(), files)?;
-            let shared = globals::Shared::new(link.clone());
-            let api = globals::api_table(&lua, &shared)?;
-            lua.globals().set("api", &api)?;
-            let ctx_maker = ctx::CtxMaker::new(&lua, &shared)?;
-            lua.set_memory_limit(limits.memory_bytes)?;
-            budget.set_memory_cap(limits.memory_bytes);
-            Ok(LuaEngine {
-                link: link.clone(),
-                limits,
-                budget: budget.clone(),
-                modules: modules.clone(),
-                api,
-                callbacks: globals::callbacks(&lua)?,
-                ctx_maker,
-                shared: shared.clone(),
-                ctx_fields: RefCell::new(None),
-                event: RefCell::new(None),
-                runner,
-                spare: RefCell::new(None),
-                failed_at: Cell::new(None),
-                lazy_pairs: lazy::pairs(&lua)?,
-                collected: Cell::new(0),
-                mark: lua.array_metatable(),
-                lua,
-            })
-        };
-        setup().map_err(|e| {
+        let log_link = link.clone();
+        let made = sandbox::new_vm(budget.clone(), move |line| log_link.log(line))
+            .and_then(|(lua, runner)| Self::assemble(lua, runner, &link, limits, budget));
+        made.map_err(|e| {
             ScriptError::runtime(format!(
                 "{}: cannot set up the Lua VM: {e}",
                 link.info.path.display()
             ))
         })
+    }
+
+    /// The engine around a fresh VM: the write guard when checking, `require`, `api`, `ctx`
+    /// and the memory cap.
+    #[inline(never)]
+    fn assemble(
+        lua: Lua,
+        runner: mlua::Function,
+        link: &Arc<ApiLink>,
+        limits: Limits,
+        budget: Rc<Budget>,
+    ) -> mlua::Result<Box<LuaEngine>> {
+        let modules = Rc::new(Modules::new(&link.info.path, &link.info.root));
+        if link.host().checking {
+            sandbox::refuse_writes(&lua, crate::extensions::services::CHECKING)?;
+        }
+        let files = fs::Fs::new(link.clone(), limits.max_string_bytes);
+        modules::install(&lua, modules.clone(), files)?;
+        let shared = globals::Shared::new(link.clone());
+        let api = globals::api_table(&lua, &shared)?;
+        lua.globals().set("api", &api)?;
+        let ctx_maker = ctx::CtxMaker::new(&lua, &shared)?;
+        lua.set_memory_limit(limits.memory_bytes)?;
+        budget.set_memory_cap(limits.memory_bytes);
+        Ok(Box::new(LuaEngine {
+            link: link.clone(),
+            limits,
+            budget,
+            modules,
+            api,
+            callbacks: globals::callbacks(&lua)?,
+            ctx_maker,
+            shared,
+            ctx_fields: RefCell::new(None),
+            event: RefCell::new(None),
+            runner,
+            spare: RefCell::new(None),
+            failed_at: Cell::new(None),
+            lazy_pairs: lazy::pairs(&lua)?,
+            collected: Cell::new(0),
+            mark: lua.array_metatable(),
+            lua,
+        }))
     }
 
     /// The files the script has `require`d so far (its helpers, for the hot-reload watcher).

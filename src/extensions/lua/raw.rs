@@ -196,8 +196,12 @@ impl Reader {
         let (mut pairs, mut sequence) = (0usize, true);
         ffi::lua_pushnil(state);
         while ffi::lua_next(state, idx) != 0 {
-            let i = ffi::lua_tointegerx(state, -2, std::ptr::null_mut());
-            sequence &= ffi::lua_isinteger(state, -2) != 0 && i >= 1 && (i as usize) <= len;
+            // Only an integer key is read as one: `lua_tointegerx` would also try to read a
+            // string key as a number (`strtod` on every field name of an object).
+            sequence = sequence && ffi::lua_isinteger(state, -2) != 0 && {
+                let i = ffi::lua_tointegerx(state, -2, std::ptr::null_mut());
+                i >= 1 && (i as usize) <= len
+            };
             pairs += 1;
             ffi::lua_pop(state, 1);
         }

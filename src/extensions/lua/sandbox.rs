@@ -196,7 +196,9 @@ function os.rename() error("os.rename: " .. message, 2) end
 }
 
 /// A fresh VM with the safe libraries, the prelude and the budget hook. `log` receives what
-/// `print` writes. The memory cap is set by the caller once everything is in place.
+/// `print` writes. The memory cap is set by the caller once everything is in place. Never
+/// inlined: the libraries' set-up goes some KiB deep, from this frame rather than a larger one.
+#[inline(never)]
 pub(super) fn new_vm(
     budget: Rc<Budget>,
     log: impl Fn(&str) + 'static,

@@ -20,7 +20,14 @@ use crate::hooks::{self, HookError, HookEvent, NoticeFn, Step};
 use crate::vocab::owner::Owner;
 use crate::vocab::run::RunContext;
 
-/// The thread's body.
+/// The thread's body: the load, then the jobs.
+///
+/// The load and each job run in frames of their own ([`load`], [`Server::serve`]), never
+/// inlined here: the frame the thread idles in stays small (inlined, a job's handling made it
+/// 2.7 KiB, and the load ran below that), so the load touches a page less of the stack, and
+/// what it touched below the loop is given back at once (see [`release_load_stack`]).
+///
+/// [`release_load_stack`]: crate::extensions::thread::release_load_stack
 pub(super) fn serve(
     factory: EngineFactory,
     link: Arc<ApiLink>,
@@ -29,24 +36,9 @@ pub(super) fn serve(
     loaded: oneshot::Sender<Result<Vec<PathBuf>, ScriptError>>,
     health: Arc<Health>,
 ) {
-    // A conversion still running when the host gives up on its call stops there.
-    crate::extensions::crossing::set_thread_abandoned(health.stuck.clone());
-    let mut engine = match factory(link.clone(), limits) {
-        Ok(engine) => engine,
-        Err(e) => {
-            health.loading.store(false, Ordering::SeqCst);
-            let _ = loaded.send(Err(e));
-            return;
-        }
-    };
-    let outcome = engine.load().map(|()| engine.required_files());
-    link.meter().end();
-    health.loading.store(false, Ordering::SeqCst);
-    let ok = outcome.is_ok();
-    let _ = loaded.send(outcome);
-    if !ok {
+    let Some(engine) = load(factory, &link, limits, loaded, &health) else {
         return;
-    }
+    };
     crate::extensions::thread::release_load_stack();
     let mut server = Server {
         engine,
@@ -67,6 +59,34 @@ pub(super) fn serve(
         server.health.stuck.store(false, Ordering::SeqCst);
         ended = Some(Instant::now());
     }
+}
+
+/// Builds the engine and runs the script's top level; sends the outcome to `loaded`. The
+/// engine, if the script loaded.
+#[inline(never)]
+fn load(
+    factory: EngineFactory,
+    link: &Arc<ApiLink>,
+    limits: Limits,
+    loaded: oneshot::Sender<Result<Vec<PathBuf>, ScriptError>>,
+    health: &Health,
+) -> Option<Box<dyn Engine>> {
+    // A conversion still running when the host gives up on its call stops there.
+    crate::extensions::crossing::set_thread_abandoned(health.stuck.clone());
+    let mut engine = match factory(link.clone(), limits) {
+        Ok(engine) => engine,
+        Err(e) => {
+            health.loading.store(false, Ordering::SeqCst);
+            let _ = loaded.send(Err(e));
+            return None;
+        }
+    };
+    let outcome = engine.load().map(|()| engine.required_files());
+    link.meter().end();
+    health.loading.store(false, Ordering::SeqCst);
+    let ok = outcome.is_ok();
+    let _ = loaded.send(outcome);
+    ok.then_some(engine)
 }
 
 /// The thread's next job, `None` once the extension is dropped. In a `burst` it polls for up
@@ -99,6 +119,8 @@ struct Server {
 }
 
 impl Server {
+    /// One job (in a frame of its own: see [`serve`]).
+    #[inline(never)]
     fn serve(&mut self, job: Job, started: Instant) {
         match job {
             Job::Call {
