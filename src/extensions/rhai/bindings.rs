@@ -7,7 +7,7 @@
 //! `FnPtr`s in a [`Callbacks`] table keyed by [`CallbackId`].
 
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -23,14 +23,17 @@ use crate::extensions::surface::{self, Arg, Member, Object, Ret, Shape, Ty};
 type RhaiResult<T> = Result<T, Box<::rhai::EvalAltResult>>;
 
 /// The callbacks a script registered.
+///
+/// Keyed by id in ordered maps: a call looks its callback up (and its line when it fails), and
+/// ids are small integers that compare faster than they hash.
 #[derive(Default)]
 pub struct Callbacks {
     next: CallbackId,
-    pub fns: HashMap<CallbackId, FnPtr>,
+    pub fns: BTreeMap<CallbackId, FnPtr>,
     /// The script line each callback was handed over on (where a limit that stops it is
     /// reported: Rhai gives such stops the position of the call into the script, which a
     /// callback called from the host does not have).
-    lines: HashMap<CallbackId, usize>,
+    lines: BTreeMap<CallbackId, usize>,
     /// The line of the `api` call being converted.
     line: Option<usize>,
     /// The names of the script's own functions (a callback given by name must be one).

@@ -34,7 +34,7 @@ mod state;
 mod tests;
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -79,7 +79,7 @@ pub struct RhaiEngine {
     limits: Limits,
     callbacks: Rc<RefCell<Callbacks>>,
     /// How many arguments each callback takes (learned at its first call).
-    arity: HashMap<CallbackId, usize>,
+    arity: BTreeMap<CallbackId, usize>,
     /// The running chain's event view and, from its second handler on, its value
     /// ([`Engine::call_event`]).
     event: Option<(u64, Option<Dynamic>)>,
@@ -151,7 +151,7 @@ impl RhaiEngine {
             api,
             limits,
             callbacks,
-            arity: HashMap::new(),
+            arity: BTreeMap::new(),
             event: None,
             state,
             deadline,
@@ -227,19 +227,26 @@ impl RhaiEngine {
         let Some(f) = self.callbacks.borrow().fns.get(&cb).cloned() else {
             return Ok(Value::Null);
         };
-        argv.push(Dynamic::from(ctx::Ctx::new(ctx.clone(), self.api.clone())));
+        // `ctx` comes last, made only for a callback that declares it.
+        let supplied = argv.len() + 1;
         let n = match self.arity.get(&cb) {
             Some(n) => *n,
             None => {
-                let n = self.arity_of(&f, argv.len());
+                let n = self.arity_of(&f, supplied);
                 self.arity.insert(cb, n);
                 n
             }
         };
-        argv.truncate(n);
+        if n == supplied {
+            argv.push(Dynamic::from(ctx::Ctx::new(ctx.clone(), self.api.clone())));
+        } else {
+            argv.truncate(n);
+        }
         let result = self.timed(budget, |me| f.call::<Dynamic>(&me.engine, &me.ast, argv));
-        let line = self.callbacks.borrow().line(cb);
-        let value = result.map_err(|e| self.errors(budget).runtime_in(e, line))?;
+        let value = result.map_err(|e| {
+            let line = self.callbacks.borrow().line(cb);
+            self.errors(budget).runtime_in(e, line)
+        })?;
         if value.is_fnptr() {
             return Err(ScriptError::runtime(format!(
                 "{}: cannot return a function; {PLAIN_DATA}",
