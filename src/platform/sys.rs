@@ -38,9 +38,15 @@ impl ThreadClock {
     }
 }
 
+/// The least [`release_stack_below`] keeps below its own locals.
+pub const MIN_KEEP: usize = 1024;
+
 /// Gives the pages of the calling thread's stack below the current frame, less `keep` bytes,
-/// back to the system (they read as zeros if touched again).
+/// back to the system (they read as zeros if touched again). `keep` must cover what runs
+/// below this function's locals while it gives them back: the rest of its frame and the
+/// system's `madvise` wrapper, a few hundred bytes; [`MIN_KEEP`] or more.
 pub fn release_stack_below(keep: usize) {
+    let keep = keep.max(MIN_KEEP);
     // SAFETY: pthread_getattr_np fills `attr` for the calling thread; the range given to
     // madvise lies inside this thread's stack, below the current frame (minus a margin), where
     // nothing is live: the stack grows down and no signal handler runs on it meanwhile.
@@ -203,7 +209,8 @@ mod tests {
             .spawn(|| {
                 let deepest = deep(8);
                 assert!(resident(deepest), "the deep frames were touched");
-                release_stack_below(4096);
+                // The least margin: the call returns through what it kept.
+                release_stack_below(0);
                 assert!(!resident(deepest), "and given back");
                 // Nothing below now: the call gives back nothing more.
                 release_stack_below(4096);
