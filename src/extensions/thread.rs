@@ -46,7 +46,7 @@ pub fn release_unused_stack() {
 /// parser touched, so a hundred idle extensions do not each keep theirs. It keeps what lies
 /// within 1 KiB below the call (the system's `madvise` wrapper it ends in runs there; the
 /// loop's wait for its next job mostly does too): a page less per idle extension than
-/// keeping 4 KiB (100 extensions: 14.89 -> 14.62 MiB). An extension's first call touches
+/// keeping 4 KiB (100 extensions: 15.07 -> 14.64 MiB). An extension's first call touches
 /// again what it needs.
 pub fn release_load_stack() {
     crate::platform::sys::release_stack_below(crate::platform::sys::MIN_KEEP);
