@@ -4,7 +4,6 @@
 //! configuration files are read ([`load_files`]).
 
 use super::{ConfigError, Overrides, ProviderKind};
-use crate::config::trust::Decision;
 
 /// The provider chosen, and how to reach it.
 pub(super) struct Picked {
@@ -46,19 +45,28 @@ pub(super) fn project_trusted(
     home: Option<&std::path::Path>,
     files: &crate::config::settings::Files,
 ) -> bool {
-    let listed = || {
-        let listing = files.user_trust.as_ref();
-        listing.is_some_and(|l| l.decision(cwd).is_ok_and(|d| d == Decision::Trusted))
-    };
-    cli.trust || home.is_some_and(|h| h == cwd) || listed()
+    trusted(cwd, home, cli.trust, || {
+        files.user_trust.as_ref().is_some_and(|l| l.trusts(cwd))
+    })
 }
 
 /// Whether the folder `cwd` is trusted: `flag` (`--trust`), the trust list, or it is HOME.
 pub fn folder_trusted(cwd: &std::path::Path, home: Option<&std::path::Path>, flag: bool) -> bool {
-    flag || home.is_some_and(|h| h == cwd)
-        || crate::config::trust::TrustStore::in_home(home)
-            .and_then(|t| t.decision(cwd))
-            .is_ok_and(|d| d == Decision::Trusted)
+    trusted(cwd, home, flag, || {
+        crate::config::trust::TrustStore::in_home(home)
+            .and_then(|t| t.list())
+            .is_ok_and(|l| l.trusts(cwd))
+    })
+}
+
+/// `flag`, or `cwd` is HOME, or `listed` says so (asked last: it may read the user's file).
+fn trusted(
+    cwd: &std::path::Path,
+    home: Option<&std::path::Path>,
+    flag: bool,
+    listed: impl FnOnce() -> bool,
+) -> bool {
+    flag || home.is_some_and(|h| h == cwd) || listed()
 }
 
 /// The provider from `--provider`, `provider` (config, `MYPI_PROVIDER`) or the API keys in

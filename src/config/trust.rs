@@ -89,6 +89,11 @@ impl Listing {
         })
     }
 
+    /// Whether the lists trust `folder` (a folder that cannot be resolved is not trusted).
+    pub fn trusts(&self, folder: &Path) -> bool {
+        self.decision(folder).is_ok_and(|d| d == Decision::Trusted)
+    }
+
     /// What the lists say about `folder`.
     pub fn decision(&self, folder: &Path) -> Result<Decision, TrustError> {
         let folder = canonical(folder)?;
