@@ -5,13 +5,14 @@
 //! mypi's own stdout in print mode, out of reach of scripts and children ([`stdio`]); the one
 //! HTTP client ([`http`]), its TLS set-up ([`tls`]) and the quick ACKs on a response's
 //! connection ([`quickack`]); the few system calls neither std nor `nix` covers safely
-//! ([`sys`]).
+//! ([`sys`]); stacks threads share for work that goes deep once ([`stacks`]).
 
 pub mod alloc;
 pub mod http;
 pub mod process;
 pub mod quickack;
 pub mod signals;
+pub mod stacks;
 pub mod stdio;
 pub mod sys;
 /// Helpers for the unit tests of every layer.

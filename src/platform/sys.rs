@@ -63,6 +63,11 @@ pub fn release_stack_below(keep: usize) {
             return;
         }
         let here = &size as *const _ as usize;
+        // Not on this thread's own stack (on a shared one, see `super::stacks`): nothing
+        // of the thread's below here can be told apart from what is live.
+        if !(base as usize..base as usize + size).contains(&here) {
+            return;
+        }
         let page = 4096;
         let low = (base as usize + page * 16).next_multiple_of(page);
         let high = here.saturating_sub(keep) / page * page;
@@ -168,8 +173,32 @@ pub fn release_free_memory() {
     }
 }
 
+/// Stack probes for the tests of the stack's release (here and in [`super::stacks`]).
+#[cfg(test)]
+pub(crate) mod probe {
+    /// Whether the page holding `addr` is in memory.
+    pub fn resident(addr: usize) -> bool {
+        let mut v = 0u8;
+        let page = (addr / 4096 * 4096) as *mut libc::c_void;
+        // SAFETY: mincore reads the page tables and writes one byte into `v`.
+        assert_eq!(unsafe { libc::mincore(page, 4096, &mut v) }, 0);
+        v & 1 == 1
+    }
+
+    /// Goes `levels` frames of 16 KiB deep; the address of the deepest frame's buffer.
+    #[inline(never)]
+    pub fn deep(levels: usize) -> usize {
+        let buf = std::hint::black_box([1u8; 16 * 1024]);
+        if levels == 0 {
+            return buf.as_ptr() as usize;
+        }
+        std::hint::black_box(deep(levels - 1)) + (buf[levels] as usize - 1)
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::probe::{deep, resident};
     use super::*;
 
     #[test]
@@ -181,25 +210,6 @@ mod tests {
             x = x.wrapping_add(1);
         }
         assert!(x > 0);
-    }
-
-    /// Whether the page holding `addr` is in memory.
-    fn resident(addr: usize) -> bool {
-        let mut v = 0u8;
-        let page = (addr / 4096 * 4096) as *mut libc::c_void;
-        // SAFETY: mincore reads the page tables and writes one byte into `v`.
-        assert_eq!(unsafe { libc::mincore(page, 4096, &mut v) }, 0);
-        v & 1 == 1
-    }
-
-    /// Goes `levels` frames of 16 KiB deep; the address of the deepest frame's buffer.
-    #[inline(never)]
-    fn deep(levels: usize) -> usize {
-        let buf = std::hint::black_box([1u8; 16 * 1024]);
-        if levels == 0 {
-            return buf.as_ptr() as usize;
-        }
-        std::hint::black_box(deep(levels - 1)) + (buf[levels] as usize - 1)
     }
 
     #[test]

@@ -113,6 +113,42 @@ fn endless_loop_at_load_in_rhai() {
     load_failure("loop_load.rhai", ":1: stopped after 0.3 s (the CPU budget)");
 }
 
+/// Loads run on stacks the extension threads share (`platform::stacks`): a top level that
+/// recurses without end stops at the engine's limit there too, and the stack serves the next
+/// loads (12 of them at once) and calls as before.
+#[test]
+fn endless_recursion_at_load_fails_that_load_only() {
+    let dir = TestDir::new();
+    install_fixture(&dir, "healthy.lua");
+    for f in ["deep_load.lua", "deep_load_native.lua", "deep_load.rhai"] {
+        install_fixture(&dir, f);
+    }
+    for i in 0..12 {
+        let body = format!("local function f(n) if n == 0 then return 0 end return f(n - 1) + 1 end\napi.command(\"c{i}\", function() return \"c{i}=\" .. f(150) end)\n");
+        std::fs::write(dir.join(&format!(".agents/extensions/many{i}.lua")), body).unwrap();
+    }
+    let mut m = repl_with_budget(&dir, SLOW_BUDGET_MS);
+    for (name, lang, error) in [
+        ("deep_load", "lua", ":1: stack overflow"),
+        ("deep_load_native", "lua", "stack overflow"),
+        (
+            "deep_load",
+            "rhai",
+            ":2: stack overflow: more than 64 nested call levels",
+        ),
+    ] {
+        m.send_line("/extensions");
+        let line = m.wait_for_line(&format!("✗ {name} ({lang})"), WAIT);
+        assert!(line.contains(error), "{line}\nexpected {error}");
+    }
+    for i in [0, 5, 11] {
+        m.send_line(&format!("/c{i}"));
+        m.wait_for_line(&format!("c{i}=150"), WAIT);
+    }
+    healthy_still_works(&mut m, "after deep loads");
+    quit(m);
+}
+
 #[test]
 fn error_in_a_command_is_reported_with_file_and_line() {
     let (dir, mut m) = start(&["handler_error.lua", "handler_error.rhai"]);

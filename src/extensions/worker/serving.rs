@@ -22,11 +22,13 @@ use crate::vocab::run::RunContext;
 
 /// The thread's body: the load, then the jobs.
 ///
-/// The load and each job run in frames of their own ([`load`], [`Server::serve`]), never
-/// inlined here: the frame the thread idles in stays small (inlined, a job's handling made it
-/// 2.7 KiB, and the load ran below that), so the load touches a page less of the stack, and
-/// what it touched below the loop is given back at once (see [`release_load_stack`]).
+/// The load runs on a stack the extension threads share ([`on_load_stack`]), so the thread's
+/// own stack only ever holds this loop and the jobs; where it ran on the thread's own stack,
+/// what it touched below the loop is given back at once ([`release_load_stack`]). The load
+/// and each job run in frames of their own ([`load`], [`Server::serve`]), never inlined here:
+/// the frame the thread idles in stays small (inlined, a job's handling made it 2.7 KiB).
 ///
+/// [`on_load_stack`]: crate::extensions::thread::on_load_stack
 /// [`release_load_stack`]: crate::extensions::thread::release_load_stack
 pub(super) fn serve(
     factory: EngineFactory,
@@ -36,10 +38,14 @@ pub(super) fn serve(
     loaded: oneshot::Sender<Result<Vec<PathBuf>, ScriptError>>,
     health: Arc<Health>,
 ) {
-    let Some(engine) = load(factory, &link, limits, loaded, &health) else {
+    let (shared, engine) =
+        crate::extensions::thread::on_load_stack(|| load(factory, &link, limits, loaded, &health));
+    let Some(engine) = engine else {
         return;
     };
-    crate::extensions::thread::release_load_stack();
+    if !shared {
+        crate::extensions::thread::release_load_stack();
+    }
     let mut server = Server {
         engine,
         link,
