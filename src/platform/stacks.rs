@@ -7,11 +7,12 @@
 //!
 //! A pool stack is a mapping of its own with a guard page below it, as large as the threads'
 //! own (address space, not memory). What a run touched more than [`TRIM_KEEP`] deep is given
-//! back when the stack returns to the pool: with nothing there (the common case) that costs
-//! no flush. Where no stack can be mapped, the closure runs on the thread's own stack. A run
-//! that overflows a pool stack ends the process as on any stack (a segmentation fault rather
-//! than Rust's "stack overflow" message): the stacks are as large as the threads' own so that
-//! the engines' own limits come first.
+//! back when the stack returns to the pool (the common run goes less deep: then nothing is;
+//! after a run too short to go far, only the top [`QUICK_REACH`] is looked at).
+//! Where no stack can be mapped, the closure runs on the thread's own stack. A run that
+//! overflows a pool stack ends the process as on any stack (a segmentation fault rather than
+//! Rust's "stack overflow" message): the stacks are as large as the threads' own so that the
+//! engines' own limits come first.
 // `unsafe` here: mapping the stacks and switching to one (`psm::on_stack`).
 #![allow(unsafe_code)]
 
@@ -28,6 +29,10 @@ const SHARED: usize = 4;
 /// How long a run waits for a pool stack before it maps one of its own.
 const WAIT: Duration = Duration::from_millis(50);
 const PAGE: usize = 4096;
+/// A run shorter than [`QUICK`] cannot have touched more than [`QUICK_REACH`] of its stack:
+/// a fresh page costs a fault of a microsecond or more (a millisecond: some 4 MiB at most).
+const QUICK: Duration = Duration::from_millis(1);
+const QUICK_REACH: usize = 16 << 20;
 
 /// One mapped stack: `len` bytes at `map`, the lowest page a guard.
 struct Stack {
@@ -65,9 +70,17 @@ impl Stack {
     }
 
     /// Gives back the pages below the top [`TRIM_KEEP`] bytes (nothing runs on the stack).
-    fn trim(&self) {
-        let low = self.map + PAGE;
+    /// After a run `quick` enough that it cannot have touched more, only those within
+    /// [`QUICK_REACH`] of the top: with nothing there, as after most runs, the call only
+    /// walks that part of the page tables (the whole stack's took a few microseconds) and
+    /// flushes nothing.
+    fn trim(&self, quick: bool) {
         let high = self.map + self.len - TRIM_KEEP;
+        let low = match quick {
+            true => (self.map + self.len).saturating_sub(QUICK_REACH),
+            false => 0,
+        }
+        .max(self.map + PAGE);
         // SAFETY: the range lies inside this mapping, above its guard, and no code runs on
         // this stack while it is out of use: its pages hold nothing live.
         unsafe {
@@ -93,10 +106,11 @@ pub struct StackPool {
     returned: Condvar,
 }
 
-/// The pool's stacks out of use, and how many it has in all.
+/// The pool's stacks out of use, how many it has in all, and how many runs wait for one.
 struct Shelf {
     free: Vec<Stack>,
     made: usize,
+    waiting: usize,
 }
 
 impl StackPool {
@@ -108,6 +122,7 @@ impl StackPool {
             state: Mutex::new(Shelf {
                 free: Vec::new(),
                 made: 0,
+                waiting: 0,
             }),
             returned: Condvar::new(),
         }
@@ -129,12 +144,20 @@ impl StackPool {
         // SAFETY: `base..base + size` is a mapped, writable stack with a guard page below it,
         // both ends page-aligned, used by no other code until it is given back below; `f`
         // cannot unwind out of it (the panic is caught on that stack and resumed here).
+        let started = Instant::now();
         let outcome =
             unsafe { psm::on_stack(base, size, || panic::catch_unwind(AssertUnwindSafe(f))) };
         if shared {
-            stack.trim();
-            self.shelf().free.push(stack);
-            self.returned.notify_one();
+            stack.trim(started.elapsed() < QUICK);
+            let mut shelf = self.shelf();
+            shelf.free.push(stack);
+            // A wake-up is a system call: only when a run waits, and with the lock let go
+            // (the run woken takes it at once).
+            let wake = shelf.waiting > 0;
+            drop(shelf);
+            if wake {
+                self.returned.notify_one();
+            }
         }
         match outcome {
             Ok(value) => (true, value),
@@ -168,11 +191,13 @@ impl StackPool {
                 drop(shelf);
                 return self.map().map(|s| (s, false));
             }
+            shelf.waiting += 1;
             shelf = self
                 .returned
                 .wait_timeout(shelf, left)
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
+            shelf.waiting -= 1;
         }
     }
 
@@ -195,7 +220,7 @@ mod tests {
 
     #[test]
     fn a_run_is_on_a_pool_stack_whose_deep_pages_are_given_back() {
-        static POOL: StackPool = StackPool::new(8 << 20, 1 << 20);
+        static POOL: StackPool = StackPool::new(64 << 20, 1 << 20);
         let own = sp();
         let (shared, first) = POOL.run(sp);
         assert!(shared);
@@ -208,6 +233,26 @@ mod tests {
             deepest
         });
         assert!(!resident(deepest), "given back");
+        // A quick run is not looked after far below the top: a page written there (not by a
+        // frame, which takes time to go that deep) stays until a longer run.
+        let write_far = || {
+            let far = sp() - QUICK_REACH - (1 << 20);
+            // SAFETY: a byte of this pool stack, far below every live frame.
+            unsafe { std::ptr::write_volatile(far as *mut u8, 1) };
+            far
+        };
+        // (A run the machine held up past `QUICK` is not quick: tried again.)
+        let quick = (0..20).find_map(|_| {
+            let started = Instant::now();
+            let (_, far) = POOL.run(write_far);
+            (started.elapsed() < QUICK).then_some(far)
+        });
+        assert!(resident(quick.expect("a quick run")), "not looked for");
+        let (_, far) = POOL.run(|| {
+            std::thread::sleep(QUICK * 2);
+            write_far()
+        });
+        assert!(!resident(far), "given back after a longer run");
         // The same thread takes the same stack again, at the same place.
         let (_, again) = POOL.run(sp);
         assert_eq!(again, first);
