@@ -242,7 +242,9 @@ impl RhaiEngine {
         } else {
             argv.truncate(n);
         }
-        let result = self.timed(budget, |me| f.call::<Dynamic>(&me.engine, &me.ast, argv));
+        let result = self.timed(budget, |me| {
+            mypi_rhai_call::call(&f, &me.engine, &me.ast, argv)
+        });
         let value = result.map_err(|e| {
             let line = self.callbacks.borrow().line(cb);
             self.errors(budget).runtime_in(e, line)
