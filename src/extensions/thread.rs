@@ -59,8 +59,9 @@ pub fn on_load_stack<R>(load: impl FnOnce() -> R) -> (bool, R) {
     LOAD_STACKS.run(load)
 }
 
-/// After the script's top level ran on the thread's own stack: gives back the stack the engine's set-up and the
-/// parser touched, so a hundred idle extensions do not each keep theirs. It keeps what lies
+/// After the script's top level ran on the thread's own stack (where no shared one could be
+/// mapped): gives back the stack the engine's set-up and the parser touched, so a hundred
+/// idle extensions do not each keep theirs. It keeps what lies
 /// within 1 KiB below the call (the system's `madvise` wrapper it ends in runs there; the
 /// loop's wait for its next job mostly does too): a page less per idle extension than
 /// keeping 4 KiB (100 extensions: 15.07 -> 14.64 MiB). An extension's first call touches

@@ -304,6 +304,24 @@ mod tests {
     }
 
     #[test]
+    fn the_threads_own_stack_release_does_nothing_from_a_pool_stack() {
+        static POOL: StackPool = StackPool::new(8 << 20, 1 << 20);
+        // The pool's stack first, the thread's after: mapped lower, so a release that took
+        // the pool stack's address for the thread's would give back the thread's live frames.
+        POOL.run(|| ());
+        std::thread::Builder::new()
+            .stack_size(8 << 20)
+            .spawn(|| {
+                let kept = std::hint::black_box([7u8; 64 * 1024]);
+                POOL.run(|| super::super::sys::release_stack_below(0));
+                assert!(std::hint::black_box(&kept).iter().all(|&b| b == 7));
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    #[test]
     fn a_panic_on_a_pool_stack_goes_on_in_the_caller() {
         static POOL: StackPool = StackPool::new(8 << 20, 1 << 20);
         let caught = panic::catch_unwind(|| POOL.run(|| panic!("boom")));

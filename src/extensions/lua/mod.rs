@@ -97,11 +97,11 @@ impl LuaEngine {
     }
 
     /// [`LuaEngine::new`], on the heap. The VM is made first, from this small frame: its
-    /// libraries' set-up is the deepest the thread's stack goes while loading. The engine is
-    /// built around it by [`LuaEngine::assemble`], in a frame of its own, so the two frames do
-    /// not add up (see [`release_load_stack`]).
+    /// libraries' set-up is the deepest a load's stack goes before the script runs. The
+    /// engine is built around it by [`LuaEngine::assemble`], in a frame of its own, so the two
+    /// frames do not add up (see [`on_load_stack`], the stacks loads run on).
     ///
-    /// [`release_load_stack`]: crate::extensions::thread::release_load_stack
+    /// [`on_load_stack`]: crate::extensions::thread::on_load_stack
     fn boxed(link: Arc<ApiLink>, limits: Limits) -> Result<Box<Self>, ScriptError> {
         crate::extensions::crossing::set_thread_cap(limits.max_value_bytes);
         let budget = Rc::new(Budget::default());
