@@ -111,7 +111,7 @@ fn suffix(language: Language) -> &'static str {
     }
 }
 
-fn in_vm(dir: &Path, language: Language, source: &str) -> Duration {
+fn in_vm(dir: &Path, language: Language, source: &str, calls: usize) -> Duration {
     let path = dir.join(format!("vm.{}", suffix(language)));
     std::fs::write(&path, source).expect("write script");
     let info = ExtensionInfo {
@@ -138,7 +138,7 @@ fn in_vm(dir: &Path, language: Language, source: &str) -> Duration {
     let args = vec![event().to_value()];
     let ctx = Arc::new(RunContext::detached(dir.to_path_buf()));
     let mut samples = Vec::new();
-    for _ in 0..2000 {
+    for _ in 0..calls {
         let start = Instant::now();
         let _ = engine.call(cb, &args, &ctx, Duration::from_secs(1));
         samples.push(start.elapsed());
@@ -263,9 +263,26 @@ fn main() {
         .build()
         .expect("runtime");
     let us = |d: Duration| d.as_secs_f64() * 1e6;
-    for (language, source) in [(Language::Lua, LUA), (Language::Rhai, RHAI)] {
+    let languages = [(Language::Lua, LUA), (Language::Rhai, RHAI)];
+    // `BENCH_VM_CALLS=n`: only the in-VM calls, n of each language (for a profiler).
+    if let Some(n) = std::env::var("BENCH_VM_CALLS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+    {
+        for (language, source) in languages {
+            let vm = in_vm(&dir, language, source, n);
+            println!(
+                "{}: one handler call in the VM {:.2} µs",
+                language.name(),
+                us(vm)
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
+    for (language, source) in languages {
         let name = language.name();
-        let vm = in_vm(&dir, language, source);
+        let vm = in_vm(&dir, language, source, 2000);
         let (one, one_cpu) = through_host(&rt, &dir, language);
         let batched = counters(&rt, &dir, language, 1);
         let spread = counters(&rt, &dir, language, 10);

@@ -1,101 +1,17 @@
-//! The host's backstop on values a script hands over (handler and callback results, tool
-//! results, `api.*` arguments, `json_encode`), shared by both engines' converters: at most
-//! [`MAX_DEPTH`] levels of nesting, and at most [`Limits::max_value_bytes`] bytes of JSON,
-//! counting every string each time it appears (one 1 MiB string referenced 3,000 times in a
-//! returned table is 3 GB, not 1 MiB) plus a little for every value and key.
-//!
-//! The cap is set once per worker thread ([`set_thread_cap`]) when its engine starts, so each
-//! conversion on that thread can start a [`Crossing`] without the limits at hand.
-//!
-//! [`Limits::max_value_bytes`]: super::script::Limits::max_value_bytes
+//! The host's backstop on values a script hands over: at most [`MAX_DEPTH`] levels of
+//! nesting, and at most `Limits::max_value_bytes` bytes of JSON, every appearance of a string
+//! counted ([`Crossing`], in the `mypi-crossing` crate, `crates/crossing`, built at opt-level 3
+//! with the engines' conversions that use it). Here: its tests, and [`mib`] for its messages'
+//! readers.
 
-use std::cell::{Cell, RefCell};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-
-/// How deep a value may nest.
-pub const MAX_DEPTH: usize = 100;
-
-/// What every value and key costs on top of its text (about what JSON and the host's
-/// representation spend on it).
-const PER_ITEM: usize = 16;
-
-/// The cap when no engine set one (tests, tools).
-const DEFAULT_CAP: usize = 16 * 1024 * 1024;
-
-thread_local! {
-    static CAP: Cell<usize> = const { Cell::new(DEFAULT_CAP) };
-    /// Set by the host when it gave up on the thread's running call.
-    static ABANDONED: RefCell<Option<Arc<AtomicBool>>> = const { RefCell::new(None) };
-}
-
-/// Makes conversions on this thread stop once `flag` is set (the host gave up on the call).
-pub fn set_thread_abandoned(flag: Arc<AtomicBool>) {
-    ABANDONED.with(|a| *a.borrow_mut() = Some(flag));
-}
-
-/// Sets the byte cap of conversions on this thread.
-pub fn set_thread_cap(bytes: usize) {
-    CAP.with(|c| c.set(bytes));
-}
-
-/// One conversion's budget.
-pub struct Crossing {
-    left: usize,
-    cap: usize,
-    abandoned: Option<Arc<AtomicBool>>,
-}
-
-impl Crossing {
-    /// A budget of this thread's cap.
-    pub fn for_thread() -> Crossing {
-        let cap = CAP.with(Cell::get);
-        let abandoned = ABANDONED.with(|a| a.borrow().clone());
-        Crossing {
-            left: cap,
-            cap,
-            abandoned,
-        }
-    }
-
-    /// Counts one value (or key) of `text_bytes` bytes of text.
-    pub fn charge(&mut self, text_bytes: usize) -> Result<(), String> {
-        if self
-            .abandoned
-            .as_ref()
-            .is_some_and(|a| a.load(Ordering::Relaxed))
-        {
-            return Err("nothing: the call was given up before its value was ready".into());
-        }
-        match self.left.checked_sub(text_bytes.saturating_add(PER_ITEM)) {
-            Some(left) => {
-                self.left = left;
-                Ok(())
-            }
-            None => Err(format!(
-                "a value larger than {} (a string counts each time it appears; MYPI_EXT_VALUE_MB raises the limit)",
-                mib(self.cap)
-            )),
-        }
-    }
-
-    /// Fails when `depth` is past [`MAX_DEPTH`].
-    pub fn check_depth(depth: usize) -> Result<(), String> {
-        if depth > MAX_DEPTH {
-            Err(format!(
-                "a value nested more than {MAX_DEPTH} levels deep (one that contains itself?)"
-            ))
-        } else {
-            Ok(())
-        }
-    }
-}
+pub use mypi_crossing::{set_thread_abandoned, set_thread_cap, Crossing, MAX_DEPTH};
 
 pub use crate::vocab::text::mib;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mypi_crossing::DEFAULT_CAP;
 
     #[test]
     fn every_appearance_counts_and_depth_is_capped() {

@@ -243,7 +243,7 @@ impl RhaiEngine {
             argv.truncate(n);
         }
         let result = self.timed(budget, |me| {
-            mypi_rhai_call::call(&f, &me.engine, &me.ast, argv)
+            mypi_crossing::rhai::call(&f, &me.engine, &me.ast, argv)
         });
         let value = result.map_err(|e| {
             let line = self.callbacks.borrow().line(cb);

@@ -141,16 +141,8 @@ pub fn and_list(parts: &[String]) -> String {
     }
 }
 
-/// `16 MiB`, `512 KiB`, `100 bytes`.
-pub fn mib(bytes: usize) -> String {
-    if bytes >= 1024 * 1024 && bytes.is_multiple_of(1024 * 1024) {
-        format!("{} MiB", bytes / (1024 * 1024))
-    } else if bytes >= 1024 && bytes.is_multiple_of(1024) {
-        format!("{} KiB", bytes / 1024)
-    } else {
-        format!("{bytes} bytes")
-    }
-}
+/// `16 MiB`, `512 KiB`, `100 bytes` (in `mypi-crossing`, whose limit messages say sizes too).
+pub use mypi_crossing::mib;
 
 /// Levenshtein distance over characters.
 pub fn edit_distance(a: &str, b: &str) -> usize {
