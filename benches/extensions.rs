@@ -256,9 +256,14 @@ fn host_wait_cpu(
 fn main() {
     let dir: PathBuf = std::env::temp_dir().join(format!("mypi-bench-ext-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    // One worker, as the binary's runtime has (src/main.rs).
+    // One worker, as the binary's runtime has (src/main.rs); `BENCH_WORKERS=2` for the
+    // runtime builds before the fourth pass had (benches/README), to compare with them.
+    let workers = std::env::var("BENCH_WORKERS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1);
     let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
+        .worker_threads(workers)
         .enable_all()
         .build()
         .expect("runtime");

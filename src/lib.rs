@@ -19,6 +19,11 @@
 //!   memory cap), mypi's own stdout in print mode, the one HTTP client, and
 //!   [`platform::sys`], the few system calls neither std nor `nix` covers safely (with the
 //!   allocator, processes and stdio, the only code allowed `unsafe` besides the Lua raw API).
+//!   Below all of it, mypi's own small crates in `crates/`, built at opt-level 3 while this
+//!   crate is built for size: `mypi-alloc`, the allocator itself, and `mypi-crossing`, what
+//!   crosses to the script engines on every call (the values' conversions to and from Lua and
+//!   Rhai, the event tape, the host's backstop on values, the calls into Lua coroutines and
+//!   Rhai callbacks, and the Lua raw API they use).
 //! - [`vocab`]: the vocabulary; imports nothing of ours. Messages, tool calls and agent
 //!   events ([`vocab::protocol`]); the context of one run, its steer and follow-up queues and
 //!   what its model calls spent ([`vocab::run`]); registration handles; what the core may ask

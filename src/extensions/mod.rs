@@ -20,7 +20,9 @@
 //! - `code.rs`: the `code` tool (code mode: the model's Lua script calling tools, in a VM
 //!   of its own built like an extension's, `lua/code.rs`);
 //! - `lua/`, `rhai/`: the engines; `tape.rs`: events serialized for them without a JSON
-//!   tree in between; `exec.rs`: `api.exec`.
+//!   tree in between; `crossing.rs`: the backstop on values a script hands over (both of
+//!   these, and the engines' conversions, are the `mypi-crossing` crate, built at opt-level
+//!   3; here are their tests); `exec.rs`: `api.exec`.
 
 pub mod api;
 pub mod background;

@@ -1,13 +1,10 @@
 //! The process's allocator: the system allocator, with every block of alignment 8 or less
 //! charged to the [`Meter`] that was current on the thread that allocated it, until the
 //! block is freed on whatever thread frees it (how a Rhai VM gets a real memory cap). The
-//! allocator itself is the `mypi-alloc` crate (`crates/alloc`), built at opt-level 3; this
-//! module makes it the global allocator and holds its tests.
+//! allocator itself, and the `#[global_allocator]` attribute that makes it the process's, are
+//! the `mypi-alloc` crate (`crates/alloc`), built at opt-level 3; this module holds its tests.
 
 pub use mypi_alloc::{Meter, Metered};
-
-#[global_allocator]
-static GLOBAL: Metered = Metered;
 
 #[cfg(test)]
 mod tests {

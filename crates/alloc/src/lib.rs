@@ -21,8 +21,7 @@
 //! A crate of its own because every allocation of the process runs through it: mypi's crate
 //! is built for size, which left these few lines a call of their own around each `malloc`
 //! and `free` (8 % of a handler call in the VM); here they are built at opt-level 3 (see
-//! mypi's Cargo.toml). The unit tests are mypi's (`src/platform/alloc.rs`), where this is the
-//! global allocator.
+//! mypi's Cargo.toml). The unit tests are mypi's (`src/platform/alloc.rs`).
 // `unsafe` here: the global allocator: what this file is for.
 #![allow(unsafe_code)]
 
@@ -49,8 +48,15 @@ thread_local! {
     static CURRENT: Cell<u32> = const { Cell::new(0) };
 }
 
-/// The system allocator with per-meter accounting (mypi makes it the global allocator).
+/// The system allocator with per-meter accounting.
 pub struct Metered;
+
+/// The process's allocator: whatever links this crate. Declared here, not in mypi, so that
+/// the functions Rust's allocation calls reach (`__rg_alloc` and its kin, made where the
+/// attribute is) are built at this crate's level, with [`Metered`]'s few lines inlined into
+/// them (declared in mypi, each allocation made two calls).
+#[global_allocator]
+static GLOBAL: Metered = Metered;
 
 /// Where the block starts for a caller's `layout` (0: no header), and the layout of the
 /// whole block.

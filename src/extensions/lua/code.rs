@@ -225,20 +225,10 @@ fn execute(
     })
 }
 
-/// Runs `chunk` in a coroutine through the prelude's `run` (see the extension engine's
-/// `resume`); with the place of a failure, read from the coroutine's stack.
+/// Runs `chunk` in a coroutine through the prelude's `run` (as the extension engine's calls
+/// run); with the place of a failure, read from the coroutine's stack.
 fn resume(lua: &Lua, runner: &Function, chunk: &Function) -> (mlua::Result<Value>, Option<String>) {
-    let thread = match lua.create_thread(chunk.clone()) {
-        Ok(t) => t,
-        Err(e) => return (Err(e), None),
-    };
-    let out = runner.call::<Value>(thread.clone());
-    let at = match thread.status() {
-        // SAFETY: the coroutine belongs to this VM and stopped with its error.
-        mlua::ThreadStatus::Error => unsafe { super::raw::innermost_file_frame(thread.state()) },
-        _ => None,
-    };
-    (out, at)
+    mypi_crossing::lua::Coroutines::new(runner.clone()).call(lua, chunk, MultiValue::new())
 }
 
 /// The values a host answer gives the script: `true, values...` or `false, message`.

@@ -19,8 +19,6 @@
 //! [`new_engine`] is the [`EngineFactory`](super::api::EngineFactory); [`LuaEngine::new`]
 //! gives the concrete type, whose [`LuaEngine::required_files`] lists the files the script
 //! `require`d (for the hot-reload watcher).
-// `unsafe` here: the Lua raw API (mlua's ffi).
-#![allow(unsafe_code)]
 
 pub mod code;
 mod convert;
@@ -29,7 +27,6 @@ mod fs;
 mod globals;
 mod lazy;
 mod modules;
-mod raw;
 mod sandbox;
 #[cfg(test)]
 mod tests;
@@ -42,6 +39,8 @@ use std::time::Duration;
 
 use mlua::{Function, Lua, LuaSerdeExt, MultiValue, Table, Value};
 use serde_json::Value as Json;
+
+use mypi_crossing::lua::Coroutines;
 
 use self::modules::Modules;
 use self::sandbox::{Budget, Spent};
@@ -72,10 +71,8 @@ pub struct LuaEngine {
     ctx_fields: RefCell<Option<CtxFields>>,
     /// The table of the event view the running chain shares ([`LuaEngine::event_table`]).
     event: RefCell<Option<(u64, Value)>>,
-    /// The prelude's `run(co, ...)`: resumes coroutine `co` (see [`LuaEngine::resume`]).
-    runner: mlua::Function,
-    /// A coroutine whose call finished, for the next call.
-    spare: RefCell<Option<mlua::Thread>>,
+    /// Calls in coroutines, through the prelude's `run(co, ...)` (see [`LuaEngine::resume`]).
+    coroutines: Coroutines,
     /// `path:line` where the last call that failed was (read from its coroutine's stack: a
     /// memory error carries no place of its own).
     failed_at: Cell<Option<String>>,
@@ -149,8 +146,7 @@ impl LuaEngine {
             shared,
             ctx_fields: RefCell::new(None),
             event: RefCell::new(None),
-            runner,
-            spare: RefCell::new(None),
+            coroutines: Coroutines::new(runner),
             failed_at: Cell::new(None),
             lazy_pairs: lazy::pairs(&lua)?,
             collected: Cell::new(0),
@@ -204,31 +200,10 @@ impl LuaEngine {
 
     /// Calls `f` through the prelude's `run`, in a coroutine that the budget hook suspends
     /// (and the VM drops) once the call is past its budget: no code of the script runs after
-    /// that, not even its `__close` methods. A coroutine whose call finished is reset and
-    /// reused (creating one per call costs more than the rest of a small call).
-    fn resume<R: mlua::FromLuaMulti>(
-        &self,
-        f: &mlua::Function,
-        args: impl mlua::IntoLuaMulti,
-    ) -> mlua::Result<R> {
-        let spare = self.spare.borrow_mut().take();
-        let thread = match spare {
-            Some(t) if t.reset(f.clone()).is_ok() => t,
-            _ => self.lua.create_thread(f.clone())?,
-        };
-        let mut argv = args.into_lua_multi(&self.lua)?;
-        argv.push_front(Value::Thread(thread.clone()));
-        self.failed_at.set(None);
-        let out = self.runner.call::<R>(argv);
-        match thread.status() {
-            mlua::ThreadStatus::Finished => *self.spare.borrow_mut() = Some(thread),
-            // SAFETY: the coroutine belongs to this VM and stopped with its error.
-            mlua::ThreadStatus::Error => unsafe {
-                self.failed_at
-                    .set(raw::innermost_file_frame(thread.state()));
-            },
-            _ => {}
-        }
+    /// that, not even its `__close` methods ([`Coroutines`], built at opt-level 3).
+    fn resume(&self, f: &mlua::Function, args: MultiValue) -> mlua::Result<Value> {
+        let (out, at) = self.coroutines.call(&self.lua, f, args);
+        self.failed_at.set(at);
         out
     }
 
@@ -335,7 +310,7 @@ impl LuaEngine {
         let Some((f, argv)) = prepared().map_err(|e| self.script_error(&e))? else {
             return Ok(Json::Null);
         };
-        let out = self.guarded(budget, || self.resume::<Value>(&f, argv))?;
+        let out = self.guarded(budget, || self.resume(&f, argv))?;
         convert::lua_to_json_marked(&self.lua, &out, &self.mark, false).map_err(|e| {
             ScriptError::runtime(format!(
                 "{}: {}; {PLAIN_DATA}",
@@ -364,7 +339,9 @@ impl Engine for LuaEngine {
             .into_function()
             .map_err(|e| self.script_error(&e))?;
         drop(source);
-        let ran = self.guarded(self.limits.budget, || self.resume::<()>(&chunk, ()));
+        let ran = self.guarded(self.limits.budget, || {
+            self.resume(&chunk, MultiValue::new()).map(drop)
+        });
         drop(chunk);
         ran?;
         self.collected.set(self.lua.used_memory());

@@ -19,7 +19,10 @@ use mlua::{Lua, LuaSerdeExt, Table, Value};
 use serde_json::{Map, Number, Value as Json};
 use std::cell::RefCell;
 
+mod coroutine;
 pub mod raw;
+
+pub use coroutine::Coroutines;
 
 use crate::tape::Tape;
 use crate::Crossing;
