@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Size, start-up and memory of whole `mypi` processes, side by side for several builds.
 
-Usage: benches/scripts/bench-lean.py [--rounds N] ARM [ARM...]
+Usage: benches/scripts/bench-lean.py [--rounds N] [--ext-runs K] ARM [ARM...]
 where an ARM is a binary, or a binary and environment variables for its runs:
 `target/release/mypi,MYPI_SOMETHING=1` (an experiment behind a variable, in one build)
 (for example the release build of HEAD next to one of an older commit:
@@ -25,7 +25,8 @@ small C launcher, own_rusage.py, or /proc/PID/status while it runs), never a par
   extensions minus that with none, per extension; and its wall time. Also the same past the
   first extension (100 against 1, per each of the other 99): what the first one brings
   along once (the engine's code, the JSON Schema meta-schema the first `api.tool` check
-  compiles) is not what each adds.
+  compiles) is not what each adds. Its CPU ms too (user+sys of mypi, all its threads). That
+  start runs K times a round (`--ext-runs`, 3): one start's time swings by +-1.5 ms here.
 """
 
 import argparse
@@ -106,6 +107,8 @@ def idle_rss(binary, cwd, env):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=15)
+    # One start of 100 extensions swings by +-1.5 ms on two cores: several per round.
+    ap.add_argument("--ext-runs", type=int, default=3)
     ap.add_argument("arms", nargs="+")
     a = ap.parse_args()
     bins = a.arms  # each arm's label: as given
@@ -147,7 +150,7 @@ def main():
                 e, x = dict(env, **extra[b]), path[b]
                 start = run_once([x] + faux + ["--no-extensions"], plain, e)
                 pt = run_once([x] + task, plain, e)
-                ext = run_once([x] + faux, exts, e)
+                ext = [run_once([x] + faux, exts, e) for _ in range(a.ext_runs)]
                 first = run_once([x] + faux, one, e)
                 base = run_once([x] + faux, plain, e)
                 idle = idle_rss(x, plain, e)
@@ -157,9 +160,11 @@ def main():
                 add(b, "task_wall", pt[0])
                 add(b, "task_cpu", pt[1])
                 add(b, "task_rss", pt[2] / 1024)
-                add(b, "ext_wall", ext[0])
-                add(b, "per_ext", (ext[2] - base[2]) / 100)
-                add(b, "per_ext_after_first", (ext[2] - first[2]) / 99)
+                for run in ext:
+                    add(b, "ext_wall", run[0])
+                    add(b, "ext_cpu", run[1])
+                    add(b, "per_ext", (run[2] - base[2]) / 100)
+                    add(b, "per_ext_after_first", (run[2] - first[2]) / 99)
                 add(b, "idle", idle / 1024)
         rows = [("binary size MB", lambda b: os.path.getsize(path[b]) / 1e6),
                 ("start-up wall ms", lambda b: statistics.median(results[b]["start"])),
@@ -168,6 +173,7 @@ def main():
                 ("print task peak RSS MiB", lambda b: statistics.median(results[b]["task_rss"])),
                 ("idle REPL RSS MiB", lambda b: statistics.median(results[b]["idle"])),
                 ("100 Lua ext. wall ms", lambda b: statistics.median(results[b]["ext_wall"])),
+                ("100 Lua ext. CPU ms", lambda b: statistics.median(results[b]["ext_cpu"])),
                 ("per Lua extension KiB", lambda b: statistics.median(results[b]["per_ext"])),
                 ("  past the first KiB",
                  lambda b: statistics.median(results[b]["per_ext_after_first"]))]

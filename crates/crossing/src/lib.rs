@@ -1,22 +1,22 @@
 //! What crosses between mypi and its script engines, and the host's backstop on it: values
 //! as JSON, event tapes ([`tape`]), and their conversions to and from Lua ([`lua`]) and Rhai
-//! ([`rhai`]) values, with the call into a Rhai callback.
+//! ([`rhai`]) values, with the calls into Lua coroutines and Rhai callbacks.
 //!
 //! A crate of its own because it runs on every call a script handles, and mypi's crate is
-//! built for size (`opt-level = "s"`), which cost these calls 10-15 % (they and the generic
-//! code they instantiate: serde_json's maps, Rhai's maps and strings); this crate is built at
-//! opt-level 3 (see mypi's Cargo.toml). Its tests are mypi's, which drive it through the
-//! engines (`src/extensions/`).
+//! built for size (`opt-level = "s"`), which made one handler call 6-8 % slower (this code
+//! and the generic code it instantiates: serde_json's maps, Rhai's maps and strings, mlua's
+//! calls); this crate is built at opt-level 3 (see mypi's Cargo.toml and benches/README's
+//! tenth pass). Its tests are mypi's, which drive it through the engines (`src/extensions/`).
 //!
-//! The backstop, [`Crossing`], is on values a script hands over (handler and callback results, tool
-//! results, `api.*` arguments, `json_encode`), shared by both engines' converters: at most
-//! [`MAX_DEPTH`] levels of nesting, and at most `Limits::max_value_bytes` bytes of JSON,
-//! counting every string each time it appears (one 1 MiB string referenced 3,000 times in a
-//! returned table is 3 GB, not 1 MiB) plus a little for every value and key.
+//! The backstop, [`Crossing`], is on values a script hands over (handler and callback
+//! results, tool results, `api.*` arguments, `json_encode`), shared by both engines'
+//! converters: at most [`MAX_DEPTH`] levels of nesting, and at most
+//! `Limits::max_value_bytes` bytes of JSON, counting every string each time it appears (one
+//! 1 MiB string referenced 3,000 times in a returned table is 3 GB, not 1 MiB) plus a little
+//! for every value and key.
 //!
 //! The cap is set once per worker thread ([`set_thread_cap`]) when its engine starts, so each
 //! conversion on that thread can start a [`Crossing`] without the limits at hand.
-//!
 
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, Ordering};
