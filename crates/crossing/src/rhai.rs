@@ -31,10 +31,12 @@ pub fn to_dynamic(value: &Value) -> Dynamic {
         Value::String(s) => Dynamic::from(s.clone()),
         Value::Array(items) => Dynamic::from_array(items.iter().map(to_dynamic).collect()),
         Value::Object(fields) => {
-            let map: Map = fields
-                .iter()
-                .map(|(k, v)| (k.as_str().into(), to_dynamic(v)))
-                .collect();
+            // Inserted one by one: collecting would gather the pairs in a vector and sort
+            // them first (an allocation and a pass more for the few keys of an event).
+            let mut map = Map::new();
+            for (k, v) in fields {
+                map.insert(k.as_str().into(), to_dynamic(v));
+            }
             Dynamic::from_map(map)
         }
     }
