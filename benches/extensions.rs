@@ -269,6 +269,21 @@ fn main() {
         .expect("runtime");
     let us = |d: Duration| d.as_secs_f64() * 1e6;
     let languages = [(Language::Lua, LUA), (Language::Rhai, RHAI)];
+    // `BENCH_COUNTERS=n`: only the 100 handlers in one Lua extension, n times (for a profiler).
+    if let Some(n) = std::env::var("BENCH_COUNTERS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+    {
+        for _ in 0..n {
+            let took = counters(&rt, &dir, Language::Lua, 1);
+            println!(
+                "lua: 100 handlers x 1,000 calls {:.0} ms",
+                took.as_secs_f64() * 1e3
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
     // `BENCH_VM_CALLS=n`: only the in-VM calls, n of each language (for a profiler).
     if let Some(n) = std::env::var("BENCH_VM_CALLS")
         .ok()

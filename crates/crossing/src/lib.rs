@@ -6,7 +6,9 @@
 //! built for size (`opt-level = "s"`), which made one handler call 6-8 % slower (this code
 //! and the generic code it instantiates: serde_json's maps, Rhai's maps and strings, mlua's
 //! calls); this crate is built at opt-level 3 (see mypi's Cargo.toml and benches/README's
-//! tenth pass). Its tests are mypi's, which drive it through the engines (`src/extensions/`).
+//! tenth pass). Its entry points are `#[inline(never)]`: the link-time pass would otherwise
+//! inline them into mypi's callers, where they would be built for size with them. Its tests
+//! are mypi's, which drive it through the engines (`src/extensions/`).
 //!
 //! The backstop, [`Crossing`], is on values a script hands over (handler and callback
 //! results, tool results, `api.*` arguments, `json_encode`), shared by both engines'

@@ -10,6 +10,7 @@ use crate::tape::{Tape, Tok};
 use crate::Crossing;
 
 /// Calls `f` (a closure or a named function of `ast`) with `args`.
+#[inline(never)]
 pub fn call(
     f: &FnPtr,
     engine: &Engine,
@@ -20,6 +21,7 @@ pub fn call(
 }
 
 /// JSON -> Rhai: objects become maps, arrays arrays, `null` unit.
+#[inline(never)]
 pub fn to_dynamic(value: &Value) -> Dynamic {
     match value {
         Value::Null => Dynamic::UNIT,
@@ -43,6 +45,7 @@ pub fn to_dynamic(value: &Value) -> Dynamic {
 }
 
 /// The value of `tape` (what [`to_dynamic`] makes of the same value's JSON).
+#[inline(never)]
 pub fn tape_to_dynamic(tape: &Tape) -> Dynamic {
     let mut at = 0;
     from_tape(tape, &mut at)
@@ -82,11 +85,13 @@ pub type Custom = fn(&Dynamic, &mut Crossing, usize) -> Option<Result<Value, Str
 /// Rhai -> JSON. Functions, custom types other than `custom`'s and other non-data values are
 /// errors, and so is a value past the host's limits ([`Crossing`]: nesting depth, total size
 /// counting every appearance of a string).
+#[inline(never)]
 pub fn to_json(value: &Dynamic, custom: Custom) -> Result<Value, String> {
     value_to_json(value, &mut Crossing::for_thread(), 0, custom)
 }
 
 /// A Rhai map as a JSON object (an empty map stays an object), within the host's limits.
+#[inline(never)]
 pub fn map_to_json(map: &Map, custom: Custom) -> Result<Value, String> {
     fields_to_json(map, &mut Crossing::for_thread(), 0, custom)
 }

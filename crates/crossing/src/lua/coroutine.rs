@@ -28,6 +28,7 @@ impl Coroutines {
 
     /// Calls `f` with `args` in a coroutine: its result, and on failure the `path:line` of the
     /// innermost script frame it stopped in (a memory error carries no place of its own).
+    #[inline(never)]
     pub fn call(
         &self,
         lua: &Lua,

@@ -69,6 +69,7 @@ pub fn json_to_lua(lua: &Lua, v: &Json) -> mlua::Result<Value> {
 }
 
 /// [`json_to_lua`] with the array metatable at hand.
+#[inline(never)]
 pub fn json_to_lua_marked(lua: &Lua, v: &Json, mark: &Table) -> mlua::Result<Value> {
     to_lua(lua, v, mark)
 }
@@ -92,6 +93,7 @@ fn to_lua(lua: &Lua, v: &Json, mark: &Table) -> mlua::Result<Value> {
 }
 
 /// The value of `tape` (what [`json_to_lua_marked`] makes of the same value's JSON).
+#[inline(never)]
 pub fn tape_to_lua(lua: &Lua, tape: &Tape, mark: &Table) -> mlua::Result<Value> {
     // SAFETY: as in `to_lua`: `push_tape` keeps to the raw API's rules in one protected call.
     unsafe {
@@ -119,12 +121,20 @@ pub fn lua_to_json(lua: &Lua, v: &Value, lenient: bool) -> Result<Json, ConvErro
 /// with the raw API ([`raw::Reader`]); anything else (a function inside, a key that is not a
 /// string or number, a value past the limits) takes the careful path, which says what and
 /// where (or, lenient, drops it).
+#[inline(never)]
 pub fn lua_to_json_marked(
     lua: &Lua,
     v: &Value,
     mark: &Table,
     lenient: bool,
 ) -> Result<Json, ConvError> {
+    // What most handlers return (nothing) and other scalars but strings, whose size counts.
+    match v {
+        Value::Nil => return Ok(Json::Null),
+        Value::Boolean(b) => return Ok(Json::Bool(*b)),
+        Value::Integer(i) => return Ok(Json::Number((*i).into())),
+        _ => {}
+    }
     match read_plain(lua, v, mark) {
         Some(json) => Ok(json),
         None => lua_to_json_careful(v, mark, lenient),
