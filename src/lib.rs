@@ -24,8 +24,8 @@
 //!   crosses to the script engines on every call (the values' conversions to and from Lua and
 //!   Rhai, the event tape, the host's backstop on values, the calls into Lua coroutines and
 //!   Rhai callbacks, and the Lua raw API they use).
-//! - [`vocab`]: the vocabulary; imports nothing of ours. Messages, tool calls and agent
-//!   events ([`vocab::protocol`]); the context of one run, its steer and follow-up queues and
+//! - [`vocab`]: the vocabulary; imports nothing of ours above it (`mib` is `mypi-crossing`'s,
+//!   below every layer). Messages, tool calls and agent events ([`vocab::protocol`]); the context of one run, its steer and follow-up queues and
 //!   what its model calls spent ([`vocab::run`]); registration handles; what the core may ask
 //!   of the user ([`vocab::ui`]); text helpers, among them
 //!   [`vocab::text::inert`](mod@vocab::text::inert), the one rule that makes text mypi did

@@ -151,6 +151,15 @@ mod tests {
             "setmetatable({1}, {__index = function() return 2 end})",
             "(function() local t = {} t.t = t return t end)()",
             "{co = coroutine.create(print)}",
+            // Scalars: nil, booleans and integers take a short way of their own.
+            "nil",
+            "true",
+            "false",
+            "-7",
+            "1.5",
+            "0/0",
+            "'caf\\xff'",
+            "print",
         ];
         // Plain data is read by the raw reader itself (not by the careful path after it).
         let plain: Value = lua
