@@ -165,8 +165,12 @@ fn host_with(
     (host, ctx)
 }
 
-/// Median time of one `tool_call` emit, over `n` emits, from a task on the runtime.
-fn emits(rt: &tokio::runtime::Runtime, ctx: &Arc<HostContext>, n: usize) -> (Duration, Duration) {
+/// The times of `n` `tool_call` emits (sorted), and their total, from a task on the runtime.
+fn emits(
+    rt: &tokio::runtime::Runtime,
+    ctx: &Arc<HostContext>,
+    n: usize,
+) -> (Vec<Duration>, Duration) {
     let hooks = ctx.hooks.clone();
     let run = ctx.session();
     rt.block_on(async move {
@@ -179,27 +183,30 @@ fn emits(rt: &tokio::runtime::Runtime, ctx: &Arc<HostContext>, n: usize) -> (Dur
                 samples.push(start.elapsed());
                 std::hint::black_box(out);
             }
-            (median(samples), all.elapsed())
+            let all = all.elapsed();
+            samples.sort();
+            (samples, all)
         })
         .await
         .expect("bench task")
     })
 }
 
-/// One handler call through the host: the median wall time, and the process CPU per call.
+/// One handler call through the host, 2,000 times: the sorted wall times, and the process
+/// CPU per call.
 fn through_host(
     rt: &tokio::runtime::Runtime,
     dir: &Path,
     language: Language,
-) -> (Duration, Duration) {
+) -> (Vec<Duration>, Duration) {
     let source = if language == Language::Lua { LUA } else { RHAI };
     let files = [(format!("h.{}", suffix(language)), source.to_string())];
     let (host, ctx) = host_with(rt, dir, &format!("one-{}", language.name()), &files);
     let cpu = process_cpu();
-    let (median, _) = emits(rt, &ctx, 2000);
+    let (samples, _) = emits(rt, &ctx, 2000);
     let cpu = (process_cpu() - cpu) / 2000;
     host.unload_all();
-    (median, cpu)
+    (samples, cpu)
 }
 
 /// 1,000 tool calls through 100 counting handlers in `extensions` extensions; total time.
@@ -284,6 +291,30 @@ fn main() {
         let _ = std::fs::remove_dir_all(&dir);
         return;
     }
+    // `BENCH_HOST_CALLS=n`: only the calls through the host, n rounds of each language, with
+    // their spread (for a profiler, and for the spread itself).
+    if let Some(n) = std::env::var("BENCH_HOST_CALLS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+    {
+        for _ in 0..n {
+            for (language, _) in languages {
+                let (samples, cpu) = through_host(&rt, &dir, language);
+                let at = |q: usize| us(samples[samples.len() * q / 100]);
+                println!(
+                    "{}: one call through the host: p10 {:.2}, p50 {:.2}, p90 {:.2} µs, \
+                     {:.2} µs of process CPU",
+                    language.name(),
+                    at(10),
+                    at(50),
+                    at(90),
+                    us(cpu)
+                );
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
     // `BENCH_VM_CALLS=n`: only the in-VM calls, n of each language (for a profiler).
     if let Some(n) = std::env::var("BENCH_VM_CALLS")
         .ok()
@@ -304,6 +335,7 @@ fn main() {
         let name = language.name();
         let vm = in_vm(&dir, language, source, 2000);
         let (one, one_cpu) = through_host(&rt, &dir, language);
+        let one = one[one.len() / 2];
         let batched = counters(&rt, &dir, language, 1);
         let spread = counters(&rt, &dir, language, 10);
         let (cpu, wall) = host_wait_cpu(&rt, &dir, language);

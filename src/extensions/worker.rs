@@ -21,7 +21,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::api::{ApiLink, EngineFactory};
-use super::handoff::{self, Last};
+use super::handoff::{self, Last, Side, Sides};
 use super::meter::Watch;
 use super::script::{CallbackId, ErrorKind, Limits, ScriptError};
 use crate::hooks::{self, Emitted, HookError, HookEvent, NoticeFn, Step};
@@ -105,6 +105,8 @@ struct Health {
     loading: AtomicBool,
     /// How long the thread took over its last job (whether a caller polls for the reply).
     service: Last,
+    /// Where the caller and the thread last ran (how either polls: [`handoff::Sides`]).
+    sides: Sides,
 }
 
 impl Health {
@@ -235,7 +237,7 @@ impl Worker {
     pub async fn wait<T>(&self, rx: &mut oneshot::Receiver<T>) -> Waited<T> {
         if self.health.service.short() {
             use oneshot::error::TryRecvError;
-            let polled = handoff::poll(|| match rx.try_recv() {
+            let polled = handoff::poll(&self.health.sides, Side::Caller, || match rx.try_recv() {
                 Ok(v) => Some(Waited::Answer(v)),
                 Err(TryRecvError::Closed) => Some(Waited::Gone),
                 Err(TryRecvError::Empty) => None,

@@ -1,8 +1,10 @@
 //! The system calls mypi needs that neither std nor `nix` offers safely, each behind a safe
 //! function with its safety argument: a thread's CPU clock (the scripts' budgets), giving a
 //! thread's unused stack back, the heap's free pages back, the local time, the terminal's
-//! width, and a TCP socket's addresses and quick-ACK switch (see [`super::quickack`]). Everything else of
-//! the kind goes through `nix` (termios, poll, fstat, renameat2, mkfifo).
+//! width, a TCP socket's addresses and quick-ACK switch (see [`super::quickack`]), and the CPU
+//! a thread runs on (`nix` has that one behind a feature; switching it on renames every
+//! symbol of mypi's, and with them the start-up list). Everything else of the kind goes
+//! through `nix` (termios, poll, fstat, renameat2, mkfifo).
 // `unsafe` here: the libc calls above.
 #![allow(unsafe_code)]
 
@@ -161,6 +163,20 @@ pub fn tcp_quick_ack(fd: RawFd) {
     let _ = fd;
 }
 
+/// The CPU the calling thread runs on now (`sched_getcpu`: the kernel's per-thread answer
+/// read without a system call where glibc has it, some ns); `None` where the system has no
+/// answer. It may have changed by the time the caller looks.
+pub fn current_cpu() -> Option<u32> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: sched_getcpu(3) takes no argument and touches no memory of ours.
+        let cpu = unsafe { libc::sched_getcpu() };
+        u32::try_from(cpu).ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
+}
+
 /// Gives the free pages of the heap back to the system (`malloc_trim`; a no-op off glibc).
 /// A long session's transient buffers leave holes as large as the conversation in the
 /// allocator's arenas; an interactive mypi calls this when a line is done.
@@ -200,6 +216,28 @@ pub(crate) mod probe {
 mod tests {
     use super::probe::{deep, resident};
     use super::*;
+
+    #[test]
+    fn a_thread_knows_its_cpu_and_only_its_allowed_ones() {
+        // Held to one CPU, a thread runs there and says so.
+        std::thread::spawn(|| {
+            let cpu = current_cpu().expect("Linux answers");
+            // SAFETY: a zeroed cpu_set_t is the empty set; sched_setaffinity(2) reads the
+            // set through a valid pointer with its size, for this thread (0).
+            let held = unsafe {
+                let mut one: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(cpu as usize, &mut one);
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &one)
+            };
+            assert_eq!(held, 0, "{}", std::io::Error::last_os_error());
+            for _ in 0..100 {
+                std::thread::yield_now();
+                assert_eq!(current_cpu(), Some(cpu));
+            }
+        })
+        .join()
+        .unwrap();
+    }
 
     #[test]
     fn a_threads_clock_counts_its_work() {

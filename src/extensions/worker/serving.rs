@@ -14,7 +14,7 @@ use tokio::sync::oneshot;
 
 use super::{disabled, on_budget, Chain, Health, Job, DEEP_JOB};
 use crate::extensions::api::{ApiLink, Engine, EngineFactory, EventView};
-use crate::extensions::handoff;
+use crate::extensions::handoff::{self, Side, Sides};
 use crate::extensions::script::{CallbackId, Limits, ScriptError};
 use crate::hooks::{self, HookError, HookEvent, NoticeFn, Step};
 use crate::vocab::owner::Owner;
@@ -54,8 +54,10 @@ pub(super) fn serve(
     };
     // Whether the last job came within the window of the one before it ended.
     let (mut burst, mut ended) = (false, None::<Instant>);
-    while let Some(job) = next_job(&jobs, burst, &mut server.replaced) {
+    while let Some(job) = next_job(&jobs, burst, &server.health.sides, &mut server.replaced) {
         let started = Instant::now();
+        // Where the job runs, for a caller that polls for its answer meanwhile.
+        server.health.sides.note(Side::Server);
         burst = ended.is_some_and(|e| started.duration_since(e) < handoff::WINDOW);
         server.health.served.fetch_add(1, Ordering::SeqCst);
         server.serve(job, started);
@@ -100,10 +102,11 @@ fn load(
 fn next_job(
     jobs: &std_mpsc::Receiver<Job>,
     burst: bool,
+    sides: &Sides,
     replaced: &mut Option<Arc<HookEvent>>,
 ) -> Option<Job> {
     if burst {
-        if let Some(job) = handoff::poll(|| jobs.try_recv().ok()) {
+        if let Some(job) = handoff::poll(sides, Side::Server, || jobs.try_recv().ok()) {
             return Some(job);
         }
     }
