@@ -124,6 +124,91 @@ pub fn parse_line(line: &str) -> Option<(&str, &str)> {
     Some((name, args))
 }
 
+/// The built-in commands: name, aliases, description.
+const BUILTINS: &[(&str, &[&str], &str, Builtin)] = &[
+    ("help", &["?"], "list the commands", Builtin::Help),
+    (
+        "tools",
+        &[],
+        "list the tools the model can call",
+        Builtin::Tools,
+    ),
+    (
+        "model",
+        &[],
+        "show the models, or switch: /model NAME, /model PROVIDER/NAME",
+        Builtin::Model,
+    ),
+    ("new", &[], "start a new session", Builtin::New),
+    (
+        "resume",
+        &[],
+        "go back to a session of this project: /resume lists them, /resume ID",
+        Builtin::Resume,
+    ),
+    (
+        "compact",
+        &[],
+        "summarise the older turns to free context: /compact [what to keep]",
+        Builtin::Compact,
+    ),
+    (
+        "fork",
+        &[],
+        "copy this session into a new one that goes on from here",
+        Builtin::Fork,
+    ),
+    (
+        "session",
+        &[],
+        "show the session file, messages and usage",
+        Builtin::Session,
+    ),
+    (
+        "extensions",
+        &["ext"],
+        "list the extensions, what each registered, and failures",
+        Builtin::Extensions,
+    ),
+    (
+        "reload",
+        &[],
+        "reload every extension (re-discovering files), or one: /reload NAME",
+        Builtin::Reload,
+    ),
+    (
+        "mcp",
+        &[],
+        "show the MCP servers; /mcp reconnect|login|logout NAME",
+        Builtin::Mcp,
+    ),
+    (
+        "hooks",
+        &[],
+        "list the settings hooks (Claude Code's .claude/settings.json, Codex's hooks.json)",
+        Builtin::Hooks,
+    ),
+    (
+        "last",
+        &[],
+        "show the last tool result whole, as the model got it",
+        Builtin::Last,
+    ),
+    (
+        "skills",
+        &[],
+        "list the skills the model is told about; /skill:NAME [text] runs one",
+        Builtin::Skills,
+    ),
+    (
+        "thinking",
+        &[],
+        "show or set the thinking level: /thinking off|minimal|low|medium|high; /thinking show prints the last reasoning",
+        Builtin::Thinking,
+    ),
+    ("quit", &["exit", "q"], "leave mypi", Builtin::Quit),
+];
+
 impl CommandTable {
     /// A table holding the built-ins.
     pub fn with_builtins() -> Arc<Self> {
@@ -131,90 +216,7 @@ impl CommandTable {
             weak_self: weak.clone(),
             ..Default::default()
         });
-        let builtins: [(&str, &[&str], &str, Builtin); 16] = [
-            ("help", &["?"], "list the commands", Builtin::Help),
-            (
-                "tools",
-                &[],
-                "list the tools the model can call",
-                Builtin::Tools,
-            ),
-            (
-                "model",
-                &[],
-                "show the models, or switch: /model NAME, /model PROVIDER/NAME",
-                Builtin::Model,
-            ),
-            ("new", &[], "start a new session", Builtin::New),
-            (
-                "resume",
-                &[],
-                "go back to a session of this project: /resume lists them, /resume ID",
-                Builtin::Resume,
-            ),
-            (
-                "compact",
-                &[],
-                "summarise the older turns to free context: /compact [what to keep]",
-                Builtin::Compact,
-            ),
-            (
-                "fork",
-                &[],
-                "copy this session into a new one that goes on from here",
-                Builtin::Fork,
-            ),
-            (
-                "session",
-                &[],
-                "show the session file, messages and usage",
-                Builtin::Session,
-            ),
-            (
-                "extensions",
-                &["ext"],
-                "list the extensions, what each registered, and failures",
-                Builtin::Extensions,
-            ),
-            (
-                "reload",
-                &[],
-                "reload every extension (re-discovering files), or one: /reload NAME",
-                Builtin::Reload,
-            ),
-            (
-                "mcp",
-                &[],
-                "show the MCP servers; /mcp reconnect|login|logout NAME",
-                Builtin::Mcp,
-            ),
-            (
-                "hooks",
-                &[],
-                "list the settings hooks (Claude Code's .claude/settings.json, Codex's hooks.json)",
-                Builtin::Hooks,
-            ),
-            (
-                "last",
-                &[],
-                "show the last tool result whole, as the model got it",
-                Builtin::Last,
-            ),
-            (
-                "skills",
-                &[],
-                "list the skills the model is told about; /skill:NAME [text] runs one",
-                Builtin::Skills,
-            ),
-            (
-                "thinking",
-                &[],
-                "show or set the thinking level: /thinking off|minimal|low|medium|high; /thinking show prints the last reasoning",
-                Builtin::Thinking,
-            ),
-            ("quit", &["exit", "q"], "leave mypi", Builtin::Quit),
-        ];
-        for (name, aliases, description, b) in builtins {
+        for &(name, aliases, description, b) in BUILTINS {
             table.insert(Command {
                 id: next_id(),
                 name: name.into(),

@@ -86,6 +86,48 @@ fn early_flag_check(config: &Config, runtime: &tokio::runtime::Runtime) -> Resul
     mypi::config::extflags::check(&config.ext_flags, &declared)
 }
 
+/// Runs a subcommand that needs no agent (`ext`, `trust`, `config`, `sessions`, `mcp`): its
+/// exit code; `None` for the agent's own modes.
+fn run_subcommand(cli: &Cli, cwd: &std::path::Path) -> Option<i32> {
+    Some(match &cli.command {
+        Some(Command::Ext { action }) => run_ext(action, cli, cwd.to_path_buf()),
+        Some(Command::Trust(args)) => run_trust(args, cwd),
+        Some(Command::Config) => run_config(cli, cwd.to_path_buf()),
+        Some(Command::Sessions) => run_sessions(cli, cwd.to_path_buf()),
+        Some(Command::Mcp {
+            action: McpAction::List,
+        }) => run_mcp_list(cli, cwd.to_path_buf()),
+        Some(Command::Mcp {
+            action: McpAction::Login { name },
+        }) => run_mcp_login(cli, cwd.to_path_buf(), name),
+        Some(Command::Mcp {
+            action: McpAction::Logout { name },
+        }) => {
+            let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+            let (text, code) = mypi::app::mcp_login::logout_command(home.as_deref(), name);
+            stdout_line(&text);
+            code
+        }
+        Some(Command::Acp) | None => return None,
+    })
+}
+
+/// What `--json` prints when a signal stops it: it ends with a closing event however it
+/// ends. `None` in the other modes.
+fn last_words(mode: &Mode) -> Option<mypi::platform::signals::LastWords> {
+    match mode {
+        Mode::Print { json: true, .. } => Some(Box::new(|name: &str| {
+            let event = AgentEvent::Error {
+                message: format!("stopped by {name}"),
+            };
+            if let Ok(line) = serde_json::to_string(&event) {
+                mypi::repl::render::json_line(&line);
+            }
+        })),
+        _ => None,
+    }
+}
+
 fn run(cli: Cli) -> i32 {
     let cwd = match std::env::current_dir() {
         Ok(d) => d,
@@ -94,26 +136,8 @@ fn run(cli: Cli) -> i32 {
             return 1;
         }
     };
-    match &cli.command {
-        Some(Command::Ext { action }) => return run_ext(action, &cli, cwd),
-        Some(Command::Trust(args)) => return run_trust(args, &cwd),
-        Some(Command::Config) => return run_config(&cli, cwd),
-        Some(Command::Sessions) => return run_sessions(&cli, cwd),
-        Some(Command::Mcp {
-            action: McpAction::List,
-        }) => return run_mcp_list(&cli, cwd),
-        Some(Command::Mcp {
-            action: McpAction::Login { name },
-        }) => return run_mcp_login(&cli, cwd, name),
-        Some(Command::Mcp {
-            action: McpAction::Logout { name },
-        }) => {
-            let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-            let (text, code) = mypi::app::mcp_login::logout_command(home.as_deref(), name);
-            stdout_line(&text);
-            return code;
-        }
-        Some(Command::Acp) | None => {}
+    if let Some(code) = run_subcommand(&cli, &cwd) {
+        return code;
     }
     let mut config = match Config::resolve(&cli.overrides(), &|k| std::env::var(k).ok(), cwd) {
         Ok(c) => c,
@@ -151,18 +175,7 @@ fn run(cli: Cli) -> i32 {
     // worker that waits for an extension's reply parks the way the runtime does, which makes
     // the round trip about twice as fast as from `block_on`'s thread.
     let repl = config.mode == Mode::Repl;
-    // `--json` ends with a closing event however it ends, a signal included.
-    let last_words: Option<mypi::platform::signals::LastWords> = match config.mode {
-        Mode::Print { json: true, .. } => Some(Box::new(|name: &str| {
-            let event = AgentEvent::Error {
-                message: format!("stopped by {name}"),
-            };
-            if let Ok(line) = serde_json::to_string(&event) {
-                mypi::repl::render::json_line(&line);
-            }
-        })),
-        _ => None,
-    };
+    let last_words = last_words(&config.mode);
     if repl {
         mypi::platform::stdio::save_terminal();
     }

@@ -421,13 +421,7 @@ impl Agent {
             if let StreamEvent::ThinkingDelta(delta) = &event {
                 self.thought(delta, sink);
                 if watch_updates {
-                    let update = HookEvent::MessageUpdate {
-                        kind: UpdateKind::Thinking,
-                        delta: String::new(),
-                        thinking: Some(delta.clone()),
-                        text: held.so_far.clone(),
-                    };
-                    if let Some(reason) = self.hooks.emit(update, ctx).await.blocked {
+                    if let Some(reason) = self.thinking_update(delta, &held, ctx).await {
                         return Ok(Reply::Blocked(reason));
                     }
                 }
@@ -442,12 +436,43 @@ impl Agent {
                 return Ok(Reply::Blocked(reason));
             }
         }
+        self.finish_reply(acc, streamed, sink)
+    }
+
+    /// A streamed piece of reasoning to the `message_update` handlers (the reply's text so
+    /// far with it); the reason, if one blocked.
+    async fn thinking_update(
+        &self,
+        delta: &str,
+        held: &Held,
+        ctx: &Arc<RunContext>,
+    ) -> Option<String> {
+        let update = HookEvent::MessageUpdate {
+            kind: UpdateKind::Thinking,
+            delta: String::new(),
+            thinking: Some(delta.to_string()),
+            text: held.so_far.clone(),
+        };
+        self.hooks.emit(update, ctx).await.blocked
+    }
+
+    /// The reply a finished stream made: an error if it ended before any content, and a
+    /// notice if the model ran out of output tokens.
+    fn finish_reply(
+        &self,
+        acc: Accumulator,
+        streamed: bool,
+        sink: &dyn EventSink,
+    ) -> Result<Reply, Failed> {
         if !acc.done && acc.text.is_empty() && acc.tool_calls().is_empty() {
             let error = ProviderError::Malformed {
                 provider: self.provider.name().to_string(),
                 message: "the reply ended before any content arrived".into(),
             };
-            return Err(fail(error.into(), streamed));
+            return Err(Failed {
+                error: error.into(),
+                streamed,
+            });
         }
         if matches!(acc.stop_reason.as_deref(), Some("length" | "max_tokens")) {
             sink.emit(AgentEvent::Notice {

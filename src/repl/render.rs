@@ -401,22 +401,7 @@ impl HumanSink {
         if let AgentEvent::Thinking { delta } = &event {
             return self.thought(delta, false);
         }
-        self.thought("", true);
-        match &event {
-            AgentEvent::TurnStart { .. } => self.spinner.start("thinking"),
-            AgentEvent::TextDelta { .. }
-            | AgentEvent::Notice { .. }
-            | AgentEvent::Child { .. }
-            | AgentEvent::ToolUpdate { .. }
-            | AgentEvent::NestedToolResult { .. }
-            | AgentEvent::HookRun(_) => {}
-            // The reply so far is shown whole before anything that ends or follows it.
-            AgentEvent::ToolCall { .. } | AgentEvent::ToolResult { .. } => self.text("", true),
-            _ => {
-                self.text("", true);
-                self.spinner.stop(p);
-            }
-        }
+        self.settle(&event);
         match event {
             AgentEvent::TextDelta { delta } => self.text(&delta, false),
             AgentEvent::MessageEnd { .. } | AgentEvent::Final { .. } => {}
@@ -463,22 +448,7 @@ impl HumanSink {
             }
             // A command that answers nothing prints no line.
             AgentEvent::Command { output, .. } if output.is_empty() => {}
-            // A command's output is not mypi's: colours dropped, other controls shown; on a
-            // terminal long lines wrap between words.
-            AgentEvent::Command { output, .. } => {
-                let output = inert_sgr(&output, false);
-                match reply_width() {
-                    Some(width) => {
-                        for line in output.lines() {
-                            for row in crate::vocab::text::wrap_line(line, width.saturating_sub(1))
-                            {
-                                p.styled(&row);
-                            }
-                        }
-                    }
-                    None => p.styled(&output),
-                }
-            }
+            AgentEvent::Command { output, .. } => self.command_output(&output),
             // A queued message shows as a line the user typed, when it reaches the model.
             AgentEvent::QueuedMessage { text, .. } => p.styled(&format!(
                 "{}{}",
@@ -494,6 +464,43 @@ impl HumanSink {
             | AgentEvent::Session { .. }
             // Settings hooks are quiet in the REPL; their failures are notices.
             | AgentEvent::HookRun(_) => {}
+        }
+    }
+
+    /// Before `event` (not a thought) shows: the thought in progress ends, the spinner starts
+    /// on a turn's start, and the reply so far is shown whole before anything that ends or
+    /// follows it (the spinner stops then, but for a tool's line or result).
+    fn settle(&self, event: &AgentEvent) {
+        self.thought("", true);
+        match event {
+            AgentEvent::TurnStart { .. } => self.spinner.start("thinking"),
+            AgentEvent::TextDelta { .. }
+            | AgentEvent::Notice { .. }
+            | AgentEvent::Child { .. }
+            | AgentEvent::ToolUpdate { .. }
+            | AgentEvent::NestedToolResult { .. }
+            | AgentEvent::HookRun(_) => {}
+            AgentEvent::ToolCall { .. } | AgentEvent::ToolResult { .. } => self.text("", true),
+            _ => {
+                self.text("", true);
+                self.spinner.stop(&self.printer);
+            }
+        }
+    }
+
+    /// A command's output, which is not mypi's: colours dropped, other controls shown; on a
+    /// terminal long lines wrap between words.
+    fn command_output(&self, output: &str) {
+        let output = inert_sgr(output, false);
+        match reply_width() {
+            Some(width) => {
+                for line in output.lines() {
+                    for row in crate::vocab::text::wrap_line(line, width.saturating_sub(1)) {
+                        self.printer.styled(&row);
+                    }
+                }
+            }
+            None => self.printer.styled(&output),
         }
     }
 }
